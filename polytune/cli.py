@@ -1,0 +1,151 @@
+"""The ``polytune`` command: a thin layer over the pipeline. ``main(argv) -> exit code``."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from .errors import PolytuneError, UsageError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit code 2, like every other user error
+        raise UsageError(message)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="C file with #pragma scop / #pragma endscop regions")
+    p.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR",
+                   help="include directory for the C preprocessor")
+    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
+                   help="macro definition for the C preprocessor")
+
+
+def _shape(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tile-sizes", help="comma-separated tile sizes, one per tiled band dimension, "
+                                        "outermost first (missing ones default to 32)")
+    p.add_argument("--tile-sizes-file", help="Pluto's tile.sizes format: one integer per line")
+    p.add_argument("--no-tile", action="store_true", help="do not tile")
+    p.add_argument("--no-parallel", action="store_true", help="no OpenMP pragmas, no wavefront")
+    p.add_argument("--target", default="c", choices=["c"], help="code to emit (default: c with OpenMP)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="polytune", description="Polyhedral tiling/parallelization with an empirical tuner")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    p = sub.add_parser("optimize", help="write the program with every scop region tiled and parallelized")
+    _common(p)
+    _shape(p)
+    p.add_argument("-o", "--output", help="output file (default: FILE.polytune.c; '-' for stdout)")
+    p.add_argument("--report", help="write a JSON report of what was done to each scop")
+    p = sub.add_parser("inspect", help="print statements, domains, accesses, dependences and the schedule")
+    _common(p)
+    _shape(p)
+    return parser
+
+
+def parse_sizes(text: str | None, file: str | None) -> tuple[int, ...]:
+    sizes: list[str] = []
+    if file:
+        try:
+            with open(file) as f:
+                sizes += [tok for line in f for tok in line.split("#")[0].split()]
+        except OSError as e:
+            raise UsageError(f"cannot read tile sizes: {e.strerror}", file) from None
+    if text:
+        sizes += [t for t in text.replace(" ", "").split(",") if t]
+    out = []
+    for t in sizes:
+        try:
+            v = int(t)
+        except ValueError:
+            raise UsageError(f"bad tile size '{t}' (need positive integers)") from None
+        if v < 1:
+            raise UsageError(f"bad tile size '{t}' (need positive integers)")
+        out.append(v)
+    return tuple(out)
+
+
+def default_output(path: str) -> str:
+    root, ext = os.path.splitext(path)
+    return f"{root}.polytune{ext or '.c'}"
+
+
+def _options(args):
+    from .pipeline import OptimizeOptions
+    return OptimizeOptions(tile=not args.no_tile, parallel=not args.no_parallel,
+                           tile_sizes=parse_sizes(args.tile_sizes, args.tile_sizes_file), target=args.target)
+
+
+def cmd_optimize(args) -> int:
+    from .pipeline import analyze, generate, write_atomically
+    opts = _options(args)
+    program = analyze(args.file, tuple(args.includes), tuple(args.defines))
+    result = generate(program, opts)
+    out = args.output or default_output(args.file)
+    report = json.dumps(result.report, indent=2) + "\n"
+    if out == "-":
+        sys.stdout.write(result.text)
+    else:
+        write_atomically(out, result.text)
+    if args.report:
+        write_atomically(args.report, report)
+    if out != "-":
+        n = len(result.report["scops"])
+        print(f"polytune: {n} scop region{'s' if n != 1 else ''} optimized -> {out}", file=sys.stderr)
+    return 0
+
+
+def cmd_inspect(args) -> int:
+    from .pipeline import analyze
+    opts = _options(args)
+    program = analyze(args.file, tuple(args.includes), tuple(args.defines))
+    sizes = list(opts.tile_sizes)
+    w = sys.stdout.write
+    for k, a in enumerate(program.scops):
+        s = a.scop
+        w(f"scop {k}: {s.file}:{s.begin_line}-{s.end_line}\n")
+        w(f"  parameters: {', '.join(s.params) or '(none)'}\n")
+        for st in s.statements:
+            w(f"  {st.name} (line {st.line}): {st.domain}\n")
+            for acc in st.accesses:
+                w(f"    {'write' if acc.is_write else 'read '} {acc.relation}\n")
+        w(f"  original schedule: {s.schedule}\n")
+        w(f"  flow dependences:   {a.deps.flow}\n")
+        w(f"  anti dependences:   {a.deps.anti}\n")
+        w(f"  output dependences: {a.deps.output}\n")
+        ts = a.tiled(tuple(sizes), tile=opts.tile, parallel=opts.parallel)
+        del sizes[:len(ts.tile_sizes)]
+        for b in ts.bands:
+            what = f"tiled {list(b.tile_sizes)}" if b.tiled else "not tiled"
+            w(f"  band {b.index} (depth {b.depth}, {b.members} member(s), {what}"
+              f"{', permutable' if b.permutable else ''}{', wavefront' if b.wavefront else ''}"
+              f", parallel: {b.parallel_loop or 'none'}): {b.schedule}\n")
+        w(f"  final schedule: {ts.schedule.get_map().intersect_domain(s.domain)}\n")
+    return 0
+
+
+COMMANDS = {"optimize": cmd_optimize, "inspect": cmd_inspect}
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command is None:
+            build_parser().print_help(sys.stderr)
+            return 2
+        return COMMANDS[args.command](args)
+    except PolytuneError as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("polytune: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # never a traceback for the user; report what broke in one line
+        print(f"polytune: internal error: {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)
+        return 3
+
+
+def run() -> None:
+    sys.exit(main())

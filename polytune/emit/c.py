@@ -1,0 +1,210 @@
+"""C/OpenMP code for a scheduled Scop, printed from isl's AST by our own walker.
+
+Statement bodies are the original C expressions with the loop iterators replaced by the AST's
+expressions for them; helper macros get a fresh prefix and are #undef'd after the region.
+"""
+from __future__ import annotations
+
+import copy
+import re
+
+import islpy as isl
+from pycparser import c_ast, c_generator
+
+from ..poly.islutil import CTX
+from ..poly.schedule import IVDEP_MARK, PARALLEL_MARK, TiledSchedule
+from ..poly.scop import Scop
+
+_T = isl.ast_expr_op_type
+_BINARY = {_T.add: "+", _T.sub: "-", _T.mul: "*", _T.div: "/", _T.pdiv_q: "/", _T.pdiv_r: "%",
+           _T.zdiv_r: "%", _T.eq: "==", _T.le: "<=", _T.lt: "<", _T.ge: ">=", _T.gt: ">",
+           _T.and_: "&&", _T.and_then: "&&", _T.or_: "||", _T.or_else: "||"}
+
+
+def fresh_prefix(scop: Scop, wanted: str = "c") -> str:
+    """A name prefix such that no identifier of the region looks like prefix<digits> or prefix_*."""
+    names = scop.names_in_use
+    for cand in [wanted, "t", "pt_c", "polytune_c"] + [f"pt{k}_c" for k in range(100)]:
+        pat = re.compile(rf"^{re.escape(cand)}(\d+|_.*)$")
+        if not any(pat.match(n) for n in names):
+            return cand
+    raise AssertionError("no fresh name prefix")  # pragma: no cover
+
+
+class _Printer:
+    def __init__(self, scop: Scop, parallel: bool, ivdep: bool, prefix: str):
+        self.scop = scop
+        self.parallel = parallel
+        self.ivdep = ivdep
+        self.macro = f"{prefix}_"  # pt_floord etc. use the same fresh prefix
+        self.gen = c_generator.CGenerator()
+        self.lines: list[str] = []
+        self.used_macros: set[str] = set()
+        self.param_names = {p: p for p in scop.params}
+
+    # ---- expressions ---------------------------------------------------------------------------------
+    def expr(self, e: isl.AstExpr) -> str:
+        t = e.get_type()
+        if t == isl.ast_expr_type.int:
+            return e.int_get_val().to_str()
+        if t == isl.ast_expr_type.id:
+            name = e.id_get_id().get_name()
+            return _c_name(name, self.scop.params)
+        op = e.op_get_type()
+        args = [e.op_get_arg(i) for i in range(e.op_get_n_arg())]
+        if op in _BINARY:
+            a, b = (self.expr(x) for x in args)
+            return f"({a} {_BINARY[op]} {b})"
+        if op == _T.minus:
+            return f"(-{self.expr(args[0])})"
+        if op in (_T.min, _T.max):
+            name = self.macro + ("min" if op == _T.min else "max")
+            self.used_macros.add(name)
+            out = self.expr(args[0])
+            for x in args[1:]:
+                out = f"{name}({out}, {self.expr(x)})"
+            return out
+        if op == _T.fdiv_q:
+            name = self.macro + "floord"
+            self.used_macros.add(name)
+            return f"{name}({self.expr(args[0])}, {self.expr(args[1])})"
+        if op in (_T.cond, _T.select):
+            return f"({self.expr(args[0])} ? {self.expr(args[1])} : {self.expr(args[2])})"
+        if op == _T.call:
+            return f"{self.expr(args[0])}({', '.join(self.expr(x) for x in args[1:])})"
+        raise NotImplementedError(f"isl AST operator {op}")  # pragma: no cover
+
+    def macro_defs(self) -> list[str]:
+        m = self.macro
+        defs = {
+            m + "floord": f"#define {m}floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))",
+            m + "min": f"#define {m}min(x, y) (((x) < (y)) ? (x) : (y))",
+            m + "max": f"#define {m}max(x, y) (((x) > (y)) ? (x) : (y))",
+        }
+        return [defs[k] for k in sorted(self.used_macros)]
+
+    # ---- statements ----------------------------------------------------------------------------------
+    def emit(self, text: str, indent: int) -> None:
+        self.lines.append("  " * indent + text)
+
+    def node(self, n: isl.AstNode, indent: int, pragma: str | None = None) -> None:
+        t = n.get_type()
+        if t == isl.ast_node_type.block:
+            for child in _list(n.block_get_children()):
+                self.node(child, indent, pragma)
+        elif t == isl.ast_node_type.for_:
+            self.for_(n, indent, pragma)
+        elif t == isl.ast_node_type.if_:
+            self.emit(f"if ({self.expr(n.if_get_cond())}) {{", indent)
+            self.node(n.if_get_then_node(), indent + 1, pragma)
+            if n.if_has_else_node():
+                self.emit("} else {", indent)
+                self.node(n.if_get_else_node(), indent + 1, pragma)
+            self.emit("}", indent)
+        elif t == isl.ast_node_type.mark:
+            name = n.mark_get_id().get_name()
+            inner = None
+            if name == PARALLEL_MARK and self.parallel:
+                inner = "#pragma omp parallel for"
+            elif name == IVDEP_MARK and self.ivdep:
+                inner = "#pragma GCC ivdep"
+            self.node(n.mark_get_node(), indent, inner or pragma)
+        elif t == isl.ast_node_type.user:
+            self.user(n.user_get_expr(), indent)
+        else:  # pragma: no cover
+            raise NotImplementedError(f"isl AST node {t}")
+
+    def for_(self, n: isl.AstNode, indent: int, pragma: str | None) -> None:
+        it = self.expr(n.for_get_iterator())
+        init, cond, inc = (self.expr(x) for x in (n.for_get_init(), n.for_get_cond(), n.for_get_inc()))
+        if pragma:
+            self.emit(pragma, indent)
+        step = f"{it}++" if inc == "1" else f"{it} += {inc}"
+        self.emit(f"for (int {it} = {init}; {cond}; {step}) {{", indent)
+        self.node(n.for_get_body(), indent + 1, None)
+        self.emit("}", indent)
+
+    def user(self, call: isl.AstExpr, indent: int) -> None:
+        name = call.op_get_arg(0).id_get_id().get_name()
+        st = self.scop.statement(name)
+        args = [self.expr(call.op_get_arg(i + 1)) for i in range(call.op_get_n_arg() - 1)]
+        subst = dict(zip(st.iterators, (a if re.fullmatch(r"-?\w+", a) else f"({a})" for a in args)))
+        body = _substitute(st.body, subst)
+        self.emit(self.gen.visit(body) + ";", indent)
+
+
+def _list(lst) -> list:
+    return [lst.get_at(i) for i in range(lst.n_ast_node())]
+
+
+def _c_name(isl_id: str, params: tuple[str, ...]) -> str:
+    # isl names of C identifiers that clash with isl keywords carry a trailing '_' (islutil.isl_name).
+    if isl_id.endswith("_") and isl_id[:-1] in params:
+        return isl_id[:-1]
+    return isl_id
+
+
+class _Subst(c_ast.NodeVisitor):
+    def __init__(self, subst: dict[str, str]):
+        self.subst = subst
+
+    def generic_visit(self, node):
+        for name, child in list(node.children()):
+            if isinstance(child, c_ast.ID) and child.name in self.subst:
+                _replace_child(node, name, c_ast.ID(self.subst[child.name], coord=child.coord))
+            else:
+                self.visit(child)
+
+
+def _replace_child(node, name: str, new) -> None:
+    m = re.match(r"^(\w+)\[(\d+)\]$", name)
+    if m:
+        getattr(node, m.group(1))[int(m.group(2))] = new
+    else:
+        setattr(node, name, new)
+
+
+def _substitute(body: c_ast.Node, subst: dict[str, str]) -> c_ast.Node:
+    body = copy.deepcopy(body)
+    if isinstance(body, c_ast.ID) and body.name in subst:  # pragma: no cover
+        return c_ast.ID(subst[body.name])
+    _Subst(subst).visit(body)
+    return body
+
+
+def build_ast(scop: Scop, tiled: TiledSchedule, prefix: str) -> isl.AstNode:
+    context = isl.Set(f"[{', '.join(_isl_params(scop))}] -> {{ : }}", context=CTX)
+    build = isl.AstBuild.from_context(context)
+    depth = _max_depth(tiled.schedule)
+    ids = isl.IdList.alloc(CTX, depth)
+    for k in range(depth):
+        ids = ids.add(isl.Id(f"{prefix}{k}", context=CTX))
+    build = build.set_iterators(ids)
+    return build.node_from_schedule(tiled.schedule)
+
+
+def _isl_params(scop: Scop) -> list[str]:
+    from ..poly.islutil import isl_name
+    return [isl_name(p) for p in scop.params]
+
+
+def _max_depth(schedule: isl.Schedule) -> int:
+    m = schedule.get_map()
+    out = [0]
+    m.foreach_map(lambda x: out.append(x.dim(isl.dim_type.out)))
+    return max(out) + 8
+
+
+def generate_region(scop: Scop, tiled: TiledSchedule, parallel: bool = True, ivdep: bool = True,
+                    indent: int = 1) -> str:
+    """The C text that replaces the region (from '#pragma scop' to '#pragma endscop' inclusive)."""
+    prefix = fresh_prefix(scop)
+    ast = build_ast(scop, tiled, prefix)
+    p = _Printer(scop, parallel, ivdep, prefix)
+    p.node(ast, indent + 1)
+    body = p.lines
+    head = ["  " * indent + "{"]
+    head += ["  " * (indent + 1) + d for d in scop.hoisted_decls]
+    macros = p.macro_defs()
+    undefs = [f"#undef {m.split()[1].split('(')[0]}" for m in macros]
+    return "\n".join(head + macros + body + undefs + ["  " * indent + "}"]) + "\n"

@@ -1,0 +1,142 @@
+"""The whole job on a file: regions -> Scop -> Dependences -> TiledSchedule -> code spliced into the text."""
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+
+from .errors import UsageError
+from .frontend import read_regions
+from .poly.deps import Dependences, compute_dependences
+from .poly.extract import build_scop
+from .poly.schedule import TiledSchedule, compute_base_schedule, make_schedule
+from .poly.scop import Scop
+
+TARGETS = ("c",)
+
+
+@dataclass(frozen=True)
+class OptimizeOptions:
+    tile: bool = True
+    parallel: bool = True
+    tile_sizes: tuple[int, ...] = ()  # one per tiled band dimension, bands in file order; missing -> 32
+    target: str = "c"
+    ivdep: bool = True
+
+
+@dataclass(frozen=True, eq=False)
+class AnalyzedScop:
+    """A region with its model and dependences, and the base schedule (tile sizes are applied later)."""
+
+    scop: Scop
+    deps: Dependences
+    base: object  # isl.Schedule from the scheduler, before tiling
+
+    def tiled(self, sizes: tuple[int, ...], tile: bool = True, parallel: bool = True) -> TiledSchedule:
+        return make_schedule(self.scop, self.deps, sizes, tile=tile, parallel=parallel, base=self.base)
+
+
+@dataclass(frozen=True, eq=False)
+class Program:
+    """An input file, analyzed: the original text and every scop in it."""
+
+    path: str
+    text: str
+    scops: tuple[AnalyzedScop, ...]
+
+    def band_dims(self, opts: OptimizeOptions = OptimizeOptions()) -> list[tuple[int, int, int]]:
+        """(scop index, band index, member count) of every tiled band, in the order tile sizes are taken."""
+        out = []
+        for k, a in enumerate(self.scops):
+            ts = a.tiled((), tile=opts.tile, parallel=False)
+            out += [(k, b.index, b.members) for b in ts.tunable_bands]
+        return out
+
+
+@dataclass(frozen=True)
+class OptimizeResult:
+    text: str
+    report: dict = field(default_factory=dict)
+
+
+def analyze(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = ()) -> Program:
+    regions = read_regions(path, includes, defines)
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        text = f.read()
+    scops = []
+    for r in regions:
+        scop = build_scop(r)
+        deps = compute_dependences(scop)
+        scops.append(AnalyzedScop(scop, deps, compute_base_schedule(scop, deps)))
+    return Program(path, text, tuple(scops))
+
+
+def generate(program: Program, opts: OptimizeOptions = OptimizeOptions()) -> OptimizeResult:
+    """Replace every region of the program by optimized code; everything else stays byte for byte."""
+    if opts.target not in TARGETS:
+        raise UsageError(f"unknown target '{opts.target}' (choose from {', '.join(TARGETS)})")
+    from .emit.c import generate_region
+
+    if any(s < 1 for s in opts.tile_sizes):
+        raise UsageError("tile sizes must be positive integers")
+    sizes = list(opts.tile_sizes)
+    replacements = []
+    reports = []
+    for a in program.scops:
+        ts = a.tiled(tuple(sizes), tile=opts.tile, parallel=opts.parallel)
+        del sizes[:len(ts.tile_sizes)]
+        code = generate_region(a.scop, ts, parallel=opts.parallel, ivdep=opts.ivdep,
+                               indent=_indent_of(program.text, a.scop.begin_line))
+        replacements.append((a.scop.begin_line, a.scop.end_line, code))
+        reports.append(scop_report(a, ts))
+    return OptimizeResult(splice(program.text, replacements), {"file": program.path, "scops": reports})
+
+
+def _indent_of(text: str, line: int) -> int:
+    lines = text.splitlines()
+    raw = lines[line - 1] if 0 < line <= len(lines) else ""
+    return (len(raw) - len(raw.lstrip(" "))) // 2
+
+
+def splice(text: str, replacements: list[tuple[int, int, str]]) -> str:
+    """Replace 1-based inclusive line ranges of *text* by new code."""
+    lines = text.splitlines(keepends=True)
+    for begin, end, code in sorted(replacements, reverse=True):
+        lines[begin - 1:end] = [code if code.endswith("\n") else code + "\n"]
+    return "".join(lines)
+
+
+def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:
+    return {
+        "lines": [a.scop.begin_line, a.scop.end_line],
+        "parameters": list(a.scop.params),
+        "statements": [{"name": s.name, "line": s.line, "domain": str(s.domain)} for s in a.scop.statements],
+        "bands": [
+            {"index": b.index, "members": b.members, "depth": b.depth, "statements": list(b.statements),
+             "permutable": b.permutable, "tiled": b.tiled, "tile_sizes": list(b.tile_sizes),
+             "schedule": b.schedule, "parallel_loop": b.parallel_loop, "wavefront": b.wavefront,
+             "point_loop_order": list(b.point_order)}
+            for b in ts.bands
+        ],
+        "tile_sizes": list(ts.tile_sizes),
+    }
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write the whole file or nothing (no half-written output on failure)."""
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".polytune-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def optimize(path: str, opts: OptimizeOptions = OptimizeOptions(), includes: tuple[str, ...] = (),
+             defines: tuple[str, ...] = ()) -> OptimizeResult:
+    """Python API: the optimized text of *path* (and a report), without writing anything."""
+    return generate(analyze(path, includes, defines), opts)

@@ -1,0 +1,475 @@
+"""Build a Scop (isl sets and maps) from a parsed region; reject what lies outside the polyhedral model."""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+import islpy as isl
+from pycparser import c_ast, c_generator
+
+from ..errors import UnsupportedError
+from ..frontend import Region
+from .islutil import CTX, isl_name
+from .scop import Access, Array, Scop, Statement
+
+# Functions without side effects that statement bodies may call.
+PURE_FUNCTIONS = frozenset(
+    f + suffix
+    for f in ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "pow", "fabs",
+              "fmax", "fmin", "fma", "floor", "ceil", "round", "trunc", "sin", "cos", "tan", "asin", "acos",
+              "atan", "atan2", "sinh", "cosh", "tanh", "erf", "erfc", "hypot", "fmod", "copysign")
+    for suffix in ("", "f", "l")
+) | {"abs", "labs", "min", "max", "MIN", "MAX", "__builtin_fabs", "__builtin_sqrt"}
+
+_ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
+_GEN = c_generator.CGenerator()
+
+
+class NonAffine(Exception):
+    """An expression is not (quasi-)affine in the iterators and parameters."""
+
+
+def _line(node: c_ast.Node | None, default: int) -> int:
+    coord = getattr(node, "coord", None)
+    return coord.line if coord is not None and coord.line else default
+
+
+@dataclass
+class _Loop:
+    iterator: str
+    sign: int  # +1 increasing, -1 decreasing
+
+
+@dataclass
+class _Builder:
+    region: Region
+    stmts: list = field(default_factory=list)
+    params: dict = field(default_factory=dict)  # C name -> first line used
+    array_dims: dict = field(default_factory=dict)  # name -> ndim
+    written: set = field(default_factory=set)
+    hoisted: dict = field(default_factory=dict)  # name -> C declaration text
+    iterators_all: set = field(default_factory=set)
+    idents: set = field(default_factory=set)
+
+    # ---- errors -------------------------------------------------------------------------------------
+    def fail(self, node: c_ast.Node | None, msg: str) -> UnsupportedError:
+        return UnsupportedError(msg, self.region.file, _line(node, self.region.begin_line))
+
+    # ---- affine expressions as isl text ---------------------------------------------------------------
+    # An integer expression is a list of pieces (guard, expr): isl accepts floor/min/max inside
+    # constraints but not '?:', so C's ternaries and truncating divisions are split into guarded pieces.
+    def affine(self, e: c_ast.Node, iters: tuple[str, ...]) -> str:
+        """isl text of an expression for a map's output (may contain '?:')."""
+        pieces = self.pieces(e, iters)
+        out = pieces[-1][1]
+        for guard, expr in reversed(pieces[:-1]):
+            out = f"(({guard}) ? ({expr}) : ({out}))"
+        return out
+
+    def pieces(self, e: c_ast.Node, iters: tuple[str, ...]) -> list[tuple[str, str]]:
+        if isinstance(e, c_ast.Constant):
+            value = _const(e)
+            if value is None:
+                raise NonAffine(f"non-integer constant {e.value}")
+            return [("true", str(value))]
+        if isinstance(e, c_ast.ID):
+            self.idents.add(e.name)
+            if e.name not in iters:
+                self.params.setdefault(e.name, _line(e, self.region.begin_line))
+            return [("true", isl_name(e.name))]
+        if isinstance(e, c_ast.UnaryOp):
+            if e.op == "-":
+                return [(g, f"(-{x})") for g, x in self.pieces(e.expr, iters)]
+            if e.op == "+":
+                return self.pieces(e.expr, iters)
+            raise NonAffine(f"operator '{e.op}'")
+        if isinstance(e, c_ast.Cast):
+            return self.pieces(e.expr, iters)
+        if isinstance(e, c_ast.BinaryOp):
+            if e.op in ("*", "/", "%") and _const(e.right) is None and not (e.op == "*" and
+                                                                            _const(e.left) is not None):
+                raise NonAffine("product of two variables" if e.op == "*" else f"'{e.op}' by a non-constant")
+            left, right = self.pieces(e.left, iters), self.pieces(e.right, iters)
+            if e.op in ("+", "-", "*"):
+                return _combine(left, right, lambda a, b: f"({a} {e.op} {b})")
+            d = _const(e.right)
+            if not d:
+                raise NonAffine("division by zero")
+            out = []
+            for g, a in left:
+                # C truncates toward zero; isl's floor rounds down: split on the sign of the dividend.
+                q_pos, q_neg = f"floor(({a})/{abs(d)})", f"(-floor((-({a}))/{abs(d)}))"
+                for sign_guard, q in ((f"{a} >= 0", q_pos), (f"{a} < 0", q_neg)):
+                    if e.op == "/":
+                        val = q if d > 0 else f"(-{q})"
+                    else:
+                        val = f"(({a}) - {abs(d)} * {q})"
+                    out.append((_and(g, sign_guard), val))
+            return out
+        if isinstance(e, c_ast.TernaryOp):
+            c = self.condition(e.cond, iters)
+            return [(_and(c, g), x) for g, x in self.pieces(e.iftrue, iters)] + \
+                   [(_and(f"not ({c})", g), x) for g, x in self.pieces(e.iffalse, iters)]
+        if isinstance(e, c_ast.FuncCall) and isinstance(e.name, c_ast.ID) \
+                and e.name.name in ("min", "max", "MIN", "MAX") and e.args and len(e.args.exprs) == 2:
+            x, y = (self.pieces(a, iters) for a in e.args.exprs)
+            return _combine(x, y, lambda a, b: f"{e.name.name.lower()}({a}, {b})")
+        if isinstance(e, c_ast.ArrayRef):
+            raise NonAffine("array element")
+        if isinstance(e, c_ast.FuncCall):
+            raise NonAffine("function call")
+        raise NonAffine(type(e).__name__)
+
+    def condition(self, e: c_ast.Node, iters: tuple[str, ...]) -> str:
+        if isinstance(e, c_ast.BinaryOp):
+            if e.op in ("&&", "||"):
+                op = "and" if e.op == "&&" else "or"
+                return f"(({self.condition(e.left, iters)}) {op} ({self.condition(e.right, iters)}))"
+            cmp = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "=", "!=": "!="}.get(e.op)
+            if cmp:
+                terms = []
+                for (ga, a), (gb, b) in ((x, y) for x in self.pieces(e.left, iters)
+                                         for y in self.pieces(e.right, iters)):
+                    rel = f"not ({a} = {b})" if cmp == "!=" else f"{a} {cmp} {b}"
+                    terms.append(_and(_and(ga, gb), rel))
+                return " or ".join(f"({t})" for t in terms)
+        if isinstance(e, c_ast.UnaryOp) and e.op == "!":
+            return f"not ({self.condition(e.expr, iters)})"
+        # A plain integer expression used as a truth value.
+        return " or ".join(f"({_and(g, f'not ({x} = 0)')})" for g, x in self.pieces(e, iters))
+
+    # ---- walking statements --------------------------------------------------------------------------
+    def walk(self, node, loops: list[_Loop], conds: list[str]) -> None:
+        if node is None or isinstance(node, (c_ast.EmptyStatement, c_ast.Pragma)):
+            return
+        if isinstance(node, c_ast.Compound):
+            for item in node.block_items or []:
+                if isinstance(item, (c_ast.EmptyStatement, c_ast.Pragma)):
+                    continue
+                if isinstance(item, c_ast.Decl) and item.init is None:
+                    self.declare(item)
+                    continue
+                self.walk(item, loops, conds)
+            return
+        if isinstance(node, c_ast.For):
+            self.walk_for(node, loops, conds)
+        elif isinstance(node, c_ast.If):
+            iters = tuple(lp.iterator for lp in loops)
+            try:
+                c = self.condition(node.cond, iters)
+            except NonAffine as e:
+                raise self.fail(node, f"non-affine condition in 'if' ({e}): {_GEN.visit(node.cond)}") from None
+            self.walk(node.iftrue, loops, conds + [c])
+            if node.iffalse is not None:
+                self.walk(node.iffalse, loops, conds + [f"not ({c})"])
+        elif isinstance(node, c_ast.Decl):
+            self.declare(node)
+            if node.init is not None:
+                if isinstance(node.init, c_ast.InitList):
+                    raise self.fail(node, "initializer list inside the scop")
+                assign = c_ast.Assignment("=", c_ast.ID(node.name, coord=node.coord), node.init,
+                                          coord=node.coord)
+                self.statement(assign, loops, conds, key=id(node))
+        elif isinstance(node, c_ast.DeclList):
+            for d in node.decls:
+                self.walk(d, loops, conds)
+        elif isinstance(node, (c_ast.Assignment, c_ast.UnaryOp, c_ast.FuncCall, c_ast.ExprList)):
+            self.statement(node, loops, conds, key=id(node))
+        else:
+            what = {c_ast.While: "'while' loop", c_ast.DoWhile: "'do-while' loop", c_ast.Goto: "'goto'",
+                    c_ast.Label: "label", c_ast.Break: "'break'", c_ast.Continue: "'continue'",
+                    c_ast.Return: "'return'", c_ast.Switch: "'switch'"}.get(type(node))
+            raise self.fail(node, f"{what or type(node).__name__ + ' statement'} inside the scop "
+                                  "is not supported")
+
+    def declare(self, decl: c_ast.Decl) -> None:
+        bare = copy.copy(decl)
+        bare.init = None
+        text = _GEN.visit(bare) + ";"
+        old = self.hoisted.get(decl.name)
+        if old is not None and old != text:
+            raise self.fail(decl, f"'{decl.name}' is declared twice with different types inside the scop")
+        self.hoisted[decl.name] = text
+
+    def walk_for(self, node: c_ast.For, loops, conds) -> None:
+        iters = tuple(lp.iterator for lp in loops)
+        init = node.init
+        if isinstance(init, c_ast.DeclList) and len(init.decls) == 1 and init.decls[0].init is not None:
+            var, lb_expr = init.decls[0].name, init.decls[0].init
+        elif isinstance(init, c_ast.Assignment) and init.op == "=" and isinstance(init.lvalue, c_ast.ID):
+            var, lb_expr = init.lvalue.name, init.rvalue
+        else:
+            raise self.fail(node, "unsupported 'for' initialization (need 'i = expr' or 'int i = expr')")
+        if var in iters:
+            raise self.fail(node, f"loop iterator '{var}' reused by a nested loop")
+        step = _step(node.next, var)
+        if step is None or step == 0:
+            raise self.fail(node, f"unsupported 'for' increment (need {var}++, {var}--, {var} += c "
+                                  "with a constant c)")
+        if node.cond is None:
+            raise self.fail(node, "'for' loop without a condition")
+        new_iters = iters + (var,)
+        self.iterators_all.add(var)
+        try:
+            lbs = self.pieces(lb_expr, iters)
+            cond = self.condition(node.cond, new_iters)
+        except NonAffine as e:
+            raise self.fail(node, f"non-affine loop bound ({e}): "
+                                  f"for ({_GEN.visit(init)}; {_GEN.visit(node.cond)}; ...)") from None
+        v = isl_name(var)
+        rel = ">=" if step > 0 else "<="
+        stride = "" if abs(step) == 1 else " and exists (e0 : {v} = {lb} + {step} * e0)"
+        first = " or ".join(f"({_and(g, f'{v} {rel} {lb}' + stride.format(v=v, lb=lb, step=step))})"
+                            for g, lb in lbs)
+        c = [first, cond]
+        self.walk(node.stmt, loops + [_Loop(var, 1 if step > 0 else -1)], conds + c)
+
+    def statement(self, expr: c_ast.Node, loops: list[_Loop], conds: list[str], key: int) -> None:
+        iters = tuple(lp.iterator for lp in loops)
+        line = _line(expr, self.region.begin_line)
+        name = f"S{len(self.stmts)}"
+        accesses: list[tuple[str, list[str], bool, c_ast.Node]] = []
+        self.collect(expr, iters, accesses, is_write=False, top=True)
+        self.stmts.append((name, iters, list(conds), [lp.sign for lp in loops], expr, line, accesses, key))
+
+    def collect(self, e, iters, out, is_write: bool, top: bool = False) -> None:
+        """Record the accesses of expression *e* into *out* as (array, subscripts, is_write, node)."""
+        if e is None or isinstance(e, c_ast.Constant):
+            return
+        if isinstance(e, c_ast.Assignment):
+            if e.op not in _ASSIGN_OPS:
+                raise self.fail(e, f"assignment operator '{e.op}'")
+            self.lvalue(e.lvalue, iters, out, read_too=e.op != "=")
+            self.collect(e.rvalue, iters, out, False)
+            return
+        if isinstance(e, c_ast.UnaryOp):
+            if e.op in ("++", "--", "p++", "p--"):
+                self.lvalue(e.expr, iters, out, read_too=True)
+                return
+            if e.op == "*":
+                raise self.fail(e, "pointer dereference inside the scop is not supported")
+            if e.op == "&":
+                raise self.fail(e, "taking an address inside the scop is not supported")
+            if e.op == "sizeof":
+                return
+            self.collect(e.expr, iters, out, False)
+            return
+        if isinstance(e, c_ast.ArrayRef):
+            self.array_ref(e, iters, out, is_write)
+            return
+        if isinstance(e, c_ast.ID):
+            self.idents.add(e.name)
+            if e.name in iters:
+                if is_write:
+                    raise self.fail(e, f"loop iterator '{e.name}' is assigned inside the loop body")
+                return
+            self.note_array(e, e.name, 0)
+            out.append((e.name, [], is_write, e))
+            return
+        if isinstance(e, c_ast.BinaryOp):
+            self.collect(e.left, iters, out, False)
+            self.collect(e.right, iters, out, False)
+            return
+        if isinstance(e, c_ast.TernaryOp):
+            for sub in (e.cond, e.iftrue, e.iffalse):
+                self.collect(sub, iters, out, False)
+            return
+        if isinstance(e, c_ast.Cast):
+            self.collect(e.expr, iters, out, False)
+            return
+        if isinstance(e, c_ast.ExprList):
+            for sub in e.exprs:
+                self.collect(sub, iters, out, False, top=top)
+            return
+        if isinstance(e, c_ast.FuncCall):
+            fname = e.name.name if isinstance(e.name, c_ast.ID) else None
+            if fname not in PURE_FUNCTIONS:
+                raise self.fail(e, f"call to '{fname or _GEN.visit(e.name)}' inside the scop: its side "
+                                   "effects are unknown (only pure math functions are allowed)")
+            if top:
+                raise self.fail(e, f"call to '{fname}' as a statement has no effect")
+            for a in (e.args.exprs if e.args else []):
+                self.collect(a, iters, out, False)
+            return
+        if isinstance(e, c_ast.StructRef):
+            raise self.fail(e, "struct member access inside the scop is not supported")
+        if isinstance(e, c_ast.CompoundLiteral):
+            raise self.fail(e, "compound literal inside the scop is not supported")
+        raise self.fail(e, f"unsupported expression ({type(e).__name__}) inside the scop")
+
+    def lvalue(self, e, iters, out, read_too: bool) -> None:
+        if isinstance(e, c_ast.ArrayRef):
+            self.array_ref(e, iters, out, True)
+            if read_too:
+                self.array_ref(e, iters, out, False)
+        elif isinstance(e, c_ast.ID):
+            if e.name in iters:
+                raise self.fail(e, f"loop iterator '{e.name}' is assigned inside the loop body")
+            self.idents.add(e.name)
+            self.note_array(e, e.name, 0)
+            out.append((e.name, [], True, e))
+            if read_too:
+                out.append((e.name, [], False, e))
+        elif isinstance(e, c_ast.UnaryOp) and e.op == "*":
+            raise self.fail(e, "pointer dereference inside the scop is not supported")
+        else:
+            raise self.fail(e, f"unsupported assignment target ({type(e).__name__})")
+
+    def array_ref(self, e: c_ast.ArrayRef, iters, out, is_write: bool) -> None:
+        subs = []
+        node = e
+        while isinstance(node, c_ast.ArrayRef):
+            subs.append(node.subscript)
+            node = node.name
+        subs.reverse()
+        if not isinstance(node, c_ast.ID):
+            raise self.fail(e, f"unsupported array base '{_GEN.visit(node)}' (pointer arithmetic or call)")
+        self.idents.add(node.name)
+        texts = []
+        for s in subs:
+            try:
+                texts.append(self.affine(s, iters))
+            except NonAffine as err:
+                raise self.fail(e, f"non-affine subscript ({err}): {_GEN.visit(e)}") from None
+        self.note_array(e, node.name, len(subs))
+        out.append((node.name, texts, is_write, e))
+
+    def note_array(self, node, name: str, ndim: int) -> None:
+        old = self.array_dims.setdefault(name, ndim)
+        if old != ndim:
+            raise self.fail(node, f"'{name}' is used with {old} and with {ndim} subscripts")
+
+
+def _and(a: str, b: str) -> str:
+    if a == "true":
+        return b
+    if b == "true":
+        return a
+    return f"({a}) and ({b})"
+
+
+def _combine(left, right, op) -> list[tuple[str, str]]:
+    return [(_and(ga, gb), op(a, b)) for ga, a in left for gb, b in right]
+
+
+def _is_int_literal(e) -> bool:
+    if isinstance(e, c_ast.UnaryOp) and e.op == "-":
+        return _is_int_literal(e.expr)
+    return isinstance(e, c_ast.Constant) and e.type.startswith(("int", "long", "unsigned"))
+
+
+def _const(e) -> int | None:
+    if isinstance(e, c_ast.Constant) and e.type.startswith(("int", "long", "unsigned")):
+        v = e.value.rstrip("uUlL")
+        if len(v) > 1 and v[0] == "0" and v[1] not in "xXbB":
+            return int(v, 8)
+        return int(v, 0)
+    if isinstance(e, c_ast.UnaryOp) and e.op == "-":
+        v = _const(e.expr)
+        return -v if v is not None else None
+    return None
+
+
+def _step(nxt, var: str) -> int | None:
+    if isinstance(nxt, c_ast.UnaryOp) and isinstance(nxt.expr, c_ast.ID) and nxt.expr.name == var:
+        return {"++": 1, "p++": 1, "--": -1, "p--": -1}.get(nxt.op)
+    if isinstance(nxt, c_ast.Assignment) and isinstance(nxt.lvalue, c_ast.ID) and nxt.lvalue.name == var:
+        if nxt.op in ("+=", "-="):
+            c = _const(nxt.rvalue)
+            return None if c is None else (c if nxt.op == "+=" else -c)
+        if nxt.op == "=" and isinstance(nxt.rvalue, c_ast.BinaryOp) and nxt.rvalue.op in ("+", "-"):
+            r = nxt.rvalue
+            if isinstance(r.left, c_ast.ID) and r.left.name == var:
+                c = _const(r.right)
+                return None if c is None else (c if r.op == "+" else -c)
+            if r.op == "+" and isinstance(r.right, c_ast.ID) and r.right.name == var:
+                return _const(r.left)
+    return None
+
+
+def _positions(body: c_ast.Compound) -> dict[int, list[int]]:
+    """Textual position of every statement-producing node per loop level (the even dims of 2d+1)."""
+    out: dict[int, list[int]] = {}
+
+    def level(stmt, prefix: list[int]) -> None:
+        counter = [0]
+
+        def visit(node) -> None:
+            if node is None or isinstance(node, (c_ast.EmptyStatement, c_ast.Pragma)):
+                return
+            if isinstance(node, c_ast.Compound):
+                for item in node.block_items or []:
+                    visit(item)
+            elif isinstance(node, c_ast.If):
+                visit(node.iftrue)
+                visit(node.iffalse)
+            elif isinstance(node, c_ast.For):
+                level(node.stmt, prefix + [counter[0]])
+                counter[0] += 1
+            elif isinstance(node, c_ast.DeclList):
+                for d in node.decls:
+                    visit(d)
+            elif isinstance(node, c_ast.Decl) and node.init is None:
+                return
+            else:
+                out[id(node)] = prefix + [counter[0]]
+                counter[0] += 1
+
+        visit(stmt)
+
+    level(body, [])
+    return out
+
+
+def build_scop(region: Region) -> Scop:
+    """Model *region* with isl; raises UnsupportedError (file:line) for constructs outside the model."""
+    b = _Builder(region)
+    b.walk(region.body, [], [])
+    if not b.stmts:
+        raise UnsupportedError("the scop region contains no statement", region.file, region.begin_line)
+    written = set()
+    for (_, _, _, _, _, _, accesses, _) in b.stmts:
+        written |= {a for (a, _, w, _) in accesses if w}
+    for p, line in b.params.items():
+        if p in written:
+            raise UnsupportedError(f"loop bound or subscript uses '{p}', which is written inside the scop "
+                                   "(not affine)", region.file, line)
+        if p in b.array_dims and b.array_dims[p] > 0:
+            raise UnsupportedError(f"'{p}' is an array but is used in a loop bound or subscript",
+                                   region.file, line)
+    params = tuple(sorted(b.params))
+    ptext = "[" + ", ".join(isl_name(p) for p in params) + "]"
+    positions = _positions(region.body)
+    depth = max(len(it) for (_, it, *_rest) in b.stmts)
+    width = 2 * depth + 1
+    statements = []
+    for (name, iters, conds, signs, expr, line, accesses, key) in b.stmts:
+        vars_ = ", ".join(isl_name(i) for i in iters)
+        cons = " and ".join(f"({c})" for c in conds) or "true"
+        try:
+            domain = isl.Set(f"{ptext} -> {{ {name}[{vars_}] : {cons} }}", context=CTX)
+        except isl.Error as e:
+            raise UnsupportedError(f"cannot model the iteration domain: {e}", region.file, line) from None
+        pos = positions[key]
+        sched = []
+        for k in range(len(iters)):
+            sched += [str(pos[k]), ("" if signs[k] > 0 else "-") + isl_name(iters[k])]
+        sched.append(str(pos[len(iters)]))
+        sched += ["0"] * (width - len(sched))
+        schedule = isl.Map(f"{ptext} -> {{ {name}[{vars_}] -> [{', '.join(sched)}] }}", context=CTX)
+        accs = []
+        for (array, subs, is_write, node) in accesses:
+            if array not in written and not subs:
+                continue  # a read-only scalar is a constant of the region
+            try:
+                rel = isl.Map(f"{ptext} -> {{ {name}[{vars_}] -> {isl_name(array)}[{', '.join(subs)}] }}",
+                              context=CTX)
+            except isl.Error as e:
+                raise UnsupportedError(f"cannot model the access {_GEN.visit(node)}: {e}", region.file,
+                                       _line(node, line)) from None
+            accs.append(Access(array, rel, is_write))
+        statements.append(Statement(name, iters, domain, schedule, expr, line, tuple(accs)))
+    arrays = tuple(Array(n, d, n in written) for n, d in sorted(b.array_dims.items()))
+    return Scop(region.file, region.begin_line, region.end_line, params, tuple(statements), arrays,
+                tuple(b.hoisted.values()), frozenset(b.idents | b.iterators_all | set(b.hoisted)),
+                region.source_hash)

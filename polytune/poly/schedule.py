@@ -1,0 +1,302 @@
+"""Choose a legal, tiled, parallel schedule the way Pluto does, on isl's schedule trees.
+
+1. isl's Pluto-like scheduler finds permutable bands (with skewing for stencils, fusion where legal),
+   maximizing band depth.
+2. Every permutable band of two or more members is tiled (tile loops outside, point loops inside).
+3. The point loops are reordered so that a loop with stride-1 (or no) access change runs innermost.
+4. The outermost parallel loop (exact dependence test) is marked for OpenMP; a tiled band without a
+   parallel loop gets a tile wavefront (Pluto's pipelined parallelism) that makes its second loop parallel.
+5. The final schedule is checked against every dependence before anything is emitted.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+from ..errors import PolytuneError
+from .deps import Dependences
+from .islutil import CTX, maps_of, sets_of
+from .scop import Scop
+
+PARALLEL_MARK = "omp_parallel"
+IVDEP_MARK = "ivdep"
+DEFAULT_TILE = 32
+
+
+@dataclass(frozen=True)
+class BandInfo:
+    """What was done to one band of the schedule, for reports and for the tuner."""
+
+    index: int  # depth-first order of bands in the tree
+    members: int
+    depth: int  # number of enclosing band members
+    statements: tuple[str, ...]
+    permutable: bool
+    tiled: bool
+    tile_sizes: tuple[int, ...]
+    schedule: str  # the band's partial schedule in isl notation (before tiling)
+    parallel_loop: str | None  # "tile k" / "point k" / "loop k" for the OpenMP loop in this band, if any
+    wavefront: bool
+    point_order: tuple[int, ...]  # band member order of the point loops (innermost last)
+
+
+@dataclass(frozen=True, eq=False)
+class TiledSchedule:
+    schedule: isl.Schedule  # the final schedule tree, with marks for OpenMP/ivdep
+    bands: tuple[BandInfo, ...]
+    tile_sizes: tuple[int, ...]  # flattened, in band order: what the tuner tunes
+
+    @property
+    def tunable_bands(self) -> tuple[BandInfo, ...]:
+        return tuple(b for b in self.bands if b.tiled)
+
+
+class IllegalSchedule(PolytuneError):
+    """A schedule violates a dependence (an internal error: never emit such code)."""
+
+
+def schedule_options() -> None:
+    CTX.set_schedule_maximize_band_depth(1)
+    CTX.set_schedule_outer_coincidence(0)
+    CTX.set_tile_scale_tile_loops(0)
+    CTX.set_tile_shift_point_loops(0)
+
+
+def compute_base_schedule(scop: Scop, deps: Dependences) -> isl.Schedule:
+    """isl's scheduler (Pluto-like: tiling hyperplanes, proximity, coincidence) over the dependences."""
+    schedule_options()
+    d = deps.all
+    sc = isl.ScheduleConstraints.on_domain(scop.domain).set_validity(d).set_proximity(d).set_coincidence(d)
+    return sc.compute_schedule()
+
+
+def tunable_band_sizes(scop: Scop, deps: Dependences, tile: bool = True) -> list[int]:
+    """Number of tile sizes each tiled band takes (for building a search space)."""
+    tiled = make_schedule(scop, deps, tile_sizes=(), tile=tile, parallel=False)
+    return [b.members for b in tiled.tunable_bands]
+
+
+def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (), tile: bool = True,
+                  parallel: bool = True, base: isl.Schedule | None = None) -> TiledSchedule:
+    base = base if base is not None else compute_base_schedule(scop, deps)
+    t = _Transformer(scop, deps.all, list(tile_sizes), tile, parallel)
+    root = t.visit(base.get_root(), inside_parallel=False, outer_members=0)
+    schedule = root.get_schedule()
+    check_legal(schedule, deps, scop)
+    return TiledSchedule(schedule, tuple(t.bands), tuple(t.used_sizes))
+
+
+class _Transformer:
+    def __init__(self, scop: Scop, deps: isl.UnionMap, sizes: list[int], tile: bool, parallel: bool):
+        self.scop, self.deps, self.sizes = scop, deps, sizes
+        self.tile, self.parallel = tile, parallel
+        self.bands: list[BandInfo] = []
+        self.used_sizes: list[int] = []
+
+    def next_sizes(self, n: int) -> list[int]:
+        out = []
+        for _ in range(n):
+            out.append(self.sizes.pop(0) if self.sizes else DEFAULT_TILE)
+        self.used_sizes += out
+        return out
+
+    def visit(self, node: isl.ScheduleNode, inside_parallel: bool, outer_members: int) -> isl.ScheduleNode:
+        """Transform the subtree at *node*; return a node at the same tree depth as given."""
+        depth = node.get_tree_depth()
+        if node.get_type() == isl.schedule_node_type.band:
+            members = node.band_n_member()
+            node, found_parallel = self.transform_band(node, inside_parallel, outer_members)
+            inside_parallel = inside_parallel or found_parallel
+            outer_members += members
+        for i in range(node.n_children()):
+            node = self.visit(node.child(i), inside_parallel, outer_members).parent()
+        while node.get_tree_depth() > depth:
+            node = node.parent()
+        return node
+
+    def transform_band(self, node, inside_parallel: bool, outer_members: int):
+        """Tile, reorder and parallelize one band. Returns the lowest node made from it (whose children
+        are the band's original children) and whether an OpenMP loop was placed."""
+        n = node.band_n_member()
+        permutable = bool(node.band_get_permutable())
+        stmts = tuple(sorted(s.get_tuple_name() for s in sets_of(node.get_domain())))
+        sched_text = str(node.band_get_partial_schedule())
+        index = len(self.bands)
+        if not (self.tile and permutable and n >= 2):
+            par = self.first_parallel(node, range(n)) if self.parallel and not inside_parallel else None
+            if par is not None:
+                node = _mark_member(node, par, PARALLEL_MARK)
+            self.bands.append(BandInfo(index, n, outer_members, stmts, permutable, False, (), sched_text,
+                                       None if par is None else f"loop {par}", False, tuple(range(n))))
+            return node, par is not None
+        sizes = self.next_sizes(n)
+        mv = isl.MultiVal.zero(node.band_get_space())
+        for k, size in enumerate(sizes):
+            mv = mv.set_val(k, isl.Val.int_from_si(CTX, max(1, int(size))))
+        node = node.band_tile(mv).band_set_permutable(1)  # node: tile band; child: point band
+        wavefront = False
+        par = None
+        if self.parallel and not inside_parallel:
+            par = self.first_parallel(node, range(n))
+            if par is None:
+                node = _wavefront(node)
+                wavefront = True
+                par = self.first_parallel(node, range(n))
+        order = self.point_order(node.child(0))
+        if order != list(range(n)):
+            node = _permute(node.child(0), order).parent()
+        if _has_degenerate_member(node.child(0)):
+            # Statements that do not vary along some point loop (gemm's C *= beta at k = 0) would otherwise
+            # sit behind a guard in the innermost loop: let the AST builder peel them off.
+            node = node.child(0).band_set_ast_build_options(
+                isl.UnionSet("{ separate[x] }", context=CTX)).parent()
+        if par is not None:
+            node = _mark_member(node, par, PARALLEL_MARK)
+        self.bands.append(BandInfo(index, n, outer_members, stmts, True, True, tuple(sizes), sched_text,
+                                   None if par is None else f"tile {par}", wavefront, tuple(order)))
+        return node.child(0), par is not None
+
+    # -------------------------------------------------------------------------------------------------
+    def first_parallel(self, node, members) -> int | None:
+        for m in members:
+            if self.is_parallel(node, m):
+                return m
+        return None
+
+    def is_parallel(self, node, m: int) -> bool:
+        """Exact test: no dependence between instances of this subtree that agree on every outer
+        schedule dimension has a non-zero distance along band member *m*."""
+        dom = node.get_domain()
+        deps = self.deps.intersect_domain(dom).intersect_range(dom)
+        if deps.is_empty():
+            return True
+        prefix = node.get_prefix_schedule_union_map().intersect_domain(dom)
+        mupa = node.band_get_partial_schedule()
+        for k in range(m):
+            prefix = prefix.flat_range_product(_member_map(mupa, k, dom))
+        same = prefix.apply_range(prefix.reverse())
+        deps = deps.intersect(same)
+        if deps.is_empty():
+            return True
+        f = _member_map(mupa, m, dom)
+        dist = deps.apply_domain(f).apply_range(f).deltas()
+        zero = isl.UnionSet(isl.Set("{ [0] }", context=CTX)).align_params(dist.get_space())
+        return dist.is_subset(zero)
+
+    def point_order(self, point) -> list[int]:
+        """Member order for the point loops: the member with the best access strides goes innermost."""
+        n = point.band_n_member()
+        if n < 2:
+            return list(range(n))
+        dom = point.get_domain()
+        partial = point.band_get_partial_schedule_union_map().intersect_domain(dom)
+        scores = [self.stride_score(partial, dom, m, n) for m in range(n)]
+        # Highest score innermost; ties keep the later member innermost (the original order).
+        best = max(range(n), key=lambda m: (scores[m], m))
+        return [k for k in range(n) if k != best] + [best]
+
+    def stride_score(self, partial: isl.UnionMap, dom: isl.UnionSet, m: int, n: int) -> float:
+        eq = " and ".join(f"q{k} = p{k}" + (" + 1" if k == m else "") for k in range(n))
+        step = isl.UnionMap(isl.Map(f"{{ [{', '.join(f'p{k}' for k in range(n))}] -> "
+                                    f"[{', '.join(f'q{k}' for k in range(n))}] : {eq} }}", context=CTX))
+        score = 0.0
+        for st in self.scop.statements:
+            sdom = [s for s in sets_of(dom) if s.get_tuple_name() == st.name]
+            if not sdom:
+                continue
+            p = partial.intersect_domain(isl.UnionSet(sdom[0]))
+            nxt = p.apply_range(step.align_params(p.get_space())).apply_range(p.reverse())
+            nxt = nxt.intersect_domain(isl.UnionSet(sdom[0])).intersect_range(isl.UnionSet(sdom[0]))
+            if nxt.is_empty():
+                continue
+            for acc in st.accesses:
+                a = isl.UnionMap(acc.relation)
+                moved = nxt.apply_domain(a).apply_range(a)
+                if moved.is_empty():
+                    continue
+                score += _stride_class(moved.deltas(), acc.relation.dim(isl.dim_type.out))
+        return score
+
+
+def _stride_class(deltas: isl.UnionSet, ndim: int) -> float:
+    if ndim == 0:
+        return 1.0
+    names = [f"d{k}" for k in range(ndim)]
+    space_txt = ", ".join(names)
+    for s in sets_of(deltas):
+        s = s.reset_tuple_id() if s.has_tuple_id() else s
+        zero = isl.Set(f"{{ [{space_txt}] : {' and '.join(f'{x} = 0' for x in names)} }}", context=CTX)
+        unit = isl.Set(f"{{ [{space_txt}] : {' and '.join(f'{x} = 0' for x in names[:-1]) or 'true'} and "
+                       f"-1 <= {names[-1]} <= 1 }}", context=CTX)
+        if s.is_subset(zero.align_params(s.get_space())):
+            return 1.0  # temporal reuse
+        if s.is_subset(unit.align_params(s.get_space())):
+            return 1.0  # spatial, stride 1
+        return -2.0  # jumps across rows
+    return 0.0
+
+
+def _has_degenerate_member(node) -> bool:
+    """Whether some statement of a multi-statement band is constant along some member."""
+    stmts = sets_of(node.get_domain())
+    if len(stmts) < 2:
+        return False
+    mupa = node.band_get_partial_schedule()
+    for k in range(node.band_n_member()):
+        upa = mupa.get_at(k)
+        for st in stmts:
+            pa = upa.intersect_domain(isl.UnionSet(st)).extract_pw_aff(_pw_space(st))
+            if pa.is_cst():
+                return True
+    return False
+
+
+def _pw_space(st: isl.Set) -> isl.Space:
+    return st.get_space().from_domain().add_dims(isl.dim_type.out, 1)
+
+
+def _member_map(mupa: isl.MultiUnionPwAff, k: int, dom: isl.UnionSet) -> isl.UnionMap:
+    return isl.UnionMap.from_union_pw_aff(mupa.get_at(k)).intersect_domain(dom)
+
+
+def _mark_member(node, m: int, mark: str):
+    """Split the band so that member *m* starts a band and put a mark above that piece; returns the piece."""
+    if m > 0:
+        node = node.band_split(m).child(0)
+    return node.insert_mark(isl.Id(mark, context=CTX)).child(0)
+
+
+def _wavefront(node):
+    """Replace the first two members (t0, t1, ...) of a permutable band by (t0 + t1, t1, ...)."""
+    mupa = node.band_get_partial_schedule()
+    mupa = mupa.set_at(0, mupa.get_at(0).add(mupa.get_at(1)))
+    node = node.delete()
+    node = node.insert_partial_schedule(mupa)
+    return node.band_set_permutable(1)
+
+
+def _permute(node, order: list[int]):
+    mupa = node.band_get_partial_schedule()
+    new = mupa
+    for pos, src in enumerate(order):
+        new = new.set_at(pos, mupa.get_at(src))
+    node = node.delete()
+    node = node.insert_partial_schedule(new)
+    return node.band_set_permutable(1)
+
+
+def check_legal(schedule: isl.Schedule, deps: Dependences, scop: Scop) -> None:
+    """Every dependence S[i] -> T[j] must go forward in the schedule: sched(S[i]) << sched(T[j])."""
+    smap = schedule.get_map().intersect_domain(scop.domain)
+    width = max((m.dim(isl.dim_type.out) for m in maps_of(smap)), default=0)
+    d = deps.all
+    if d.is_empty():
+        return
+    mapped = d.apply_domain(smap).apply_range(smap)
+    space = isl.Space.set_alloc(CTX, 0, width)
+    order = isl.UnionMap(isl.Map.lex_lt(space)).align_params(mapped.get_space())
+    if not mapped.is_subset(order):
+        bad = mapped.subtract(order)
+        raise IllegalSchedule(f"internal error: the schedule violates dependences {bad}", scop.file,
+                              scop.begin_line)

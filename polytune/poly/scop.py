@@ -1,0 +1,99 @@
+"""The polyhedral model of one scop region: statements, domains, accesses, original schedule."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import islpy as isl
+from pycparser import c_ast
+
+from .islutil import CTX
+
+
+@dataclass(frozen=True)
+class Access:
+    """One array (or scalar, 0-d) reference of a statement: ``S[i,j] -> A[i, j+1]``."""
+
+    array: str
+    relation: isl.Map
+    is_write: bool
+
+
+@dataclass(frozen=True)
+class Statement:
+    name: str  # isl tuple name, S0, S1, ...
+    iterators: tuple[str, ...]  # original C loop iterators, outermost first
+    domain: isl.Set
+    schedule: isl.Map  # original (2d+1) schedule
+    body: c_ast.Node  # the C expression executed (Assignment, UnaryOp, FuncCall)
+    line: int
+    accesses: tuple[Access, ...]
+
+    @property
+    def reads(self) -> tuple[Access, ...]:
+        return tuple(a for a in self.accesses if not a.is_write)
+
+    @property
+    def writes(self) -> tuple[Access, ...]:
+        return tuple(a for a in self.accesses if a.is_write)
+
+
+@dataclass(frozen=True)
+class Array:
+    name: str
+    ndim: int  # 0 for a scalar
+    written: bool
+
+
+@dataclass(frozen=True, eq=False)
+class Scop:
+    """A region as sets and maps. Parameters are the C names of loop-invariant integers in bounds."""
+
+    file: str
+    begin_line: int
+    end_line: int
+    params: tuple[str, ...]
+    statements: tuple[Statement, ...]
+    arrays: tuple[Array, ...]
+    hoisted_decls: tuple[str, ...]  # C declarations of variables declared inside the region
+    names_in_use: frozenset[str]  # every identifier of the region (to pick fresh names)
+    source_hash: str
+
+    @cached_property
+    def domain(self) -> isl.UnionSet:
+        return _union_set(st.domain for st in self.statements)
+
+    @cached_property
+    def reads(self) -> isl.UnionMap:
+        return _union_map(a.relation.intersect_domain(st.domain)
+                          for st in self.statements for a in st.reads)
+
+    @cached_property
+    def writes(self) -> isl.UnionMap:
+        return _union_map(a.relation.intersect_domain(st.domain)
+                          for st in self.statements for a in st.writes)
+
+    @cached_property
+    def schedule(self) -> isl.UnionMap:
+        return _union_map(st.schedule.intersect_domain(st.domain) for st in self.statements)
+
+    def statement(self, name: str) -> Statement:
+        return next(s for s in self.statements if s.name == name)
+
+    @property
+    def written_arrays(self) -> tuple[Array, ...]:
+        return tuple(a for a in self.arrays if a.written)
+
+
+def _union_set(items) -> isl.UnionSet:
+    out = isl.UnionSet.empty(isl.Space.params_alloc(CTX, 0))
+    for s in items:
+        out = out.union(isl.UnionSet.from_set(s))
+    return out
+
+
+def _union_map(items) -> isl.UnionMap:
+    out = isl.UnionMap.empty(isl.Space.params_alloc(CTX, 0))
+    for m in items:
+        out = out.union(isl.UnionMap.from_map(m))
+    return out

@@ -1,0 +1,29 @@
+"""Empirical search over a space of integer parameters; sees only ``evaluate(config) -> Measurement``."""
+from __future__ import annotations
+
+from polytune.search.budget import Budget, BudgetExhausted, StopReason
+from polytune.search.compare import Verdict, improves
+from polytune.search.evaluator import EvalRecord, Evaluator, Step
+from polytune.search.replay import ReplayEvaluator
+from polytune.search.space import Parameter, SearchSpace, parse_domain, pow2_domain
+from polytune.search.strategies import STRATEGIES, SearchOptions, SearchResult, run_search
+
+__all__ = [
+    "STRATEGIES",
+    "Budget",
+    "BudgetExhausted",
+    "EvalRecord",
+    "Evaluator",
+    "Parameter",
+    "ReplayEvaluator",
+    "SearchOptions",
+    "SearchResult",
+    "SearchSpace",
+    "Step",
+    "StopReason",
+    "Verdict",
+    "improves",
+    "parse_domain",
+    "pow2_domain",
+    "run_search",
+]

@@ -1,0 +1,244 @@
+"""Search strategies, their registry, and the driver ``run_search``.
+
+Every strategy has one signature, ``strategy(space, ev, seed, options) -> StopReason``, and measures only
+through the :class:`Evaluator` ``ev`` (memoized, budget-enforced). ``seed`` is None when the caller gave
+none: local searches then start at the space's origin, sampling strategies measure no seed.
+
+- ``hill``: coordinate-wise hill climbing over the neighbourhood of ``options.degree`` (see
+  :mod:`polytune.search.space`); ``fit="best"`` evaluates the whole neighbourhood and moves to the best
+  improving neighbour, ``fit="first"`` moves to the first improving one in the neighbourhood's order. With
+  ``shortest_hop``, once it stops it continues with moves of +-(the domain's shortest hop), within each
+  domain's [min, max]. A failed seed is still the starting point; any finite neighbour improves on it.
+- ``coordesc``: Algorithm 9.2; per parameter try doubling then halving (the domain value nearest to 2x
+  among larger values / to x/2 among smaller ones: exactly 2x and x/2 on a full power-of-two domain),
+  accepting a candidate beating the incumbent by ``eps``.
+- ``exhaustive``: every grid point in row-major order.
+- ``random``: ``options.samples`` distinct grid points, or ceil(ln(1/delta)/q) of them (Prop. 9.3:
+  then with probability >= 1 - delta the best lies in the fastest q-quantile); exhaustive if that covers
+  the grid.
+
+All use :func:`polytune.search.compare.improves` to decide whether a candidate becomes the incumbent.
+Failed measurements never do. The result's best is the final incumbent.
+"""
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from polytune.errors import UsageError
+from polytune.measurement import Config, Measurement
+from polytune.search.budget import Budget, BudgetExhausted, StopReason
+from polytune.search.compare import Verdict, improves
+from polytune.search.evaluator import EvalRecord, Evaluator, Step
+from polytune.search.space import Parameter, SearchSpace
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """Knobs of the strategies (each strategy reads the ones it needs)."""
+
+    degree: int = 1  # hill: neighbourhood degree, 1..3
+    fit: str = "best"  # hill: "best" or "first"
+    alpha: float | None = None  # significance level of the improvement test; None: medians only
+    threshold: float = 0.0  # relative margin a move must win by when no t-test applies
+    shortest_hop: bool = False  # hill: continue with shortest-hop moves after converging
+    eps: float = 1e-3  # coordesc: relative margin (Algorithm 9.2)
+    samples: int | None = None  # random: sample size; None: from quantile and delta
+    quantile: float = 0.05  # random: q of Prop. 9.3
+    delta: float = 0.05  # random: failure probability of Prop. 9.3
+    rng_seed: int = 0  # random: seed of the sampler
+
+    def __post_init__(self) -> None:
+        if self.degree not in (1, 2, 3):
+            raise UsageError(f"degree must be 1, 2 or 3, got {self.degree}")
+        if self.fit not in ("best", "first"):
+            raise UsageError(f"fit must be 'best' or 'first', got {self.fit!r}")
+        if self.alpha is not None and not 0 < self.alpha < 1:
+            raise UsageError(f"alpha must lie in (0, 1), got {self.alpha}")
+        for name in ("threshold", "eps"):
+            if not 0 <= getattr(self, name) < 1:
+                raise UsageError(f"{name} must lie in [0, 1), got {getattr(self, name)}")
+        if self.samples is not None and self.samples < 1:
+            raise UsageError(f"samples must be >= 1, got {self.samples}")
+        if not 0 < self.quantile <= 1:
+            raise UsageError(f"quantile must lie in (0, 1], got {self.quantile}")
+        if not 0 < self.delta < 1:
+            raise UsageError(f"delta must lie in (0, 1), got {self.delta}")
+
+    def sample_count(self) -> int:
+        """``samples``, or the N >= ln(1/delta)/q of Prop. 9.3."""
+        if self.samples is not None:
+            return self.samples
+        return max(1, math.ceil(math.log(1 / self.delta) / self.quantile - 1e-9))
+
+
+Strategy = Callable[[SearchSpace, Evaluator, Config | None, SearchOptions], StopReason]
+
+
+def _stalled(options: SearchOptions, insignificant: bool) -> StopReason:
+    if options.alpha is not None and insignificant:
+        return StopReason.NO_SIGNIFICANT_IMPROVEMENT
+    return StopReason.CONVERGED
+
+
+def _climb(space: SearchSpace, ev: Evaluator, options: SearchOptions, phase: str, hop: bool) -> StopReason:
+    """Move through neighbourhoods until none improves (hill climbing, Sec. 3.3)."""
+    while True:
+        incumbent = ev.incumbent
+        assert incumbent is not None
+        chosen: Measurement | None = None
+        insignificant = False
+        for neighbour in space.neighbours(incumbent.config, options.degree, hop=hop):
+            measurement = ev(neighbour, phase)
+            verdict = improves(measurement, incumbent, options.alpha, options.threshold)
+            if verdict is Verdict.INSIGNIFICANT:
+                insignificant = True
+            elif verdict is Verdict.BETTER and (chosen is None or measurement.value < chosen.value):
+                chosen = measurement
+                if options.fit == "first":
+                    break
+        if chosen is None:
+            return _stalled(options, insignificant)
+        ev.accept(chosen, phase)
+
+
+def hill(space: SearchSpace, ev: Evaluator, seed: Config | None, options: SearchOptions) -> StopReason:
+    ev.start(space.origin if seed is None else seed)
+    reason = _climb(space, ev, options, "hill", hop=False)
+    if options.shortest_hop:
+        reason = _climb(space, ev, options, "hop", hop=True)
+    return reason
+
+
+def scaled(param: Parameter, value: int, up: bool) -> int | None:
+    """Coordinate descent's 2x (``up``) or x/2 neighbour of ``value`` within ``param``'s domain.
+
+    The domain value nearest to the target among those larger (smaller) than ``value``; ties go to the
+    one closer to ``value``. None when there is none.
+    """
+    if up:
+        target, pool = 2 * value, [v for v in param.values if v > value]
+    else:
+        target, pool = value / 2, [v for v in param.values if v < value]
+    if not pool:
+        return None
+    return min(pool, key=lambda v: (abs(v - target), abs(v - value)))
+
+
+def coordesc(space: SearchSpace, ev: Evaluator, seed: Config | None, options: SearchOptions) -> StopReason:
+    ev.start(space.origin if seed is None else seed)
+    while True:
+        improved = insignificant = False
+        for i, param in enumerate(space.params):
+            for up in (True, False):
+                incumbent = ev.incumbent
+                assert incumbent is not None
+                value = scaled(param, incumbent.config[i], up)
+                if value is None:
+                    continue
+                candidate = incumbent.config[:i] + (value,) + incumbent.config[i + 1:]
+                measurement = ev(candidate, "coordesc")
+                verdict = improves(measurement, incumbent, options.alpha, options.eps)
+                if verdict is Verdict.BETTER:
+                    ev.accept(measurement, "coordesc")
+                    improved = True
+                elif verdict is Verdict.INSIGNIFICANT:
+                    insignificant = True
+        if not improved:
+            return _stalled(options, insignificant)
+
+
+def _scan(ev: Evaluator, configs: Iterable[Config], phase: str, options: SearchOptions) -> StopReason:
+    """Measure every config; each that improves on the incumbent replaces it (not a counted move)."""
+    for config in configs:
+        measurement = ev(config, phase)
+        if improves(measurement, ev.incumbent, options.alpha, options.threshold) is Verdict.BETTER:
+            ev.accept(measurement, phase, is_move=False)
+    return StopReason.EXHAUSTED
+
+
+def exhaustive(space: SearchSpace, ev: Evaluator, seed: Config | None, options: SearchOptions) -> StopReason:
+    if seed is not None:
+        ev.start(seed)
+    return _scan(ev, space.configs(), "grid", options)
+
+
+def random_search(
+    space: SearchSpace, ev: Evaluator, seed: Config | None, options: SearchOptions
+) -> StopReason:
+    count = options.sample_count()
+    if count >= space.size:
+        return exhaustive(space, ev, seed, options)
+    if seed is not None:
+        ev.start(seed)
+    picks = random.Random(options.rng_seed).sample(range(space.size), count)
+    return _scan(ev, (space.config_at(i) for i in picks), "random", options)
+
+
+STRATEGIES: dict[str, Strategy] = {
+    "hill": hill,
+    "coordesc": coordesc,
+    "exhaustive": exhaustive,
+    "random": random_search,
+}
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What a search found and how it got there."""
+
+    strategy: str
+    best: Measurement | None  # the final incumbent; None if nothing measured finite
+    seed: Measurement | None  # None when no seed was measured
+    evaluations: tuple[EvalRecord, ...]  # in order
+    trajectory: tuple[Step, ...]  # accepted incumbents, seed first
+    stop_reason: StopReason
+    elapsed: float
+
+    @property
+    def best_config(self) -> Config | None:
+        return None if self.best is None else self.best.config
+
+    @property
+    def evals(self) -> int:
+        return len(self.evaluations)
+
+    @property
+    def iterations(self) -> int:
+        return self.trajectory[-1].iteration if self.trajectory else 0
+
+
+def run_search(
+    space: SearchSpace,
+    evaluate: Callable[[Config], Measurement],
+    strategy: str = "hill",
+    seed: Sequence[int] | None = None,
+    options: SearchOptions | None = None,
+    budget: Budget | None = None,
+    on_eval: Callable[[EvalRecord], object] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> SearchResult:
+    """Run the named strategy on ``space``; ``on_eval(record)`` follows every new evaluation."""
+    try:
+        run = STRATEGIES[strategy]
+    except KeyError:
+        raise UsageError(f"unknown search strategy {strategy!r} (known: {', '.join(STRATEGIES)})") from None
+    options = SearchOptions() if options is None else options
+    ev = Evaluator(evaluate, Budget() if budget is None else budget, on_eval, clock)
+    try:
+        reason = run(space, ev, None if seed is None else space.check(seed), options)
+    except BudgetExhausted as stop:
+        reason = stop.reason
+    incumbent = ev.incumbent
+    return SearchResult(
+        strategy=strategy,
+        best=incumbent if incumbent is not None and incumbent.ok else None,
+        seed=ev.seed,
+        evaluations=tuple(ev.records),
+        trajectory=tuple(ev.trajectory),
+        stop_reason=reason,
+        elapsed=ev.elapsed,
+    )
