@@ -36,6 +36,7 @@ class _Printer:
         self.scop = scop
         self.parallel = parallel
         self.ivdep = ivdep
+        self.prefix = prefix
         self.macro = f"{prefix}_"  # pt_floord etc. use the same fresh prefix
         self.gen = c_generator.CGenerator()
         self.lines: list[str] = []
@@ -49,6 +50,8 @@ class _Printer:
             return e.int_get_val().to_str()
         if t == isl.ast_expr_type.id:
             name = e.id_get_id().get_name()
+            if name in self.scop.constants:
+                return str(self.scop.constants[name])
             return _c_name(name, self.scop.params)
         op = e.op_get_type()
         args = [e.op_get_arg(i) for i in range(e.op_get_n_arg())]
@@ -87,7 +90,7 @@ class _Printer:
     def emit(self, text: str, indent: int) -> None:
         self.lines.append("  " * indent + text)
 
-    def node(self, n: isl.AstNode, indent: int, pragma: str | None = None) -> None:
+    def node(self, n: isl.AstNode, indent: int, pragma: tuple[str, str] | None = None) -> None:
         t = n.get_type()
         if t == isl.ast_node_type.block:
             for child in _list(n.block_get_children()):
@@ -95,33 +98,34 @@ class _Printer:
         elif t == isl.ast_node_type.for_:
             self.for_(n, indent, pragma)
         elif t == isl.ast_node_type.if_:
-            self.emit(f"if ({self.expr(n.if_get_cond())}) {{", indent)
+            self.emit(f"if ({_strip(self.expr(n.if_get_cond()))}) {{", indent)
             self.node(n.if_get_then_node(), indent + 1, pragma)
             if n.if_has_else_node():
                 self.emit("} else {", indent)
                 self.node(n.if_get_else_node(), indent + 1, pragma)
             self.emit("}", indent)
         elif t == isl.ast_node_type.mark:
-            name = n.mark_get_id().get_name()
+            name, _, depth = n.mark_get_id().get_name().partition("@")
             inner = None
             if name == PARALLEL_MARK and self.parallel:
-                inner = "#pragma omp parallel for"
+                inner = (f"{self.prefix}{depth}", "#pragma omp parallel for")
             elif name == IVDEP_MARK and self.ivdep:
-                inner = "#pragma GCC ivdep"
+                inner = (f"{self.prefix}{depth}", "#pragma GCC ivdep")
             self.node(n.mark_get_node(), indent, inner or pragma)
         elif t == isl.ast_node_type.user:
             self.user(n.user_get_expr(), indent)
         else:  # pragma: no cover
             raise NotImplementedError(f"isl AST node {t}")
 
-    def for_(self, n: isl.AstNode, indent: int, pragma: str | None) -> None:
+    def for_(self, n: isl.AstNode, indent: int, pragma: tuple[str, str] | None) -> None:
         it = self.expr(n.for_get_iterator())
-        init, cond, inc = (self.expr(x) for x in (n.for_get_init(), n.for_get_cond(), n.for_get_inc()))
-        if pragma:
-            self.emit(pragma, indent)
+        init, cond, inc = (_strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(), n.for_get_inc()))
+        if pragma and pragma[0] == it:
+            self.emit(pragma[1], indent)
+            pragma = None
         step = f"{it}++" if inc == "1" else f"{it} += {inc}"
         self.emit(f"for (int {it} = {init}; {cond}; {step}) {{", indent)
-        self.node(n.for_get_body(), indent + 1, None)
+        self.node(n.for_get_body(), indent + 1, pragma)
         self.emit("}", indent)
 
     def user(self, call: isl.AstExpr, indent: int) -> None:
@@ -131,6 +135,19 @@ class _Printer:
         subst = dict(zip(st.iterators, (a if re.fullmatch(r"-?\w+", a) else f"({a})" for a in args)))
         body = _substitute(st.body, subst)
         self.emit(self.gen.visit(body) + ";", indent)
+
+
+def _strip(text: str) -> str:
+    """Drop one pair of outer parentheses (OpenMP's canonical loop form wants `c <= e`, not `(c <= e)`)."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return text
+    depth = 0
+    for k, ch in enumerate(text):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and k < len(text) - 1:
+            return text
+    return text[1:-1]
 
 
 def _list(lst) -> list:
@@ -173,19 +190,13 @@ def _substitute(body: c_ast.Node, subst: dict[str, str]) -> c_ast.Node:
 
 
 def build_ast(scop: Scop, tiled: TiledSchedule, prefix: str) -> isl.AstNode:
-    context = isl.Set(f"[{', '.join(_isl_params(scop))}] -> {{ : }}", context=CTX)
-    build = isl.AstBuild.from_context(context)
+    build = isl.AstBuild.from_context(scop.context)
     depth = _max_depth(tiled.schedule)
     ids = isl.IdList.alloc(CTX, depth)
     for k in range(depth):
         ids = ids.add(isl.Id(f"{prefix}{k}", context=CTX))
     build = build.set_iterators(ids)
     return build.node_from_schedule(tiled.schedule)
-
-
-def _isl_params(scop: Scop) -> list[str]:
-    from ..poly.islutil import isl_name
-    return [isl_name(p) for p in scop.params]
 
 
 def _max_depth(schedule: isl.Schedule) -> int:

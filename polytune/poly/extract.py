@@ -21,6 +21,7 @@ PURE_FUNCTIONS = frozenset(
     for suffix in ("", "f", "l")
 ) | {"abs", "labs", "min", "max", "MIN", "MAX", "__builtin_fabs", "__builtin_sqrt"}
 
+CONSTANT_PARAM_MIN = 16
 _ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
 _GEN = c_generator.CGenerator()
 
@@ -50,6 +51,7 @@ class _Builder:
     hoisted: dict = field(default_factory=dict)  # name -> C declaration text
     iterators_all: set = field(default_factory=set)
     idents: set = field(default_factory=set)
+    consts: dict = field(default_factory=dict)  # large integer constant -> parameter name
 
     # ---- errors -------------------------------------------------------------------------------------
     def fail(self, node: c_ast.Node | None, msg: str) -> UnsupportedError:
@@ -71,6 +73,11 @@ class _Builder:
             value = _const(e)
             if value is None:
                 raise NonAffine(f"non-integer constant {e.value}")
+            if abs(value) >= CONSTANT_PARAM_MIN:
+                # Large constants (sizes fixed by macros) become parameters fixed by the context: isl's
+                # scheduler is orders of magnitude slower on large constant bounds (heat-3d: minutes).
+                name = self.consts.setdefault(abs(value), f"_pt_K{abs(value)}")
+                return [("true", name if value > 0 else f"(-{name})")]
             return [("true", str(value))]
         if isinstance(e, c_ast.ID):
             self.idents.add(e.name)
@@ -89,8 +96,14 @@ class _Builder:
             if e.op in ("*", "/", "%") and _const(e.right) is None and not (e.op == "*" and
                                                                             _const(e.left) is not None):
                 raise NonAffine("product of two variables" if e.op == "*" else f"'{e.op}' by a non-constant")
-            left, right = self.pieces(e.left, iters), self.pieces(e.right, iters)
-            if e.op in ("+", "-", "*"):
+            if e.op == "*":  # keep the constant factor literal: a parameter times an iterator is not affine
+                lc, rc = _const(e.left), _const(e.right)
+                if rc is not None:
+                    return [(g, f"({x} * {rc})") for g, x in self.pieces(e.left, iters)]
+                return [(g, f"({lc} * {x})") for g, x in self.pieces(e.right, iters)]
+            left = self.pieces(e.left, iters)
+            right = self.pieces(e.right, iters) if e.op in ("+", "-") else []
+            if e.op in ("+", "-"):
                 return _combine(left, right, lambda a, b: f"({a} {e.op} {b})")
             d = _const(e.right)
             if not d:
@@ -438,7 +451,10 @@ def build_scop(region: Region) -> Scop:
             raise UnsupportedError(f"'{p}' is an array but is used in a loop bound or subscript",
                                    region.file, line)
     params = tuple(sorted(b.params))
-    ptext = "[" + ", ".join(isl_name(p) for p in params) + "]"
+    constants = {name: value for value, name in sorted(b.consts.items())}
+    ptext = "[" + ", ".join([isl_name(p) for p in params] + list(constants)) + "]"
+    context = isl.Set(f"{ptext} -> {{ : {' and '.join(f'{n} = {v}' for n, v in constants.items()) or 'true'} }}",
+                      context=CTX)
     positions = _positions(region.body)
     depth = max(len(it) for (_, it, *_rest) in b.stmts)
     width = 2 * depth + 1
@@ -470,6 +486,7 @@ def build_scop(region: Region) -> Scop:
             accs.append(Access(array, rel, is_write))
         statements.append(Statement(name, iters, domain, schedule, expr, line, tuple(accs)))
     arrays = tuple(Array(n, d, n in written) for n, d in sorted(b.array_dims.items()))
-    return Scop(region.file, region.begin_line, region.end_line, params, tuple(statements), arrays,
+    return Scop(region.file, region.begin_line, region.end_line, params, constants, context,
+                tuple(statements), arrays,
                 tuple(b.hoisted.values()), frozenset(b.idents | b.iterators_all | set(b.hoisted)),
                 region.source_hash)

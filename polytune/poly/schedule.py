@@ -19,6 +19,8 @@ from .deps import Dependences
 from .islutil import CTX, maps_of, sets_of
 from .scop import Scop
 
+# Marks name the schedule depth of the loop they are for ("omp_parallel@3"): when that loop is degenerate
+# (a single iteration) the AST has no for node for it and the mark must not fall on an inner loop.
 PARALLEL_MARK = "omp_parallel"
 IVDEP_MARK = "ivdep"
 DEFAULT_TILE = 32
@@ -80,7 +82,7 @@ def tunable_band_sizes(scop: Scop, deps: Dependences, tile: bool = True) -> list
 def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (), tile: bool = True,
                   parallel: bool = True, base: isl.Schedule | None = None) -> TiledSchedule:
     base = base if base is not None else compute_base_schedule(scop, deps)
-    t = _Transformer(scop, deps.all, list(tile_sizes), tile, parallel)
+    t = _Transformer(scop, deps.all.intersect_params(scop.context), list(tile_sizes), tile, parallel)
     root = t.visit(base.get_root(), inside_parallel=False, outer_members=0)
     schedule = root.get_schedule()
     check_legal(schedule, deps, scop)
@@ -126,7 +128,7 @@ class _Transformer:
         if not (self.tile and permutable and n >= 2):
             par = self.first_parallel(node, range(n)) if self.parallel and not inside_parallel else None
             if par is not None:
-                node = _mark_member(node, par, PARALLEL_MARK)
+                node = _mark_member(node, par, f"{PARALLEL_MARK}@{outer_members + par}")
             self.bands.append(BandInfo(index, n, outer_members, stmts, permutable, False, (), sched_text,
                                        None if par is None else f"loop {par}", False, tuple(range(n))))
             return node, par is not None
@@ -152,7 +154,7 @@ class _Transformer:
             node = node.child(0).band_set_ast_build_options(
                 isl.UnionSet("{ separate[x] }", context=CTX)).parent()
         if par is not None:
-            node = _mark_member(node, par, PARALLEL_MARK)
+            node = _mark_member(node, par, f"{PARALLEL_MARK}@{outer_members + par}")
         self.bands.append(BandInfo(index, n, outer_members, stmts, True, True, tuple(sizes), sched_text,
                                    None if par is None else f"tile {par}", wavefront, tuple(order)))
         return node.child(0), par is not None
@@ -290,7 +292,7 @@ def check_legal(schedule: isl.Schedule, deps: Dependences, scop: Scop) -> None:
     """Every dependence S[i] -> T[j] must go forward in the schedule: sched(S[i]) << sched(T[j])."""
     smap = schedule.get_map().intersect_domain(scop.domain)
     width = max((m.dim(isl.dim_type.out) for m in maps_of(smap)), default=0)
-    d = deps.all
+    d = deps.all.intersect_params(scop.context)
     if d.is_empty():
         return
     mapped = d.apply_domain(smap).apply_range(smap)

@@ -53,6 +53,8 @@ class Scop:
     begin_line: int
     end_line: int
     params: tuple[str, ...]
+    constants: dict  # isl parameter name -> the integer constant it stands for
+    context: isl.Set  # fixes the constant parameters
     statements: tuple[Statement, ...]
     arrays: tuple[Array, ...]
     hoisted_decls: tuple[str, ...]  # C declarations of variables declared inside the region

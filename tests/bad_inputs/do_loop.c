@@ -1,0 +1,17 @@
+// expect: 10: 'do-while' loop
+#include <stdio.h>
+#define N 16
+double A[N][N], B[N][N], x[N], y[N];
+int idx[N];
+int main(void) {
+  int i, j, n = N;
+#pragma scop
+  i = 0;
+  do {
+    x[i] = y[i];
+    i++;
+  } while (i < n);
+#pragma endscop
+  printf("%g\n", A[1][1] + x[1]);
+  return 0;
+}

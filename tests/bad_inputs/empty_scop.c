@@ -1,0 +1,12 @@
+// expect: 8: no statement
+#include <stdio.h>
+#define N 16
+double A[N][N], B[N][N], x[N], y[N];
+int idx[N];
+int main(void) {
+  int i, j, n = N;
+#pragma scop
+#pragma endscop
+  printf("%g\n", A[1][1] + x[1]);
+  return 0;
+}

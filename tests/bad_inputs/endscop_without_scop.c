@@ -1,0 +1,13 @@
+// expect: 10: without a matching '#pragma scop'
+#include <stdio.h>
+#define N 16
+double A[N][N], B[N][N], x[N], y[N];
+int idx[N];
+int main(void) {
+  int i, j, n = N;
+  for (i = 0; i < n; i++)
+    x[i] = y[i];
+#pragma endscop
+  printf("%g\n", A[1][1] + x[1]);
+  return 0;
+}

@@ -1,0 +1,15 @@
+// expect: 11: pointer dereference
+#include <stdio.h>
+#define N 16
+double A[N][N], B[N][N], x[N], y[N];
+int idx[N];
+int main(void) {
+  int i, j, n = N;
+  double *p = &x[0];
+#pragma scop
+  for (i = 0; i < n; i++)
+    *p += y[i];
+#pragma endscop
+  printf("%g\n", A[1][1] + x[1]);
+  return 0;
+}
