@@ -39,6 +39,39 @@ def build_parser() -> argparse.ArgumentParser:
     _shape(p)
     p.add_argument("-o", "--output", help="output file (default: FILE.polytune.c; '-' for stdout)")
     p.add_argument("--report", help="write a JSON report of what was done to each scop")
+    p = sub.add_parser("tune", help="tune the tile sizes by measurement (hill climbing from Pluto's 32)")
+    _common(p)
+    p.add_argument("-o", "--output", help="write the best program here")
+    p.add_argument("--report", help="JSON report: every evaluation, the trajectory, the summary")
+    p.add_argument("--tile-sizes-out", help="write the best sizes in Pluto's tile.sizes format")
+    p.add_argument("--strategy", default="hill", choices=["hill", "exhaustive", "random", "coordesc"])
+    p.add_argument("--fit", default="best", choices=["best", "first"])
+    p.add_argument("--neighbourhood", "--neighborhood", dest="degree", type=int, default=1, choices=[1, 2, 3],
+                   help="neighbourhood degree: change up to this many sizes at once, one step each")
+    p.add_argument("--shortest-hop", action="store_true",
+                   help="after converging, keep climbing in steps of each domain's shortest hop")
+    p.add_argument("--seed", default="pluto", help="pluto (all 32), origin (all 1), model (cache-size "
+                                                    "model), or explicit sizes like 32,16,8")
+    p.add_argument("--domain", action="append", default=[], metavar="SPEC",
+                   help="values of the sizes: 1:512:pow2, 8:256:8 or 8,16,32; once for all, once per "
+                        "parameter, or NAME=SPEC (default: powers of two up to the loop extent, max 512)")
+    p.add_argument("--alpha", type=float, default=0.05,
+                   help="significance of the one-sided Welch t-test a move must pass (0 disables it)")
+    p.add_argument("--max-iterations", type=int, default=100)
+    p.add_argument("--max-evals", type=int)
+    p.add_argument("--time-limit", type=float, help="seconds")
+    p.add_argument("--samples", type=int, help="random search: number of samples (default from Prop. 9.3)")
+    p.add_argument("--eps", type=float, default=1e-3, help="coordesc: relative improvement threshold")
+    p.add_argument("--rng-seed", type=int, default=0)
+    p.add_argument("--runs", type=int, default=3, help="timed runs per candidate (after one warm-up run)")
+    p.add_argument("--threads", type=int, help="OMP_NUM_THREADS for the runs")
+    p.add_argument("--cc", default="gcc")
+    p.add_argument("--cflags", default="-O3 -march=native")
+    p.add_argument("--rtol", type=float, default=0.0,
+                   help="relative tolerance for the result check (default 0: bit-identical)")
+    p.add_argument("--cache", help="measurement cache file (default: ~/.cache/polytune/measurements.sqlite)")
+    p.add_argument("--no-cache", action="store_true")
+    p.add_argument("--no-parallel", action="store_true")
     p = sub.add_parser("inspect", help="print statements, domains, accesses, dependences and the schedule")
     _common(p)
     _shape(p)
@@ -126,7 +159,35 @@ def cmd_inspect(args) -> int:
     return 0
 
 
-COMMANDS = {"optimize": cmd_optimize, "inspect": cmd_inspect}
+def cmd_tune(args) -> int:
+    from .measure import BuildConfig, shell_flags
+    from .pipeline import write_atomically
+    from .tune import TuneOptions, default_cache_path, progress_printer, summary, tune, write_report
+    if args.runs < 1:
+        raise UsageError("--runs must be at least 1")
+    seed = args.seed if args.seed in ("pluto", "origin", "model") else parse_sizes(args.seed, None)
+    opts = TuneOptions(strategy=args.strategy, fit=args.fit, degree=args.degree,
+                       shortest_hop=args.shortest_hop, seed=seed, alpha=args.alpha or None,
+                       max_iterations=args.max_iterations, max_evals=args.max_evals,
+                       time_limit=args.time_limit, domains=tuple(args.domain), samples=args.samples,
+                       eps=args.eps, rng_seed=args.rng_seed,
+                       cache=None if args.no_cache else (args.cache or default_cache_path()),
+                       parallel=not args.no_parallel)
+    build = BuildConfig(cc=args.cc, cflags=shell_flags(args.cflags), includes=tuple(args.includes),
+                        defines=tuple(args.defines), threads=args.threads, runs=args.runs, rtol=args.rtol)
+    res = tune(args.file, opts, build, progress=progress_printer(sys.stderr))
+    print(summary(res))
+    if res.best_text is not None:
+        if args.output:
+            write_atomically(args.output, res.best_text)
+        if args.tile_sizes_out:
+            write_atomically(args.tile_sizes_out, "".join(f"{v}\n" for v in res.best_config))
+    if args.report:
+        write_report(args.report, res.report)
+    return 0 if res.best_text is not None else 1
+
+
+COMMANDS = {"optimize": cmd_optimize, "inspect": cmd_inspect, "tune": cmd_tune}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -71,24 +71,41 @@ def analyze(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] 
     return Program(path, text, tuple(scops))
 
 
-def generate(program: Program, opts: OptimizeOptions = OptimizeOptions()) -> OptimizeResult:
-    """Replace every region of the program by optimized code; everything else stays byte for byte."""
+def _check(opts: OptimizeOptions) -> None:
     if opts.target not in TARGETS:
         raise UsageError(f"unknown target '{opts.target}' (choose from {', '.join(TARGETS)})")
-    from .emit.c import generate_region
-
     if any(s < 1 for s in opts.tile_sizes):
         raise UsageError("tile sizes must be positive integers")
+
+
+def schedules(program: Program, opts: OptimizeOptions) -> list[TiledSchedule]:
+    """The tiled schedule of every scop; tile sizes are taken band by band in file order."""
+    _check(opts)
     sizes = list(opts.tile_sizes)
-    replacements = []
-    reports = []
+    out = []
     for a in program.scops:
         ts = a.tiled(tuple(sizes), tile=opts.tile, parallel=opts.parallel)
         del sizes[:len(ts.tile_sizes)]
-        code = generate_region(a.scop, ts, parallel=opts.parallel, ivdep=opts.ivdep,
-                               indent=_indent_of(program.text, a.scop.begin_line))
-        replacements.append((a.scop.begin_line, a.scop.end_line, code))
-        reports.append(scop_report(a, ts))
+        out.append(ts)
+    return out
+
+
+def generate_regions(program: Program, opts: OptimizeOptions = OptimizeOptions(),
+                     tiled: list[TiledSchedule] | None = None) -> list[str]:
+    """The code replacing each region."""
+    from .emit.c import generate_region
+    tiled = schedules(program, opts) if tiled is None else tiled
+    return [generate_region(a.scop, ts, parallel=opts.parallel, ivdep=opts.ivdep,
+                            indent=_indent_of(program.text, a.scop.begin_line))
+            for a, ts in zip(program.scops, tiled)]
+
+
+def generate(program: Program, opts: OptimizeOptions = OptimizeOptions()) -> OptimizeResult:
+    """Replace every region of the program by optimized code; everything else stays byte for byte."""
+    tiled = schedules(program, opts)
+    codes = generate_regions(program, opts, tiled)
+    reports = [scop_report(a, ts) for a, ts in zip(program.scops, tiled)]
+    replacements = [(a.scop.begin_line, a.scop.end_line, code) for a, code in zip(program.scops, codes)]
     return OptimizeResult(splice(program.text, replacements), {"file": program.path, "scops": reports})
 
 

@@ -11,7 +11,7 @@ import re
 import islpy as isl
 from pycparser import c_ast, c_generator
 
-from ..poly.islutil import CTX
+from ..poly.islutil import CTX, isl_name, sets_of
 from ..poly.schedule import IVDEP_MARK, PARALLEL_MARK, TiledSchedule
 from ..poly.scop import Scop
 
@@ -204,6 +204,41 @@ def _max_depth(schedule: isl.Schedule) -> int:
     out = [0]
     m.foreach_map(lambda x: out.append(x.dim(isl.dim_type.out)))
     return max(out) + 8
+
+
+class _DumpPrinter(_Printer):
+    """Loops over every element a region writes, each handed to ``polytune_dump``."""
+
+    def user(self, call: isl.AstExpr, indent: int) -> None:
+        name = call.op_get_arg(0).id_get_id().get_name()
+        array = next(a.name for a in self.scop.arrays if isl_name(a.name) == name)
+        subs = "".join(f"[{_strip(self.expr(call.op_get_arg(i + 1)))}]" for i in range(call.op_get_n_arg() - 1))
+        self.emit(f"polytune_dump((double)({array}{subs}));", indent)
+
+
+def generate_dump(scop: Scop, indent: int = 1) -> str:
+    """C code that feeds every element the region writes, in a fixed order, to ``polytune_dump``."""
+    prefix = fresh_prefix(scop)
+    written = scop.writes.range().intersect_params(scop.context)
+    lines: list[str] = []
+    for s in sorted(sets_of(written), key=lambda x: x.get_tuple_name()):
+        n = s.dim(isl.dim_type.set)
+        sched = isl.UnionMap(_identity_schedule(s))
+        build = isl.AstBuild.from_context(scop.context)
+        ids = isl.IdList.alloc(CTX, n)
+        for k in range(n):
+            ids = ids.add(isl.Id(f"{prefix}{k}", context=CTX))
+        ast = build.set_iterators(ids).node_from_schedule_map(sched)
+        p = _DumpPrinter(scop, False, False, prefix)
+        p.node(ast, indent + 1)
+        lines += p.macro_defs() + p.lines + [f"#undef {m.split()[1].split('(')[0]}" for m in p.macro_defs()]
+    return "\n".join(["  " * indent + "{"] + lines + ["  " * indent + "}"]) + "\n"
+
+
+def _identity_schedule(s: isl.Set) -> isl.Map:
+    """{ X[a, b] -> [a, b] } on the set *s*."""
+    return isl.Map.identity(isl.Space.map_from_set(s.get_space())).intersect_domain(s) \
+        .reset_tuple_id(isl.dim_type.out)
 
 
 def generate_region(scop: Scop, tiled: TiledSchedule, parallel: bool = True, ivdep: bool = True,

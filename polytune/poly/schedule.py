@@ -41,6 +41,7 @@ class BandInfo:
     parallel_loop: str | None  # "tile k" / "point k" / "loop k" for the OpenMP loop in this band, if any
     wavefront: bool
     point_order: tuple[int, ...]  # band member order of the point loops (innermost last)
+    extents: tuple[int | None, ...] = ()  # trip count of each member's loop where it is a known constant
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,6 +133,7 @@ class _Transformer:
             self.bands.append(BandInfo(index, n, outer_members, stmts, permutable, False, (), sched_text,
                                        None if par is None else f"loop {par}", False, tuple(range(n))))
             return node, par is not None
+        extents = self.extents(node)
         sizes = self.next_sizes(n)
         mv = isl.MultiVal.zero(node.band_get_space())
         for k, size in enumerate(sizes):
@@ -156,8 +158,18 @@ class _Transformer:
         if par is not None:
             node = _mark_member(node, par, f"{PARALLEL_MARK}@{outer_members + par}")
         self.bands.append(BandInfo(index, n, outer_members, stmts, True, True, tuple(sizes), sched_text,
-                                   None if par is None else f"tile {par}", wavefront, tuple(order)))
+                                   None if par is None else f"tile {par}", wavefront, tuple(order), extents))
         return node.child(0), par is not None
+
+    def extents(self, node) -> tuple[int | None, ...]:
+        dom = node.get_domain().intersect_params(self.scop.context)
+        mupa = node.band_get_partial_schedule()
+        out: list[int | None] = []
+        for k in range(node.band_n_member()):
+            upa = mupa.get_at(k).intersect_domain(dom)
+            lo, hi = upa.min_val(), upa.max_val()
+            out.append(hi.sub(lo).to_python() + 1 if lo.is_int() and hi.is_int() else None)
+        return tuple(out)
 
     # -------------------------------------------------------------------------------------------------
     def first_parallel(self, node, members) -> int | None:
@@ -302,3 +314,16 @@ def check_legal(schedule: isl.Schedule, deps: Dependences, scop: Scop) -> None:
         bad = mapped.subtract(order)
         raise IllegalSchedule(f"internal error: the schedule violates dependences {bad}", scop.file,
                               scop.begin_line)
+
+
+def access_dims(scop: Scop, statements: tuple[str, ...]) -> dict[str, int]:
+    """For the analytical seed: per array, how many loop dimensions its subscripts in these statements span."""
+    out: dict[str, int] = {}
+    for st in scop.statements:
+        if st.name not in statements:
+            continue
+        for acc in st.accesses:
+            n = acc.relation.dim(isl.dim_type.in_)
+            d = sum(1 for k in range(n) if acc.relation.involves_dims(isl.dim_type.in_, k, 1))
+            out[acc.array] = max(out.get(acc.array, 0), d)
+    return out

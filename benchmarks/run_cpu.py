@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Original (gcc -O3 -march=native) vs `polytune optimize` output (tile 32, OpenMP), run side by side.
+
+Each kernel's programs are run alternately, `--reps` times each, and the medians of the region times they
+print are compared; speedups are original / optimized. Usage:
+
+    python benchmarks/run_cpu.py [--kernels gemm,lu] [--reps 3] [--threads 1,2] [--markdown]
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KERNEL_DIR = os.path.join(HERE, "pluto")
+CFLAGS = ["-O3", "-march=native"]
+
+
+def kernels() -> list[str]:
+    return sorted(f[:-2] for f in os.listdir(KERNEL_DIR) if f.endswith(".c"))
+
+
+def compile_c(src: str, exe: str, openmp: bool, defines: list[str]) -> float:
+    t0 = time.perf_counter()
+    cmd = ["gcc", *CFLAGS, *(["-fopenmp"] if openmp else []), *defines, src, "-o", exe, "-lm"]
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return time.perf_counter() - t0
+
+
+def run(exe: str, threads: int) -> tuple[float, str]:
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    out = subprocess.run([exe], check=True, capture_output=True, text=True, env=env, timeout=600).stdout
+    t = float(re.search(r"time:\s*([0-9.eE+-]+)", out).group(1))
+    cs = re.search(r"checksum:\s*(\S+)", out).group(1)
+    return t, cs
+
+
+def bench(kernel: str, reps: int, threads: list[int], defines: list[str], tile: str | None) -> dict:
+    src = os.path.join(KERNEL_DIR, kernel + ".c")
+    with tempfile.TemporaryDirectory() as d:
+        opt = os.path.join(d, kernel + ".opt.c")
+        cmd = [sys.executable, "-m", "polytune", "optimize", src, "-o", opt, *defines]
+        if tile:
+            cmd += ["--tile-sizes", tile]
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True, text=True)
+        t_opt = time.perf_counter() - t0
+        orig_exe, opt_exe = os.path.join(d, "orig"), os.path.join(d, "opt")
+        compile_c(src, orig_exe, False, defines)
+        t_gcc = compile_c(opt, opt_exe, True, defines)
+        row = {"kernel": kernel, "optimize_s": t_opt, "gcc_s": t_gcc,
+               "lines": sum(1 for _ in open(opt))}
+        times: dict[str, list[float]] = {"orig": []}
+        sums = {}
+        for th in threads:
+            times[f"opt{th}"] = []
+        for _ in range(reps):  # alternate: original, then each thread count
+            t, cs = run(orig_exe, 1)
+            times["orig"].append(t)
+            sums["orig"] = cs
+            for th in threads:
+                t, cs = run(opt_exe, th)
+                times[f"opt{th}"].append(t)
+                sums[f"opt{th}"] = cs
+        row["median"] = {k: statistics.median(v) for k, v in times.items()}
+        row["checksums_equal"] = len(set(sums.values())) == 1
+        row["checksums"] = sums
+        return row
+
+
+def geomean(xs: list[float]) -> float:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kernels", help="comma-separated subset (default: all of benchmarks/pluto)")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--threads", default="2,1")
+    ap.add_argument("--tile-sizes", default=None, help="passed to polytune optimize (default: 32)")
+    ap.add_argument("-D", dest="defines", action="append", default=[])
+    ap.add_argument("--markdown", action="store_true")
+    args = ap.parse_args(argv)
+    threads = [int(t) for t in args.threads.split(",")]
+    names = args.kernels.split(",") if args.kernels else kernels()
+    defines = [f"-D{d}" for d in args.defines]
+    rows = []
+    for k in names:
+        row = bench(k, args.reps, threads, defines, args.tile_sizes)
+        rows.append(row)
+        m = row["median"]
+        sp = "  ".join(f"{th}T {m['orig'] / m[f'opt{th}']:6.2f}x" for th in threads)
+        print(f"{k:16s} orig {m['orig']:8.4f}s  " + "  ".join(f"opt{th}T {m[f'opt{th}']:8.4f}s" for th in threads)
+              + f"  {sp}  optimize {row['optimize_s']:.2f}s gcc {row['gcc_s']:.2f}s"
+              + ("" if row["checksums_equal"] else f"  CHECKSUMS DIFFER {row['checksums']}"), flush=True)
+    if args.markdown:
+        hdr = "| kernel | original (s) | " + " | ".join(f"polytune {t}T (s) | speedup {t}T" for t in threads) \
+              + " | optimize (s) | gcc -O3 (s) | checksums |"
+        print("\n" + hdr)
+        print("|" + "---|" * (3 + 2 * len(threads) + 2))
+        for r in rows:
+            m = r["median"]
+            cells = " | ".join(f"{m[f'opt{t}']:.4f} | {m['orig'] / m[f'opt{t}']:.2f}x" for t in threads)
+            print(f"| {r['kernel']} | {m['orig']:.4f} | {cells} | {r['optimize_s']:.2f} | {r['gcc_s']:.2f} | "
+                  f"{'equal' if r['checksums_equal'] else 'differ'} |")
+        gm = " | ".join(f" | **{geomean([r['median']['orig'] / r['median'][f'opt{t}'] for r in rows]):.2f}x**"
+                        for t in threads)
+        print(f"| geometric mean | {gm} | | | |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

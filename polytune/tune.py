@@ -1,0 +1,254 @@
+"""`polytune tune`: hill climbing (and the baselines) over the tile sizes of the chosen schedule."""
+from __future__ import annotations
+
+import glob
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+
+from .errors import UsageError
+from .measure import BuildConfig, Harness, MeasurementCache, default_cache_path, machine_id, workload_key
+from .measurement import Measurement
+from .pipeline import OptimizeOptions, Program, analyze, generate
+from .poly.schedule import DEFAULT_TILE, access_dims, BandInfo
+from .search import Budget, Parameter, SearchOptions, SearchResult, SearchSpace, parse_domain, pow2_domain
+from .search import run_search
+
+SEEDS = ("pluto", "origin", "model")
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    strategy: str = "hill"
+    fit: str = "best"
+    degree: int = 1
+    shortest_hop: bool = False
+    seed: str | tuple[int, ...] = "pluto"
+    alpha: float | None = 0.05
+    max_iterations: int = 100
+    max_evals: int | None = None
+    time_limit: float | None = None
+    domains: tuple[str, ...] = ()  # one spec for all parameters, one per parameter, or NAME=SPEC
+    samples: int | None = None
+    eps: float = 1e-3
+    rng_seed: int = 0
+    cache: str | None = field(default_factory=default_cache_path)  # None: no persistent cache
+    parallel: bool = True
+    domain_cap: int = 512
+
+
+@dataclass(frozen=True, eq=False)
+class TuneResult:
+    program: Program
+    space: SearchSpace
+    search: SearchResult
+    original: Measurement
+    best_text: str | None
+    report: dict
+
+    @property
+    def best_config(self) -> tuple[int, ...] | None:
+        return self.search.best_config
+
+
+def _bands(program: Program, opts: OptimizeOptions) -> list[tuple[int, BandInfo]]:
+    out = []
+    for k, a in enumerate(program.scops):
+        out += [(k, b) for b in a.tiled((), tile=opts.tile, parallel=False).tunable_bands]
+    return out
+
+
+def build_space(program: Program, tune: TuneOptions, opts: OptimizeOptions) -> SearchSpace:
+    params: list[Parameter] = []
+    for k, band in _bands(program, opts):
+        for m in range(band.members):
+            name = f"s{k}b{band.index}t{m}"
+            extent = band.extents[m] if m < len(band.extents) else None
+            params.append(Parameter(name, pow2_domain(extent, tune.domain_cap)))
+    if not params:
+        raise UsageError("nothing to tune: no scop has a tilable band of two or more loops", program.path)
+    specs = list(tune.domains)
+    named = dict(s.split("=", 1) for s in specs if "=" in s)
+    plain = [s for s in specs if "=" not in s]
+    unknown = set(named) - {p.name for p in params}
+    if unknown:
+        raise UsageError(f"--domain names unknown parameter(s) {', '.join(sorted(unknown))} "
+                         f"(parameters: {', '.join(p.name for p in params)})")
+    if len(plain) not in (0, 1, len(params)):
+        raise UsageError(f"give one --domain for all parameters or one per parameter ({len(params)})")
+    out = []
+    for i, p in enumerate(params):
+        spec = named.get(p.name) or (plain[0] if len(plain) == 1 else plain[i] if plain else None)
+        out.append(Parameter(p.name, parse_domain(spec)) if spec else p)
+    return SearchSpace(tuple(out))
+
+
+def cache_sizes() -> dict[int, int]:
+    """Data/unified cache size per level (bytes) from sysfs; conservative defaults where unknown."""
+    sizes: dict[int, int] = {}
+    for d in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
+        try:
+            level = int(open(os.path.join(d, "level")).read())
+            kind = open(os.path.join(d, "type")).read().strip()
+            text = open(os.path.join(d, "size")).read().strip()
+        except (OSError, ValueError):
+            continue
+        if kind == "Instruction":
+            continue
+        mult = {"K": 1024, "M": 1024 * 1024}.get(text[-1], 1)
+        sizes[level] = int(text.rstrip("KM")) * mult
+    sizes.setdefault(1, 32 * 1024)
+    sizes.setdefault(2, 512 * 1024)
+    return sizes
+
+
+def model_seed(program: Program, space: SearchSpace, opts: OptimizeOptions) -> tuple[int, ...]:
+    """The largest power-of-two cube tile whose data footprint (8-byte elements) fits half the L2 cache."""
+    budget = cache_sizes()[2] // 2
+    seed: list[int] = []
+    for k, band in _bands(program, opts):
+        dims = access_dims(program.scops[k].scop, band.statements)
+        t = 1
+        while t < 1024 and sum(8 * (2 * t) ** min(d, band.members) for d in dims.values()) <= budget:
+            t *= 2
+        for m in range(band.members):
+            ext = band.extents[m] if m < len(band.extents) else None
+            seed.append(min(t, 2 ** max(0, math.ceil(math.log2(ext)))) if ext else t)
+    return tuple(seed)
+
+
+def seed_config(program: Program, space: SearchSpace, tune: TuneOptions, opts: OptimizeOptions):
+    n = len(space.params)
+    if isinstance(tune.seed, tuple):
+        if len(tune.seed) != n:
+            raise UsageError(f"the seed needs {n} sizes, got {len(tune.seed)}")
+        return tune.seed
+    if tune.seed == "pluto":
+        return (DEFAULT_TILE,) * n
+    if tune.seed == "origin":
+        return (1,) * n
+    if tune.seed == "model":
+        return model_seed(program, space, opts)
+    raise UsageError(f"unknown seed '{tune.seed}' (pluto, origin, model, or sizes like 32,16,8)")
+
+
+def _mjson(m: Measurement | None) -> dict | None:
+    if m is None:
+        return None
+    return {"config": list(m.config), "times": list(m.times),
+            "median": m.value if math.isfinite(m.value) else None,
+            "error": m.error.value if m.error else None, "compile_time": m.compile_time,
+            "detail": m.detail, "cached": m.cached}
+
+
+def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig = BuildConfig(),
+         progress=None) -> TuneResult:
+    """Tune the tile sizes of *path*; every candidate is verified against the original program."""
+    program = analyze(path, build.includes, build.defines)
+    base = OptimizeOptions(parallel=tune_opts.parallel)
+    space = build_space(program, tune_opts, base)
+    seed = seed_config(program, space, tune_opts, base)
+    harness = Harness(program, build)
+    cache = MeasurementCache(tune_opts.cache, workload_key(program, build, base)) if tune_opts.cache else None
+    t0 = time.perf_counter()
+    try:
+        original = harness.measure_reference()
+
+        def evaluate(config) -> Measurement:
+            config = tuple(int(c) for c in config)
+            if cache is not None:
+                hit = cache.get(config)
+                if hit is not None:
+                    if hit.ok and (harness.best_time is None or hit.value < harness.best_time):
+                        harness.best_time = hit.value
+                    return hit
+            m = harness.measure(config, OptimizeOptions(tile_sizes=config, parallel=tune_opts.parallel))
+            if cache is not None:
+                cache.put(m)
+            return m
+
+        options = SearchOptions(degree=tune_opts.degree, fit=tune_opts.fit, alpha=tune_opts.alpha,
+                                shortest_hop=tune_opts.shortest_hop, eps=tune_opts.eps,
+                                samples=tune_opts.samples, rng_seed=tune_opts.rng_seed)
+        budget = Budget(max_evals=tune_opts.max_evals, time_limit=tune_opts.time_limit,
+                        max_iterations=tune_opts.max_iterations)
+        result = run_search(space, evaluate, tune_opts.strategy, seed, options, budget, progress)
+    finally:
+        harness.close()
+        if cache is not None:
+            cache.close()
+    search_time = time.perf_counter() - t0
+    best_text = None
+    if result.best is not None:
+        best_text = generate(program, OptimizeOptions(tile_sizes=tuple(result.best.config),
+                                                      parallel=tune_opts.parallel)).text
+    seed_m = result.seed
+    ok = lambda m: m is not None and m.ok  # noqa: E731
+    report = {
+        "file": path,
+        "machine": machine_id(),
+        "compiler": " ".join(build.compile_cmd("FILE.c", "EXE")),
+        "threads": build.threads if build.threads is not None else os.environ.get("OMP_NUM_THREADS"),
+        "strategy": tune_opts.strategy, "fit": tune_opts.fit, "degree": tune_opts.degree,
+        "shortest_hop": tune_opts.shortest_hop, "alpha": tune_opts.alpha,
+        "space": [{"name": p.name, "values": list(p.values)} for p in space.params],
+        "original": _mjson(original),
+        "seed": _mjson(seed_m),
+        "best": _mjson(result.best),
+        "speedup_over_seed": seed_m.value / result.best.value if ok(seed_m) and ok(result.best) else None,
+        "speedup_over_original": original.value / result.best.value if ok(result.best) else None,
+        "evaluations": [dict(_mjson(r.measurement), phase=r.phase, iteration=r.iteration,
+                             elapsed=r.elapsed) for r in result.evaluations],
+        "trajectory": [{"iteration": s.iteration, "config": list(s.config), "median": s.measurement.value,
+                        "phase": s.phase, "evals": s.evals} for s in result.trajectory],
+        "stop_reason": result.stop_reason.value,
+        "evals": result.evals,
+        "search_time": search_time,
+    }
+    return TuneResult(program, space, result, original, best_text, report)
+
+
+def progress_printer(stream=sys.stderr):
+    """A live progress line per evaluation: candidate, its time, best so far, evaluations, elapsed."""
+    best = [math.inf, None]
+
+    def on_eval(rec) -> None:
+        m = rec.measurement
+        if m.ok and m.value < best[0]:
+            best[0], best[1] = m.value, m.config
+        what = f"{m.value:.4f} s" if m.ok else f"{m.error.value}" + (" (cached)" if m.cached else "")
+        if m.ok and m.cached:
+            what += " (cached)"
+        b = f"{best[0]:.4f} s {tuple(best[1])}" if best[1] is not None else "-"
+        stream.write(f"[{rec.index:3d}] {rec.phase:6s} {str(tuple(m.config)):24s} {what:18s} "
+                     f"best {b}  evals {rec.index}  {rec.elapsed:.1f} s\n")
+        stream.flush()
+
+    return on_eval
+
+
+def summary(res: TuneResult) -> str:
+    r = res.report
+    lines = [f"original: {r['original']['median']:.4f} s"]
+    if r["seed"]:
+        s = r["seed"]
+        lines.append(f"seed {tuple(s['config'])}: " + (f"{s['median']:.4f} s" if s["median"] else s["error"]))
+    if r["best"]:
+        b = r["best"]
+        lines.append(f"best {tuple(b['config'])}: {b['median']:.4f} s")
+        if r["speedup_over_seed"]:
+            lines.append(f"speedup over seed: {r['speedup_over_seed']:.2f}x")
+        lines.append(f"speedup over original: {r['speedup_over_original']:.2f}x")
+    else:
+        lines.append("no configuration produced a verified result")
+    lines.append(f"evaluations: {r['evals']}, search time: {r['search_time']:.1f} s, "
+                 f"stopped: {r['stop_reason']}")
+    return "\n".join(lines)
+
+
+def write_report(path: str, report: dict) -> None:
+    from .pipeline import write_atomically
+    write_atomically(path, json.dumps(report, indent=2) + "\n")
