@@ -65,7 +65,7 @@ class _Builder:
         pieces = self.pieces(e, iters)
         out = pieces[-1][1]
         for guard, expr in reversed(pieces[:-1]):
-            out = f"(({guard}) ? ({expr}) : ({out}))"
+            out = f"({guard} ? ({expr}) : ({out}))"  # isl's parser wants no parentheses around the guard
         return out
 
     def pieces(self, e: c_ast.Node, iters: tuple[str, ...]) -> list[tuple[str, str]]:

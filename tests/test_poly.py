@@ -1,0 +1,70 @@
+"""Dependences and schedules as isl objects (compared with .is_equal), and the legality check."""
+from __future__ import annotations
+
+import islpy as isl
+import pytest
+
+from polytune.pipeline import analyze
+from polytune.poly.schedule import IllegalSchedule, check_legal
+
+
+def _prog(tmp_path, body: str, decl: str = "double A[100][100], B[100][100], C[100][100];"):
+    p = tmp_path / "k.c"
+    p.write_text(f"{decl}\nvoid f(int n) {{\n  int i, j, k, t;\n#pragma scop\n{body}\n#pragma endscop\n}}\n")
+    return analyze(str(p)).scops[0]
+
+
+def test_matmul_dependences(tmp_path):
+    a = _prog(tmp_path, "for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++)\n"
+                        "  C[i][j] += A[i][k] * B[k][j];")
+    expected = isl.UnionMap("[n] -> { S0[i, j, k] -> S0[i, j, k + 1] : 0 <= i < n and 0 <= j < n and "
+                            "0 <= k <= n - 2 }")
+    assert a.deps.flow.is_equal(expected)
+    assert a.deps.output.is_equal(expected)
+    # The read of C[i][j] in instance k belongs to the instance that the output dependence already orders
+    # before k + 1, so no direct anti dependence remains.
+    assert a.deps.anti.is_empty()
+
+
+def test_jacobi_1d_skewed_band_is_legal_and_tiled(tmp_path):
+    a = _prog(tmp_path, "for (t = 0; t < n; t++) {\n for (i = 1; i < n - 1; i++) B[0][i] = A[0][i-1] + "
+                        "A[0][i] + A[0][i+1];\n for (i = 1; i < n - 1; i++) A[0][i] = B[0][i]; }")
+    ts = a.tiled((8, 8))
+    band = ts.tunable_bands[0]
+    assert band.members == 2 and band.tile_sizes == (8, 8)
+    flow = a.deps.flow
+    assert not flow.is_empty()
+    check_legal(ts.schedule, a.deps, a.scop)
+
+
+def test_illegal_schedule_is_rejected(tmp_path):
+    a = _prog(tmp_path, "for (i = 1; i < n; i++) A[0][i] = A[0][i-1] + 1.0;")
+    rev = isl.Schedule.from_domain(a.scop.domain).insert_partial_schedule(
+        isl.MultiUnionPwAff("[n] -> [{ S0[i] -> [(-i)] }]"))
+    with pytest.raises(IllegalSchedule):
+        check_legal(rev, a.deps, a.scop)
+    fwd = isl.Schedule.from_domain(a.scop.domain).insert_partial_schedule(
+        isl.MultiUnionPwAff("[n] -> [{ S0[i] -> [(i)] }]"))
+    check_legal(fwd, a.deps, a.scop)
+
+
+def test_domain_and_access(tmp_path):
+    a = _prog(tmp_path, "for (i = 0; i < n; i++) for (j = 0; j <= i; j += 2) if (i + j > 3) "
+                        "B[i][j/2] = A[n-1-i][j];")
+    st = a.scop.statements[0]
+    dom = isl.Set("[n] -> { S0[i, j] : 0 <= i < n and 0 <= j <= i and j mod 2 = 0 and i + j > 3 }")
+    assert st.domain.is_equal(dom)
+    w = st.writes[0].relation.intersect_domain(st.domain)
+    assert w.is_equal(isl.Map("[n] -> { S0[i, j] -> B[i, j/2] }").intersect_domain(dom))
+
+
+def test_parallel_loop_detection(tmp_path):
+    a = _prog(tmp_path, "for (i = 1; i < n; i++) for (j = 0; j < n; j++) A[i][j] = A[i-1][j] + 1.0;")
+    ts = a.tiled((4, 4))
+    b = ts.bands[0]
+    # i carries the dependence; j is parallel: the OpenMP loop must be the tile loop of j.
+    assert b.parallel_loop is not None and b.parallel_loop.startswith("tile ")
+    k = int(b.parallel_loop.split()[1])
+    member = isl.MultiUnionPwAff(b.schedule).get_at(k)
+    assert isl.UnionMap.from_union_pw_aff(member).intersect_domain(a.scop.domain).is_equal(
+        isl.UnionMap("[n] -> { S0[i, j] -> [j] }").intersect_domain(a.scop.domain))
