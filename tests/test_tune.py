@@ -1,0 +1,138 @@
+"""The tuner end to end: real builds and runs, injected faults, the persistent cache."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import polytune.measure as measure
+from polytune.cli import main
+from polytune.measurement import ErrorKind
+from polytune.measure import BuildConfig
+from polytune.tune import TuneOptions, tune
+
+KERNEL = """#include <stdio.h>
+#define N 24
+double A[N][N], B[N][N], C[N][N];
+int main(void) {
+  int i, j, k;
+  for (i = 0; i < N; i++) for (j = 0; j < N; j++) { A[i][j] = (i * j % 7) / 7.0; B[i][j] = (i + j) % 5; C[i][j] = 0; }
+#pragma scop
+  for (i = 0; i < N; i++)
+    for (j = 0; j < N; j++)
+      for (k = 0; k < N; k++)
+        C[i][j] += A[i][k] * B[k][j];
+#pragma endscop
+  printf("%f\\n", C[3][4]);
+  return 0;
+}
+"""
+
+FAST = BuildConfig(cflags=("-O1",), runs=2, threads=1)
+
+
+@pytest.fixture
+def kernel(tmp_path):
+    p = tmp_path / "mm.c"
+    p.write_text(KERNEL)
+    return str(p)
+
+
+def test_cli_tune_end_to_end(kernel, tmp_path):
+    out, rep, ts = tmp_path / "best.c", tmp_path / "r.json", tmp_path / "tile.sizes"
+    rc = main(["tune", kernel, "-o", str(out), "--report", str(rep), "--tile-sizes-out", str(ts),
+               "--no-cache", "--runs", "2", "--cflags=-O1", "--max-evals", "8", "--threads", "1"])
+    assert rc == 0
+    r = json.loads(rep.read_text())
+    assert r["evals"] <= 8 and r["evaluations"][0]["config"] == [32, 32, 32]
+    assert r["best"]["median"] > 0 and r["original"]["median"] > 0
+    assert all(e["error"] is None or e["error"] in {k.value for k in ErrorKind} for e in r["evaluations"])
+    sizes = [int(x) for x in ts.read_text().split()]
+    assert sizes == r["best"]["config"]
+    assert "#pragma omp parallel for" in out.read_text() or "for (int" in out.read_text()
+
+
+def _faulty(monkeypatch):
+    """Inject broken code for some tile sizes: compile error, crash, hang, wrong answer."""
+    real = measure.generate_regions
+
+    def fake(program, opts, tiled=None):
+        codes = real(program, opts, tiled)
+        first = opts.tile_sizes[0] if opts.tile_sizes else 32
+        if first == 16:
+            return ["  this is not C;\n"]
+        if first == 64:
+            return ["  { __builtin_trap(); }\n"]
+        if first == 8:
+            return ["  { volatile int spin = 1; while (spin) {} }\n"]
+        if first == 4:
+            return [codes[0] + "  C[0][0] += 1.0;\n"]
+        return codes
+
+    monkeypatch.setattr(measure, "generate_regions", fake)
+
+
+def test_faults_are_recorded_and_search_finishes(kernel, monkeypatch):
+    _faulty(monkeypatch)
+    build = BuildConfig(cflags=("-O1",), runs=2, threads=1, timeout_factor=2.0, timeout_slack=1.0)
+    res = tune(kernel, TuneOptions(strategy="exhaustive", domains=("4,8,16,32,64", "32", "32"), cache=None,
+                                   alpha=None), build)
+    errors = {m.config[0]: m.measurement.error for m in res.search.evaluations for m in [m]}
+    assert errors[16] == ErrorKind.COMPILE
+    assert errors[64] == ErrorKind.RUNTIME
+    assert errors[8] == ErrorKind.TIMEOUT
+    assert errors[4] == ErrorKind.WRONG_ANSWER
+    assert errors[32] is None
+    assert res.best_config == (32, 32, 32)
+
+
+def test_killed_tune_resumes_from_cache(kernel, tmp_path, monkeypatch):
+    cache = str(tmp_path / "cache.sqlite")
+    opts = TuneOptions(strategy="exhaustive", domains=("8,16,32", "16,32", "32"), cache=cache, alpha=None)
+    calls = []
+    real = measure.Harness.measure
+
+    def counting(self, config, o):
+        calls.append(config)
+        if len(calls) == 4 and crash[0]:
+            raise KeyboardInterrupt  # the user kills the run after three finished measurements
+        return real(self, config, o)
+
+    monkeypatch.setattr(measure.Harness, "measure", counting)
+    crash = [True]
+    with pytest.raises(KeyboardInterrupt):
+        tune(kernel, opts, FAST)
+    assert len(calls) == 4
+    crash[0] = False
+    calls.clear()
+    res = tune(kernel, opts, FAST)
+    assert res.search.evals == 6
+    assert len(calls) == 3  # the three finished ones came from the cache, none was repeated
+    assert sum(1 for r in res.search.evaluations if r.measurement.cached) == 3
+    calls.clear()
+    again = tune(kernel, opts, FAST)  # a repeated tune replays at once
+    assert calls == [] and again.best_config == res.best_config
+
+
+def test_editing_the_kernel_invalidates_the_cache(kernel, tmp_path):
+    cache = str(tmp_path / "cache.sqlite")
+    opts = TuneOptions(strategy="exhaustive", domains=("16,32", "32", "32"), cache=cache, alpha=None)
+    tune(kernel, opts, FAST)
+    with open(kernel) as f:
+        text = f.read()
+    with open(kernel, "w") as f:
+        f.write(text.replace("A[i][k] * B[k][j]", "A[i][k] * B[k][j] * 0.5"))
+    res = tune(kernel, opts, FAST)
+    assert not any(r.measurement.cached for r in res.search.evaluations)
+
+
+def test_seeds(kernel):
+    from polytune.pipeline import OptimizeOptions, analyze
+    from polytune.tune import build_space, model_seed, seed_config
+    program = analyze(kernel)
+    space = build_space(program, TuneOptions(), OptimizeOptions())
+    assert len(space.params) == 3 and space.params[0].values[-1] == 16  # extent 24 -> pow2 up to 16
+    assert seed_config(program, space, TuneOptions(seed="origin"), OptimizeOptions()) == (1, 1, 1)
+    assert seed_config(program, space, TuneOptions(seed="pluto"), OptimizeOptions()) == (32, 32, 32)
+    m = model_seed(program, space, OptimizeOptions())
+    assert len(m) == 3 and all(v >= 1 for v in m)
