@@ -147,6 +147,14 @@ class _Transformer:
                 node = _wavefront(node)
                 wavefront = True
                 par = self.first_parallel(node, range(n))
+        if par is not None and _single_tile(extents[par], sizes[par]):
+            # That tile loop has one iteration and prints as no loop: use a later parallel tile loop, or
+            # else a parallel point loop, so the OpenMP pragma lands on a real loop.
+            later = [m for m in range(par + 1, n) if not _single_tile(extents[m], sizes[m])]
+            par = self.first_parallel(node, later) if self.parallel else None
+            point_par = par is None
+        else:
+            point_par = False
         order = self.point_order(node.child(0))
         if order != list(range(n)):
             node = _permute(node.child(0), order).parent()
@@ -157,9 +165,16 @@ class _Transformer:
                 isl.UnionSet("{ separate[x] }", context=CTX)).parent()
         if par is not None:
             node = _mark_member(node, par, f"{PARALLEL_MARK}@{outer_members + par}")
+        point = node.child(0)
+        desc = None if par is None else f"tile {par}"
+        if point_par:
+            ppar = self.first_parallel(point, range(n))
+            if ppar is not None:
+                point = _mark_member(point, ppar, f"{PARALLEL_MARK}@{outer_members + n + ppar}")
+                desc = f"point {ppar}"
         self.bands.append(BandInfo(index, n, outer_members, stmts, True, True, tuple(sizes), sched_text,
-                                   None if par is None else f"tile {par}", wavefront, tuple(order), extents))
-        return node.child(0), par is not None
+                                   desc, wavefront, tuple(order), extents))
+        return point, desc is not None
 
     def extents(self, node) -> tuple[int | None, ...]:
         dom = node.get_domain().intersect_params(self.scop.context)
@@ -249,6 +264,10 @@ def _stride_class(deltas: isl.UnionSet, ndim: int) -> float:
             return 1.0  # spatial, stride 1
         return -2.0  # jumps across rows
     return 0.0
+
+
+def _single_tile(extent: int | None, size: int) -> bool:
+    return extent is not None and extent <= size
 
 
 def _has_degenerate_member(node) -> bool:
