@@ -158,7 +158,7 @@ class _Transformer:
         order = self.point_order(node.child(0))
         if order != list(range(n)):
             node = _permute(node.child(0), order).parent()
-        if _has_degenerate_member(node.child(0)):
+        if _has_degenerate_member(node.child(0)) or len(sets_of(node.get_domain())) > 1:
             # Statements that do not vary along some point loop (gemm's C *= beta at k = 0) would otherwise
             # sit behind a guard in the innermost loop: let the AST builder peel them off.
             node = node.child(0).band_set_ast_build_options(
@@ -219,31 +219,39 @@ class _Transformer:
         if n < 2:
             return list(range(n))
         dom = point.get_domain()
-        partial = point.band_get_partial_schedule_union_map().intersect_domain(dom)
-        scores = [self.stride_score(partial, dom, m, n) for m in range(n)]
+        prefix = point.get_prefix_schedule_union_map().intersect_domain(dom)
+        subtree = point.get_subtree_schedule_union_map().intersect_domain(dom)
+        scores = [0.0] * n
+        for st in self.scop.statements:
+            sdom = [x for x in sets_of(dom) if x.get_tuple_name() == st.name]
+            if not sdom:
+                continue
+            sd = isl.UnionSet(sdom[0])
+            pre = prefix.intersect_domain(sd)
+            # The complete schedule of this statement: outer dims, then this band's members, then inner dims.
+            full = pre.flat_range_product(subtree.intersect_domain(sd))
+            off = max(m.dim(isl.dim_type.out) for m in maps_of(pre))
+            width = max(m.dim(isl.dim_type.out) for m in maps_of(full))
+            for m in range(n):
+                scores[m] += self.stride_score(full, sd, st, off + m, width)
         # Highest score innermost; ties keep the later member innermost (the original order).
         best = max(range(n), key=lambda m: (scores[m], m))
         return [k for k in range(n) if k != best] + [best]
 
-    def stride_score(self, partial: isl.UnionMap, dom: isl.UnionSet, m: int, n: int) -> float:
-        eq = " and ".join(f"q{k} = p{k}" + (" + 1" if k == m else "") for k in range(n))
-        step = isl.UnionMap(isl.Map(f"{{ [{', '.join(f'p{k}' for k in range(n))}] -> "
-                                    f"[{', '.join(f'q{k}' for k in range(n))}] : {eq} }}", context=CTX))
+    def stride_score(self, full: isl.UnionMap, sd: isl.UnionSet, st, pos: int, width: int) -> float:
+        """Score the accesses of one statement when the schedule dimension *pos* advances by one."""
+        eq = " and ".join(f"q{k} = p{k}" + (" + 1" if k == pos else "") for k in range(width))
+        step = isl.UnionMap(isl.Map(f"{{ [{', '.join(f'p{k}' for k in range(width))}] -> "
+                                    f"[{', '.join(f'q{k}' for k in range(width))}] : {eq} }}", context=CTX))
+        nxt = full.apply_range(step.align_params(full.get_space())).apply_range(full.reverse())
+        nxt = nxt.intersect_domain(sd).intersect_range(sd)
+        if nxt.is_empty():
+            return 0.0
         score = 0.0
-        for st in self.scop.statements:
-            sdom = [s for s in sets_of(dom) if s.get_tuple_name() == st.name]
-            if not sdom:
-                continue
-            p = partial.intersect_domain(isl.UnionSet(sdom[0]))
-            nxt = p.apply_range(step.align_params(p.get_space())).apply_range(p.reverse())
-            nxt = nxt.intersect_domain(isl.UnionSet(sdom[0])).intersect_range(isl.UnionSet(sdom[0]))
-            if nxt.is_empty():
-                continue
-            for acc in st.accesses:
-                a = isl.UnionMap(acc.relation)
-                moved = nxt.apply_domain(a).apply_range(a)
-                if moved.is_empty():
-                    continue
+        for acc in st.accesses:
+            a = isl.UnionMap(acc.relation)
+            moved = nxt.apply_domain(a).apply_range(a)
+            if not moved.is_empty():
                 score += _stride_class(moved.deltas(), acc.relation.dim(isl.dim_type.out))
         return score
 
