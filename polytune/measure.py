@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import shlex
 import sqlite3
 import subprocess
@@ -23,7 +24,7 @@ import numpy as np
 from .emit.c import generate_dump
 from .errors import PolytuneError, UsageError
 from .measurement import ErrorKind, Measurement
-from .pipeline import OptimizeOptions, Program, generate_regions, splice
+from .pipeline import OptimizeOptions, Program, generate_regions, source_lines, splice
 
 PRELUDE = r"""/* polytune tuning harness */
 #include <stdio.h>
@@ -59,7 +60,7 @@ def instrument(program: Program, codes: list[str]) -> str:
     """The program with region k replaced by codes[k], timed and followed by a dump of what it wrote."""
     reps = []
     for a, code in zip(program.scops, codes):
-        dump = generate_dump(a.scop, indent=1)
+        dump = generate_dump(a.scop, indent=1, avoid=frozenset(re.findall(r"[A-Za-z_]\w*", program.text)))
         body = ("  { double polytune_t0 = polytune_start();\n" + code +
                 "  polytune_region_seconds += polytune_now() - polytune_t0;\n"
                 "  if (polytune_dump_file)\n" + dump + "  }\n")
@@ -68,7 +69,7 @@ def instrument(program: Program, codes: list[str]) -> str:
 
 
 def original_regions(program: Program) -> list[str]:
-    lines = program.text.splitlines(keepends=True)
+    lines = source_lines(program.text)
     return [f"#line {a.scop.begin_line + 1}\n" + "".join(lines[a.scop.begin_line:a.scop.end_line - 1])
             for a in program.scops]
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 
@@ -95,8 +96,9 @@ def generate_regions(program: Program, opts: OptimizeOptions = OptimizeOptions()
     """The code replacing each region."""
     from .emit.c import generate_region
     tiled = schedules(program, opts) if tiled is None else tiled
+    avoid = frozenset(re.findall(r"[A-Za-z_]\w*", program.text))
     return [generate_region(a.scop, ts, parallel=opts.parallel, ivdep=opts.ivdep,
-                            indent=_indent_of(program.text, a.scop.begin_line))
+                            indent=_indent_of(program.text, a.scop.begin_line), avoid=avoid)
             for a, ts in zip(program.scops, tiled)]
 
 
@@ -110,14 +112,19 @@ def generate(program: Program, opts: OptimizeOptions = OptimizeOptions()) -> Opt
 
 
 def _indent_of(text: str, line: int) -> int:
-    lines = text.splitlines()
+    lines = text.split("\n")
     raw = lines[line - 1] if 0 < line <= len(lines) else ""
     return (len(raw) - len(raw.lstrip(" "))) // 2
 
 
+def source_lines(text: str) -> list[str]:
+    """Lines as the C preprocessor counts them: split at newlines only (not at form feeds)."""
+    return re.split(r"(?<=\n)", text) if text else []
+
+
 def splice(text: str, replacements: list[tuple[int, int, str]]) -> str:
     """Replace 1-based inclusive line ranges of *text* by new code."""
-    lines = text.splitlines(keepends=True)
+    lines = source_lines(text)
     for begin, end, code in sorted(replacements, reverse=True):
         lines[begin - 1:end] = [code if code.endswith("\n") else code + "\n"]
     return "".join(lines)

@@ -89,8 +89,8 @@ def _subscript_candidates(n: int, nsym: str, iters: list[str], ranges) -> list[A
     for v in iters:
         cands += [Aff(PAD + off, 0, ((v, 1),)) for off in range(-2, 3)]
     for v in iters:
-        cands += [Aff(k, 1, ((v, -1),)) for k in range(0, 6)]  # N - i + k
-        cands += [Aff(k, 0, ((v, 2),)) for k in range(0, 4)]  # 2 * i + k
+        cands += [Aff(k, 1, ((v, -1),)) for k in range(6)]  # N - i + k
+        cands += [Aff(k, 0, ((v, 2),)) for k in range(4)]  # 2 * i + k
     for a in iters:
         for b in iters:
             if a < b:

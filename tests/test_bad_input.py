@@ -5,7 +5,7 @@ what: ``// expect: LINE: message substring`` (the substring is matched case-inse
 ``tests/bad_inputs/valid/*.c`` starts with ``// expect: ok`` and must be optimized into a program that
 prints exactly what the original prints. Optional header lines (leading ``//`` comments):
 ``// flags: -DN=10 ...`` (given to polytune and to gcc), ``// or-reject: LINE`` (a valid file that polytune
-may also refuse, with one error line at LINE) ``// xfail: reason`` (a known polytune bug: the case is a
+may also refuse, with one error line at LINE), ``// xfail: reason`` (a known polytune bug: the case is a
 strict xfail) and ``// xfail-run: reason`` (the same, only for the compile-and-run test).
 """
 from __future__ import annotations
@@ -143,10 +143,10 @@ def test_bad_option(options: list[str], substring: str, tmp_path: Path, capsys):
 
 def _compile_and_run(src: Path, exe: Path, flags: list[str], openmp: bool) -> bytes:
     cmd = [GCC, "-O2", *(["-fopenmp"] if openmp else []), *flags, str(src), "-o", str(exe), "-lm"]
-    cc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    cc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=120)
     assert cc.returncode == 0, f"{' '.join(cmd)}\n{cc.stderr}"
     env = dict(os.environ, OMP_NUM_THREADS="2")
-    run = subprocess.run([str(exe)], capture_output=True, timeout=60, env=env)
+    run = subprocess.run([str(exe)], check=False, capture_output=True, timeout=60, env=env)
     assert run.returncode == 0, run.stderr.decode(errors="replace")
     return run.stdout
 

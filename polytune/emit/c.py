@@ -21,9 +21,10 @@ _BINARY = {_T.add: "+", _T.sub: "-", _T.mul: "*", _T.div: "/", _T.pdiv_q: "/", _
            _T.and_: "&&", _T.and_then: "&&", _T.or_: "||", _T.or_else: "||"}
 
 
-def fresh_prefix(scop: Scop, wanted: str = "c") -> str:
-    """A name prefix such that no identifier of the region looks like prefix<digits> or prefix_*."""
-    names = scop.names_in_use
+def fresh_prefix(scop: Scop, avoid: frozenset[str] = frozenset(), wanted: str = "c") -> str:
+    """A name prefix such that no identifier of the region or of the file (*avoid*: its macros too) looks
+    like prefix<digits> or prefix_*."""
+    names = scop.names_in_use | avoid
     for cand in [wanted, "t", "pt_c", "polytune_c"] + [f"pt{k}_c" for k in range(100)]:
         pat = re.compile(rf"^{re.escape(cand)}(\d+|_.*)$")
         if not any(pat.match(n) for n in names):
@@ -216,9 +217,9 @@ class _DumpPrinter(_Printer):
         self.emit(f"polytune_dump((double)({array}{subs}));", indent)
 
 
-def generate_dump(scop: Scop, indent: int = 1) -> str:
+def generate_dump(scop: Scop, indent: int = 1, avoid: frozenset[str] = frozenset()) -> str:
     """C code that feeds every element the region writes, in a fixed order, to ``polytune_dump``."""
-    prefix = fresh_prefix(scop)
+    prefix = fresh_prefix(scop, avoid)
     written = scop.writes.range().intersect_params(scop.context)
     lines: list[str] = []
     for s in sorted(sets_of(written), key=lambda x: x.get_tuple_name()):
@@ -242,9 +243,9 @@ def _identity_schedule(s: isl.Set) -> isl.Map:
 
 
 def generate_region(scop: Scop, tiled: TiledSchedule, parallel: bool = True, ivdep: bool = True,
-                    indent: int = 1) -> str:
+                    indent: int = 1, avoid: frozenset[str] = frozenset()) -> str:
     """The C text that replaces the region (from '#pragma scop' to '#pragma endscop' inclusive)."""
-    prefix = fresh_prefix(scop)
+    prefix = fresh_prefix(scop, avoid)
     ast = build_ast(scop, tiled, prefix)
     p = _Printer(scop, parallel, ivdep, prefix)
     p.node(ast, indent + 1)

@@ -221,6 +221,8 @@ class _Builder:
                                   "with a constant c)")
         if node.cond is None:
             raise self.fail(node, "'for' loop without a condition")
+        if isinstance(node.cond, c_ast.BinaryOp) and node.cond.op in ("!=", "=="):
+            raise self.fail(node, f"loop condition with '{node.cond.op}' is not supported (need <, <=, > or >=)")
         new_iters = iters + (var,)
         self.iterators_all.add(var)
         try:

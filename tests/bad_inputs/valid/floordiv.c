@@ -1,5 +1,4 @@
 // expect: ok
-// xfail: any / or % by a constant in a subscript fails: extract.affine() emits "((guard) ? (a) : (b))" and isl cannot parse a parenthesized condition before "?"
 // division and modulo by constants in subscripts (C truncates: (i - 3) / 2 is -1 for i = 0)
 #include <stdio.h>
 #define N 19

@@ -1,5 +1,5 @@
 // expect: ok
-// xfail: a form feed before the region shifts the splice (pipeline.splice and _indent_of use str.splitlines, which also breaks at \f, while gcc line numbers count only \n)
+// fixed: lines are split at newlines only
 // a form feed (^L, page break) in a comment before the scop; its text must be kept as is
 #include <stdio.h>
 /* page 1 */

@@ -1,6 +1,5 @@
 // expect: ok
-// or-reject: 12
-// xfail-run: 'i != n' is modelled as 'i < n or i > n': the domain is unbounded and the output has a second loop 'for (c0 = max(0, n + 1); 1; c0++)' (infinite; with -fopenmp: invalid controlling predicate)
+// or-reject: 11
 // a loop condition 'i != n' (rejecting it with a FILE:LINE error would also be fine)
 #include <stdio.h>
 double x[20];
