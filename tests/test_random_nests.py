@@ -148,7 +148,8 @@ int main(void) {
 }
 """,
 }
-KNOWN_BUGS = {
+KNOWN_BUGS: dict = {}
+_FIXED_BUGS = {
     "isl-unable-to-carry": "compute_base_schedule: isl_schedule_constraints_compute_schedule fails with "
                            "'unable to carry dependences' (exit 3, internal error) and nothing falls back",
     "isl-flow-lost-last-writer": "WRONG OUTPUT: isl's compute_flow (deps.py) loses the flow dependence "

@@ -32,9 +32,23 @@ def compute_dependences(scop: Scop) -> Dependences:
     sched = scop.schedule
     reads, writes = scop.reads, scop.writes
     info = isl.UnionAccessInfo.from_sink(reads).set_must_source(writes).set_schedule_map(sched)
-    flow = info.compute_flow().get_may_dependence()
-    false = isl.UnionAccessInfo.from_sink(writes).set_must_source(writes).set_may_source(reads) \
-        .set_schedule_map(sched).compute_flow()
-    output = false.get_must_dependence()
-    anti = false.get_may_dependence().subtract(output).intersect(reads.apply_range(writes.reverse()))
+    before = sched.lex_lt_union_map(sched)
+    memory_flow = writes.apply_range(reads.reverse()).intersect(before)
+    try:
+        flow = info.compute_flow().get_may_dependence()
+    except isl.Error:  # isl has failed here on some quasi-affine accesses: use the safe superset
+        flow = memory_flow
+    if not memory_flow.range().is_subset(flow.range()):
+        # Every read instance that follows some write of its element must have a last writer. isl's
+        # dataflow analysis has been seen to drop one (a strided, disjunctive domain): fall back to the
+        # memory-based flow dependences, a safe superset.
+        flow = memory_flow
+    try:
+        false = isl.UnionAccessInfo.from_sink(writes).set_must_source(writes).set_may_source(reads) \
+            .set_schedule_map(sched).compute_flow()
+        output = false.get_must_dependence()
+        anti = false.get_may_dependence().subtract(output).intersect(reads.apply_range(writes.reverse()))
+    except isl.Error:
+        output = writes.apply_range(writes.reverse()).intersect(before)
+        anti = reads.apply_range(writes.reverse()).intersect(before)
     return Dependences(flow.coalesce(), anti.coalesce(), output.coalesce())

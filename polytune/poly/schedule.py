@@ -71,7 +71,12 @@ def compute_base_schedule(scop: Scop, deps: Dependences) -> isl.Schedule:
     schedule_options()
     d = deps.all
     sc = isl.ScheduleConstraints.on_domain(scop.domain).set_validity(d).set_proximity(d).set_coincidence(d)
-    return sc.compute_schedule()
+    try:
+        return sc.compute_schedule()
+    except isl.Error:
+        # isl's scheduler can fail ("unable to carry dependences"): keep the original order, untiled.
+        mupa = isl.MultiUnionPwAff.from_union_map(scop.schedule)
+        return isl.Schedule.from_domain(scop.domain).insert_partial_schedule(mupa)
 
 
 def tunable_band_sizes(scop: Scop, deps: Dependences, tile: bool = True) -> list[int]:
