@@ -80,6 +80,8 @@ def main(argv=None) -> int:
     for name in args.kernels.split(","):
         row = run_kernel(name, args)
         rows.append(row)
+        if "error" not in row and (row["seed"] is None or row["hill"] is None):
+            row["error"] = "the seed or every candidate failed (see polytune tune --report)"
         if "error" in row:
             print(f"{name:16s} {row['error']}", flush=True)
             continue

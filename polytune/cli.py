@@ -67,8 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, help="OMP_NUM_THREADS for the runs")
     p.add_argument("--cc", default="gcc")
     p.add_argument("--cflags", default="-O3 -march=native")
-    p.add_argument("--rtol", type=float, default=0.0,
-                   help="relative tolerance for the result check (default 0: bit-identical)")
+    p.add_argument("--rtol", type=float, default=1e-9,
+                   help="relative tolerance of the result check (default 1e-9, for FMA contraction; "
+                        "0: bit-identical)")
     p.add_argument("--cache", help="measurement cache file (default: ~/.cache/polytune/measurements.sqlite)")
     p.add_argument("--no-cache", action="store_true")
     p.add_argument("--no-parallel", action="store_true")

@@ -136,3 +136,18 @@ def test_seeds(kernel):
     assert seed_config(program, space, TuneOptions(seed="pluto"), OptimizeOptions()) == (32, 32, 32)
     m = model_seed(program, space, OptimizeOptions())
     assert len(m) == 3 and all(v >= 1 for v in m)
+
+
+def test_result_comparison():
+    import numpy as np
+    from polytune.measure import compare_dumps
+    ref = np.array([1.0, 2.0, 3.0e-3, np.nan])
+    assert compare_dumps(ref, ref.copy(), 0.0) == ""
+    ulp = ref.copy()
+    ulp[2] = np.nextafter(ulp[2], 1.0)
+    assert compare_dumps(ref, ulp, 0.0) != ""  # bit-identical demanded
+    assert compare_dumps(ref, ulp, 1e-9) == ""  # one ulp (FMA contraction) tolerated
+    wrong = ref.copy()
+    wrong[1] += 1e-6
+    assert "1 of 4 values differ" in compare_dumps(ref, wrong, 1e-9)
+    assert compare_dumps(ref, ref[:3], 1e-9).startswith("wrote 3 values")
