@@ -18,9 +18,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from polytune.errors import PolytuneError  # noqa: E402
-from polytune.measure import BuildConfig  # noqa: E402
-from polytune.tune import TuneOptions, tune  # noqa: E402
+from polytune.errors import PolytuneError
+from polytune.measure import BuildConfig
+from polytune.tune import TuneOptions, tune
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

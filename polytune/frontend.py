@@ -18,7 +18,7 @@ from .errors import ParseError, PolytuneError, UsageError
 _PRAGMA = re.compile(r"^\s*#\s*pragma\s+(scop|endscop)\b")
 _MARKER = re.compile(r'^#\s*(?:line\s+)?(\d+)\s+"((?:[^"\\]|\\.)*)"')
 _TYPEDEF = re.compile(r"\btypedef\b[^;{}]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*;")
-_TYPEDEF_STRUCT = re.compile(r"\btypedef\s+(?:struct|union|enum)\b[^;]*?\}\s*([A-Za-z_]\w*)\s*;", re.S)
+_TYPEDEF_STRUCT = re.compile(r"\btypedef\s+(?:struct|union|enum)\b[^;]*?\}\s*([A-Za-z_]\w*)\s*;", re.DOTALL)
 _REGION_FUNC = "__polytune_region"
 
 

@@ -13,9 +13,17 @@ from .errors import UsageError
 from .measure import BuildConfig, Harness, MeasurementCache, default_cache_path, machine_id, workload_key
 from .measurement import Measurement
 from .pipeline import OptimizeOptions, Program, analyze, generate
-from .poly.schedule import DEFAULT_TILE, access_dims, BandInfo
-from .search import Budget, Parameter, SearchOptions, SearchResult, SearchSpace, parse_domain, pow2_domain
-from .search import run_search
+from .poly.schedule import DEFAULT_TILE, BandInfo, access_dims
+from .search import (
+    Budget,
+    Parameter,
+    SearchOptions,
+    SearchResult,
+    SearchSpace,
+    parse_domain,
+    pow2_domain,
+    run_search,
+)
 
 SEEDS = ("pluto", "origin", "model")
 
@@ -186,7 +194,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         best_text = generate(program, OptimizeOptions(tile_sizes=tuple(result.best.config),
                                                       parallel=tune_opts.parallel)).text
     seed_m = result.seed
-    ok = lambda m: m is not None and m.ok  # noqa: E731
+    ok = lambda m: m is not None and m.ok
     report = {
         "file": path,
         "machine": machine_id(),
@@ -223,7 +231,7 @@ def progress_printer(stream=sys.stderr):
         if m.ok and m.cached:
             what += " (cached)"
         b = f"{best[0]:.4f} s {tuple(best[1])}" if best[1] is not None else "-"
-        stream.write(f"[{rec.index:3d}] {rec.phase:6s} {str(tuple(m.config)):24s} {what:18s} "
+        stream.write(f"[{rec.index:3d}] {rec.phase:6s} {tuple(m.config)!s:24s} {what:18s} "
                      f"best {b}  evals {rec.index}  {rec.elapsed:.1f} s\n")
         stream.flush()
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 import os
 
 import pytest
+from conftest import KERNELS, SMALL, checksum_line, compile_run
 
 from polytune.cli import main
 from polytune.pipeline import OptimizeOptions, analyze, generate
-
-from conftest import KERNELS, SMALL, checksum_line, compile_run
 
 NAMES = sorted(f[:-2] for f in os.listdir(KERNELS) if f.endswith(".c"))
 # {1, 2, 3, 7, 32, 64, larger than the problem}; several sizes per run so each band gets mixed sizes.

@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-import polytune.measure as measure
+from polytune import measure
 from polytune.cli import main
-from polytune.measurement import ErrorKind
 from polytune.measure import BuildConfig
+from polytune.measurement import ErrorKind
 from polytune.tune import TuneOptions, tune
 
 KERNEL = """#include <stdio.h>
@@ -140,6 +140,7 @@ def test_seeds(kernel):
 
 def test_result_comparison():
     import numpy as np
+
     from polytune.measure import compare_dumps
     ref = np.array([1.0, 2.0, 3.0e-3, np.nan])
     assert compare_dumps(ref, ref.copy(), 0.0) == ""
