@@ -194,7 +194,10 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         best_text = generate(program, OptimizeOptions(tile_sizes=tuple(result.best.config),
                                                       parallel=tune_opts.parallel)).text
     seed_m = result.seed
-    ok = lambda m: m is not None and m.ok
+
+    def ok(m: Measurement | None) -> bool:
+        return m is not None and m.ok
+
     report = {
         "file": path,
         "machine": machine_id(),
