@@ -204,7 +204,8 @@ def test_regression(name):
     check_same_output(REGRESSIONS[name], "2,3,5", False)
 
 
-# A single statement whose dependence analysis does not finish (found by the generator with max_stmts=4).
+# A single statement whose dependence analysis once ran for minutes (isl's subtract of the output from the
+# may dependences on a strided parametric domain; found by the generator with max_stmts=4).
 HANG = """\
 double A[40][40];
 void f(int n) {
@@ -220,8 +221,6 @@ void f(int n) {
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="compute_dependences does not finish (minutes): isl's subtract of the "
-                                       "output from the may dependences blows up on the strided parametric domain")
 def test_regression_dependences_finish(tmp_path):
     src = tmp_path / "hang.c"
     src.write_text(HANG)
