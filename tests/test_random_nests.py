@@ -119,6 +119,59 @@ def test_random_nest_same_output_slow(prog, sizes, no_parallel):
 
 # Minimal programs found by the generator (shrunk by hypothesis, then by hand).
 REGRESSIONS = {
+    # isl's dataflow analysis ran for minutes on this nest: now stopped by an operation quota.
+    "isl-dataflow-quota": """\
+#include <stdio.h>
+
+#define N 6
+double A[N + 6][N + 6];
+double B[N + 6][N + 6];
+double s;
+
+static void init(void)
+{
+  int i, j;
+  for (i = 0; i < N + 6; i++)
+    for (j = 0; j < N + 6; j++) {
+      A[i][j] = (double)((i * 7 + j * 3 + 0) % 17) * 0.125 - 1.0;
+      B[i][j] = (double)((i * 9 + j * 4 + 1) % 17) * 0.125 - 1.0;
+    }
+  s = 0.75;
+}
+
+static void print(void)
+{
+  int i, j;
+  for (i = 0; i < N + 6; i++)
+    for (j = 0; j < N + 6; j++)
+      printf("%.17g\\n", A[i][j]);
+  for (i = 0; i < N + 6; i++)
+    for (j = 0; j < N + 6; j++)
+      printf("%.17g\\n", B[i][j]);
+  printf("%.17g\\n", s);
+}
+
+static void kernel(int n)
+{
+  int i, j, k;
+#pragma scop
+  for (int j = 1; j < n; j++)
+    for (k = n - 2; k >= 0; k -= 2) {
+      s = A[j + 1][k + 4] * 0.25 + A[2 * k + 3][j + 2] * 0.125 + 0.25;
+      for (i = n - 1; i >= 2; i--)
+        A[i + 4][i + k + 1] = A[j + 2][i + j + 1] * 0.5 + s * 0.25 + A[j + 2][j - i + 5] * 0.25 + 0.25;
+    }
+#pragma endscop
+}
+
+int main(void)
+{
+  init();
+  kernel(N);
+  print();
+  return 0;
+}
+""",
     "isl-unable-to-carry": """\
 #include <stdio.h>
 double A[8][8];

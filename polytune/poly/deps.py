@@ -11,7 +11,11 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from .islutil import bounded
 from .scop import Scop
+
+# isl operation quotas (about 1-2 s each on this machine); past them, the safe fallbacks are used.
+DATAFLOW_OPERATIONS = 2_000_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -35,7 +39,7 @@ def compute_dependences(scop: Scop) -> Dependences:
     before = sched.lex_lt_union_map(sched)
     memory_flow = writes.apply_range(reads.reverse()).intersect(before)
     try:
-        flow = info.compute_flow().get_may_dependence()
+        flow = bounded(lambda: info.compute_flow().get_may_dependence(), DATAFLOW_OPERATIONS)
     except isl.Error:  # isl has failed here on some quasi-affine accesses: use the safe superset
         flow = memory_flow
     if not memory_flow.range().is_subset(flow.range()):
@@ -44,8 +48,8 @@ def compute_dependences(scop: Scop) -> Dependences:
         # memory-based flow dependences, a safe superset.
         flow = memory_flow
     try:
-        false = isl.UnionAccessInfo.from_sink(writes).set_must_source(writes).set_may_source(reads) \
-            .set_schedule_map(sched).compute_flow()
+        false = bounded(lambda: isl.UnionAccessInfo.from_sink(writes).set_must_source(writes)
+                        .set_may_source(reads).set_schedule_map(sched).compute_flow(), DATAFLOW_OPERATIONS)
         output = false.get_must_dependence()
         anti = false.get_may_dependence().subtract(output).intersect(reads.apply_range(writes.reverse()))
     except isl.Error:

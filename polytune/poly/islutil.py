@@ -59,3 +59,16 @@ def lex_lt(width: int, params: isl.Space) -> isl.UnionMap:
 def identity_range_pairs(width: int) -> isl.UnionMap:
     space = isl.Space.set_alloc(CTX, 0, width)
     return isl.UnionMap.from_map(isl.Map.identity(isl.Space.map_from_set(space)))
+
+
+def bounded(fn, max_operations: int):
+    """Run an isl computation with an operation quota; past it isl raises isl.Error (caller falls back).
+
+    isl's dataflow analysis and scheduler can take minutes on some small quasi-affine inputs."""
+    old = CTX.get_max_operations()
+    CTX.set_max_operations(max_operations)
+    CTX.reset_operations()
+    try:
+        return fn()
+    finally:
+        CTX.set_max_operations(old)

@@ -16,7 +16,7 @@ import islpy as isl
 
 from ..errors import PolytuneError
 from .deps import Dependences
-from .islutil import CTX, maps_of, sets_of
+from .islutil import CTX, bounded, maps_of, sets_of
 from .scop import Scop
 
 # Marks name the schedule depth of the loop they are for ("omp_parallel@3"): when that loop is degenerate
@@ -24,6 +24,7 @@ from .scop import Scop
 PARALLEL_MARK = "omp_parallel"
 IVDEP_MARK = "ivdep"
 DEFAULT_TILE = 32
+SCHEDULER_OPERATIONS = 20_000_000  # isl operation quota of the scheduler; past it: the original order
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ def compute_base_schedule(scop: Scop, deps: Dependences) -> isl.Schedule:
     d = deps.all
     sc = isl.ScheduleConstraints.on_domain(scop.domain).set_validity(d).set_proximity(d).set_coincidence(d)
     try:
-        return sc.compute_schedule()
+        return bounded(sc.compute_schedule, SCHEDULER_OPERATIONS)
     except isl.Error:
         # isl's scheduler can fail ("unable to carry dependences"): keep the original order, untiled.
         mupa = isl.MultiUnionPwAff.from_union_map(scop.schedule)
