@@ -62,7 +62,7 @@ class OptimizeResult:
 
 def analyze(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = ()) -> Program:
     regions = read_regions(path, includes, defines)
-    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+    with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:  # keep CRLF as it is
         text = f.read()
     scops = []
     for r in regions:
@@ -151,7 +151,7 @@ def write_atomically(path: str, text: str) -> None:
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".polytune-", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as f:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as f:
             f.write(text)
         os.replace(tmp, path)
     except BaseException:

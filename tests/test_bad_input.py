@@ -223,10 +223,7 @@ def test_outside_of_regions_preserved(path: Path, tmp_path: Path, capsys):
 
 
 @pytest.mark.parametrize("variant", [
-    pytest.param("crlf", marks=pytest.mark.xfail(strict=True, reason=(
-        "CRLF becomes LF in the whole file: pipeline.analyze reads the text with universal newlines "
-        "(open() without newline='') and write_atomically writes '\\n'"))),
-    "no-final-newline", "latin1-comment", "tabs"])
+    "crlf", "no-final-newline", "latin1-comment", "tabs"])
 def test_outside_preserved_odd_text(variant: str, tmp_path: Path, capsys):
     """Line endings, a missing final newline, non-UTF-8 bytes and tabs survive outside the region."""
     text = (VALID_DIR / "two_regions.c").read_bytes()
