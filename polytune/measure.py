@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import platform
-import re
 import shlex
 import sqlite3
 import subprocess
@@ -60,7 +59,7 @@ def instrument(program: Program, codes: list[str]) -> str:
     """The program with region k replaced by codes[k], timed and followed by a dump of what it wrote."""
     reps = []
     for a, code in zip(program.scops, codes):
-        dump = generate_dump(a.scop, indent=1, avoid=frozenset(re.findall(r"[A-Za-z_]\w*", program.text)))
+        dump = generate_dump(a.scop, indent=1, avoid=program.identifiers)
         body = ("  { double polytune_t0 = polytune_start();\n" + code +
                 "  polytune_region_seconds += polytune_now() - polytune_t0;\n"
                 "  if (polytune_dump_file)\n" + dump + "  }\n")

@@ -5,12 +5,13 @@ import os
 import re
 import tempfile
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .errors import UsageError
 from .frontend import read_regions
 from .poly.deps import Dependences, compute_dependences
 from .poly.extract import build_scop
-from .poly.schedule import TiledSchedule, compute_base_schedule, make_schedule
+from .poly.schedule import BandInfo, TiledSchedule, compute_base_schedule, make_schedule
 from .poly.scop import Scop
 
 TARGETS = ("c",)
@@ -44,14 +45,19 @@ class Program:
     path: str
     text: str
     scops: tuple[AnalyzedScop, ...]
+    _bands: dict = field(default_factory=dict, repr=False)
 
-    def band_dims(self, opts: OptimizeOptions = OptimizeOptions()) -> list[tuple[int, int, int]]:
-        """(scop index, band index, member count) of every tiled band, in the order tile sizes are taken."""
-        out = []
-        for k, a in enumerate(self.scops):
-            ts = a.tiled((), tile=opts.tile, parallel=False)
-            out += [(k, b.index, b.members) for b in ts.tunable_bands]
-        return out
+    @cached_property
+    def identifiers(self) -> frozenset[str]:
+        """Every identifier-like word of the file: generated names must avoid them (macros included)."""
+        return frozenset(re.findall(r"[A-Za-z_]\w*", self.text))
+
+    def tunable_bands(self, tile: bool = True) -> list[tuple[int, BandInfo]]:
+        """(scop index, band) of every tiled band, in the order tile sizes are taken (computed once)."""
+        if tile not in self._bands:
+            self._bands[tile] = [(k, b) for k, a in enumerate(self.scops)
+                                 for b in a.tiled((), tile=tile, parallel=False).tunable_bands]
+        return self._bands[tile]
 
 
 @dataclass(frozen=True)
@@ -96,9 +102,8 @@ def generate_regions(program: Program, opts: OptimizeOptions = OptimizeOptions()
     """The code replacing each region."""
     from .emit.c import generate_region
     tiled = schedules(program, opts) if tiled is None else tiled
-    avoid = frozenset(re.findall(r"[A-Za-z_]\w*", program.text))
     return [generate_region(a.scop, ts, parallel=opts.parallel, ivdep=opts.ivdep,
-                            indent=_indent_of(program.text, a.scop.begin_line), avoid=avoid)
+                            indent=_indent_of(program.text, a.scop.begin_line), avoid=program.identifiers)
             for a, ts in zip(program.scops, tiled)]
 
 

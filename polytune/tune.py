@@ -13,7 +13,7 @@ from .errors import UsageError
 from .measure import BuildConfig, Harness, MeasurementCache, default_cache_path, machine_id, workload_key
 from .measurement import Measurement
 from .pipeline import OptimizeOptions, Program, analyze, generate
-from .poly.schedule import DEFAULT_TILE, BandInfo, access_dims
+from .poly.schedule import DEFAULT_TILE, access_dims
 from .search import (
     Budget,
     Parameter,
@@ -62,16 +62,9 @@ class TuneResult:
         return self.search.best_config
 
 
-def _bands(program: Program, opts: OptimizeOptions) -> list[tuple[int, BandInfo]]:
-    out = []
-    for k, a in enumerate(program.scops):
-        out += [(k, b) for b in a.tiled((), tile=opts.tile, parallel=False).tunable_bands]
-    return out
-
-
 def build_space(program: Program, tune: TuneOptions, opts: OptimizeOptions) -> SearchSpace:
     params: list[Parameter] = []
-    for k, band in _bands(program, opts):
+    for k, band in program.tunable_bands(opts.tile):
         for m in range(band.members):
             name = f"s{k}b{band.index}t{m}"
             extent = band.extents[m] if m < len(band.extents) else None
@@ -117,7 +110,7 @@ def model_seed(program: Program, space: SearchSpace, opts: OptimizeOptions) -> t
     """The largest power-of-two cube tile whose data footprint (8-byte elements) fits half the L2 cache."""
     budget = cache_sizes()[2] // 2
     seed: list[int] = []
-    for k, band in _bands(program, opts):
+    for k, band in program.tunable_bands(opts.tile):
         dims = access_dims(program.scops[k].scop, band.statements)
         t = 1
         while t < 1024 and sum(8 * (2 * t) ** min(d, band.members) for d in dims.values()) <= budget:

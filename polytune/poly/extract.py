@@ -367,12 +367,6 @@ def _combine(left, right, op) -> list[tuple[str, str]]:
     return [(_and(ga, gb), op(a, b)) for ga, a in left for gb, b in right]
 
 
-def _is_int_literal(e) -> bool:
-    if isinstance(e, c_ast.UnaryOp) and e.op == "-":
-        return _is_int_literal(e.expr)
-    return isinstance(e, c_ast.Constant) and e.type.startswith(("int", "long", "unsigned"))
-
-
 def _const(e) -> int | None:
     if isinstance(e, c_ast.Constant) and e.type.startswith(("int", "long", "unsigned")):
         v = e.value.rstrip("uUlL")

@@ -80,12 +80,6 @@ def compute_base_schedule(scop: Scop, deps: Dependences) -> isl.Schedule:
         return isl.Schedule.from_domain(scop.domain).insert_partial_schedule(mupa)
 
 
-def tunable_band_sizes(scop: Scop, deps: Dependences, tile: bool = True) -> list[int]:
-    """Number of tile sizes each tiled band takes (for building a search space)."""
-    tiled = make_schedule(scop, deps, tile_sizes=(), tile=tile, parallel=False)
-    return [b.members for b in tiled.tunable_bands]
-
-
 def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (), tile: bool = True,
                   parallel: bool = True, base: isl.Schedule | None = None) -> TiledSchedule:
     base = base if base is not None else compute_base_schedule(scop, deps)
