@@ -28,7 +28,10 @@ def _shape(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tile-sizes-file", help="Pluto's tile.sizes format: one integer per line")
     p.add_argument("--no-tile", action="store_true", help="do not tile")
     p.add_argument("--no-parallel", action="store_true", help="no OpenMP pragmas, no wavefront")
-    p.add_argument("--target", default="c", choices=["c"], help="code to emit (default: c with OpenMP)")
+    p.add_argument("--target", default="c", choices=["c", "cuda"],
+                   help="code to emit: c (C with OpenMP, the default) or cuda (host code and kernels)")
+    p.add_argument("--block", help="GPU thread-block shape x[,y[,z]] (default 1024 for 1-D kernels, 32,32 "
+                                   "for 2-D, 32,8,4 for 3-D; a 1-D kernel takes the product)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,11 +68,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rng-seed", type=int, default=0)
     p.add_argument("--runs", type=int, default=3, help="timed runs per candidate (after one warm-up run)")
     p.add_argument("--threads", type=int, help="OMP_NUM_THREADS for the runs")
-    p.add_argument("--cc", default="gcc")
-    p.add_argument("--cflags", default="-O3 -march=native")
-    p.add_argument("--rtol", type=float, default=1e-9,
-                   help="relative tolerance of the result check (default 1e-9, for FMA contraction; "
-                        "0: bit-identical)")
+    p.add_argument("--target", default="c", choices=["c", "cuda"],
+                   help="c: tune the tile sizes of the C/OpenMP code; cuda: tune the GPU thread-block shape")
+    p.add_argument("--cc", help="compiler of the variants (default gcc; nvcc for --target cuda)")
+    p.add_argument("--cflags", help="its flags (default '-O3 -march=native'; '-O3 -arch=native' for nvcc)")
+    p.add_argument("--rtol", type=float,
+                   help="relative tolerance of the result check (default 1e-9 for c, for FMA contraction; "
+                        "1e-4 for cuda, for float data and the GPU's FMAs; 0: bit-identical)")
     p.add_argument("--cache", help="measurement cache file (default: ~/.cache/polytune/measurements.sqlite)")
     p.add_argument("--no-cache", action="store_true")
     p.add_argument("--no-parallel", action="store_true")
@@ -101,15 +106,20 @@ def parse_sizes(text: str | None, file: str | None) -> tuple[int, ...]:
     return tuple(out)
 
 
-def default_output(path: str) -> str:
+def default_output(path: str, target: str = "c") -> str:
     root, ext = os.path.splitext(path)
-    return f"{root}.polytune{ext or '.c'}"
+    return f"{root}.polytune{'.cu' if target == 'cuda' else ext or '.c'}"
 
 
 def _options(args):
     from .pipeline import OptimizeOptions
+    block = parse_sizes(args.block, None) if args.block else ()
+    if block:
+        from .emit.cuda import check_block
+        check_block(block)
     return OptimizeOptions(tile=not args.no_tile, parallel=not args.no_parallel,
-                           tile_sizes=parse_sizes(args.tile_sizes, args.tile_sizes_file), target=args.target)
+                           tile_sizes=parse_sizes(args.tile_sizes, args.tile_sizes_file), target=args.target,
+                           block=block)
 
 
 def cmd_optimize(args) -> int:
@@ -117,7 +127,7 @@ def cmd_optimize(args) -> int:
     opts = _options(args)
     program = analyze(args.file, tuple(args.includes), tuple(args.defines))
     result = generate(program, opts)
-    out = args.output or default_output(args.file)
+    out = args.output or default_output(args.file, opts.target)
     report = json.dumps(result.report, indent=2) + "\n"
     if out == "-":
         sys.stdout.write(result.text)
@@ -173,9 +183,15 @@ def cmd_tune(args) -> int:
                        time_limit=args.time_limit, domains=tuple(args.domain), samples=args.samples,
                        eps=args.eps, rng_seed=args.rng_seed,
                        cache=None if args.no_cache else (args.cache or default_cache_path()),
-                       parallel=not args.no_parallel)
-    build = BuildConfig(cc=args.cc, cflags=shell_flags(args.cflags), includes=tuple(args.includes),
-                        defines=tuple(args.defines), threads=args.threads, runs=args.runs, rtol=args.rtol)
+                       parallel=not args.no_parallel, target=args.target)
+    if args.target == "cuda":
+        from .measure_cuda import CudaBuildConfig
+        cls, extra = CudaBuildConfig, {}
+    else:
+        cls, extra = BuildConfig, {"threads": args.threads}
+    given = {k: v for k, v in (("cc", args.cc), ("cflags", shell_flags(args.cflags) if args.cflags else None),
+                               ("rtol", args.rtol)) if v is not None}
+    build = cls(includes=tuple(args.includes), defines=tuple(args.defines), runs=args.runs, **extra, **given)
     res = tune(args.file, opts, build, progress=progress_printer(sys.stderr))
     print(summary(res))
     if res.best_text is not None:

@@ -282,6 +282,15 @@ def machine_id() -> str:
     return f"{platform.node()}|{platform.machine()}|{cpu}|{os.cpu_count()}"
 
 
+def gpu_id() -> str:
+    """The GPU(s) and driver, as nvidia-smi names them ('' where there is none)."""
+    try:
+        return subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
 def compiler_id(cc: str) -> str:
     try:
         out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30).stdout
@@ -304,6 +313,9 @@ def workload_key(program: Program, build: BuildConfig, opts: OptimizeOptions) ->
         "machine": machine_id(),
         "tile": opts.tile, "parallel": opts.parallel,
     }
+    if opts.target != "c":
+        parts["target"] = opts.target
+        parts["gpu"] = gpu_id()
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 

@@ -11,10 +11,11 @@ from .errors import UsageError
 from .frontend import read_regions
 from .poly.deps import Dependences, compute_dependences
 from .poly.extract import build_scop
+from .poly.gpu import GpuSchedule, map_to_gpu
 from .poly.schedule import BandInfo, TiledSchedule, compute_base_schedule, make_schedule
 from .poly.scop import Scop
 
-TARGETS = ("c",)
+TARGETS = ("c", "cuda")
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class OptimizeOptions:
     tile_sizes: tuple[int, ...] = ()  # one per tiled band dimension, bands in file order; missing -> 32
     target: str = "c"
     ivdep: bool = True
+    block: tuple[int, ...] = ()  # GPU thread-block shape x[,y[,z]]; () -> the defaults (1024 / 32x32 / 32x8x4)
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,6 +38,11 @@ class AnalyzedScop:
 
     def tiled(self, sizes: tuple[int, ...], tile: bool = True, parallel: bool = True) -> TiledSchedule:
         return make_schedule(self.scop, self.deps, sizes, tile=tile, parallel=parallel, base=self.base)
+
+    @cached_property
+    def gpu(self) -> GpuSchedule:
+        """The schedule mapped to a GPU (computed on first use: only the GPU targets need it)."""
+        return map_to_gpu(self.scop, self.deps)
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,8 +114,44 @@ def generate_regions(program: Program, opts: OptimizeOptions = OptimizeOptions()
             for a, ts in zip(program.scops, tiled)]
 
 
+def gpu_prefix(program: Program) -> str:
+    from .emit.c import fresh_prefix
+    return fresh_prefix(program.scops[0].scop, program.identifiers, "pt") if program.scops else "pt"
+
+
+def generate_cuda(program: Program, opts: OptimizeOptions, serve: bool = False,
+                  dumps: list[str] | None = None) -> str:
+    """The whole file as CUDA: helpers and kernels first (they need nothing of the file), regions replaced."""
+    from .emit.cuda import cuda_header, generate_cuda_region
+    p = gpu_prefix(program)
+    regions = [generate_cuda_region(a.scop, a.gpu, opts.block, indent=_indent_of(program.text, a.scop.begin_line),
+                                    serve=serve, dump=dumps[k] if dumps else "", prefix=p, scop_index=k)
+               for k, a in enumerate(program.scops)]
+    head = cuda_header(p, serve) + "\n".join(r.kernels for r in regions)
+    reps = [(a.scop.begin_line, a.scop.end_line, r.host) for a, r in zip(program.scops, regions)]
+    return head + "\n" + splice(program.text, reps)
+
+
+def gpu_report(program: Program, opts: OptimizeOptions) -> list[dict]:
+    from .emit.cuda import default_block, kernel_block
+    out = []
+    for a in program.scops:
+        g = a.gpu
+        block = opts.block or default_block(g.max_mapped)
+        out.append({"lines": [a.scop.begin_line, a.scop.end_line], "parameters": list(a.scop.params),
+                    "block": list(block),
+                    "kernels": [{"index": k.index, "host_loops": k.depth, "mapped_loops": k.mapped,
+                                 "axes": ["xyz"[x] for x in k.axes], "statements": list(k.statements),
+                                 "block": list(kernel_block(k.mapped, block))} for k in g.kernels]})
+    return out
+
+
 def generate(program: Program, opts: OptimizeOptions = OptimizeOptions()) -> OptimizeResult:
     """Replace every region of the program by optimized code; everything else stays byte for byte."""
+    _check(opts)
+    if opts.target == "cuda":
+        text = generate_cuda(program, opts)
+        return OptimizeResult(text, {"file": program.path, "target": "cuda", "scops": gpu_report(program, opts)})
     tiled = schedules(program, opts)
     codes = generate_regions(program, opts, tiled)
     reports = [scop_report(a, ts) for a, ts in zip(program.scops, tiled)]

@@ -46,6 +46,7 @@ class TuneOptions:
     cache: str | None = field(default_factory=default_cache_path)  # None: no persistent cache
     parallel: bool = True
     domain_cap: int = 512
+    target: str = "c"  # "c": tile sizes of the C/OpenMP code; "cuda": the thread-block shape
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,13 +63,22 @@ class TuneResult:
         return self.search.best_config
 
 
+BLOCK_PARAMS = ("block_x", "block_y", "block_z")
+
+
 def build_space(program: Program, tune: TuneOptions, opts: OptimizeOptions) -> SearchSpace:
     params: list[Parameter] = []
-    for k, band in program.tunable_bands(opts.tile):
-        for m in range(band.members):
-            name = f"s{k}b{band.index}t{m}"
-            extent = band.extents[m] if m < len(band.extents) else None
-            params.append(Parameter(name, pow2_domain(extent, tune.domain_cap)))
+    if tune.target == "cuda":
+        n = max((a.gpu.max_mapped for a in program.scops), default=0)
+        if n == 0:
+            raise UsageError("nothing to tune: no scop has a parallel loop to map to GPU threads", program.path)
+        params = [Parameter(BLOCK_PARAMS[d], tuple(2 ** k for k in range(11 if d < 2 else 7))) for d in range(n)]
+    else:
+        for k, band in program.tunable_bands(opts.tile):
+            for m in range(band.members):
+                name = f"s{k}b{band.index}t{m}"
+                extent = band.extents[m] if m < len(band.extents) else None
+                params.append(Parameter(name, pow2_domain(extent, tune.domain_cap)))
     if not params:
         raise UsageError("nothing to tune: no scop has a tilable band of two or more loops", program.path)
     specs = list(tune.domains)
@@ -127,11 +137,14 @@ def seed_config(program: Program, space: SearchSpace, tune: TuneOptions, opts: O
         if len(tune.seed) != n:
             raise UsageError(f"the seed needs {n} sizes, got {len(tune.seed)}")
         return tune.seed
+    if tune.seed == "pluto" and tune.target == "cuda":
+        from .emit.cuda import default_block
+        return default_block(n)
     if tune.seed == "pluto":
         return (DEFAULT_TILE,) * n
     if tune.seed == "origin":
         return (1,) * n
-    if tune.seed == "model":
+    if tune.seed == "model" and tune.target == "c":
         return model_seed(program, space, opts)
     raise UsageError(f"unknown seed '{tune.seed}' (pluto, origin, model, or sizes like 32,16,8)")
 
@@ -149,10 +162,23 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
          progress=None) -> TuneResult:
     """Tune the tile sizes of *path*; every candidate is verified against the original program."""
     program = analyze(path, build.includes, build.defines)
-    base = OptimizeOptions(parallel=tune_opts.parallel)
+    cuda = tune_opts.target == "cuda"
+    base = OptimizeOptions(parallel=tune_opts.parallel, target=tune_opts.target)
     space = build_space(program, tune_opts, base)
     seed = seed_config(program, space, tune_opts, base)
-    harness = Harness(program, build)
+    if cuda:
+        from .measure_cuda import CudaBuildConfig, CudaHarness
+        if not isinstance(build, CudaBuildConfig):
+            raise UsageError("the cuda target needs a CudaBuildConfig")  # pragma: no cover
+        harness = CudaHarness(program, build)
+    else:
+        harness = Harness(program, build)
+
+    def options_for(config) -> OptimizeOptions:
+        if cuda:
+            return OptimizeOptions(target="cuda", block=tuple(config))
+        return OptimizeOptions(tile_sizes=tuple(config), parallel=tune_opts.parallel)
+
     cache = MeasurementCache(tune_opts.cache, workload_key(program, build, base)) if tune_opts.cache else None
     t0 = time.perf_counter()
     try:
@@ -166,7 +192,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
                     if hit.ok and (harness.best_time is None or hit.value < harness.best_time):
                         harness.best_time = hit.value
                     return hit
-            m = harness.measure(config, OptimizeOptions(tile_sizes=config, parallel=tune_opts.parallel))
+            m = harness.measure(config) if cuda else harness.measure(config, options_for(config))
             if cache is not None:
                 cache.put(m)
             return m
@@ -184,8 +210,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
     search_time = time.perf_counter() - t0
     best_text = None
     if result.best is not None:
-        best_text = generate(program, OptimizeOptions(tile_sizes=tuple(result.best.config),
-                                                      parallel=tune_opts.parallel)).text
+        best_text = generate(program, options_for(result.best.config)).text
     seed_m = result.seed
 
     def ok(m: Measurement | None) -> bool:
@@ -194,6 +219,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
     report = {
         "file": path,
         "machine": machine_id(),
+        "target": tune_opts.target,
         "compiler": " ".join(build.compile_cmd("FILE.c", "EXE")),
         "threads": build.threads if build.threads is not None else os.environ.get("OMP_NUM_THREADS"),
         "strategy": tune_opts.strategy, "fit": tune_opts.fit, "degree": tune_opts.degree,
@@ -212,6 +238,10 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         "evals": result.evals,
         "search_time": search_time,
     }
+    if cuda:
+        report["gpu"] = {"registers": harness.registers, "spill_bytes": harness.spills,
+                         "compile_time": harness.compile_time, "compile_error": harness.compile_error or None,
+                         "kernels": {k: v for k, v in harness.resources.items()}}
     return TuneResult(program, space, result, original, best_text, report)
 
 

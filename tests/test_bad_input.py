@@ -127,7 +127,7 @@ def test_nonexistent_input(tmp_path: Path, capsys):
     (["--tile-sizes=-3"], "tile size"),
     (["--tile-sizes", "2.5"], "tile size"),
     (["--tile-sizes-file", "/nonexistent/tile.sizes"], "tile sizes"),
-    (["--target", "cuda"], "target"),
+    (["--target", "opencl"], "target"),
     (["--no-such-option"], "unrecognized"),
 ], ids=["zero", "letters", "negative", "negative-eq", "float", "missing-sizes-file", "target", "unknown"])
 def test_bad_option(options: list[str], substring: str, tmp_path: Path, capsys):

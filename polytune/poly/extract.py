@@ -21,7 +21,7 @@ PURE_FUNCTIONS = frozenset(
     for suffix in ("", "f", "l")
 ) | {"abs", "labs", "min", "max", "MIN", "MAX", "__builtin_fabs", "__builtin_sqrt"}
 
-CONSTANT_PARAM_MIN = 16
+CONSTANT_PARAM_MIN = 8  # smaller constants stay literal; isl's scheduler is slow on constant bounds
 _ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
 _GEN = c_generator.CGenerator()
 

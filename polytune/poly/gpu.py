@@ -1,0 +1,173 @@
+"""Map a schedule to a GPU: host loops, kernels, and the loops of each kernel that become threads.
+
+The schedule comes from isl's scheduler with outer coincidence (parallel loops as far out as possible,
+as PPCG does). Walking the tree from the root:
+
+- a band whose first member is not parallel (exact test against the dependences, given every outer loop)
+  stays on the host up to its first parallel member: a stencil's time loop becomes a host loop of launches;
+- at a band whose first member is parallel, the run of parallel members that starts there (at most three)
+  is mapped to the thread grid, one thread per iteration; everything below runs inside the thread, in the
+  original schedule order;
+- a subtree without any parallel loop runs in a single thread (it still has to run where the data is).
+
+Each kernel is a mark node in the schedule tree above its mapped band. The mapped members get block axes
+by their access strides (the member whose consecutive iterations touch consecutive addresses is x, so
+warps coalesce), and bounds that are functions of the parameters and of the enclosing host loops: the
+grid is sized from them and each thread re-checks the exact loop bounds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+from ..errors import UnsupportedError
+from .deps import Dependences
+from .islutil import CTX, bounded, maps_of, sets_of
+from .schedule import SCHEDULER_OPERATIONS, _member_map, _Transformer, check_legal, schedule_options
+from .scop import Scop
+
+KERNEL_MARK = "gpu_kernel"
+MAX_MAPPED = 3
+
+
+@dataclass(frozen=True, eq=False)
+class KernelInfo:
+    index: int
+    depth: int  # number of enclosing band members (host loops); the mapped members start at this depth
+    mapped: int  # number of band members mapped to threads; 0: one thread runs the subtree
+    axes: tuple[int, ...]  # block axis of each mapped member (0 = x, 1 = y, 2 = z), outermost member first
+    statements: tuple[str, ...]
+    lo: tuple[isl.PwAff, ...]  # per mapped member: lower bound over the subtree, a function of the
+    hi: tuple[isl.PwAff, ...]  # parameters and of the enclosing host loops (their dims come first)
+
+    @property
+    def mark(self) -> str:
+        return f"{KERNEL_MARK}#{self.index}"
+
+
+@dataclass(frozen=True, eq=False)
+class GpuSchedule:
+    schedule: isl.Schedule  # with one mark per kernel
+    kernels: tuple[KernelInfo, ...]
+
+    @property
+    def max_mapped(self) -> int:
+        return max((k.mapped for k in self.kernels), default=0)
+
+    def kernel(self, mark: str) -> KernelInfo:
+        return next(k for k in self.kernels if k.mark == mark)
+
+
+def compute_gpu_base(scop: Scop, deps: Dependences) -> isl.Schedule:
+    """isl's scheduler asked for outer parallelism (coincident outer members), as PPCG does."""
+    schedule_options()
+    CTX.set_schedule_outer_coincidence(1)
+    d = deps.all
+    sc = isl.ScheduleConstraints.on_domain(scop.domain).set_validity(d).set_proximity(d).set_coincidence(d)
+    try:
+        return bounded(sc.compute_schedule, SCHEDULER_OPERATIONS)
+    except isl.Error:
+        mupa = isl.MultiUnionPwAff.from_union_map(scop.schedule)
+        return isl.Schedule.from_domain(scop.domain).insert_partial_schedule(mupa)
+    finally:
+        CTX.set_schedule_outer_coincidence(0)
+
+
+def map_to_gpu(scop: Scop, deps: Dependences, base: isl.Schedule | None = None,
+               max_mapped: int = MAX_MAPPED) -> GpuSchedule:
+    base = base if base is not None else compute_gpu_base(scop, deps)
+    m = _Mapper(scop, deps, max_mapped)
+    root = m.visit(base.get_root(), 0)
+    schedule = root.get_schedule()
+    check_legal(schedule, deps, scop)
+    return GpuSchedule(schedule, tuple(m.kernels))
+
+
+class _Mapper:
+    def __init__(self, scop: Scop, deps: Dependences, max_mapped: int):
+        self.scop = scop
+        self.max_mapped = max(0, min(max_mapped, MAX_MAPPED))
+        # The CPU transformer's exact parallel test and access-stride scoring, reused.
+        self.t = _Transformer(scop, deps.all.intersect_params(scop.context), [], tile=False, parallel=True)
+        self.kernels: list[KernelInfo] = []
+
+    def visit(self, node: isl.ScheduleNode, depth: int) -> isl.ScheduleNode:
+        """Map the subtree at *node*; return the node at the same tree position."""
+        t = node.get_type()
+        if t == isl.schedule_node_type.band:
+            return self.band(node, depth)
+        if t == isl.schedule_node_type.leaf:
+            return self.kernel(node, depth, 0)
+        if t in (isl.schedule_node_type.sequence, isl.schedule_node_type.set) and not self.has_parallel(node):
+            return self.kernel(node, depth, 0)
+        for i in range(node.n_children()):
+            node = self.visit(node.child(i), depth).parent()
+        return node
+
+    def band(self, node: isl.ScheduleNode, depth: int) -> isl.ScheduleNode:
+        n = node.band_n_member()
+        if self.max_mapped == 0 or not self.has_parallel(node):
+            return self.kernel(node, depth, 0)
+        first = self.t.first_parallel(node, range(n))
+        if first is None:  # every member stays on the host; a parallel loop is further in
+            return self.visit(node.child(0), depth + n).parent()
+        if first > 0:
+            node = node.band_split(first)
+            return self.visit(node.child(0), depth + first).parent()
+        mapped = 1
+        while mapped < min(n, self.max_mapped) and self.t.is_parallel(node, mapped):
+            mapped += 1
+        if mapped < n:
+            node = node.band_split(mapped)
+        return self.kernel(node, depth, mapped)
+
+    def has_parallel(self, node: isl.ScheduleNode) -> bool:
+        if node.get_type() == isl.schedule_node_type.band:
+            if any(self.t.is_parallel(node, k) for k in range(node.band_n_member())):
+                return True
+        return any(self.has_parallel(node.child(i)) for i in range(node.n_children()))
+
+    def kernel(self, node: isl.ScheduleNode, depth: int, mapped: int) -> isl.ScheduleNode:
+        statements = tuple(sorted(s.get_tuple_name() for s in sets_of(node.get_domain())))
+        lo: list[isl.PwAff] = []
+        hi: list[isl.PwAff] = []
+        axes: tuple[int, ...] = ()
+        if mapped:
+            dom = node.get_domain().intersect_params(self.scop.context)
+            prefix = node.get_prefix_schedule_union_map().intersect_domain(dom)
+            mupa = node.band_get_partial_schedule()
+            for k in range(mapped):
+                rel = prefix.reverse().apply_range(_member_map(mupa, k, dom))
+                lo.append(_bound(rel, depth, True))
+                hi.append(_bound(rel, depth, False))
+            order = self.t.point_order(node)  # best stride last: that member becomes x
+            rank = {member: len(order) - 1 - pos for pos, member in enumerate(order)}
+            axes = tuple(rank[k] for k in range(mapped))
+        info = KernelInfo(len(self.kernels), depth, mapped, axes, statements, tuple(lo), tuple(hi))
+        self.kernels.append(info)
+        return node.insert_mark(isl.Id(info.mark, context=CTX))
+
+
+def _bound(rel: isl.UnionMap, depth: int, lower: bool) -> isl.PwAff:
+    """min or max of the member over the subtree as a function of the outer schedule dims."""
+    out = None
+    for m in maps_of(rel):
+        pma = m.lexmin_pw_multi_aff() if lower else m.lexmax_pw_multi_aff()
+        pa = pma.get_pw_aff(0)
+        if pa.dim(isl.dim_type.in_) != depth:
+            raise UnsupportedError("GPU mapping: unexpected prefix schedule")  # pragma: no cover
+        out = pa if out is None else (out.min(pa) if lower else out.max(pa))
+    if out is None:  # pragma: no cover
+        raise UnsupportedError("GPU mapping: a kernel without instances")
+    return out
+
+
+def bound_as_params(pa: isl.PwAff, names: list[str]) -> isl.PwAff:
+    """The bound with its outer-loop dims turned into parameters named *names* (the host iterators)."""
+    npar = pa.dim(isl.dim_type.param)
+    k = pa.dim(isl.dim_type.in_)
+    out = pa.move_dims(isl.dim_type.param, npar, isl.dim_type.in_, 0, k)
+    for j in range(k):
+        out = out.set_dim_id(isl.dim_type.param, npar + j, isl.Id(names[j], context=CTX))
+    return out
