@@ -414,3 +414,12 @@ def test_every_strategy_returns_a_consistent_result():
         assert values == sorted(values, reverse=True) and len(set(values)) == len(values)
         assert len({r.config for r in result.evaluations}) == result.evals
         assert list(itertools.accumulate([1] * result.evals)) == [r.index for r in result.evaluations]
+
+
+def test_parameter_hop_overrides_the_domain_gap():
+    from polytune.search import Parameter
+    p = Parameter("x", (8, 16, 32, 64), hop=8)
+    assert p.shortest_hop == 8 and p.hop_adjacent(32) == (24, 40)
+    q = Parameter("y", (1, 2, 4), hop=0)
+    assert q.shortest_hop is None and q.hop_adjacent(2) == (None, None)
+    assert Parameter("z", (1, 2, 4)).shortest_hop == 1

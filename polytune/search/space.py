@@ -41,6 +41,7 @@ class Parameter:
 
     name: str
     values: tuple[int, ...]
+    hop: int | None = None  # step of shortest-hop moves; None: the smallest gap of the domain; 0: none
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -62,7 +63,9 @@ class Parameter:
 
     @property
     def shortest_hop(self) -> int | None:
-        """Smallest gap between consecutive domain values; None for a single-value domain."""
+        """Smallest gap between consecutive domain values (or the hop given); None for a single-value domain."""
+        if self.hop is not None:
+            return self.hop or None
         if len(self.values) < 2:
             return None
         return min(b - a for a, b in itertools.pairwise(self.values))
