@@ -28,8 +28,9 @@ def _shape(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tile-sizes-file", help="Pluto's tile.sizes format: one integer per line")
     p.add_argument("--no-tile", action="store_true", help="do not tile")
     p.add_argument("--no-parallel", action="store_true", help="no OpenMP pragmas, no wavefront")
-    p.add_argument("--target", default="c", choices=["c", "cuda"],
-                   help="code to emit: c (C with OpenMP, the default) or cuda (host code and kernels)")
+    p.add_argument("--target", default="c", choices=["c", "cuda", "triton"],
+                   help="code to emit: c (C with OpenMP, the default), cuda (host code and kernels) or "
+                        "triton (a Python module with Triton kernels and a launcher run())")
     p.add_argument("--block", help="GPU thread-block shape x[,y[,z]] (default 1024 for 1-D kernels, 32,32 "
                                    "for 2-D, 32,8,4 for 3-D; a 1-D kernel takes the product)")
 
@@ -68,8 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rng-seed", type=int, default=0)
     p.add_argument("--runs", type=int, default=3, help="timed runs per candidate (after one warm-up run)")
     p.add_argument("--threads", type=int, help="OMP_NUM_THREADS for the runs")
-    p.add_argument("--target", default="c", choices=["c", "cuda"],
-                   help="c: tune the tile sizes of the C/OpenMP code; cuda: tune the GPU thread-block shape")
+    p.add_argument("--target", default="c", choices=["c", "cuda", "triton"],
+                   help="c: tune the tile sizes of the C/OpenMP code; cuda: the GPU thread-block shape; "
+                        "triton: the launch configuration (block sizes, num_warps, num_stages)")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="a size of the problem to tune for (a macro of the file, as -D)")
     p.add_argument("--cc", help="compiler of the variants (default gcc; nvcc for --target cuda)")
     p.add_argument("--cflags", help="its flags (default '-O3 -march=native'; '-O3 -arch=native' for nvcc)")
     p.add_argument("--rtol", type=float,
@@ -78,6 +82,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache", help="measurement cache file (default: ~/.cache/polytune/measurements.sqlite)")
     p.add_argument("--no-cache", action="store_true")
     p.add_argument("--no-parallel", action="store_true")
+    p.add_argument("--plot", metavar="FILE", help="draw the search (PNG): a heatmap with the path for two "
+                                                  "parameters, else time per evaluation with the incumbent")
+    p = sub.add_parser("bench", help="gcc -O3, clang -O3, Polly, polytune's seed and tuned kernels side by side")
+    p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR", help="kernels (.c with a scop; a directory: its *.c)")
+    p.add_argument("--report", metavar="OUT_DIR", help="write results.json, results.csv, summary.md, figures")
+    p.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR")
+    p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]")
+    p.add_argument("--threads", type=int, help="OMP_NUM_THREADS of every run (default: all cores)")
+    p.add_argument("--runs", type=int, default=3, help="interleaved rounds (and timed runs per tuning candidate)")
+    p.add_argument("--strategies", default="hill", help="comma-separated: hill, exhaustive, random, coordesc, "
+                                                        "with modifiers like hill:d2, hill:first, hill:hop, "
+                                                        "hill:origin, hill:model, random:n20")
+    p.add_argument("--max-evals", type=int, help="evaluations per tuning run")
+    p.add_argument("--time-limit", type=float, help="seconds per tuning run")
+    p.add_argument("--exhaustive-max", type=int, default=300, help="exhaustive only on grids this small")
+    p.add_argument("--compilers", default="gcc,clang,polly", help="baselines to compare (gcc, clang, polly)")
+    p.add_argument("--gcc", default="gcc", help="gcc command (also compiles polytune's output)")
+    p.add_argument("--clang", help="clang command (default: the first of clang, clang-19 .. clang-14 found)")
+    p.add_argument("--polly-flags", help="flags enabling Polly (default: detected, e.g. '-mllvm -polly')")
+    p.add_argument("--cache", help="tuning measurement cache (default: none, so search times are real)")
     p = sub.add_parser("inspect", help="print statements, domains, accesses, dependences and the schedule")
     _common(p)
     _shape(p)
@@ -108,6 +132,8 @@ def parse_sizes(text: str | None, file: str | None) -> tuple[int, ...]:
 
 def default_output(path: str, target: str = "c") -> str:
     root, ext = os.path.splitext(path)
+    if target == "triton":
+        return f"{root.replace('.', '_').replace('-', '_')}_triton.py"
     return f"{root}.polytune{'.cu' if target == 'cuda' else ext or '.c'}"
 
 
@@ -191,7 +217,8 @@ def cmd_tune(args) -> int:
         cls, extra = BuildConfig, {"threads": args.threads}
     given = {k: v for k, v in (("cc", args.cc), ("cflags", shell_flags(args.cflags) if args.cflags else None),
                                ("rtol", args.rtol)) if v is not None}
-    build = cls(includes=tuple(args.includes), defines=tuple(args.defines), runs=args.runs, **extra, **given)
+    build = cls(includes=tuple(args.includes), defines=tuple(args.defines) + tuple(args.param), runs=args.runs,
+                **extra, **given)
     res = tune(args.file, opts, build, progress=progress_printer(sys.stderr))
     print(summary(res))
     if res.best_text is not None:
@@ -201,10 +228,18 @@ def cmd_tune(args) -> int:
             write_atomically(args.tile_sizes_out, "".join(f"{v}\n" for v in res.best_config))
     if args.report:
         write_report(args.report, res.report)
+    if args.plot:
+        from .plots import save, tune_figure
+        print(f"polytune: search drawn -> {save(tune_figure(res.report), args.plot)}", file=sys.stderr)
     return 0 if res.best_text is not None else 1
 
 
-COMMANDS = {"optimize": cmd_optimize, "inspect": cmd_inspect, "tune": cmd_tune}
+def cmd_bench(args) -> int:
+    from .bench import main_from_args
+    return main_from_args(args)
+
+
+COMMANDS = {"optimize": cmd_optimize, "inspect": cmd_inspect, "tune": cmd_tune, "bench": cmd_bench}
 
 
 def main(argv: list[str] | None = None) -> int:

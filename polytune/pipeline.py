@@ -15,7 +15,7 @@ from .poly.gpu import GpuSchedule, map_to_gpu
 from .poly.schedule import BandInfo, TiledSchedule, compute_base_schedule, make_schedule
 from .poly.scop import Scop
 
-TARGETS = ("c", "cuda")
+TARGETS = ("c", "cuda", "triton")
 
 
 @dataclass(frozen=True)
@@ -132,6 +132,17 @@ def generate_cuda(program: Program, opts: OptimizeOptions, serve: bool = False,
     return head + "\n" + splice(program.text, reps)
 
 
+def generate_triton(program: Program, opts: OptimizeOptions, config: dict | None = None) -> str:
+    """A Python module: the Triton kernels of every scop and a launcher run_<k>() per scop (run = run_0)."""
+    from .emit.triton import generate_triton_module
+    cfg = dict(config or {})
+    if opts.block:
+        cfg.update(zip(("BLOCK_X", "BLOCK_Y", "BLOCK_Z"), opts.block))
+    from .emit.c import fresh_prefix
+    prefix = fresh_prefix(program.scops[0].scop, program.identifiers, "c") if program.scops else "c"
+    return generate_triton_module(program.path, [(a.scop, a.gpu) for a in program.scops], prefix, cfg)
+
+
 def gpu_report(program: Program, opts: OptimizeOptions) -> list[dict]:
     from .emit.cuda import default_block, kernel_block
     out = []
@@ -152,6 +163,9 @@ def generate(program: Program, opts: OptimizeOptions = OptimizeOptions()) -> Opt
     if opts.target == "cuda":
         text = generate_cuda(program, opts)
         return OptimizeResult(text, {"file": program.path, "target": "cuda", "scops": gpu_report(program, opts)})
+    if opts.target == "triton":
+        return OptimizeResult(generate_triton(program, opts),
+                              {"file": program.path, "target": "triton", "scops": gpu_report(program, opts)})
     tiled = schedules(program, opts)
     codes = generate_regions(program, opts, tiled)
     reports = [scop_report(a, ts) for a, ts in zip(program.scops, tiled)]

@@ -64,11 +64,29 @@ class TuneResult:
 
 
 BLOCK_PARAMS = ("block_x", "block_y", "block_z")
+TRITON_DOMAINS = {"BLOCK_X": (1, 1024), "BLOCK_Y": (1, 256), "BLOCK_Z": (1, 64), "BLOCK_R": (16, 4096),
+                  "num_warps": (1, 16), "num_stages": (1, 4)}
+
+
+def triton_params(program: Program, text: str) -> list[str]:
+    """The launch parameters of a program's Triton module: block sizes of its mapped dims, BLOCK_R where a
+    reduction was vectorized, num_warps, num_stages."""
+    n = max((a.gpu.max_mapped for a in program.scops), default=0)
+    names = [f"BLOCK_{'XYZ'[d]}" for d in range(n)]
+    if "tl.arange(0, BLOCK_R)" in text:
+        names.append("BLOCK_R")
+    return names + ["num_warps", "num_stages"]
 
 
 def build_space(program: Program, tune: TuneOptions, opts: OptimizeOptions) -> SearchSpace:
     params: list[Parameter] = []
-    if tune.target == "cuda":
+    if tune.target == "triton":
+        from .pipeline import generate_triton
+        for name in triton_params(program, generate_triton(program, opts)):
+            lo, hi = TRITON_DOMAINS[name]
+            values = tuple(range(lo, hi + 1)) if name == "num_stages" else parse_domain(f"{lo}:{hi}:pow2")
+            params.append(Parameter(name, values))
+    elif tune.target == "cuda":
         n = max((a.gpu.max_mapped for a in program.scops), default=0)
         if n == 0:
             raise UsageError("nothing to tune: no scop has a parallel loop to map to GPU threads", program.path)
@@ -137,6 +155,9 @@ def seed_config(program: Program, space: SearchSpace, tune: TuneOptions, opts: O
         if len(tune.seed) != n:
             raise UsageError(f"the seed needs {n} sizes, got {len(tune.seed)}")
         return tune.seed
+    if tune.seed == "pluto" and tune.target == "triton":
+        from .emit.triton import DEFAULT_CONFIG
+        return tuple(DEFAULT_CONFIG[p.name] for p in space.params)
     if tune.seed == "pluto" and tune.target == "cuda":
         from .emit.cuda import default_block
         return default_block(n)
@@ -163,10 +184,14 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
     """Tune the tile sizes of *path*; every candidate is verified against the original program."""
     program = analyze(path, build.includes, build.defines)
     cuda = tune_opts.target == "cuda"
+    triton = tune_opts.target == "triton"
     base = OptimizeOptions(parallel=tune_opts.parallel, target=tune_opts.target)
     space = build_space(program, tune_opts, base)
     seed = seed_config(program, space, tune_opts, base)
-    if cuda:
+    if triton:
+        from .measure_triton import TritonHarness
+        harness = TritonHarness(program, build, runs=build.runs)
+    elif cuda:
         from .measure_cuda import CudaBuildConfig, CudaHarness
         if not isinstance(build, CudaBuildConfig):
             raise UsageError("the cuda target needs a CudaBuildConfig")  # pragma: no cover
@@ -175,11 +200,14 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         harness = Harness(program, build)
 
     def options_for(config) -> OptimizeOptions:
+        if triton:
+            return OptimizeOptions(target="triton")
         if cuda:
             return OptimizeOptions(target="cuda", block=tuple(config))
         return OptimizeOptions(tile_sizes=tuple(config), parallel=tune_opts.parallel)
 
     cache = MeasurementCache(tune_opts.cache, workload_key(program, build, base)) if tune_opts.cache else None
+    launch_choice = None
     t0 = time.perf_counter()
     try:
         original = harness.measure_reference()
@@ -192,7 +220,10 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
                     if hit.ok and (harness.best_time is None or hit.value < harness.best_time):
                         harness.best_time = hit.value
                     return hit
-            m = harness.measure(config) if cuda else harness.measure(config, options_for(config))
+            if triton:
+                m = harness.measure(config, space.names)
+            else:
+                m = harness.measure(config) if cuda else harness.measure(config, options_for(config))
             if cache is not None:
                 cache.put(m)
             return m
@@ -202,6 +233,8 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
                                 samples=tune_opts.samples, rng_seed=tune_opts.rng_seed)
         budget = Budget(max_evals=tune_opts.max_evals, time_limit=tune_opts.time_limit,
                         max_iterations=tune_opts.max_iterations)
+        if triton and tune_opts.seed == "pluto" and tune_opts.strategy in ("hill", "coordesc"):
+            seed, launch_choice = triton_seed(harness, space, evaluate, seed)
         result = run_search(space, evaluate, tune_opts.strategy, seed, options, budget, progress)
     finally:
         harness.close()
@@ -209,7 +242,12 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
             cache.close()
     search_time = time.perf_counter() - t0
     best_text = None
-    if result.best is not None:
+    if result.best is not None and triton:
+        from .measure_triton import remember_choice
+        from .pipeline import generate_triton
+        best_text = generate_triton(program, base, dict(zip(space.names, result.best.config)))
+        remember_choice(harness.key, dict(zip(space.names, result.best.config)))
+    elif result.best is not None:
         best_text = generate(program, options_for(result.best.config)).text
     seed_m = result.seed
 
@@ -229,7 +267,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         "seed": _mjson(seed_m),
         "best": _mjson(result.best),
         "speedup_over_seed": seed_m.value / result.best.value if ok(seed_m) and ok(result.best) else None,
-        "speedup_over_original": original.value / result.best.value if ok(result.best) else None,
+        "speedup_over_original": original.value / result.best.value if ok(result.best) and ok(original) else None,
         "evaluations": [dict(_mjson(r.measurement), phase=r.phase, iteration=r.iteration,
                              elapsed=r.elapsed) for r in result.evaluations],
         "trajectory": [{"iteration": s.iteration, "config": list(s.config), "median": s.measurement.value,
@@ -238,11 +276,35 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         "evals": result.evals,
         "search_time": search_time,
     }
+    if triton:
+        report["triton"] = {"launch_choice": launch_choice,
+                            "kernels": harness.resources, "device": harness.device}
     if cuda:
         report["gpu"] = {"registers": harness.registers, "spill_bytes": harness.spills,
                          "compile_time": harness.compile_time, "compile_error": harness.compile_error or None,
                          "kernels": {k: v for k, v in harness.resources.items()}}
     return TuneResult(program, space, result, original, best_text, report)
+
+
+def triton_seed(harness, space: SearchSpace, evaluate, default):
+    """Algorithm 9.1: the remembered choice for this kernel source, else the best of a small candidate
+    set derived from the kernel's shape (measured: compiled, spills rejected, warmed up, repeated)."""
+    from .measure_triton import cached_choice, candidates, remember_choice
+    names = space.names
+    hit = cached_choice(harness.key)
+    if hit and set(hit) == set(names):
+        return tuple(hit[n] for n in names), {"source": "cache", "config": hit}
+    dims = sum(n.startswith("BLOCK_") and n != "BLOCK_R" for n in names)
+    best, best_m, tried = default, None, []
+    for cand in candidates(dims, "BLOCK_R" in names):
+        config = tuple(cand.get(n, default[i]) for i, n in enumerate(names))
+        m = evaluate(config)
+        tried.append(_mjson(m))
+        if m.ok and (best_m is None or m.value < best_m.value):
+            best, best_m = config, m
+    if best_m is not None:
+        remember_choice(harness.key, dict(zip(names, best)))
+    return best, {"source": "candidates", "config": dict(zip(names, best)), "candidates": tried}
 
 
 def progress_printer(stream=sys.stderr):
@@ -266,7 +328,8 @@ def progress_printer(stream=sys.stderr):
 
 def summary(res: TuneResult) -> str:
     r = res.report
-    lines = [f"original: {r['original']['median']:.4f} s"]
+    orig = r["original"]["median"]
+    lines = [f"original: {orig:.4f} s" if orig else "original: not timed (the reference ran on the CPU)"]
     if r["seed"]:
         s = r["seed"]
         lines.append(f"seed {tuple(s['config'])}: " + (f"{s['median']:.4f} s" if s["median"] else s["error"]))
@@ -275,7 +338,8 @@ def summary(res: TuneResult) -> str:
         lines.append(f"best {tuple(b['config'])}: {b['median']:.4f} s")
         if r["speedup_over_seed"]:
             lines.append(f"speedup over seed: {r['speedup_over_seed']:.2f}x")
-        lines.append(f"speedup over original: {r['speedup_over_original']:.2f}x")
+        if r["speedup_over_original"]:
+            lines.append(f"speedup over original: {r['speedup_over_original']:.2f}x")
     else:
         lines.append("no configuration produced a verified result")
     lines.append(f"evaluations: {r['evals']}, search time: {r['search_time']:.1f} s, "

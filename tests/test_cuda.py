@@ -22,7 +22,7 @@ GPU_SMALL = {
     "matmul_vanilla": ["-DN=20"], "matmul_unroll": ["-DN=20"], "matmul_interchange": ["-DN=20"],
     "stencil2d_vanilla": ["-DN=19"], "stencil2d_unroll": ["-DN=19"], "stencil2d_interchange": ["-DN=19"],
     "reduction_vanilla": ["-DN=20"], "reduction_unroll": ["-DN=20"], "reduction_interchange": ["-DN=20"],
-    "stencil3d_ns": ["-DN=13"],
+    "stencil3d_ns": ["-DN=13"], "softmax": ["-DN=13"],
 }
 # benchmarks/pluto files that are valid C++ (the others declare C99 variable-length array parameters,
 # which C++, and so nvcc, does not have).

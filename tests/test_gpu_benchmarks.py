@@ -29,6 +29,7 @@ SMALL = {
     "reduction_unroll": ["-DN=20"],
     "reduction_interchange": ["-DN=20"],
     "stencil3d_ns": ["-DN=13"],
+    "softmax": ["-DN=13"],
 }
 # Variants with the same summation order per element (stencil2d_interchange sums in another order).
 SAME_RESULT = [("matmul_vanilla", "matmul_unroll", "matmul_interchange"),

@@ -1,0 +1,735 @@
+"""Triton for a GPU-mapped schedule: a Python module with one ``@triton.jit`` kernel per kernel mark and a
+launcher ``run(...)`` that takes the arrays as torch tensors and the scalars as numbers.
+
+The mapping is the CUDA target's (``polytune.poly.gpu``); what differs is that a Triton program owns a
+*block* of the mapped iterations: the mapped loops become program ids, and each program works on tensors
+of ``BLOCK_X`` (x innermost, so loads along x are contiguous) by ``BLOCK_Y`` (by ``BLOCK_Z``) iterations.
+Every guard on the way to a statement (the mapped loops' exact bounds, ``if``s, inner loops whose bounds
+differ between the lanes) becomes a mask. Inner loops stay loops, run by the whole block; where their
+bounds depend on the lane they run over the union of the lanes' ranges under a mask.
+
+Two rewrites make the inner loops cheap:
+
+- *accumulation in registers*: an inner loop whose body is one statement ``W op= e`` with ``W`` the same
+  element on every iteration (and ``e`` not reading ``W``'s array) loads ``W`` once, accumulates in
+  registers and stores once;
+- *reductions over a block*: if, moreover, the loop is the only one left under a single mapped dimension
+  and ``op`` is ``+=`` (or a max/min update), the loop is vectorized too: a program reduces ``BLOCK_R``
+  iterations at once with ``tl.sum`` / ``tl.max`` (all of them when the extent fits: a persistent
+  reduction, section 9.4 of the Triton chapter) and loops over the rest. This reassociates the sum; the
+  results then match the sequential ones within a tolerance, not bit for bit.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import islpy as isl
+from pycparser import c_ast
+
+from ..errors import UnsupportedError
+from ..poly.gpu import KERNEL_MARK, GpuSchedule, KernelInfo, bound_as_params
+from ..poly.scop import Scop
+from .c import _list, build_ast
+
+_T = isl.ast_expr_op_type
+_PY_BINARY = {_T.add: "+", _T.sub: "-", _T.mul: "*", _T.div: "//", _T.pdiv_q: "//", _T.fdiv_q: "//",
+              _T.pdiv_r: "%", _T.zdiv_r: "%", _T.eq: "==", _T.le: "<=", _T.lt: "<", _T.ge: ">=", _T.gt: ">"}
+_MATH = {"exp": "tl.exp", "expf": "tl.exp", "log": "tl.log", "logf": "tl.log", "sqrt": "tl.sqrt",
+         "sqrtf": "tl.sqrt", "fabs": "tl.abs", "fabsf": "tl.abs", "abs": "tl.abs", "sin": "tl.sin",
+         "sinf": "tl.sin", "cos": "tl.cos", "cosf": "tl.cos", "fmax": "tl.maximum", "fmaxf": "tl.maximum",
+         "fmin": "tl.minimum", "fminf": "tl.minimum", "max": "tl.maximum", "min": "tl.minimum",
+         "MAX": "tl.maximum", "MIN": "tl.minimum", "floor": "tl.floor", "floorf": "tl.floor",
+         "ceil": "tl.ceil", "ceilf": "tl.ceil", "exp2": "tl.exp2", "log2": "tl.log2"}
+_CASTS = {"double": "tl.float64", "float": "tl.float32", "int": "tl.int32", "long": "tl.int64",
+          "unsigned": "tl.uint32"}
+AXES = "xyz"
+DEFAULT_CONFIG = {"BLOCK_X": 64, "BLOCK_Y": 16, "BLOCK_Z": 1, "BLOCK_R": 1024, "num_warps": 4, "num_stages": 2}
+
+
+_INTERNAL = re.compile(r"^(ZERO|MASK|CONFIG|cfg|bx|by|bz|tl|triton|range|float|min|max|run(_\d+)?|_kernel.*|"
+                       r"(pid|g|lo|n|s)_.*|(mask|acc|k|p|r|t|v|zero)\d+)$")
+
+
+def py_names(scop: Scop) -> dict[str, str]:
+    """Python names for the region's C names: keywords and names the generated code uses get a '_'."""
+    import keyword
+    taken = set(scop.names_in_use)
+    out = {}
+    for name in sorted(taken):
+        new = name
+        while keyword.iskeyword(new) or new in ("True", "False", "None") or _INTERNAL.match(new) or \
+                (new != name and new in taken):
+            new += "_"
+        out[name] = new
+    return out
+
+
+@dataclass(frozen=True)
+class TritonRegion:
+    kernels: str
+    launcher: str  # the body of run(...) for this region
+    arguments: tuple[str, ...]  # run()'s parameters for this region
+
+
+def _py_expr(e: isl.AstExpr, scop: Scop, names: dict[str, str], kernel: bool) -> str:
+    """An isl AST expression as Python (launcher) or Triton (kernel) text."""
+    t = e.get_type()
+    if t == isl.ast_expr_type.int:
+        return e.int_get_val().to_str()
+    if t == isl.ast_expr_type.id:
+        name = e.id_get_id().get_name()
+        if name in scop.constants:
+            return str(scop.constants[name])
+        if name.endswith("_") and name[:-1] in scop.params:
+            name = name[:-1]
+        return names.get(name, name)
+    op = e.op_get_type()
+    args = [_py_expr(e.op_get_arg(i), scop, names, kernel) for i in range(e.op_get_n_arg())]
+    if op in _PY_BINARY:
+        return f"({args[0]} {_PY_BINARY[op]} {args[1]})"
+    if op == _T.minus:
+        return f"(-{args[0]})"
+    if op in (_T.and_, _T.and_then):
+        return f"({args[0]} & {args[1]})" if kernel else f"({args[0]} and {args[1]})"
+    if op in (_T.or_, _T.or_else):
+        return f"({args[0]} | {args[1]})" if kernel else f"({args[0]} or {args[1]})"
+    if op in (_T.min, _T.max):
+        if kernel:
+            fn = "tl.minimum" if op == _T.min else "tl.maximum"
+            out = args[0]
+            for a in args[1:]:
+                out = f"{fn}({out}, {a})"
+            return out
+        return f"{'min' if op == _T.min else 'max'}({', '.join(args)})"
+    if op in (_T.cond, _T.select):
+        return f"tl.where({args[0]}, {args[1]}, {args[2]})" if kernel else f"({args[1]} if {args[0]} else {args[2]})"
+    raise UnsupportedError(f"Triton target: isl AST operator {op}")  # pragma: no cover
+
+
+class _CExpr:
+    """A statement's C expression as Triton text: array references become masked loads."""
+
+    def __init__(self, k: _KernelPrinter, subst: dict[str, str]):
+        self.k = k
+        self.subst = subst
+
+    def address(self, node: c_ast.ArrayRef) -> tuple[str, str]:
+        subs = []
+        while isinstance(node, c_ast.ArrayRef):
+            subs.append(node.subscript)
+            node = node.name
+        if not isinstance(node, c_ast.ID):
+            raise UnsupportedError("Triton target: array reference through an expression")
+        name = self.k.rn.get(node.name, node.name)
+        self.k.arrays_used.add(node.name)
+        subs.reverse()
+        parts = []
+        for d, s in enumerate(subs):
+            stride = f"s_{name}_{d}" if d < len(subs) - 1 else "1"
+            parts.append(f"({self.visit(s)}) * {stride}" if stride != "1" else f"({self.visit(s)})")
+        return name, f"{name} + {' + '.join(parts)} + ZERO"
+
+    def load(self, node) -> str:
+        _, addr = self.address(node)
+        return f"tl.load({addr}, mask=MASK, other=0)"
+
+    def visit(self, n) -> str:
+        if isinstance(n, c_ast.Constant):
+            v = n.value.rstrip("fFlLuU") if n.type in ("float", "double") or n.value[-1] in "fF" else \
+                n.value.rstrip("uUlL")
+            return v
+        if isinstance(n, c_ast.ID):
+            if n.name in self.subst:
+                return self.subst[n.name]
+            name = self.k.rn.get(n.name, n.name)
+            if n.name in self.k.scalars_on_device:
+                self.k.arrays_used.add(n.name)
+                return f"tl.load({name} + ZERO, mask=MASK, other=0)"
+            self.k.scalars_used.add(n.name)
+            return name
+        if isinstance(n, c_ast.ArrayRef):
+            return self.load(n)
+        if isinstance(n, c_ast.BinaryOp):
+            a, b = self.visit(n.left), self.visit(n.right)
+            op = {"&&": "&", "||": "|"}.get(n.op, n.op)
+            return f"({a} {op} {b})"
+        if isinstance(n, c_ast.UnaryOp):
+            if n.op == "-":
+                return f"(-{self.visit(n.expr)})"
+            if n.op == "+":
+                return self.visit(n.expr)
+            if n.op == "!":
+                return f"({self.visit(n.expr)} == 0)"
+            raise UnsupportedError(f"Triton target: unary operator '{n.op}'")
+        if isinstance(n, c_ast.TernaryOp):
+            return f"tl.where({self.visit(n.cond)}, {self.visit(n.iftrue)}, {self.visit(n.iffalse)})"
+        if isinstance(n, c_ast.FuncCall):
+            fn = n.name.name if isinstance(n.name, c_ast.ID) else ""
+            if fn not in _MATH:
+                raise UnsupportedError(f"Triton target: no Triton equivalent for '{fn}'")
+            args = [self.visit(a) for a in (n.args.exprs if n.args else [])]
+            return f"{_MATH[fn]}({', '.join(args)})"
+        if isinstance(n, c_ast.Cast):
+            names = " ".join(getattr(n.to_type.type.type, "names", []) or [])
+            ty = next((v for k, v in _CASTS.items() if k in names.split()), None)
+            if ty is None:
+                raise UnsupportedError(f"Triton target: cast to '{names}'")
+            return f"({self.visit(n.expr)}).to({ty})"
+        raise UnsupportedError(f"Triton target: C construct {type(n).__name__}")
+
+
+class _KernelPrinter:
+    """The subtree of one kernel mark as the body of a Triton program."""
+
+    def __init__(self, scop: Scop, info: KernelInfo, scalars_on_device: set[str], prefix: str,
+                 rn: dict[str, str]):
+        self.scop = scop
+        self.prefix = prefix
+        self.rn = rn
+        self.info = info
+        self.scalars_on_device = scalars_on_device
+        self.lines: list[str] = []
+        self.arrays_used: set[str] = set()
+        self.scalars_used: set[str] = set()
+        self.names: dict[str, str] = dict(rn)  # isl iterator (and C name) -> Triton name
+        self.vector: set[str] = set()  # names that are lane vectors
+        self.mapped = {f"{prefix}{info.depth + j}": j for j in range(info.mapped)}
+        self.bound: list[str] = []
+        self.tmp = 0
+
+    def fresh(self, stem: str) -> str:
+        self.tmp += 1
+        return f"{stem}{self.tmp}"
+
+    def emit(self, text: str, indent: int) -> None:
+        self.lines.append("    " * indent + text)
+
+    def expr(self, e: isl.AstExpr) -> str:
+        return _py_expr(e, self.scop, self.names, kernel=True)
+
+    def is_vector(self, text: str) -> bool:
+        return any(re.search(rf"\b{re.escape(v)}\b", text) for v in self.vector)
+
+    def prologue(self, indent: int) -> None:
+        info = self.info
+        axes = sorted(set(info.axes))
+        shape = [f"BLOCK_{AXES[ax].upper()}" for ax in reversed(axes)]  # z, y, x: x last (contiguous)
+        for ax in axes:
+            self.emit(f"pid_{AXES[ax]} = tl.program_id({ax})", indent)
+        for ax in axes:
+            pos = len(axes) - 1 - axes.index(ax)
+            idx = ", ".join(":" if k == pos else "None" for k in range(len(axes)))
+            self.emit(f"g_{AXES[ax]} = (pid_{AXES[ax]} * BLOCK_{AXES[ax].upper()} + "
+                      f"tl.arange(0, BLOCK_{AXES[ax].upper()}))" + (f"[{idx}]" if len(axes) > 1 else ""), indent)
+            self.vector.add(f"g_{AXES[ax]}")
+        if axes:
+            self.emit(f"ZERO = tl.zeros([{', '.join(shape)}], dtype=tl.int32)", indent)
+            inb = " & ".join(f"(g_{AXES[ax]} < n_{AXES[ax]})" for ax in axes)
+            self.emit(f"MASK = (ZERO == 0) & {inb}", indent)
+            self.vector |= {"ZERO", "MASK"}
+        else:
+            self.emit("ZERO = tl.zeros([1], dtype=tl.int32)", indent)
+            self.emit("MASK = ZERO == 0", indent)
+            self.vector |= {"ZERO", "MASK"}
+
+    # ---- nodes ---------------------------------------------------------------------------------------
+    def node(self, n: isl.AstNode, indent: int) -> None:
+        t = n.get_type()
+        if t == isl.ast_node_type.block:
+            for child in _list(n.block_get_children()):
+                self.node(child, indent)
+        elif t == isl.ast_node_type.for_:
+            self.for_(n, indent)
+        elif t == isl.ast_node_type.if_:
+            cond = self.expr(n.if_get_cond())
+            saved = self.fresh("mask")
+            self.emit(f"{saved} = MASK", indent)
+            self.emit(f"MASK = {saved} & {_t(cond)}", indent)
+            self.node(n.if_get_then_node(), indent)
+            if n.if_has_else_node():
+                self.emit(f"MASK = {saved} & ~{_t(cond)}", indent)
+                self.node(n.if_get_else_node(), indent)
+            self.emit(f"MASK = {saved}", indent)
+        elif t == isl.ast_node_type.mark:
+            self.node(n.mark_get_node(), indent)
+        elif t == isl.ast_node_type.user:
+            self.user(n.user_get_expr(), indent)
+        else:  # pragma: no cover
+            raise UnsupportedError(f"Triton target: isl AST node {t}")
+
+    def _bounds(self, n: isl.AstNode, it: str) -> tuple[str, str, str]:
+        init = self.expr(n.for_get_init())
+        inc = self.expr(n.for_get_inc())
+        cond = n.for_get_cond()
+        op = cond.op_get_type()
+        lhs = cond.op_get_arg(0)
+        if op not in (_T.le, _T.lt) or lhs.get_type() != isl.ast_expr_type.id or \
+                lhs.id_get_id().get_name() != it:
+            raise UnsupportedError("Triton target: a loop condition isl did not write as 'c <= e'")
+        end = self.expr(cond.op_get_arg(1))
+        return init, (f"({end}) + 1" if op == _T.le else end), inc
+
+    def for_(self, n: isl.AstNode, indent: int) -> None:
+        it = n.for_get_iterator().id_get_id().get_name()
+        init, end, inc = self._bounds(n, it)
+        if it in self.mapped:
+            j = self.mapped[it]
+            g = f"g_{AXES[self.info.axes[j]]}"
+            var = self.fresh("v")
+            self.names[it] = var
+            self.vector.add(var)
+            saved = self.fresh("mask")
+            self.emit(f"{var} = lo_{j} + {g}", indent)
+            self.emit(f"{saved} = MASK", indent)
+            step = f" & {_t(f'(({var}) - ({init})) % {inc} == 0')}" if inc != "1" else ""
+            self.emit(f"MASK = {saved} & {_t(f'{var} >= {init}')} & {_t(f'{var} < {end}')}{step}", indent)
+            self.bound.append(it)
+            self.node(n.for_get_body(), indent)
+            self.bound.pop()
+            self.emit(f"MASK = {saved}", indent)
+            return
+        var = self.fresh("k")
+        self.names[it] = var
+        lane_dependent = self.is_vector(init) or self.is_vector(end)
+        lo, hi = init, end
+        if lane_dependent:
+            lo = f"tl.min(tl.where(MASK, {init}, 2147483647))"
+            hi = f"tl.max(tl.where(MASK, {end}, -2147483647))"
+        body = n.for_get_body()
+        if self.reduction(n, body, var, lo, hi, inc, init, end, lane_dependent, indent):
+            return
+        self.emit(f"for {var} in range({lo}, {hi}, {inc}):", indent)
+        if lane_dependent:
+            saved = self.fresh("mask")
+            self.emit(f"{saved} = MASK", indent + 1)
+            self.emit(f"MASK = {saved} & {_t(f'{var} >= {init}')} & {_t(f'{var} < {end}')}", indent + 1)
+        self.node(body, indent + 1)
+        if lane_dependent:
+            self.emit(f"MASK = {saved}", indent + 1)
+
+    # ---- statements ----------------------------------------------------------------------------------
+    def _statement(self, call: isl.AstExpr):
+        name = call.op_get_arg(0).id_get_id().get_name()
+        st = self.scop.statement(name)
+        args = [self.expr(call.op_get_arg(i + 1)) for i in range(call.op_get_n_arg() - 1)]
+        return st, dict(zip(st.iterators, (a if re.fullmatch(r"-?\w+", a) else f"({a})" for a in args)))
+
+    def _free_guard(self) -> str:
+        # A mapped dim without a loop around this statement: the statement runs once, in lane 0.
+        free = [j for it, j in self.mapped.items() if it not in self.bound]
+        return "".join(f" & (g_{AXES[self.info.axes[j]]} == 0)" for j in free)
+
+    def user(self, call: isl.AstExpr, indent: int) -> None:
+        st, subst = self._statement(call)
+        guard = self._free_guard()
+        if guard:
+            saved = self.fresh("mask")
+            self.emit(f"{saved} = MASK", indent)
+            self.emit(f"MASK = MASK{guard}", indent)
+        self.assign(st.body, _CExpr(self, subst), indent)
+        if guard:
+            self.emit(f"MASK = {saved}", indent)
+
+    def assign(self, body, cx: _CExpr, indent: int) -> None:
+        if isinstance(body, c_ast.UnaryOp) and body.op in ("p++", "++", "p--", "--"):
+            body = c_ast.Assignment("+=" if "+" in body.op else "-=", body.expr, c_ast.Constant("int", "1"))
+        if not isinstance(body, c_ast.Assignment):
+            raise UnsupportedError("Triton target: a statement that is not an assignment")
+        target = body.lvalue
+        if isinstance(target, c_ast.ArrayRef):
+            name, addr = cx.address(target)
+        elif isinstance(target, c_ast.ID) and target.name in self.scalars_on_device:
+            name, addr = target.name, f"{self.rn.get(target.name, target.name)} + ZERO"
+            self.arrays_used.add(name)
+        else:
+            raise UnsupportedError("Triton target: assignment to something other than an array element")
+        rhs = cx.visit(body.rvalue)
+        p = self.fresh("p")
+        self.emit(f"{p} = {addr}", indent)
+        if body.op == "=":
+            value = rhs
+        else:
+            value = f"tl.load({p}, mask=MASK, other=0) {body.op[:-1]} ({rhs})"
+        self.emit(f"tl.store({p}, {value}, mask=MASK)", indent)
+
+    # ---- inner loops with one accumulating statement -----------------------------------------------
+    def reduction(self, n, body, var, lo, hi, inc, init, end, lane_dependent, indent) -> bool:
+        if body.get_type() == isl.ast_node_type.block:
+            kids = _list(body.block_get_children())
+            if len(kids) != 1:
+                return False
+            body = kids[0]
+        if body.get_type() != isl.ast_node_type.user:
+            return False
+        st, subst = self._statement(body.user_get_expr())
+        b = st.body
+        if not isinstance(b, c_ast.Assignment):
+            return False
+        scalar = isinstance(b.lvalue, c_ast.ID) and b.lvalue.name in self.scalars_on_device
+        if not (isinstance(b.lvalue, c_ast.ArrayRef) or scalar):
+            return False
+        op = _accumulation(b)
+        if op is None:
+            return False
+        if scalar:
+            target = b.lvalue
+            addr = f"{self.rn.get(target.name, target.name)} + ZERO"
+            self.arrays_used.add(target.name)
+        else:
+            _, addr = _CExpr(self, subst).address(b.lvalue)
+            target = b.lvalue
+            while isinstance(target, c_ast.ArrayRef):
+                target = target.name
+        if re.search(rf"\b{re.escape(var)}\b", addr) or _reads_array(op[1], target.name):
+            return False
+        if self._free_guard():
+            return False
+        kind, rhs_node = op
+        vectorize = (not lane_dependent and len(set(self.info.axes)) <= 1 and inc == "1"
+                     and kind in ("+", "max", "min"))
+        p, acc = self.fresh("p"), self.fresh("acc")
+        self.emit(f"{p} = {addr}", indent)
+        self.emit(f"{acc} = tl.load({p}, mask=MASK, other=0)", indent)
+        if vectorize:
+            self.vector_reduction(acc, kind, rhs_node, subst, var, lo, hi, indent)
+        else:
+            self.emit(f"for {var} in range({lo}, {hi}, {inc}):", indent)
+            rhs = _CExpr(self, subst).visit(rhs_node)
+            new = _combine(kind, acc, rhs)
+            if lane_dependent:
+                new = f"tl.where(({var} >= {init}) & ({var} < {end}), {new}, {acc})"
+            self.emit(f"{acc} = {new}", indent + 1)
+        self.emit(f"tl.store({p}, {acc}, mask=MASK)", indent)
+        return True
+
+    def vector_reduction(self, acc, kind, rhs_node, subst, var, lo, hi, indent) -> None:
+        """The loop's iterations become a new, innermost tensor axis of BLOCK_R lanes, reduced with
+        tl.sum / tl.max / tl.min; the outer loop steps over blocks of BLOCK_R."""
+        axes = sorted(set(self.info.axes))
+        r = self.fresh("r")
+        base = self.fresh("k")
+        self.emit(f"for {base} in range({lo}, {hi}, BLOCK_R):", indent)
+        if axes:  # one mapped axis: tensors become [BLOCK, BLOCK_R]
+            self.emit(f"{r} = {base} + tl.arange(0, BLOCK_R)[None, :]", indent + 1)
+        else:
+            self.emit(f"{r} = {base} + tl.arange(0, BLOCK_R)", indent + 1)
+        inner = dict(subst)
+        for k, v in subst.items():
+            if re.fullmatch(rf"\(?{re.escape(var)}\)?", v) or re.search(rf"\b{re.escape(var)}\b", v):
+                inner[k] = re.sub(rf"\b{re.escape(var)}\b", r, v)
+        lanes = []
+        for name in sorted(self.vector):
+            if name in ("ZERO", "MASK") or name.startswith("g_"):
+                continue
+            lanes.append(name)
+        # loads inside use the 2-D mask and zero
+        saved_m, saved_z = self.fresh("mask"), self.fresh("zero")
+        self.emit(f"{saved_m} = MASK", indent + 1)
+        self.emit(f"{saved_z} = ZERO", indent + 1)
+        if axes:
+            self.emit(f"ZERO = {saved_z}[:, None] + ({r} * 0)", indent + 1)
+            self.emit(f"MASK = {saved_m}[:, None] & ({r} < {hi})", indent + 1)
+        else:
+            self.emit(f"ZERO = {r} * 0", indent + 1)
+            self.emit(f"MASK = ({r} < {hi})", indent + 1)
+        rhs = _CExpr(self, inner).visit(rhs_node)
+        if axes:
+            rhs = _lift(rhs, lanes)
+        neutral = {"+": "0", "max": "float('-inf')", "min": "float('inf')"}[kind]
+        red = {"+": "tl.sum", "max": "tl.max", "min": "tl.min"}[kind]
+        val = self.fresh("t")
+        self.emit(f"{val} = tl.where(MASK, {rhs}, {neutral})", indent + 1)
+        self.emit(f"{acc} = {_combine(kind, acc, f'{red}({val}, axis={1 if axes else 0})')}", indent + 1)
+        self.emit(f"MASK = {saved_m}", indent + 1)
+        self.emit(f"ZERO = {saved_z}", indent + 1)
+
+
+def _t(cond: str) -> str:
+    """A condition as a boolean tensor of the block's shape (a scalar condition would be a Python bool,
+    which does not combine with a mask)."""
+    return f"(({cond}) + ZERO != 0)"
+
+
+def _lift(text: str, lanes: list[str]) -> str:
+    """Lane vectors of the mapped axis used inside a [BLOCK, BLOCK_R] expression get a trailing axis."""
+    for v in lanes:
+        text = re.sub(rf"\b{re.escape(v)}\b(?!\[)", f"{v}[:, None]", text)
+    return text
+
+
+def _accumulation(b: c_ast.Assignment):
+    """('+', rhs) for W += rhs; ('max', e) for W = fmax(W, e) or W = W > e ? W : e; None otherwise."""
+    if b.op in ("+=", "-=", "*="):
+        if b.op == "-=":
+            return ("+", c_ast.UnaryOp("-", b.rvalue))
+        return ("+" if b.op == "+=" else "*", b.rvalue)
+    if b.op == "=" and isinstance(b.rvalue, c_ast.FuncCall) and isinstance(b.rvalue.name, c_ast.ID):
+        fn = b.rvalue.name.name
+        args = b.rvalue.args.exprs if b.rvalue.args else []
+        kind = "max" if fn in ("fmax", "fmaxf", "max", "MAX") else "min" if fn in ("fmin", "fminf", "min", "MIN") \
+            else None
+        if kind and len(args) == 2 and _same(args[0], b.lvalue):
+            return (kind, args[1])
+        if kind and len(args) == 2 and _same(args[1], b.lvalue):
+            return (kind, args[0])
+    return None
+
+
+def _same(a, b) -> bool:
+    from pycparser import c_generator
+    g = c_generator.CGenerator()
+    return g.visit(a) == g.visit(b)
+
+
+def _reads_array(node, name: str) -> bool:
+    class V(c_ast.NodeVisitor):
+        found = False
+
+        def visit_ID(self, n):
+            if n.name == name:
+                V.found = True
+    V().visit(node)
+    return V.found
+
+
+def _combine(kind: str, acc: str, value: str) -> str:
+    if kind == "+":
+        return f"{acc} + ({value})"
+    if kind == "*":
+        return f"{acc} * ({value})"
+    return f"tl.{'maximum' if kind == 'max' else 'minimum'}({acc}, {value})"
+
+
+class _HostPrinter:
+    """The launcher: host loops in Python, one launch per kernel mark."""
+
+    def __init__(self, scop: Scop, gs: GpuSchedule, prefix: str, scop_index: int):
+        self.scop, self.gs, self.prefix, self.scop_index = scop, gs, prefix, scop_index
+        self.rn = py_names(scop)
+        self.lines: list[str] = []
+        self.kernels: list[str] = []
+        self.scalars_on_device = {a.name for a in scop.arrays if a.ndim == 0 and a.written}
+
+    def emit(self, text: str, indent: int) -> None:
+        self.lines.append("    " * indent + text)
+
+    def expr(self, e: isl.AstExpr) -> str:
+        return _py_expr(e, self.scop, self.rn, kernel=False)
+
+    def node(self, n: isl.AstNode, indent: int) -> None:
+        t = n.get_type()
+        if t == isl.ast_node_type.block:
+            for child in _list(n.block_get_children()):
+                self.node(child, indent)
+        elif t == isl.ast_node_type.for_:
+            it = self.expr(n.for_get_iterator())
+            init, inc = self.expr(n.for_get_init()), self.expr(n.for_get_inc())
+            cond = n.for_get_cond()
+            end = self.expr(cond.op_get_arg(1))
+            if cond.op_get_type() == _T.le:
+                end = f"({end}) + 1"
+            self.emit(f"for {it} in range({init}, {end}{'' if inc == '1' else ', ' + inc}):", indent)
+            self.node(n.for_get_body(), indent + 1)
+        elif t == isl.ast_node_type.if_:
+            self.emit(f"if {self.expr(n.if_get_cond())}:", indent)
+            self.node(n.if_get_then_node(), indent + 1)
+            if n.if_has_else_node():
+                self.emit("else:", indent)
+                self.node(n.if_get_else_node(), indent + 1)
+        elif t == isl.ast_node_type.mark and n.mark_get_id().get_name().startswith(KERNEL_MARK):
+            self.launch(self.gs.kernel(n.mark_get_id().get_name()), n.mark_get_node(), indent)
+        else:  # pragma: no cover
+            raise UnsupportedError(f"Triton target: isl AST node {t} outside a kernel")
+
+    def bound(self, pa: isl.PwAff) -> str:
+        ctx = self.scop.context.align_params(pa.get_space())
+        pa = pa.align_params(ctx.get_space())
+        if not pa.get_domain_space().is_params():
+            pa = pa.project_domain_on_params()
+        pa = pa.gist_params(ctx)
+        return _py_expr(isl.AstBuild.from_context(ctx).expr_from_pw_aff(pa), self.scop, self.rn, kernel=False)
+
+    def launch(self, info: KernelInfo, body: isl.AstNode, indent: int) -> None:
+        kp = _KernelPrinter(self.scop, info, self.scalars_on_device, self.prefix, self.rn)
+        kp.prologue(1)
+        kp.node(body, 1)
+        text = "\n".join(kp.lines)
+        words = set(re.findall(r"[A-Za-z_]\w*", text))
+        arrays = [a for a in self.scop.arrays if a.name in kp.arrays_used]
+        strides = [f"s_{self.rn[a.name]}_{d}" for a in arrays for d in range(a.ndim - 1)]
+        scalars = [p[:-1] if p.endswith("_") and p[:-1] in self.scop.params else p
+                   for p in self.scop.params if p not in self.scop.constants]
+        scalars += [a.name for a in self.scop.arrays if a.ndim == 0 and not a.written]
+        scalars += [f"{self.prefix}{k}" for k in range(info.depth)]
+        scalars = [self.rn.get(s, s) for s in dict.fromkeys(scalars)]
+        scalars = [s for s in scalars if s in words]
+        axes = sorted(set(info.axes))
+        extra = [f"lo_{j}" for j in range(info.mapped)] + [f"n_{AXES[ax]}" for ax in axes]
+        consts = ["BLOCK_X: tl.constexpr", "BLOCK_Y: tl.constexpr", "BLOCK_Z: tl.constexpr",
+                  "BLOCK_R: tl.constexpr"]
+        name = f"_kernel{self.scop_index}_{info.index}"
+        params = [self.rn[a.name] for a in arrays] + strides + scalars + extra
+        self.kernels.append(f"@triton.jit\ndef {name}({', '.join(params + consts)}):\n{text}\n")
+        host_names = [f"{self.prefix}{k}" for k in range(info.depth)]
+        for j in range(info.mapped):
+            self.emit(f"lo_{j} = {self.bound(bound_as_params(info.lo[j], host_names))}", indent)
+            hi = self.bound(bound_as_params(info.hi[j], host_names))
+            self.emit(f"n_{AXES[info.axes[j]]} = ({hi}) - lo_{j} + 1", indent)
+        cond = " and ".join(f"n_{AXES[ax]} > 0" for ax in axes) or "True"
+        self.emit(f"if {cond}:", indent)
+        self.emit(f"bx, by, bz = {_kernel_blocks(info.mapped)}", indent + 1)
+        grid = [f"triton.cdiv(n_{AXES[ax]}, {'bx by bz'.split()[ax]})" if ax in axes else "1" for ax in range(3)]
+        args = [self.rn[a.name] for a in arrays]
+        args += [f"{self.rn[a.name]}.stride({d})" for a in arrays for d in range(a.ndim - 1)]
+        args += scalars + extra
+        self.emit(f"{name}[({', '.join(grid)})]({', '.join(args)}, BLOCK_X=bx, BLOCK_Y=by, BLOCK_Z=bz, "
+                  f"BLOCK_R=cfg['BLOCK_R'], num_warps=cfg['num_warps'], num_stages=cfg['num_stages'])",
+                  indent + 1)
+
+
+def _kernel_blocks(mapped: int) -> str:
+    """A kernel's block sizes from the configuration (extra dims fold into its last one, as for CUDA)."""
+    if mapped <= 0:
+        return "1, 1, 1"
+    if mapped == 1:
+        return "cfg['BLOCK_X'] * cfg['BLOCK_Y'] * cfg['BLOCK_Z'], 1, 1"
+    if mapped == 2:
+        return "cfg['BLOCK_X'], cfg['BLOCK_Y'] * cfg['BLOCK_Z'], 1"
+    return "cfg['BLOCK_X'], cfg['BLOCK_Y'], cfg['BLOCK_Z']"
+
+
+def run_arguments(scop: Scop) -> tuple[str, ...]:
+    """run()'s parameters: the arrays (and written scalars, as 1-element tensors), then the numbers."""
+    used = {a.array for st in scop.statements for a in st.accesses}
+    tensors = [a.name for a in scop.arrays if a.name in used and (a.ndim > 0 or a.written)]
+    numbers = [p[:-1] if p.endswith("_") and p[:-1] in scop.params else p
+               for p in scop.params if p not in scop.constants]
+    numbers += [a.name for a in scop.arrays if a.ndim == 0 and not a.written]
+    rn = py_names(scop)
+    return tuple(rn.get(x, x) for x in dict.fromkeys(tensors + numbers))
+
+
+def generate_triton_region(scop: Scop, gs: GpuSchedule, prefix: str, scop_index: int) -> TritonRegion:
+    hp = _HostPrinter(scop, gs, prefix, scop_index)
+    ast = build_ast(scop, gs, prefix)
+    hp.node(ast, 1)
+    return TritonRegion("\n\n".join(hp.kernels), "\n".join(hp.lines), run_arguments(scop))
+
+
+MODULE_HEAD = '''"""Triton kernels generated by polytune from {file}.
+
+run{suffix}({args}, config=None) runs scop region {first}: pass the arrays as torch tensors (contiguous, on
+the GPU; scalars the region writes as 1-element tensors) and the other values as numbers. config overrides
+the launch configuration (block sizes, num_warps, num_stages).
+"""
+import triton
+import triton.language as tl
+
+CONFIG = {config}
+'''
+
+
+def generate_triton_module(path: str, regions: list[tuple[Scop, GpuSchedule]], prefix: str,
+                           config: dict | None = None) -> str:
+    parts = []
+    runs = []
+    for k, (scop, gs) in enumerate(regions):
+        r = generate_triton_region(scop, gs, prefix, k)
+        parts.append(r.kernels)
+        runs.append(f"def run_{k}({', '.join(r.arguments)}, config=None):\n"
+                    f"    \"\"\"Scop region {k} ({scop.file}:{scop.begin_line}-{scop.end_line}).\"\"\"\n"
+                    f"    cfg = dict(CONFIG, **(config or {{}}))\n{r.launcher or '    pass'}\n")
+    cfg = dict(DEFAULT_CONFIG, **(config or {}))
+    first = regions[0][0] if regions else None
+    head = MODULE_HEAD.format(file=path, suffix="", args=", ".join(run_arguments(first)) if first else "",
+                              first=0, config=repr(cfg))
+    tail = "\nrun = run_0\n" if regions else "\n"
+    return head + "\n\n" + "\n\n".join(parts) + "\n\n" + "\n\n".join(runs) + tail
+
+
+# ---- the data bridge: the original region's inputs and outputs, for verifying Triton variants -------------
+PROBE_PRELUDE = r"""/* polytune probe: writes what a scop region reads and writes */
+#include <stdio.h>
+#include <stdlib.h>
+#define polytune_code(x) _Generic((x), float: "f4", double: "f8", int: "i4", unsigned: "u4", long: "i8", \
+  unsigned long: "u8", long long: "i8", short: "i2", unsigned short: "u2", signed char: "i1", \
+  unsigned char: "u1", char: "i1", default: "??")
+static FILE *polytune_probe_meta;
+static const char *polytune_probe_phase;
+static void polytune_probe_begin(const char *phase)
+{
+  char path[4096];
+  const char *dir = getenv("POLYTUNE_PROBE");
+  if (!dir) dir = ".";
+  snprintf(path, sizeof path, "%s/%s.meta", dir, phase);
+  polytune_probe_meta = fopen(path, "w");
+  polytune_probe_phase = phase;
+  if (!polytune_probe_meta) { perror("polytune probe"); exit(2); }
+}
+static void polytune_probe_array(const char *name, const char *code, const void *p, size_t bytes,
+                                 int ndim, const size_t *dims)
+{
+  char path[4096];
+  const char *dir = getenv("POLYTUNE_PROBE");
+  FILE *f;
+  int k;
+  if (!dir) dir = ".";
+  snprintf(path, sizeof path, "%s/%s.%s.bin", dir, polytune_probe_phase, name);
+  f = fopen(path, "wb");
+  if (!f || fwrite(p, 1, bytes, f) != bytes) { perror("polytune probe"); exit(2); }
+  fclose(f);
+  fprintf(polytune_probe_meta, "array %s %s", name, code);
+  for (k = 0; k < ndim; k++) fprintf(polytune_probe_meta, " %zu", dims[k]);
+  fprintf(polytune_probe_meta, "\n");
+}
+static void polytune_probe_value(const char *kind, const char *name, const char *code, double v)
+{
+  fprintf(polytune_probe_meta, "%s %s %s %.17g\n", kind, name, code, v);
+}
+static void polytune_probe_end(void) { fclose(polytune_probe_meta); }
+"""
+
+
+def generate_probe(scop: Scop, phase: str, avoid: frozenset[str] = frozenset()) -> str:
+    """C code writing, at the start ('in') or the end ('out') of the region, every array it touches
+    (its rows 0 .. the largest first index any access reaches; written ones only for 'out'), the
+    parameters and the scalars, each with its C type, for the Triton harness."""
+    from .c import _Printer, _strip, fresh_prefix
+    from .cuda import array_extent
+    used = {a.array for st in scop.statements for a in st.accesses}
+    lines = [f'polytune_probe_begin("{phase}");']
+    printer = _Printer(scop, False, False, fresh_prefix(scop, avoid))
+    for a in scop.arrays:
+        if (a.name not in used and (a.ndim > 0 or a.written)) or (phase == "out" and not a.written):
+            continue
+        if a.ndim == 0:
+            kind = "written" if a.written else "scalar"
+            if kind == "scalar" and phase == "out":
+                continue
+            lines.append(f'polytune_probe_value("{kind}", "{a.name}", polytune_code({a.name}), '
+                         f'(double)({a.name}));')
+            continue
+        pa = array_extent(scop, a.name)
+        ctx = scop.context.align_params(pa.get_space())
+        pa = pa.align_params(ctx.get_space())
+        if not pa.get_domain_space().is_params():
+            pa = pa.project_domain_on_params()
+        ext = _strip(printer.expr(isl.AstBuild.from_context(ctx).expr_from_pw_aff(pa.gist_params(ctx))))
+        elem = a.name + "[0]" * a.ndim
+        dims = [f"(size_t)(({ext}) + 1)"]
+        for k in range(1, a.ndim):
+            dims.append(f"sizeof({a.name}{'[0]' * k}) / sizeof({a.name}{'[0]' * (k + 1)})")
+        lines.append(f"{{ const size_t pt_dims[] = {{{', '.join(dims)}}}; "
+                     f'polytune_probe_array("{a.name}", polytune_code({elem}), (const void *){a.name}, '
+                     f"pt_dims[0] * sizeof({a.name}[0]), {a.ndim}, pt_dims); }}")
+    if phase == "in":
+        for p in scop.params:
+            if p in scop.constants:
+                continue
+            c = p[:-1] if p.endswith("_") and p[:-1] in scop.params else p
+            lines.append(f'polytune_probe_value("param", "{c}", polytune_code({c}), (double)({c}));')
+    lines.append("polytune_probe_end();")
+    macros = printer.macro_defs()
+    undefs = [f"#undef {m.split()[1].split('(')[0]}" for m in macros]
+    return "{\n" + "\n".join(macros + ["  " + x for x in lines] + undefs) + "\n}\n"

@@ -1,0 +1,280 @@
+"""Measuring Triton variants, in process, on the data of the user's own program.
+
+1. *Probe*: the original program is built with gcc with its region wrapped by code that writes, before
+   the region, every array it touches, its scalars and parameter values (each with its C type), and,
+   after the region, what it wrote (``polytune.emit.triton.generate_probe``). One run of the original
+   program gives the inputs and the reference outputs: the variants compute on the same data.
+2. *Variants*: the generated module is imported; its ``run`` is called on torch tensors made from the
+   probe's inputs (on the GPU; on the CPU under ``TRITON_INTERPRET=1``). The first call compiles and
+   doubles as the warm-up; its results are checked against the reference. Kernels that spill registers
+   are rejected (Algorithm 9.1). Then ``runs`` timed calls, each on freshly restored inputs (restoring is
+   not timed), timed with CUDA events; the median counts.
+
+Tolerances (relative, plus an absolute floor of rtol * 1e-3 * max|reference|): float32 1e-4, float64
+1e-9, integers exact. Triton's reductions reassociate sums and the GPU contracts multiply-adds.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .emit.triton import PROBE_PRELUDE, generate_probe, py_names
+from .errors import PolytuneError, UsageError
+from .measure import BuildConfig, _first_error, compare_dumps, original_regions
+from .measurement import ErrorKind, Measurement
+from .pipeline import OptimizeOptions, Program, generate_triton, splice
+
+DTYPES = {"f4": np.float32, "f8": np.float64, "i4": np.int32, "u4": np.uint32, "i8": np.int64, "u8": np.uint64,
+          "i2": np.int16, "u2": np.uint16, "i1": np.int8, "u1": np.uint8}
+RTOL = {"f4": 1e-4, "f8": 1e-9}
+CONFIG_KEYS = ("BLOCK_X", "BLOCK_Y", "BLOCK_Z", "BLOCK_R", "num_warps", "num_stages")
+
+
+@dataclass
+class ProbeData:
+    arrays: dict[str, np.ndarray]  # inputs, shaped
+    codes: dict[str, str]
+    numbers: dict[str, float | int]
+    written_scalars: dict[str, float]
+    outputs: dict[str, np.ndarray]
+
+
+def run_probe(program: Program, build: BuildConfig, workdir: str, scop_index: int = 0) -> ProbeData:
+    """Build the original program with the probe around region *scop_index*, run it once, read the data."""
+    a = program.scops[scop_index]
+    body = ("  {\n" + generate_probe(a.scop, "in", program.identifiers) + original_regions(program)[scop_index]
+            + generate_probe(a.scop, "out", program.identifiers) + "  }\n")
+    text = PROBE_PRELUDE + "#line 1\n" + splice(program.text, [(a.scop.begin_line, a.scop.end_line, body)])
+    src, exe = os.path.join(workdir, "probe.c"), os.path.join(workdir, "probe")
+    with open(src, "w", encoding="utf-8", errors="surrogateescape") as f:
+        f.write(text)
+    cmd = [build.cc, *build.cflags, "-fopenmp", *[f"-I{d}" for d in build.includes],
+           *[f"-D{d}" for d in build.defines], src, "-o", exe, "-lm"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except FileNotFoundError:
+        raise UsageError(f"compiler not found: {build.cc}") from None
+    if proc.returncode != 0:
+        raise PolytuneError(f"the original program does not compile with {build.cc}: {_first_error(proc.stderr)}",
+                            program.path)
+    env = dict(os.environ, POLYTUNE_PROBE=workdir)
+    proc = subprocess.run([exe], env=env, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if proc.returncode != 0:
+        raise PolytuneError(f"the original program failed: {proc.stderr.decode(errors='replace')[-300:]}",
+                            program.path)
+    data = ProbeData({}, {}, {}, {}, {})
+    for phase in ("in", "out"):
+        with open(os.path.join(workdir, f"{phase}.meta")) as f:
+            for line in f:
+                kind, name, code, *rest = line.split()
+                if code not in DTYPES:
+                    raise PolytuneError(f"Triton target: array or scalar '{name}' has a type numpy cannot hold",
+                                        program.path)
+                if kind == "array":
+                    arr = np.fromfile(os.path.join(workdir, f"{phase}.{name}.bin"), dtype=DTYPES[code])
+                    arr = arr.reshape([int(x) for x in rest])
+                    (data.arrays if phase == "in" else data.outputs)[name] = arr
+                    data.codes[name] = code
+                elif kind == "param":
+                    data.numbers[name] = int(float(rest[0]))
+                elif kind == "scalar":
+                    v = float(rest[0])
+                    data.numbers[name] = int(v) if code[0] in "iu" else v
+                elif kind == "written":
+                    arr = np.array([float(rest[0])], dtype=DTYPES[code])
+                    (data.arrays if phase == "in" else data.outputs)[name] = arr
+                    data.codes[name] = code
+    return data
+
+
+def load_module(text: str, workdir: str):
+    name = "polytune_triton_" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    path = os.path.join(workdir, name + ".py")
+    with open(path, "w") as f:
+        f.write(text)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def kernel_resources(mod) -> dict[str, dict]:
+    """Registers and spills of the module's compiled kernels (best effort across Triton versions)."""
+    out: dict[str, dict] = {}
+    for name in dir(mod):
+        fn = getattr(mod, name)
+        caches = getattr(fn, "device_caches", None) or {}
+        for entry in caches.values():
+            kernels = entry[0] if isinstance(entry, tuple) else entry
+            for ck in getattr(kernels, "values", lambda: [])():
+                n_regs = getattr(ck, "n_regs", None)
+                n_spills = getattr(ck, "n_spills", None)
+                if n_regs is not None or n_spills is not None:
+                    r = out.setdefault(name, {"registers": 0, "spill": 0})
+                    r["registers"] = max(r["registers"], n_regs or 0)
+                    r["spill"] = max(r["spill"], n_spills or 0)
+    return out
+
+
+class TritonHarness:
+    """Verifies and times launch configurations of one program's Triton module (scop 0)."""
+
+    def __init__(self, program: Program, build: BuildConfig, runs: int = 5):
+        import torch
+        self.torch = torch
+        self.program = program
+        self.build = build
+        self.runs = runs
+        self._tmp = tempfile.TemporaryDirectory(prefix="polytune-triton-")
+        self.dir = self._tmp.name
+        self.interpret = os.environ.get("TRITON_INTERPRET") == "1"
+        self.device = "cpu" if self.interpret or not torch.cuda.is_available() else "cuda"
+        if self.device == "cpu" and not self.interpret:
+            raise UsageError("the triton target needs an NVIDIA GPU (or TRITON_INTERPRET=1 to run on the CPU)")
+        self.text = generate_triton(program, OptimizeOptions(target="triton"))
+        self.rn = py_names(program.scops[0].scop)
+        self.key = hashlib.sha256(self.text.encode()).hexdigest()
+        self.data: ProbeData | None = None
+        self.mod = None
+        self.best_time: float | None = None
+        self.resources: dict[str, dict] = {}
+
+    def close(self) -> None:
+        self._tmp.cleanup()
+
+    def measure_reference(self) -> Measurement:
+        t0 = time.perf_counter()
+        self.data = run_probe(self.program, BuildConfig(cc="gcc", cflags=("-O3", "-march=native"),
+                                                        includes=self.build.includes,
+                                                        defines=self.build.defines), self.dir)
+        self.mod = load_module(self.text, self.dir)
+        self.pristine = {k: self.torch.from_numpy(v.copy()).to(self.device) for k, v in self.data.arrays.items()}
+        self.live = {k: v.clone() for k, v in self.pristine.items()}
+        # The reference ran on the CPU (once, to record the data): it has no time to compare with.
+        return Measurement((), (), None, 0.0, detail=f"probe run {time.perf_counter() - t0:.2f} s",
+                           extra={"what": "probe"})
+
+    def _restore(self) -> None:
+        for k, v in self.pristine.items():
+            self.live[k].copy_(v)
+
+    def _call(self, config: dict) -> None:
+        back = {v: k for k, v in self.rn.items()}  # Python name in run() -> C name
+        args = {}
+        for name in self.mod.run.__code__.co_varnames[:self.mod.run.__code__.co_argcount - 1]:
+            c = back.get(name, name)
+            args[name] = self.live[c] if c in self.live else self.data.numbers[c]
+        self.mod.run(**args, config=config)
+
+    def verify(self) -> str:
+        for name, ref in self.data.outputs.items():
+            got = self.live[name].cpu().numpy()
+            rtol = RTOL.get(self.data.codes[name], 0.0)
+            verdict = compare_dumps(ref.astype(np.float64).ravel(), got.astype(np.float64).ravel(), rtol)
+            if verdict:
+                return f"{name}: {verdict}"
+        return ""
+
+    def measure(self, config: tuple[int, ...], names: tuple[str, ...]) -> Measurement:
+        cfg = dict(zip(names, config))
+        torch = self.torch
+        try:
+            self._restore()
+            self._call(cfg)
+            if self.device == "cuda":
+                torch.cuda.synchronize()
+        except Exception as e:  # noqa: BLE001 - a failed variant is a result, not a crash
+            kind = ErrorKind.RESOURCES if "OutOfResources" in type(e).__name__ or "out of resource" in str(e) \
+                else ErrorKind.COMPILE if "Compil" in type(e).__name__ else ErrorKind.RUNTIME
+            return Measurement(config, error=kind, detail=f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"
+                               if str(e) else type(e).__name__)
+        verdict = self.verify()
+        if verdict:
+            return Measurement(config, error=ErrorKind.WRONG_ANSWER, detail=verdict)
+        self.resources = kernel_resources(self.mod) or self.resources
+        spills = max((r["spill"] for r in self.resources.values()), default=0)
+        if spills:
+            return Measurement(config, error=ErrorKind.RESOURCES, detail=f"register spills ({spills})")
+        times = []
+        for _ in range(self.runs):
+            self._restore()
+            if self.device == "cuda":
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                torch.cuda.synchronize()
+                start.record()
+                self._call(cfg)
+                end.record()
+                end.synchronize()
+                times.append(start.elapsed_time(end) / 1e3)
+            else:
+                t0 = time.perf_counter()
+                self._call(cfg)
+                times.append(time.perf_counter() - t0)
+        m = Measurement(config, tuple(times), None, 0.0)
+        if self.best_time is None or m.value < self.best_time:
+            self.best_time = m.value
+        return m
+
+
+# ---- Algorithm 9.1: candidates from the kernel's shape, the choice cached by kernel-source hash -------------
+def candidates(dims: int, reduction: bool) -> list[dict]:
+    """A small launch-configuration set from the kernel's shape (mapped dims, whether it reduces)."""
+    if dims <= 1:
+        base = [{"BLOCK_X": bx} for bx in (32, 128, 512)]
+    elif dims == 2:
+        base = [{"BLOCK_X": bx, "BLOCK_Y": by} for bx, by in ((64, 16), (32, 32), (128, 8), (64, 64))]
+    else:
+        base = [{"BLOCK_X": bx, "BLOCK_Y": by, "BLOCK_Z": bz} for bx, by, bz in ((32, 4, 4), (64, 4, 2), (16, 8, 8))]
+    out = []
+    for b in base:
+        for w in (4, 8):
+            c = dict(b, num_warps=w, num_stages=2)
+            if reduction:
+                for br in (256, 2048):
+                    out.append(dict(c, BLOCK_R=br))
+            else:
+                out.append(c)
+    return out
+
+
+def launch_cache_path() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "polytune", "triton_launch.json")
+
+
+def cached_choice(key: str) -> dict | None:
+    try:
+        with open(launch_cache_path()) as f:
+            return json.load(f).get(key)
+    except (OSError, ValueError):
+        return None
+
+
+def remember_choice(key: str, config: dict) -> None:
+    path = launch_cache_path()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    try:
+        with open(path) as f:
+            table = json.load(f)
+    except (OSError, ValueError):
+        table = {}
+    table[key] = config
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(table, f, indent=1)
+    os.replace(tmp, path)
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("inf")
