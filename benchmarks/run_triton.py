@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Triton benchmark (issue 5): default launch configuration vs tuned Triton vs tuned CUDA vs the vendor
+library, side by side in one session on the GPU.
+
+For each kernel: Triton with polytune's default configuration; Triton tuned as `polytune tune --target
+triton` does (Algorithm 9.1's candidate set from the kernel's shape, then hill climbing, degree 1, from the
+best candidate, at most --max-evals measured configurations); CUDA tuned by hill climbing (degree 1, from
+the default block); and, for matmul and softmax, torch.matmul / torch.softmax in float32 (TF32 off).
+Times: CUDA-event time of the whole region (all launches), median of --runs after a warm-up; each
+configuration is verified against the original program's results before its time counts.
+
+    python benchmarks/run_triton.py [--kernels matmul_vanilla,softmax,...] [--runs 5] [--json out.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from polytune.emit.cuda import default_block
+from polytune.emit.triton import DEFAULT_CONFIG
+from polytune.measure import BuildConfig
+from polytune.measure_cuda import CudaBuildConfig, CudaHarness
+from polytune.measure_triton import TritonHarness
+from polytune.pipeline import OptimizeOptions, analyze
+from polytune.search import Budget, SearchOptions, run_search
+from polytune.tune import TuneOptions, build_space, triton_seed
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SIZES = {"matmul_vanilla": ["N=2048"], "softmax": ["N=4096"], "stencil2d_vanilla": ["N=2048"],
+         "reduction_vanilla": ["N=8192"], "stencil3d_ns": ["N=128"], "matmul_interchange": ["N=2048"],
+         "stencil2d_interchange": ["N=2048"], "reduction_interchange": ["N=8192"]}
+
+
+def vendor_ms(name: str, data, runs: int) -> float | None:
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    if name.startswith("matmul"):
+        a, b = (torch.from_numpy(data.arrays[k]).cuda() for k in ("A", "B"))
+
+        def f():
+            return torch.matmul(a, b)
+    elif name == "softmax":
+        a = torch.from_numpy(data.arrays["A"]).cuda()
+
+        def f():
+            return torch.softmax(a, dim=1)
+    else:
+        return None
+    f()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        f()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e))
+    return sorted(times)[len(times) // 2]
+
+
+def run_kernel(name: str, args) -> dict:
+    src = os.path.join(HERE, "gpu", name + ".c")
+    defines = tuple(args.define) if args.define else tuple(SIZES[name])
+    program = analyze(src, defines=defines)
+    row: dict = {"kernel": name, "size": list(defines)}
+    th = TritonHarness(program, BuildConfig(defines=defines), runs=args.runs)
+    try:
+        th.measure_reference()
+        space = build_space(program, TuneOptions(target="triton"), OptimizeOptions(target="triton"))
+        names = space.names
+        default = tuple(DEFAULT_CONFIG[n] for n in names)
+        m = th.measure(default, names)
+        row["triton_default"] = {"config": dict(zip(names, default)), "ms": m.value * 1e3 if m.ok else None,
+                                 "error": m.detail if not m.ok else None}
+        t0 = time.perf_counter()
+        count = [0]
+
+        def evaluate(config):
+            count[0] += 1
+            return th.measure(tuple(config), names)
+
+        seed, choice = triton_seed(th, space, evaluate, default)
+        res = run_search(space, evaluate, "hill", seed, SearchOptions(alpha=0.05),
+                         Budget(max_evals=args.max_evals))
+        row["triton_tuned"] = {"config": dict(zip(names, res.best.config)) if res.best else None,
+                               "ms": res.best.value * 1e3 if res.best else None,
+                               "candidate_best": choice.get("config"), "evals": count[0],
+                               "search_s": time.perf_counter() - t0,
+                               "errors": sorted({r.measurement.error.value for r in res.evaluations
+                                                 if r.measurement.error})}
+        row["triton_resources"] = th.resources
+        row["vendor_ms"] = vendor_ms(name, th.data, args.runs)
+    except Exception as e:  # noqa: BLE001 - a row records what broke; the run goes on
+        row["triton_error"] = f"{type(e).__name__}: {e}"
+    finally:
+        th.close()
+    ch = CudaHarness(program, CudaBuildConfig(defines=defines, runs=args.runs))
+    try:
+        ch.measure_reference()
+        dims = max(a.gpu.max_mapped for a in program.scops)
+        from polytune.search import Parameter, SearchSpace, parse_domain
+        params = [Parameter("block_x", parse_domain("8:1024:pow2"), hop=8)]
+        params += [Parameter(n, parse_domain(d), hop=0) for n, d in (("block_y", "1:128:pow2"),
+                                                                    ("block_z", "1:64:pow2"))[:dims - 1]]
+        t0 = time.perf_counter()
+        res = run_search(SearchSpace(tuple(params)), lambda c: ch.measure(tuple(c)), "hill", default_block(dims),
+                         SearchOptions(alpha=0.05, shortest_hop=True), Budget(max_iterations=100))
+        row["cuda_default_ms"] = res.seed.value * 1e3 if res.seed and res.seed.ok else None
+        row["cuda_tuned"] = {"config": list(res.best.config) if res.best else None,
+                             "ms": res.best.value * 1e3 if res.best else None, "evals": res.evals,
+                             "search_s": time.perf_counter() - t0}
+    except Exception as e:  # noqa: BLE001
+        row["cuda_error"] = f"{type(e).__name__}: {e}"
+    finally:
+        ch.close()
+    print(json.dumps(row), file=sys.stderr, flush=True)
+    return row
+
+
+def table(rows: list[dict]) -> str:
+    out = ["| kernel | Triton default (ms) | Triton tuned (ms), config, evals, s | CUDA tuned (ms), block | vendor (ms) "
+           "| tuned Triton / default | vendor / tuned Triton | CUDA / Triton |", "|" + "---|" * 8]
+    wins = 0
+    for r in rows:
+        td = (r.get("triton_default") or {}).get("ms")
+        tt = r.get("triton_tuned") or {}
+        ct = r.get("cuda_tuned") or {}
+        v = r.get("vendor_ms")
+        cfg = ", ".join(f"{k}={val}" for k, val in (tt.get("config") or {}).items())
+
+        def f(x):
+            return f"{x:.3f}" if x else "-"
+        def ratio(a, b):
+            return f"{a / b:.2f}" if a and b else "-"
+        if tt.get("ms") and ct.get("ms") and tt["ms"] < ct["ms"]:
+            wins += 1
+        out.append(f"| {r['kernel']} | {f(td)} | {f(tt.get('ms'))} ({cfg}), {tt.get('evals', '-')}, "
+                   f"{tt.get('search_s', 0):.0f} | {f(ct.get('ms'))} {tuple(ct.get('config') or ())} | {f(v)} | "
+                   f"{ratio(td, tt.get('ms'))} | {ratio(v, tt.get('ms'))} | {ratio(ct.get('ms'), tt.get('ms'))} |")
+        for k in ("triton_error", "cuda_error"):
+            if k in r:
+                out.append(f"| {r['kernel']} | {k}: {r[k][:200]} |" + " |" * 6)
+    out.append(f"\nTuned Triton is faster than tuned CUDA on {wins} of {len(rows)} kernels.")
+    return "\n".join(out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--kernels", default="matmul_vanilla,softmax,stencil2d_vanilla,reduction_vanilla,stencil3d_ns")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--max-evals", type=int, default=12)
+    ap.add_argument("--json")
+    ap.add_argument("-D", dest="define", action="append", default=[], help="size override for every kernel")
+    ap.add_argument("--from-json", nargs="+")
+    args = ap.parse_args()
+    if args.from_json:
+        print(table([r for f in args.from_json for r in json.load(open(f))]))
+        return 0
+    rows = []
+    for k in args.kernels.split(","):
+        rows.append(run_kernel(k, args))
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(rows, f, indent=2)
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
