@@ -124,8 +124,8 @@ def run_kernel(name: str, args) -> dict:
 
 
 def table(rows: list[dict]) -> str:
-    out = ["| kernel | Triton default (ms) | Triton tuned (ms), config, evals, s | CUDA tuned (ms), block | vendor (ms) "
-           "| tuned Triton / default | vendor / tuned Triton | CUDA / Triton |", "|" + "---|" * 8]
+    out = ["| kernel | Triton default (ms) | Triton tuned (ms), config, evals, s | CUDA tuned (ms), block "
+           "| vendor (ms) | tuned Triton / default | vendor / tuned Triton | CUDA / Triton |", "|" + "---|" * 8]
     wins = 0
     for r in rows:
         td = (r.get("triton_default") or {}).get("ms")
