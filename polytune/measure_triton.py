@@ -37,7 +37,7 @@ from .pipeline import OptimizeOptions, Program, generate_triton, splice
 DTYPES = {"f4": np.float32, "f8": np.float64, "i4": np.int32, "u4": np.uint32, "i8": np.int64, "u8": np.uint64,
           "i2": np.int16, "u2": np.uint16, "i1": np.int8, "u1": np.uint8}
 RTOL = {"f4": 1e-4, "f8": 1e-9}
-CONFIG_KEYS = ("BLOCK_X", "BLOCK_Y", "BLOCK_Z", "BLOCK_R", "num_warps", "num_stages")
+CONFIG_KEYS = ("BLOCK_X", "BLOCK_Y", "BLOCK_Z", "BLOCK_R", "BLOCK_K", "num_warps", "num_stages")
 
 
 @dataclass
@@ -228,8 +228,12 @@ class TritonHarness:
 
 
 # ---- Algorithm 9.1: candidates from the kernel's shape, the choice cached by kernel-source hash -------------
-def candidates(dims: int, reduction: bool) -> list[dict]:
-    """A small launch-configuration set from the kernel's shape (mapped dims, whether it reduces)."""
+def candidates(dims: int, reduction: bool, dot: bool = False) -> list[dict]:
+    """A small launch-configuration set from the kernel's shape (mapped dims, whether it reduces over a
+    vector or through tl.dot, which wants tiles of 16 or more on each side)."""
+    if dot:
+        return [{"BLOCK_X": bx, "BLOCK_Y": by, "BLOCK_K": 32, "num_warps": w, "num_stages": 3}
+                for bx, by in ((64, 64), (128, 64), (64, 128), (128, 128)) for w in (4, 8)]
     if dims <= 1:
         base = [{"BLOCK_X": bx} for bx in (32, 128, 512)]
     elif dims == 2:

@@ -65,6 +65,7 @@ class TuneResult:
 
 BLOCK_PARAMS = ("block_x", "block_y", "block_z")
 TRITON_DOMAINS = {"BLOCK_X": (1, 1024), "BLOCK_Y": (1, 256), "BLOCK_Z": (1, 64), "BLOCK_R": (16, 4096),
+                  "BLOCK_K": (16, 256),
                   "num_warps": (1, 16), "num_stages": (1, 4)}
 
 
@@ -73,8 +74,9 @@ def triton_params(program: Program, text: str) -> list[str]:
     reduction was vectorized, num_warps, num_stages."""
     n = max((a.gpu.max_mapped for a in program.scops), default=0)
     names = [f"BLOCK_{'XYZ'[d]}" for d in range(n)]
-    if "tl.arange(0, BLOCK_R)" in text:
-        names.append("BLOCK_R")
+    for extra in ("BLOCK_R", "BLOCK_K"):
+        if f"tl.arange(0, {extra})" in text:
+            names.append(extra)
     return names + ["num_warps", "num_stages"]
 
 
@@ -296,7 +298,7 @@ def triton_seed(harness, space: SearchSpace, evaluate, default):
         return tuple(hit[n] for n in names), {"source": "cache", "config": hit}
     dims = sum(n.startswith("BLOCK_") and n != "BLOCK_R" for n in names)
     best, best_m, tried = default, None, []
-    for cand in candidates(dims, "BLOCK_R" in names):
+    for cand in candidates(dims, "BLOCK_R" in names, "BLOCK_K" in names):
         config = tuple(cand.get(n, default[i]) for i, n in enumerate(names))
         m = evaluate(config)
         tried.append(_mjson(m))

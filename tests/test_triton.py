@@ -61,13 +61,20 @@ def test_module_shape_and_cli(tmp_path):
     compile(text, str(out), "exec")
 
 
-def test_matmul_accumulates_in_registers():
+def test_matmul_accumulates_in_registers_through_tl_dot():
     program = analyze(os.path.join(GPU_DIR, "matmul_vanilla.c"), defines=("N=12",))
     text = generate_triton(program, OptimizeOptions(target="triton"))
-    # one load and one store of C around the k loop, not one per iteration
-    body = text[text.index("for k"):]
-    loop = body.splitlines()[1]
-    assert "acc" in loop and "tl.store" not in loop
+    # one load and one store of C around a K-blocked loop of tl.dot, in full precision
+    loop = text[text.index("for k"):].split("\n\n")[0]
+    assert "tl.dot(" in loop and 'input_precision="ieee"' in loop and "BLOCK_K" in loop
+    assert loop.count("tl.store") == 1  # after the loop, not in it
+    assert "tl.arange(0, BLOCK_K)" in text
+
+
+def test_lane_dependent_loops_are_masked_not_dotted():
+    program = analyze(os.path.join(KERNELS, "lu.c"), defines=("N=9",))
+    text = generate_triton(program, OptimizeOptions(target="triton"))
+    assert "tl.dot(" not in text and "tl.min(tl.where(MASK" in text
 
 
 def test_tune_triton_cli(tmp_path):

@@ -44,7 +44,8 @@ _MATH = {"exp": "tl.exp", "expf": "tl.exp", "log": "tl.log", "logf": "tl.log", "
 _CASTS = {"double": "tl.float64", "float": "tl.float32", "int": "tl.int32", "long": "tl.int64",
           "unsigned": "tl.uint32"}
 AXES = "xyz"
-DEFAULT_CONFIG = {"BLOCK_X": 64, "BLOCK_Y": 16, "BLOCK_Z": 1, "BLOCK_R": 1024, "num_warps": 4, "num_stages": 2}
+DEFAULT_CONFIG = {"BLOCK_X": 64, "BLOCK_Y": 16, "BLOCK_Z": 1, "BLOCK_R": 1024, "BLOCK_K": 32, "num_warps": 4,
+                  "num_stages": 2}
 
 
 _INTERNAL = re.compile(r"^(ZERO|MASK|CONFIG|cfg|bx|by|bz|tl|triton|range|float|min|max|run(_\d+)?|_kernel.*|"
@@ -114,7 +115,7 @@ class _CExpr:
         self.k = k
         self.subst = subst
 
-    def address(self, node: c_ast.ArrayRef) -> tuple[str, str]:
+    def address(self, node: c_ast.ArrayRef, zero: bool = True) -> tuple[str, str]:
         subs = []
         while isinstance(node, c_ast.ArrayRef):
             subs.append(node.subscript)
@@ -128,7 +129,7 @@ class _CExpr:
         for d, s in enumerate(subs):
             stride = f"s_{name}_{d}" if d < len(subs) - 1 else "1"
             parts.append(f"({self.visit(s)}) * {stride}" if stride != "1" else f"({self.visit(s)})")
-        return name, f"{name} + {' + '.join(parts)} + ZERO"
+        return name, f"{name} + {' + '.join(parts)}" + (" + ZERO" if zero else "")
 
     def load(self, node) -> str:
         _, addr = self.address(node)
@@ -391,8 +392,12 @@ class _KernelPrinter:
         p, acc = self.fresh("p"), self.fresh("acc")
         self.emit(f"{p} = {addr}", indent)
         self.emit(f"{acc} = tl.load({p}, mask=MASK, other=0)", indent)
+        dot = (not lane_dependent and set(self.info.axes) == {0, 1} and inc == "1" and kind == "+"
+               and self.dot_reduction(acc, rhs_node, subst, var, lo, hi, indent))
         if vectorize:
             self.vector_reduction(acc, kind, rhs_node, subst, var, lo, hi, indent)
+        elif dot:
+            pass
         else:
             self.emit(f"for {var} in range({lo}, {hi}, {inc}):", indent)
             rhs = _CExpr(self, subst).visit(rhs_node)
@@ -401,6 +406,50 @@ class _KernelPrinter:
                 new = f"tl.where(({var} >= {init}) & ({var} < {end}), {new}, {acc})"
             self.emit(f"{acc} = {new}", indent + 1)
         self.emit(f"tl.store({p}, {acc}, mask=MASK)", indent)
+        return True
+
+    def dot_reduction(self, acc, rhs_node, subst, var, lo, hi, indent) -> bool:
+        """W[i][j] += (scalars *) X[.. i .. k ..] * Y[.. k .. j ..] under a 2-D mapping (i on y, j on x):
+        a K-blocked tl.dot of a [BLOCK_Y, BLOCK_K] tile by a [BLOCK_K, BLOCK_X] tile (in full float32
+        precision: TF32 would break the result check)."""
+        factors = _factors(rhs_node)
+        mapped = {self.info.axes[j]: self.names[it] for it, j in self.mapped.items() if it in self.names}
+        if set(mapped) != {0, 1}:
+            return False
+        xv, yv = mapped[0], mapped[1]
+        cx = _CExpr(self, subst)
+
+        def uses(node, name):
+            return bool(re.search(rf"\b{re.escape(name)}\b", cx.visit(node)))
+        left = right = None
+        outside = []
+        for f in factors:
+            if not uses(f, var):
+                outside.append(f)
+            elif isinstance(f, c_ast.ArrayRef) and uses(f, yv) and not uses(f, xv) and left is None:
+                left = f
+            elif isinstance(f, c_ast.ArrayRef) and uses(f, xv) and not uses(f, yv) and right is None:
+                right = f
+            else:
+                return False
+        if left is None or right is None:
+            return False
+        rk, kb, rm, cm = self.fresh("rk"), self.fresh("k"), self.fresh("rowmask"), self.fresh("colmask")
+        self.emit(f"{rm} = tl.max(MASK.to(tl.int32), axis=1)[:, None] != 0", indent)
+        self.emit(f"{cm} = tl.max(MASK.to(tl.int32), axis=0)[None, :] != 0", indent)
+        self.emit(f"for {kb} in range({lo}, {hi}, BLOCK_K):", indent)
+        self.emit(f"{rk} = {kb} + tl.arange(0, BLOCK_K)", indent + 1)
+        a_sub = {k: re.sub(rf"\b{re.escape(var)}\b", f"{rk}[None, :]", v) for k, v in subst.items()}
+        b_sub = {k: re.sub(rf"\b{re.escape(var)}\b", f"{rk}[:, None]", v) for k, v in subst.items()}
+        _, a_addr = _CExpr(self, a_sub).address(left, zero=False)
+        _, b_addr = _CExpr(self, b_sub).address(right, zero=False)
+        ta, tb = self.fresh("a"), self.fresh("b")
+        self.emit(f"{ta} = tl.load({a_addr}, mask={rm} & ({rk}[None, :] < {hi}), other=0)", indent + 1)
+        self.emit(f"{tb} = tl.load({b_addr}, mask=({rk}[:, None] < {hi}) & {cm}, other=0)", indent + 1)
+        prod = f"tl.dot({ta}, {tb}, input_precision=\"ieee\")"
+        for f in outside:
+            prod = f"{prod} * ({cx.visit(f)})"
+        self.emit(f"{acc} = {acc} + {prod}", indent + 1)
         return True
 
     def vector_reduction(self, acc, kind, rhs_node, subst, var, lo, hi, indent) -> None:
@@ -443,6 +492,13 @@ class _KernelPrinter:
         self.emit(f"{acc} = {_combine(kind, acc, f'{red}({val}, axis={1 if axes else 0})')}", indent + 1)
         self.emit(f"MASK = {saved_m}", indent + 1)
         self.emit(f"ZERO = {saved_z}", indent + 1)
+
+
+def _factors(node) -> list:
+    """The factors of a product (a single factor for anything else)."""
+    if isinstance(node, c_ast.BinaryOp) and node.op == "*":
+        return _factors(node.left) + _factors(node.right)
+    return [node]
 
 
 def _t(cond: str) -> str:
@@ -567,7 +623,7 @@ class _HostPrinter:
         axes = sorted(set(info.axes))
         extra = [f"lo_{j}" for j in range(info.mapped)] + [f"n_{AXES[ax]}" for ax in axes]
         consts = ["BLOCK_X: tl.constexpr", "BLOCK_Y: tl.constexpr", "BLOCK_Z: tl.constexpr",
-                  "BLOCK_R: tl.constexpr"]
+                  "BLOCK_R: tl.constexpr", "BLOCK_K: tl.constexpr"]
         name = f"_kernel{self.scop_index}_{info.index}"
         params = [self.rn[a.name] for a in arrays] + strides + scalars + extra
         self.kernels.append(f"@triton.jit\ndef {name}({', '.join(params + consts)}):\n{text}\n")
@@ -584,7 +640,8 @@ class _HostPrinter:
         args += [f"{self.rn[a.name]}.stride({d})" for a in arrays for d in range(a.ndim - 1)]
         args += scalars + extra
         self.emit(f"{name}[({', '.join(grid)})]({', '.join(args)}, BLOCK_X=bx, BLOCK_Y=by, BLOCK_Z=bz, "
-                  f"BLOCK_R=cfg['BLOCK_R'], num_warps=cfg['num_warps'], num_stages=cfg['num_stages'])",
+                  f"BLOCK_R=cfg['BLOCK_R'], BLOCK_K=cfg['BLOCK_K'], num_warps=cfg['num_warps'], "
+                  f"num_stages=cfg['num_stages'])",
                   indent + 1)
 
 
