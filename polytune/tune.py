@@ -178,7 +178,7 @@ def _mjson(m: Measurement | None) -> dict | None:
     return {"config": list(m.config), "times": list(m.times),
             "median": m.value if math.isfinite(m.value) else None,
             "error": m.error.value if m.error else None, "compile_time": m.compile_time,
-            "detail": m.detail, "cached": m.cached}
+            "detail": m.detail, "cached": m.cached, **({"extra": m.extra} if m.extra else {})}
 
 
 def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig = BuildConfig(),

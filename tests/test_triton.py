@@ -87,3 +87,17 @@ def test_tune_triton_cli(tmp_path):
     assert r["target"] == "triton" and r["best"]["median"] > 0
     assert r["triton"]["launch_choice"]["source"] in ("candidates", "cache")
     assert "CONFIG = {" in out.read_text()
+
+
+@pytest.mark.gpu
+def test_gpu_triton_tune_softmax(tmp_path):
+    if not torch.cuda.is_available():
+        pytest.skip("needs an NVIDIA GPU")
+    src = os.path.join(GPU_DIR, "softmax.c")
+    rep = tmp_path / "r.json"
+    os.environ.setdefault("XDG_CACHE_HOME", str(tmp_path))
+    assert main(["tune", src, "--param", "N=512", "--target", "triton", "--no-cache", "--max-evals", "6",
+                 "--report", str(rep)]) == 0
+    r = json.loads(rep.read_text())
+    assert r["triton"]["device"] == "cuda" and r["best"]["median"] > 0
+    assert not any(e["error"] == "wrong_answer" for e in r["evaluations"])
