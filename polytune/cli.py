@@ -108,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def parse_sizes(text: str | None, file: str | None) -> tuple[int, ...]:
+def parse_sizes(text: str | None, file: str | None, what: str = "tile size") -> tuple[int, ...]:
     sizes: list[str] = []
     if file:
         try:
@@ -123,9 +123,9 @@ def parse_sizes(text: str | None, file: str | None) -> tuple[int, ...]:
         try:
             v = int(t)
         except ValueError:
-            raise UsageError(f"bad tile size '{t}' (need positive integers)") from None
+            raise UsageError(f"bad {what} '{t}' (need positive integers)") from None
         if v < 1:
-            raise UsageError(f"bad tile size '{t}' (need positive integers)")
+            raise UsageError(f"bad {what} '{t}' (need positive integers)")
         out.append(v)
     return tuple(out)
 
@@ -139,7 +139,7 @@ def default_output(path: str, target: str = "c") -> str:
 
 def _options(args):
     from .pipeline import OptimizeOptions
-    block = parse_sizes(args.block, None) if args.block else ()
+    block = parse_sizes(args.block, None, "block size") if args.block else ()
     if block:
         from .emit.cuda import check_block
         check_block(block)

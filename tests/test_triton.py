@@ -101,3 +101,14 @@ def test_gpu_triton_tune_softmax(tmp_path):
     r = json.loads(rep.read_text())
     assert r["triton"]["device"] == "cuda" and r["best"]["median"] > 0
     assert not any(e["error"] == "wrong_answer" for e in r["evaluations"])
+
+
+def test_unsupported_function_is_a_one_line_error(tmp_path, capsys):
+    src = tmp_path / "th.c"
+    src.write_text("#include <math.h>\ndouble A[100], B[100];\nvoid f(int n) {\n  int i;\n#pragma scop\n"
+                   "  for (i = 0; i < n; i++)\n    B[i] = tanh(A[i]);\n#pragma endscop\n}\n")
+    out = tmp_path / "th.py"
+    assert main(["optimize", str(src), "--target", "triton", "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"{src}:7: Triton target: no Triton equivalent for 'tanh'"
+    assert not out.exists()

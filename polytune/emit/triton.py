@@ -198,6 +198,7 @@ class _KernelPrinter:
         self.mapped = {f"{prefix}{info.depth + j}": j for j in range(info.mapped)}
         self.bound: list[str] = []
         self.tmp = 0
+        self.last_line: int | None = None  # of the statement being translated, for error messages
 
     def fresh(self, stem: str) -> str:
         self.tmp += 1
@@ -313,6 +314,7 @@ class _KernelPrinter:
     def _statement(self, call: isl.AstExpr):
         name = call.op_get_arg(0).id_get_id().get_name()
         st = self.scop.statement(name)
+        self.last_line = st.line
         args = [self.expr(call.op_get_arg(i + 1)) for i in range(call.op_get_n_arg() - 1)]
         return st, dict(zip(st.iterators, (a if re.fullmatch(r"-?\w+", a) else f"({a})" for a in args)))
 
@@ -323,6 +325,14 @@ class _KernelPrinter:
 
     def user(self, call: isl.AstExpr, indent: int) -> None:
         st, subst = self._statement(call)
+        try:
+            self._user(st, subst, indent)
+        except UnsupportedError as e:
+            if e.line is None:
+                raise UnsupportedError(e.message, self.scop.file, st.line) from None
+            raise
+
+    def _user(self, st, subst: dict[str, str], indent: int) -> None:
         guard = self._free_guard()
         if guard:
             saved = self.fresh("mask")
@@ -609,7 +619,12 @@ class _HostPrinter:
     def launch(self, info: KernelInfo, body: isl.AstNode, indent: int) -> None:
         kp = _KernelPrinter(self.scop, info, self.scalars_on_device, self.prefix, self.rn)
         kp.prologue(1)
-        kp.node(body, 1)
+        try:
+            kp.node(body, 1)
+        except UnsupportedError as e:
+            if e.line is None:
+                raise UnsupportedError(e.message, self.scop.file, kp.last_line) from None
+            raise
         text = "\n".join(kp.lines)
         words = set(re.findall(r"[A-Za-z_]\w*", text))
         arrays = [a for a in self.scop.arrays if a.name in kp.arrays_used]
