@@ -180,7 +180,9 @@ class _HostPrinter(_Printer):
         params = [f"{p}_T{k} {'__restrict__ ' if k < len(args) and a_dev[k] else ''}{name}"
                   for k, (name, _) in enumerate(args + [(s, s) for s in scalars])]
         params += [f"long {p}_lo{j}" for j in range(info.mapped)] + [f"long {p}_n{ax}" for ax in axes_used]
-        kname = f"{p}_kernel{self.scop_index}_{info.index}"
+        # isl can emit a mark more than once (a loop split around a hole): each copy is its own kernel
+        kname = f"{p}_kernel{self.scop_index}_{info.index}" + (f"_{len(self.kernels)}" if any(
+            f" {p}_kernel{self.scop_index}_{info.index}(" in k for k in self.kernels) else "")
         bounds = "" if self.serve or info.mapped == 0 else \
             f"__launch_bounds__({math.prod(kernel_block(info.mapped, self.block))}) "
         head = (f"template <{', '.join(tparams)}>\n" if tparams else "")

@@ -176,7 +176,7 @@ class _CExpr:
             ty = next((v for k, v in _CASTS.items() if k in names.split()), None)
             if ty is None:
                 raise UnsupportedError(f"Triton target: cast to '{names}'")
-            return f"({self.visit(n.expr)}).to({ty})"
+            return f"(({self.visit(n.expr)}) + ZERO).to({ty})"  # + ZERO: a loop counter is a Python int
         raise UnsupportedError(f"Triton target: C construct {type(n).__name__}")
 
 
@@ -295,17 +295,21 @@ class _KernelPrinter:
         self.names[it] = var
         lane_dependent = self.is_vector(init) or self.is_vector(end)
         lo, hi = init, end
+        in_range = f"{_t(f'{var} >= {init}')} & {_t(f'{var} < {end}')}"
         if lane_dependent:
             lo = f"tl.min(tl.where(MASK, {init}, 2147483647))"
             hi = f"tl.max(tl.where(MASK, {end}, -2147483647))"
+            if inc != "1":  # the lanes start at different points: step by one, keep each lane's stride
+                in_range += f" & {_t(f'(({var}) - ({init})) % {inc} == 0')}"
+                inc = "1"
         body = n.for_get_body()
-        if self.reduction(n, body, var, lo, hi, inc, init, end, lane_dependent, indent):
+        if self.reduction(n, body, var, lo, hi, inc, in_range, lane_dependent, indent):
             return
         self.emit(f"for {var} in range({lo}, {hi}, {inc}):", indent)
         if lane_dependent:
             saved = self.fresh("mask")
             self.emit(f"{saved} = MASK", indent + 1)
-            self.emit(f"MASK = {saved} & {_t(f'{var} >= {init}')} & {_t(f'{var} < {end}')}", indent + 1)
+            self.emit(f"MASK = {saved} & {in_range}", indent + 1)
         self.node(body, indent + 1)
         if lane_dependent:
             self.emit(f"MASK = {saved}", indent + 1)
@@ -365,7 +369,7 @@ class _KernelPrinter:
         self.emit(f"tl.store({p}, {value}, mask=MASK)", indent)
 
     # ---- inner loops with one accumulating statement -----------------------------------------------
-    def reduction(self, n, body, var, lo, hi, inc, init, end, lane_dependent, indent) -> bool:
+    def reduction(self, n, body, var, lo, hi, inc, in_range, lane_dependent, indent) -> bool:
         if body.get_type() == isl.ast_node_type.block:
             kids = _list(body.block_get_children())
             if len(kids) != 1:
@@ -413,7 +417,7 @@ class _KernelPrinter:
             rhs = _CExpr(self, subst).visit(rhs_node)
             new = _combine(kind, acc, rhs)
             if lane_dependent:
-                new = f"tl.where(({var} >= {init}) & ({var} < {end}), {new}, {acc})"
+                new = f"tl.where({in_range}, {new}, {acc})"
             self.emit(f"{acc} = {new}", indent + 1)
         self.emit(f"tl.store({p}, {acc}, mask=MASK)", indent)
         return True
@@ -639,7 +643,9 @@ class _HostPrinter:
         extra = [f"lo_{j}" for j in range(info.mapped)] + [f"n_{AXES[ax]}" for ax in axes]
         consts = ["BLOCK_X: tl.constexpr", "BLOCK_Y: tl.constexpr", "BLOCK_Z: tl.constexpr",
                   "BLOCK_R: tl.constexpr", "BLOCK_K: tl.constexpr"]
-        name = f"_kernel{self.scop_index}_{info.index}"
+        # isl can emit a mark more than once (a loop split around a hole): each copy is its own kernel
+        name = f"_kernel{self.scop_index}_{info.index}" + (f"_{len(self.kernels)}" if any(
+            f"def _kernel{self.scop_index}_{info.index}(" in k for k in self.kernels) else "")
         params = [self.rn[a.name] for a in arrays] + strides + scalars + extra
         self.kernels.append(f"@triton.jit\ndef {name}({', '.join(params + consts)}):\n{text}\n")
         host_names = [f"{self.prefix}{k}" for k in range(info.depth)]
