@@ -174,7 +174,8 @@ class TritonHarness:
         args = {}
         for name in self.mod.run.__code__.co_varnames[:self.mod.run.__code__.co_argcount - 1]:
             c = back.get(name, name)
-            args[name] = self.live[c] if c in self.live else self.data.numbers[c]
+            # an array no executed access touches was not recorded: the launcher does not use it either
+            args[name] = self.live[c] if c in self.live else self.data.numbers.get(c)
         self.mod.run(**args, config=config)
 
     def verify(self) -> str:

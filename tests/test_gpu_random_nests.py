@@ -79,9 +79,14 @@ def test_random_nest_triton(prog, bx, br):
             h.close()
 
 
-# Found by the generator: lanes of a strided inner loop start at different points (k = j - 1, k += 2);
-# stepping by 2 from the lowest start skipped the other parity.
-STRIDED_LANES = """#include <stdio.h>
+# Programs found by the generator (shrunk), one per bug fixed:
+# - strided-lanes: the lanes of a strided inner loop start at different points (k = j - 1, k += 2);
+#   stepping by 2 from the lowest start skipped the other parity (Triton).
+# - dropped-host-loop: isl drops a host loop whose value the outer ones fix; the grid bounds named it.
+# - macro-in-array-size: a device array's size used floord before the helper macros were defined (CUDA).
+# - empty-domain: a statement that never runs left an array without any access to size it by.
+REGRESSIONS = {
+    "strided-lanes": """#include <stdio.h>
 #define N 5
 double A[N + 6][N + 6];
 double s;
@@ -100,16 +105,84 @@ int main(void)
   for (i = 0; i < N + 6; i++) for (j = 0; j < N + 6; j++) printf("%g\\n", A[i][j]);
   return 0;
 }
-"""
+""",
+    "dropped-host-loop": """#include <stdio.h>
+#define N 6
+double A[N + 6][N + 6];
+int main(void)
+{
+  int i, j, k;
+  for (i = 0; i < N + 6; i++) for (j = 0; j < N + 6; j++) A[i][j] = (double)((i * 7 + j * 3) % 17) * 0.125 - 1.0;
+#pragma scop
+  for (int i = 0; i <= N - 1; i++)
+    for (int j = 0; j <= N - 1; j++) {
+      for (int k = 0; k <= j - 1; k++) {
+        A[i + 1][i + 1] += A[i + 1][i + 1] * 0.125;
+        A[j + 4][i + 1] = A[k + 1][i + 2] * 0.5 + (i - k) * 0.125 + 1.0;
+      }
+    }
+#pragma endscop
+  for (i = 0; i < N + 6; i++) for (j = 0; j < N + 6; j++) printf("%.17g\\n", A[i][j]);
+  return 0;
+}
+""",
+    "macro-in-array-size": """#include <stdio.h>
+#define N 7
+double A[N + 6][N + 6];
+int main(void)
+{
+  int i, j, k;
+  int n = N;
+  for (i = 0; i < N + 6; i++) for (j = 0; j < N + 6; j++) A[i][j] = (double)((i * 7 + j * 3) % 17) * 0.125 - 1.0;
+#pragma scop
+  for (int i = 0; i <= n - 1; i++)
+    for (int j = 0; j <= n - 2; j++) {
+      for (int k = 0; k <= n - 1; k += 2) {
+        A[i + 1][i + 1] += A[i + 1][i + 1] * 0.125;
+        A[i + 1][i + 1] = A[2 * k][i + 1] * 0.5 + (i - k) * 0.125 + 1.0;
+      }
+    }
+  for (int i = 0; i <= n - 1; i++)
+    A[i + 1][i + 1] = A[i + 1][i + 1] * 0.5 + (double)(i) * 0.0625 + 1.0;
+#pragma endscop
+  for (i = 0; i < N + 6; i++) for (j = 0; j < N + 6; j++) printf("%.17g\\n", A[i][j]);
+  return 0;
+}
+""",
+    "empty-domain": """double A[10][10];
+double s;
+int main(void) {
+#pragma scop
+  for (int i = 0; i <= 4; i++)
+    for (int j = i; j <= i - 1; j++)
+      A[i + 1][i + 1] = s * 0.5 + 1.0;
+#pragma endscop
+  return 0;
+}
+""",
+}
+
+
+@pytest.mark.skipif(GXX is None or GCC is None, reason="needs gcc and g++")
+@pytest.mark.parametrize("name", sorted(REGRESSIONS))
+def test_regression_cuda(name, tmp_path):
+    src, cu, emu = tmp_path / "r.c", tmp_path / "r.cu", tmp_path / "emu.cpp"
+    src.write_text(REGRESSIONS[name])
+    expected = _run([GCC, "-O1", str(src), "-o", str(tmp_path / "orig"), "-lm"], tmp_path / "orig")
+    assert main(["optimize", str(src), "--target", "cuda", "-o", str(cu)]) == 0
+    emu.write_text(emulate(cu.read_text()))
+    assert _run([GXX, "-O1", "-w", "-x", "c++", str(emu), "-o", str(tmp_path / "emu"), "-lm"],
+                tmp_path / "emu") == expected
 
 
 @pytest.mark.skipif(GCC is None or not HAVE_TRITON, reason="needs gcc, torch and triton")
-def test_strided_loop_with_lane_dependent_start(tmp_path):
+@pytest.mark.parametrize("name", sorted(REGRESSIONS))
+def test_regression_triton(name, tmp_path):
     from polytune.measure import BuildConfig
     from polytune.measure_triton import TritonHarness
     from polytune.pipeline import analyze
-    src = tmp_path / "strided.c"
-    src.write_text(STRIDED_LANES)
+    src = tmp_path / "r.c"
+    src.write_text(REGRESSIONS[name])
     h = TritonHarness(analyze(str(src)), BuildConfig(), runs=1)
     try:
         h.measure_reference()

@@ -130,6 +130,7 @@ class _HostPrinter(_Printer):
                  scalars_on_device: set[str], scop_index: int):
         super().__init__(scop, False, False, prefix)
         self.scop_index = scop_index
+        self.loops: list[str] = []  # iterators of the host loops around the current node
         self.gs = gs
         self.block = block
         self.serve = serve
@@ -141,6 +142,11 @@ class _HostPrinter(_Printer):
             self.launch(self.gs.kernel(n.mark_get_id().get_name()), n.mark_get_node(), indent)
         else:
             super().node(n, indent, None)
+
+    def for_(self, n: isl.AstNode, indent: int, pragma) -> None:
+        self.loops.append(self.expr(n.for_get_iterator()))
+        super().for_(n, indent, pragma)
+        self.loops.pop()
 
     def user(self, call, indent):  # pragma: no cover - every statement is inside a kernel mark
         raise AssertionError("statement outside a GPU kernel")
@@ -189,10 +195,12 @@ class _HostPrinter(_Printer):
         self.kernels.append(f"{head}__global__ void {bounds}{kname}({', '.join(params)})\n{{\n{text}\n}}\n")
         # Host side: bounds of the mapped loops from the parameters and the enclosing host loops.
         self.emit("{", indent)
-        host_names = [f"{p}{k}" for k in range(info.depth)]
+        present = [f"{p}{k}" in self.loops for k in range(info.depth)]
+        host_names = [f"{p}{k}" for k in range(info.depth) if present[k]]
         for j in range(info.mapped):
-            lo = self.bound_expr(bound_as_params(info.lo[j], host_names))
-            hi = self.bound_expr(bound_as_params(info.hi[j], host_names))
+            lo_pa, hi_pa = info.bounds(j, present)
+            lo = self.bound_expr(bound_as_params(lo_pa, host_names))
+            hi = self.bound_expr(bound_as_params(hi_pa, host_names))
             self.emit(f"const long {p}_lo{j} = {lo};", indent + 1)
             self.emit(f"const long {p}_n{info.axes[j]} = ({hi}) - {p}_lo{j} + 1;", indent + 1)
         cond = " && ".join(f"{p}_n{ax} > 0" for ax in axes_used) or "1"
@@ -227,10 +235,12 @@ def _c(name: str) -> str:
     return name[:-1] if name.endswith("_") and name[:-1].isidentifier() else name
 
 
-def array_extent(scop: Scop, array: str) -> isl.PwAff:
+def array_extent(scop: Scop, array: str) -> isl.PwAff | None:
     """the largest first index of *array* any access of the region can reach (a function of params)."""
     acc = scop.reads.union(scop.writes).intersect_params(scop.context)
     rng = [s for s in sets_of(acc.range()) if s.get_tuple_name() == isl_name(array)]
+    if not rng:
+        return None  # no access of the region ever executes
     s = rng[0]
     for extra in rng[1:]:
         s = s.union(extra)
@@ -258,7 +268,10 @@ def generate_cuda_region(scop: Scop, gs: GpuSchedule, block: tuple[int, ...] = (
     lines = ["  " * indent + "{"] + [i1 + d for d in scop.hoisted_decls]
     copies: list[tuple[str, str, str]] = []  # (host lvalue address, device pointer, size expression)
     for a in arrays:
-        ext = hp.bound_expr(array_extent(scop, a.name))
+        extent = array_extent(scop, a.name)
+        if extent is None:
+            continue
+        ext = hp.bound_expr(extent)
         lines.append(i1 + f"decltype(&{a.name}[0]) {p}_d_{a.name};")
         lines.append(i1 + f"const size_t {p}_s_{a.name} = (size_t)(({ext}) + 1) * sizeof({a.name}[0]);")
         copies.append((a.name, f"{p}_d_{a.name}", f"{p}_s_{a.name}", a.written))
@@ -272,14 +285,17 @@ def generate_cuda_region(scop: Scop, gs: GpuSchedule, block: tuple[int, ...] = (
     copy_back = [f"{p}_check(cudaMemcpy({host}, {dev}, {size}, cudaMemcpyDeviceToHost), \"copy out\");"
                  for host, dev, size, written in copies if written]
     frees = [f"cudaFree({dev});" for _, dev, _, _ in copies]
+    # The helper macros are used by the sizes too: define them before everything, undefine after.
     macros = hp.macro_defs()
     undefs = [f"#undef {m.split()[1].split('(')[0]}" for m in macros]
+    lines = lines[:1] + macros + lines[1:]
     if not serve:
-        lines += macros + hp.lines + undefs
+        lines += hp.lines
         lines.append(i1 + f"{p}_check(cudaDeviceSynchronize(), \"kernels\");")
         lines += [i1 + c for c in copy_back + frees]
     else:
-        lines += _serve_loop(p, indent, copies, macros + hp.lines + undefs, copy_back, frees, dump)
+        lines += _serve_loop(p, indent, copies, hp.lines, copy_back, frees, dump)
+    lines += undefs
     lines.append("  " * indent + "}")
     return CudaRegion("\n".join(hp.kernels), "\n".join(lines) + "\n")
 

@@ -577,6 +577,7 @@ class _HostPrinter:
     def __init__(self, scop: Scop, gs: GpuSchedule, prefix: str, scop_index: int):
         self.scop, self.gs, self.prefix, self.scop_index = scop, gs, prefix, scop_index
         self.rn = py_names(scop)
+        self.loops: list[str] = []  # iterators of the host loops around the current node
         self.lines: list[str] = []
         self.kernels: list[str] = []
         self.scalars_on_device = {a.name for a in scop.arrays if a.ndim == 0 and a.written}
@@ -600,7 +601,9 @@ class _HostPrinter:
             if cond.op_get_type() == _T.le:
                 end = f"({end}) + 1"
             self.emit(f"for {it} in range({init}, {end}{'' if inc == '1' else ', ' + inc}):", indent)
+            self.loops.append(it)
             self.node(n.for_get_body(), indent + 1)
+            self.loops.pop()
         elif t == isl.ast_node_type.if_:
             self.emit(f"if {self.expr(n.if_get_cond())}:", indent)
             self.node(n.if_get_then_node(), indent + 1)
@@ -648,10 +651,12 @@ class _HostPrinter:
             f"def _kernel{self.scop_index}_{info.index}(" in k for k in self.kernels) else "")
         params = [self.rn[a.name] for a in arrays] + strides + scalars + extra
         self.kernels.append(f"@triton.jit\ndef {name}({', '.join(params + consts)}):\n{text}\n")
-        host_names = [f"{self.prefix}{k}" for k in range(info.depth)]
+        present = [f"{self.prefix}{k}" in self.loops for k in range(info.depth)]
+        host_names = [f"{self.prefix}{k}" for k in range(info.depth) if present[k]]
         for j in range(info.mapped):
-            self.emit(f"lo_{j} = {self.bound(bound_as_params(info.lo[j], host_names))}", indent)
-            hi = self.bound(bound_as_params(info.hi[j], host_names))
+            lo_pa, hi_pa = info.bounds(j, present)
+            self.emit(f"lo_{j} = {self.bound(bound_as_params(lo_pa, host_names))}", indent)
+            hi = self.bound(bound_as_params(hi_pa, host_names))
             self.emit(f"n_{AXES[info.axes[j]]} = ({hi}) - lo_{j} + 1", indent)
         cond = " and ".join(f"n_{AXES[ax]} > 0" for ax in axes) or "True"
         self.emit(f"if {cond}:", indent)
@@ -789,6 +794,8 @@ def generate_probe(scop: Scop, phase: str, avoid: frozenset[str] = frozenset()) 
                          f'(double)({a.name}));')
             continue
         pa = array_extent(scop, a.name)
+        if pa is None:
+            continue
         ctx = scop.context.align_params(pa.get_space())
         pa = pa.align_params(ctx.get_space())
         if not pa.get_domain_space().is_params():

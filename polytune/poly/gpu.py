@@ -40,6 +40,19 @@ class KernelInfo:
     statements: tuple[str, ...]
     lo: tuple[isl.PwAff, ...]  # per mapped member: lower bound over the subtree, a function of the
     hi: tuple[isl.PwAff, ...]  # parameters and of the enclosing host loops (their dims come first)
+    rel: tuple[isl.Map, ...] = ()  # per mapped member: host loop values -> member values
+
+    def bounds(self, j: int, present: list[bool]) -> tuple[isl.PwAff, isl.PwAff]:
+        """Bounds of mapped member *j* as functions of the host loops that the AST emitted as loops
+        (*present*, one flag per host dim). isl drops a loop whose value is fixed by the outer ones; the
+        bounds then range over every value it can take (the kernel re-checks the exact bounds)."""
+        if all(present):
+            return self.lo[j], self.hi[j]
+        m = self.rel[j]
+        for k in reversed(range(self.depth)):
+            if not present[k]:
+                m = m.project_out(isl.dim_type.in_, k, 1)
+        return m.lexmin_pw_multi_aff().get_pw_aff(0), m.lexmax_pw_multi_aff().get_pw_aff(0)
 
     @property
     def mark(self) -> str:
@@ -132,6 +145,7 @@ class _Mapper:
         statements = tuple(sorted(s.get_tuple_name() for s in sets_of(node.get_domain())))
         lo: list[isl.PwAff] = []
         hi: list[isl.PwAff] = []
+        rels: list[isl.Map] = []
         axes: tuple[int, ...] = ()
         if mapped:
             dom = node.get_domain().intersect_params(self.scop.context)
@@ -141,10 +155,15 @@ class _Mapper:
                 rel = prefix.reverse().apply_range(_member_map(mupa, k, dom))
                 lo.append(_bound(rel, depth, True))
                 hi.append(_bound(rel, depth, False))
+                maps = maps_of(rel)
+                merged = maps[0]
+                for extra in maps[1:]:
+                    merged = merged.union(extra)
+                rels.append(merged)
             order = self.t.point_order(node)  # best stride last: that member becomes x
             rank = {member: len(order) - 1 - pos for pos, member in enumerate(order)}
             axes = tuple(rank[k] for k in range(mapped))
-        info = KernelInfo(len(self.kernels), depth, mapped, axes, statements, tuple(lo), tuple(hi))
+        info = KernelInfo(len(self.kernels), depth, mapped, axes, statements, tuple(lo), tuple(hi), tuple(rels))
         self.kernels.append(info)
         return node.insert_mark(isl.Id(info.mark, context=CTX))
 
