@@ -85,7 +85,28 @@ def test_random_nest_triton(prog, bx, br):
 # - dropped-host-loop: isl drops a host loop whose value the outer ones fix; the grid bounds named it.
 # - macro-in-array-size: a device array's size used floord before the helper macros were defined (CUDA).
 # - empty-domain: a statement that never runs left an array without any access to size it by.
+# - negative-floor-division: isl's floord of a negative value printed as '//', which rounds toward zero
+#   in Triton kernels.
 REGRESSIONS = {
+    "negative-floor-division": """#include <stdio.h>
+#define N 5
+double A[N + 6][N + 6];
+int main(void)
+{
+  int i, j, k;
+  int n = N;
+  for (i = 0; i < N + 6; i++) for (j = 0; j < N + 6; j++) A[i][j] = (double)((i * 7 + j * 3) % 17) * 0.125 - 1.0;
+#pragma scop
+  for (int i = 0; i <= n - 1; i = i + 3)
+    for (int j = i - 1; j <= n - 1; j++) {
+      for (int k = 0; k <= n - 1; k++)
+        A[i + 1][i + 1] = A[i + 4][j + 1] * 0.5 + 1.0;
+    }
+#pragma endscop
+  for (i = 0; i < N + 6; i++) for (j = 0; j < N + 6; j++) printf("%.17g\\n", A[i][j]);
+  return 0;
+}
+""",
     "strided-lanes": """#include <stdio.h>
 #define N 5
 double A[N + 6][N + 6];

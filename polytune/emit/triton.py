@@ -87,6 +87,11 @@ def _py_expr(e: isl.AstExpr, scop: Scop, names: dict[str, str], kernel: bool) ->
         return names.get(name, name)
     op = e.op_get_type()
     args = [_py_expr(e.op_get_arg(i), scop, names, kernel) for i in range(e.op_get_n_arg())]
+    if op == _T.fdiv_q and kernel:
+        # floor division whatever '//' and '%' round to (Triton follows C, Python floors): subtract the
+        # non-negative remainder first, then the division is exact
+        a, b = args
+        return f"(({a} - ((({a}) % {b} + {b}) % {b})) // {b})"
     if op in _PY_BINARY:
         return f"({args[0]} {_PY_BINARY[op]} {args[1]})"
     if op == _T.minus:
