@@ -423,3 +423,15 @@ def test_parameter_hop_overrides_the_domain_gap():
     q = Parameter("y", (1, 2, 4), hop=0)
     assert q.shortest_hop is None and q.hop_adjacent(2) == (None, None)
     assert Parameter("z", (1, 2, 4)).shortest_hop == 1
+
+
+def test_scans_report_the_lowest_median_even_when_not_significant():
+    from polytune.measurement import Measurement
+    from polytune.search import Parameter, SearchOptions, SearchSpace, run_search
+    space = SearchSpace((Parameter("x", (1, 2, 3)),))
+    noisy = {1: (1.0, 1.3, 0.7), 2: (0.95, 1.25, 0.65), 3: (1.1, 1.4, 0.8)}  # 2: lower median, not significant
+
+    def evaluate(c):
+        return Measurement(tuple(c), noisy[c[0]])
+    res = run_search(space, evaluate, "exhaustive", (1,), SearchOptions(alpha=0.05))
+    assert res.best.config == (2,)
