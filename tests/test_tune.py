@@ -1,6 +1,7 @@
 """The tuner end to end: real builds and runs, injected faults, the persistent cache."""
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -100,17 +101,19 @@ def test_killed_tune_resumes_from_cache(kernel, tmp_path, monkeypatch):
 
     monkeypatch.setattr(measure.Harness, "measure", counting)
     crash = [True]
+    # no pruning: a pruned result is not cached, and on a loaded machine one of the three could be pruned
+    build = dataclasses.replace(FAST, prune_factor=1e9)
     with pytest.raises(KeyboardInterrupt):
-        tune(kernel, opts, FAST)
+        tune(kernel, opts, build)
     assert len(calls) == 4
     crash[0] = False
     calls.clear()
-    res = tune(kernel, opts, FAST)
+    res = tune(kernel, opts, build)
     assert res.search.evals == 6
     assert len(calls) == 3  # the three finished ones came from the cache, none was repeated
     assert sum(1 for r in res.search.evaluations if r.measurement.cached) == 3
     calls.clear()
-    again = tune(kernel, opts, FAST)  # a repeated tune replays at once
+    again = tune(kernel, opts, build)  # a repeated tune replays at once
     assert calls == [] and again.best_config == res.best_config
 
 
