@@ -5,8 +5,9 @@ For each kernel of benchmarks/gpu: the default block shape (1024 threads for 1-D
 32x8x4 for 3-D), hill climbing with neighbourhoods of degree 1 and 2 seeded from the default, and
 exhaustive search. Space: block_x in 8..1024 in steps of 8 (the paper's step), block_y and block_z powers
 of two. Exhaustive search walks that grid; hill climbing moves x over its powers of two, then refines with
-shortest-hop moves of 8 threads (the paper's two phases), so it reaches the same grid. Shapes over 1024 threads (or z over 64, or more registers than a block has) are rejected without
-running and are counted separately. Every configuration is verified against the original program's
+shortest-hop moves of 8 threads (the paper's two phases), so it reaches the same grid. Shapes over 1024
+threads (or z over 64, or more registers than a block has) are rejected without running and are counted
+separately. Every configuration is verified against the original program's
 results (run on the CPU) before its time counts. Times are CUDA-event kernel times of the whole region
 (all launches), median of --runs rounds after a warm-up round. One compilation and one process per kernel
 serve all three searches; each search measures afresh (no cache), so the search times are real.
@@ -69,7 +70,7 @@ def run_kernel(name: str, args) -> dict:
         for label, strategy, degree in STRATEGIES:
             measured = [0]
 
-            def evaluate(config):
+            def evaluate(config, measured=measured):
                 m = harness.measure(tuple(config))
                 if m.error is None or m.error.value != "resources":
                     measured[0] += 1

@@ -1,0 +1,583 @@
+"""`polytune bench`: the original program under gcc -O3, clang -O3 and LLVM Polly against polytune's
+Pluto-default seed (tile 32) and its tuned kernels, side by side on this machine.
+
+Per kernel: first every chosen search strategy tunes the tile sizes (:func:`polytune.tune.tune`, fresh
+measurements unless a cache is given), then every variant is compiled and all of them run in ONE session
+of interleaved rounds: each round runs each variant once, starting one variant later than the previous
+round, so drift and interference hit all variants alike. A variant's time is the median of the region
+times the program prints itself (``time: X``). Compilers that are missing are skipped with a one-line note.
+"""
+from __future__ import annotations
+
+import csv
+import datetime
+import glob
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from .errors import PolytuneError, UsageError
+
+BASELINES = ("gcc", "clang", "polly")
+CLANG_NAMES = ("clang", *(f"clang-{v}" for v in range(19, 13, -1)))
+CFLAGS = ("-O3", "-march=native")
+SEARCHES = ("hill", "exhaustive", "random", "coordesc")
+LABELS = {"gcc": "gcc -O3", "clang": "clang -O3", "polly": "Polly", "seed": "seed (tile 32)"}
+POLLY_INSTALL = "Debian/Ubuntu: apt-get install clang-14, or clang-19 libpolly-19-dev"
+TIME_RE = re.compile(r"^time:\s*([-+0-9.eE]+)", re.M)
+CHECKSUM_RE = re.compile(r"^checksum:\s*(\S+)", re.M)
+PROBE_C = "int main(void) { double a[64]; for (int i = 0; i < 64; i++) a[i] = 2.0 * i; return (int)a[3] - 6; }\n"
+
+Log = Callable[[str], object]
+
+
+# ---- what to run ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StrategySpec:
+    """One tuning run: a strategy and its knobs, written ``NAME[:MOD...]`` (label = the text).
+
+    MODs: ``d1``/``d2``/``d3`` (neighbourhood degree), ``first``/``best`` (fit), ``hop`` (shortest hop),
+    ``pluto``/``origin``/``model`` (seed), ``nNUM`` (random: sample size). ``hill:origin:d2`` is hill
+    climbing from all-1 tiles with degree-2 neighbourhoods.
+    """
+
+    label: str
+    strategy: str = "hill"
+    fit: str = "best"
+    degree: int = 1
+    shortest_hop: bool = False
+    seed: str = "pluto"
+    samples: int | None = None
+
+
+def parse_strategy(text: str) -> StrategySpec:
+    name, *mods = text.strip().split(":")
+    if name not in SEARCHES:
+        raise UsageError(f"unknown strategy '{name}' in '{text}' (known: {', '.join(SEARCHES)})")
+    kw: dict = {}
+    for m in mods:
+        if m in ("first", "best"):
+            kw["fit"] = m
+        elif re.fullmatch(r"d[123]", m):
+            kw["degree"] = int(m[1])
+        elif m == "hop":
+            kw["shortest_hop"] = True
+        elif m in ("pluto", "origin", "model"):
+            kw["seed"] = m
+        elif re.fullmatch(r"n[1-9][0-9]*", m):
+            kw["samples"] = int(m[1:])
+        else:
+            raise UsageError(f"bad strategy modifier '{m}' in '{text}' (d1|d2|d3, first|best, hop, "
+                             "pluto|origin|model, nNUM)")
+    return StrategySpec(text.strip(), name, **kw)
+
+
+def parse_strategies(text: str) -> tuple[StrategySpec, ...]:
+    specs = tuple(parse_strategy(t) for t in text.split(",") if t.strip())
+    labels = [s.label for s in specs]
+    if len(set(labels)) != len(labels) or any(lb in LABELS for lb in labels):
+        raise UsageError(f"strategies must be distinct and not named {', '.join(LABELS)}: {text}")
+    return specs
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    path: str
+    defines: tuple[str, ...] | None = None  # None: the bench's -D
+    strategies: tuple[StrategySpec, ...] | None = None  # None: the bench's --strategies
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    strategies: tuple[StrategySpec, ...] = (StrategySpec("hill"),)
+    compilers: tuple[str, ...] = BASELINES
+    threads: int | None = None  # None: all cores
+    runs: int = 3
+    max_evals: int | None = None
+    time_limit: float | None = None  # per tuning run
+    exhaustive_max: int = 300
+    includes: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()
+    gcc: str = "gcc"
+    clang: str | None = None  # None: the first of clang, clang-19 .. clang-14 found
+    polly_flags: tuple[str, ...] | None = None  # None: detect
+    cache: str | None = None  # tuning measurement cache; None: measure afresh (real search times)
+    run_timeout: float = 600.0
+    command: str = ""
+
+    @property
+    def nthreads(self) -> int:
+        return self.threads or os.cpu_count() or 1
+
+
+def kernel_files(paths: Sequence[str]) -> list[str]:
+    """Files as given; a directory stands for its *.c files (sorted)."""
+    out: list[str] = []
+    for p in paths:
+        if os.path.isdir(p):
+            found = sorted(glob.glob(os.path.join(p, "*.c")))
+            if not found:
+                raise UsageError("no .c files in the directory", p)
+            out += found
+        elif os.path.isfile(p):
+            out.append(p)
+        else:
+            raise UsageError("no such file or directory", p)
+    return out
+
+
+def kernel_name(path: str) -> str:
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+# ---- compilers --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Compiler:
+    name: str
+    argv: tuple[str, ...]  # the compiler and its flags (before -I/-D and the source)
+    version: str = ""
+
+    def command(self, src: str, exe: str, includes: Sequence[str] = (), defines: Sequence[str] = ()) -> list[str]:
+        return [*self.argv, *(f"-I{d}" for d in includes), *(f"-D{d}" for d in defines), src, "-o", exe, "-lm"]
+
+    @property
+    def shown(self) -> str:
+        return " ".join(self.argv)
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    baselines: tuple[Compiler, ...]  # the available ones among gcc, clang, polly, in that order
+    polytune: Compiler  # compiles polytune's output (gcc -O3 -march=native -fopenmp)
+    notes: tuple[str, ...] = ()
+
+
+def _probe(argv: Sequence[str], workdir: str) -> bool:
+    src = os.path.join(workdir, "probe.c")
+    if not os.path.exists(src):
+        with open(src, "w") as f:
+            f.write(PROBE_C)
+    try:
+        proc = subprocess.run([*argv, src, "-o", os.path.join(workdir, "probe"), "-lm"], capture_output=True,
+                              timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0
+
+
+def polly_plugin(clang: str) -> str | None:
+    """LLVMPolly.so of this clang's LLVM (for clangs that load Polly as a plugin, e.g. Debian's clang-19)."""
+    try:
+        res = subprocess.run([clang, "-print-resource-dir"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lib = os.path.dirname(os.path.dirname(res.strip()))  # <prefix>/lib/clang/<version> -> <prefix>/lib
+    so = os.path.join(lib, "LLVMPolly.so")
+    return so if os.path.exists(so) else None
+
+
+def polly_flag_sets(clang: str) -> list[tuple[str, ...]]:
+    sets = [("-mllvm", "-polly")]  # Polly linked into LLVM (Debian's clang-14 and clang-19, for instance)
+    so = polly_plugin(clang)
+    if so:
+        sets += [(f"-fpass-plugin={so}", "-mllvm", "-polly"), ("-Xclang", "-load", "-Xclang", so, "-mllvm", "-polly")]
+    return sets
+
+
+def detect_toolchain(opts: BenchOptions, workdir: str) -> Toolchain:
+    """Find the compilers of the comparison; what is missing becomes a note, never an error (but gcc)."""
+    from .measure import compiler_id
+    if shutil.which(opts.gcc) is None:
+        raise UsageError(f"gcc not found ('{opts.gcc}'): polytune's output is compiled with it")
+    notes: list[str] = []
+    found: list[Compiler] = []
+    if "gcc" in opts.compilers:
+        found.append(Compiler("gcc", (opts.gcc, *CFLAGS), compiler_id(opts.gcc)))
+    wants_clang = "clang" in opts.compilers or "polly" in opts.compilers
+    names = (opts.clang,) if opts.clang else CLANG_NAMES
+    clangs = [c for c in names if shutil.which(c) and _probe([c, *CFLAGS], workdir)] if wants_clang else []
+    if wants_clang and not clangs:
+        what = " and ".join(c for c in ("clang", "polly") if c in opts.compilers)
+        notes.append(f"note: clang not found (tried {', '.join(names)}): skipped {what.replace('polly', 'Polly')}"
+                     f"; install it ({POLLY_INSTALL}) or pass --clang")
+    if "clang" in opts.compilers and clangs:
+        found.append(Compiler("clang", (clangs[0], *CFLAGS), compiler_id(clangs[0])))
+    if "polly" in opts.compilers and clangs:
+        polly = _find_polly(clangs, opts, workdir, notes)
+        if polly is not None:
+            found.append(polly)
+    omp = Compiler("polytune", (opts.gcc, *CFLAGS, "-fopenmp"), compiler_id(opts.gcc))
+    return Toolchain(tuple(found), omp, tuple(notes))
+
+
+def _find_polly(clangs: Sequence[str], opts: BenchOptions, workdir: str, notes: list[str]) -> Compiler | None:
+    from .measure import compiler_id
+    for clang in clangs:
+        sets = [opts.polly_flags] if opts.polly_flags else polly_flag_sets(clang)
+        for flags in sets:
+            if not _probe([clang, *CFLAGS, *flags], workdir):
+                continue
+            if opts.nthreads > 1:
+                for omp in ("-fopenmp", "-fopenmp=libgomp"):  # Polly's GNU OpenMP backend works with libgomp
+                    argv = (clang, *CFLAGS, *flags, "-mllvm", "-polly-parallel", omp)
+                    if _probe(argv, workdir):
+                        return Compiler("polly", argv, compiler_id(clang))
+                notes.append(f"note: {clang} has no OpenMP runtime: Polly runs without -polly-parallel")
+            return Compiler("polly", (clang, *CFLAGS, *flags), compiler_id(clang))
+    tried = "; ".join(" ".join(s) for s in ([opts.polly_flags] if opts.polly_flags else polly_flag_sets(clangs[0])))
+    notes.append(f"note: Polly not available with {', '.join(clangs)} (tried {tried}): skipped Polly; "
+                 f"install it ({POLLY_INSTALL}) or pass --polly-flags")
+    return None
+
+
+# ---- running ----------------------------------------------------------------------------------------
+@dataclass
+class Build:
+    """One executable of the session (several variant labels may share it)."""
+
+    key: str
+    command: str
+    exe: str | None = None
+    error: str | None = None
+    compile_time: float = 0.0
+    times: list[float] = field(default_factory=list)
+    checksum: str | None = None
+
+
+def compile_build(build: Build, argv: list[str]) -> Build:
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        build.error = f"compile: {type(e).__name__}"
+        return build
+    build.compile_time = time.perf_counter() - t0
+    if proc.returncode != 0:
+        msg = next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr.strip()[:200])
+        build.error = f"compile: {msg.strip()[:200]}"
+    else:
+        build.exe = argv[argv.index("-o") + 1]
+    return build
+
+
+def run_once(exe: str, threads: int, timeout: float) -> tuple[float | None, str | None, str | None]:
+    """(region time, checksum, error) of one run of a benchmark program."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    try:
+        proc = subprocess.run([exe], capture_output=True, text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, None, f"ran past {timeout:.0f} s"
+    if proc.returncode != 0:
+        return None, None, f"exit status {proc.returncode}"
+    t = TIME_RE.search(proc.stdout)
+    if t is None:
+        return None, None, "printed no 'time:' line"
+    cs = CHECKSUM_RE.search(proc.stdout)
+    return float(t.group(1)), cs.group(1) if cs else None, None
+
+
+def run_session(builds: Sequence[Build], runs: int, threads: int, timeout: float) -> None:
+    """Interleaved rounds: round r runs every build once, starting with build r mod n."""
+    live = [b for b in builds if b.exe]
+    for r in range(runs):
+        k = r % max(1, len(live))
+        for b in live[k:] + live[:k]:
+            if b.error:
+                continue
+            t, cs, err = run_once(b.exe, threads, timeout)
+            if err:
+                b.error = f"run: {err}"
+                continue
+            b.times.append(t)
+            b.checksum = cs
+
+
+def checksums_agree(a: str | None, b: str | None, rtol: float = 1e-6) -> bool | None:
+    try:
+        x, y = float(a), float(b)
+    except (TypeError, ValueError):
+        return None
+    return math.isclose(x, y, rel_tol=rtol, abs_tol=1e-12) or (math.isnan(x) and math.isnan(y))
+
+
+# ---- tuning -----------------------------------------------------------------------------------------
+def _finite(v) -> float | None:
+    return v if isinstance(v, (int, float)) and math.isfinite(v) else None
+
+
+def tuning_entry(spec: StrategySpec, report: dict, wall: float) -> dict:
+    """What the report needs of one tune() run (the measurements, compacted)."""
+    evals = report["evaluations"]
+    compiled = [e for e in evals if not e["cached"] and not str(e["detail"]).startswith("code generation")]
+    ran = [e for e in compiled if e["error"] != "compile"]
+    traj = [dict(s, median=_finite(s["median"])) for s in report["trajectory"]]
+    return {
+        "label": spec.label, "strategy": spec.strategy, "fit": spec.fit, "degree": spec.degree,
+        "shortest_hop": spec.shortest_hop, "seed_kind": spec.seed, "samples": spec.samples,
+        "space": report["space"], "original": report["original"], "seed": report["seed"], "best": report["best"],
+        "speedup_over_seed": report["speedup_over_seed"], "evals": report["evals"],
+        "iterations": traj[-1]["iteration"] if traj else 0, "stop_reason": report["stop_reason"],
+        "search_time": report["search_time"], "wall": wall,
+        "seed_eval_s": evals[0]["elapsed"] if evals else None,
+        # the reference build and its runs, then one build per new configuration, and its verification
+        # run plus timed runs
+        "compilations": 1 + len(compiled),
+        "runs": 1 + len(report["original"]["times"]) + sum(1 + len(e["times"]) for e in ran),
+        "evaluations": [{"config": e["config"], "median": e["median"], "times": e["times"], "error": e["error"],
+                         "phase": e["phase"], "elapsed": round(e["elapsed"], 4)} for e in evals],
+        "trajectory": traj,
+    }
+
+
+SCANS = ("exhaustive", "random")
+
+
+def found(t: dict) -> dict | None:
+    """The configuration a tuning run delivers ({'config', 'median'}): hill climbing's and coordinate descent's
+    final incumbent; for exhaustive and random search the lowest median they measured. (Their incumbent in
+    tune() changes only on a significant improvement, so on a noisy surface it depends on the scan order.)"""
+    if t["strategy"] not in SCANS:
+        return t["best"] and {"config": t["best"]["config"], "median": t["best"]["median"]}
+    ok = [e for e in t["evaluations"] if e["median"] is not None and math.isfinite(e["median"])]
+    e = min(ok, key=lambda e: e["median"], default=None)
+    return e and {"config": e["config"], "median": e["median"]}
+
+
+def tune_one(path: str, spec: StrategySpec, opts: BenchOptions, defines: Sequence[str]) -> dict:
+    from .measure import BuildConfig
+    from .tune import TuneOptions, tune
+    local = spec.strategy in ("hill", "coordesc")  # exhaustive and random are bounded by their grid / sample
+    topts = TuneOptions(strategy=spec.strategy, fit=spec.fit, degree=spec.degree, shortest_hop=spec.shortest_hop,
+                        seed=spec.seed, samples=spec.samples, max_evals=opts.max_evals if local else None,
+                        time_limit=opts.time_limit, cache=opts.cache)
+    build = BuildConfig(cc=opts.gcc, threads=opts.nthreads, runs=opts.runs, includes=opts.includes,
+                        defines=tuple(defines))
+    t0 = time.perf_counter()
+    res = tune(path, topts, build)
+    return tuning_entry(spec, res.report, time.perf_counter() - t0)
+
+
+# ---- one kernel -------------------------------------------------------------------------------------
+def _load() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:  # pragma: no cover
+        return None
+
+
+def bench_kernel(spec: KernelSpec, opts: BenchOptions, tools: Toolchain, workdir: str, log: Log) -> dict:
+    from .pipeline import OptimizeOptions, analyze, generate
+    from .tune import TuneOptions, build_space
+    name = kernel_name(spec.path)
+    defines = tuple(opts.defines if spec.defines is None else spec.defines)
+    strategies = opts.strategies if spec.strategies is None else spec.strategies
+    entry: dict = {"name": name, "file": spec.path, "defines": list(defines), "notes": [], "space": None,
+                   "grid_size": None, "tuning": {}, "variants": {}, "started": _stamp_time(), "load_start": _load()}
+    program = space = None
+    configs: dict[str, tuple | None] = {}
+    try:
+        program = analyze(spec.path, opts.includes, defines)
+        space = build_space(program, TuneOptions(), OptimizeOptions())
+    except PolytuneError as e:
+        entry["notes"].append(f"{'not tuned' if program else 'polytune cannot optimize it'}: {e.message}")
+    if space is not None:
+        entry["space"] = [{"name": p.name, "values": list(p.values)} for p in space.params]
+        entry["grid_size"] = space.size
+        for s in strategies:
+            if s.strategy == "exhaustive" and space.size > opts.exhaustive_max:
+                entry["notes"].append(f"{s.label} skipped: the grid has {space.size} points "
+                                      f"(> --exhaustive-max {opts.exhaustive_max})")
+                continue
+            log(f"{name}: tuning with {s.label} ({len(space.params)} parameters, grid {space.size}) ...")
+            try:
+                t = tune_one(spec.path, s, opts, defines)
+            except PolytuneError as e:
+                entry["notes"].append(f"{s.label} failed: {e}")
+                continue
+            entry["tuning"][s.label] = t
+            best = found(t)
+            log(f"{name}: {s.label}: " + (f"best {tuple(best['config'])} {best['median']:.4g} s" if best else
+                                          "no verified configuration")
+                + f", {t['evals']} evaluations, {t['search_time']:.1f} s, {t['stop_reason']}")
+    # ---- the session's builds
+    builds: dict[str, Build] = {}  # variant -> build (shared by equal configurations)
+    src_dir = os.path.join(workdir, name)
+    os.makedirs(src_dir, exist_ok=True)
+    for c in tools.baselines:
+        exe = os.path.join(src_dir, c.name)
+        cmd = c.command(spec.path, exe, opts.includes, defines)
+        builds[c.name] = compile_build(Build(c.name, " ".join(c.argv) + " FILE.c -lm"), cmd)
+    if program is not None:
+        configs["seed"] = (32,) * len(space.params) if space else None
+        configs.update({lb: tuple(found(t)["config"]) for lb, t in entry["tuning"].items() if found(t)})
+        by_config: dict[tuple | None, Build] = {}
+        for label, config in configs.items():
+            if config in by_config:
+                builds[label] = by_config[config]
+                continue
+            b = Build(label, f"polytune optimize --tile-sizes {','.join(map(str, config or (32,)))} -o OUT.c; "
+                             f"{tools.polytune.shown} OUT.c -lm")
+            try:
+                text = generate(program, OptimizeOptions(tile_sizes=config or ())).text
+            except PolytuneError as e:
+                b.error = f"polytune: {e}"
+            else:
+                src = os.path.join(src_dir, f"polytune_{len(by_config)}.c")
+                with open(src, "w", encoding="utf-8", errors="surrogateescape") as f:
+                    f.write(text)
+                compile_build(b, tools.polytune.command(src, src[:-2], opts.includes, defines))
+            by_config[config] = builds[label] = b
+    distinct = list({id(b): b for b in builds.values()}.values())
+    log(f"{name}: session of {len(distinct)} programs x {opts.runs} interleaved runs ...")
+    run_session(distinct, opts.runs, opts.nthreads, opts.run_timeout)
+    entry["variants"] = variant_entries(builds, configs)
+    entry["finished"], entry["load_end"] = _stamp_time(), _load()
+    for label, v in entry["variants"].items():
+        if v["error"]:
+            entry["notes"].append(f"{LABELS.get(label, label)}: {v['error']}")
+        elif v["checksum_ok"] is False:
+            entry["notes"].append(f"{LABELS.get(label, label)}: checksum {v['checksum']} differs from gcc -O3's")
+    return entry
+
+
+def variant_entries(builds: dict[str, Build], configs: dict[str, tuple | None]) -> dict[str, dict]:
+    ref = builds.get("gcc")
+    ref_time = statistics.median(ref.times) if ref and ref.times and not ref.error else None
+    ref_sum = ref.checksum if ref and not ref.error else None
+    out = {}
+    for label, b in builds.items():
+        med = statistics.median(b.times) if b.times and not b.error else None
+        out[label] = {
+            "label": LABELS.get(label, label), "command": b.command,
+            "config": list(configs[label]) if configs.get(label) else None,
+            "same_binary_as": b.key if b.key != label else None,
+            "times": b.times, "median": med, "speedup_over_gcc": ref_time / med if med and ref_time else None,
+            "checksum": b.checksum, "checksum_ok": checksums_agree(b.checksum, ref_sum) if ref_sum and label != "gcc"
+            else None, "error": b.error, "compile_time": round(b.compile_time, 3),
+        }
+    return out
+
+
+# ---- the whole bench --------------------------------------------------------------------------------
+def _stamp_time() -> str:
+    return datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+def load_note(load: list[float] | None, cores: int, threads: int) -> list[str]:
+    """A warning when other processes keep cores busy: OpenMP programs wait at every barrier for a thread
+    that is not running, so their times blow up (10x and more) on an oversubscribed machine."""
+    if not load or load[0] <= 0.25 * cores:
+        return []
+    plural = "s" if threads != 1 else ""
+    return [f"note: load average {load[0]:.2f} on {cores} cores at the start: other processes compete for the "
+            f"cores, so the timings are distorted (OpenMP programs with {threads} thread{plural} the most: a "
+            "thread that is not running holds up every barrier)"]
+
+
+def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None = None,
+              checkpoint: Callable[[dict], object] | None = None) -> dict:
+    """Benchmark every kernel; returns the results document (see :func:`write_outputs`)."""
+    from . import __version__
+    from .measure import machine_id
+    log = log or (lambda s: print(s, file=sys.stderr, flush=True))
+    with tempfile.TemporaryDirectory(prefix="polytune-bench-") as workdir:
+        tools = detect_toolchain(opts, workdir)
+        notes = [*tools.notes, *load_note(_load(), os.cpu_count() or 1, opts.nthreads)]
+        for n in notes:
+            log(n)
+        results = {
+            "kind": "polytune-bench", "version": 1, "polytune": __version__, "machine": machine_id(),
+            "started": _stamp_time(), "finished": None, "command": opts.command, "threads": opts.nthreads,
+            "runs": opts.runs, "strategies": [s.label for s in opts.strategies], "max_evals": opts.max_evals,
+            "exhaustive_max": opts.exhaustive_max, "load_start": _load(),
+            "compilers": {c.name: {"command": c.shown, "version": c.version} for c in tools.baselines}
+            | {"polytune": {"command": tools.polytune.shown, "version": tools.polytune.version}},
+            "notes": notes, "kernels": [],
+        }
+        for spec in kernels:
+            results["kernels"].append(bench_kernel(spec, opts, tools, workdir, log))
+            results["finished"] = _stamp_time()
+            results["load_end"] = _load()
+            if checkpoint is not None:
+                checkpoint(results)
+    return results
+
+
+def write_outputs(results: dict, out_dir: str, figures: bool = True) -> list[str]:
+    """results.json, results.csv, summary.md and the figures; returns the paths written."""
+    from . import report
+    os.makedirs(out_dir, exist_ok=True)
+    paths = [os.path.join(out_dir, "results.json"), os.path.join(out_dir, "results.csv")]
+    with open(paths[0], "w") as f:
+        json.dump(results, f, indent=1)
+        f.write("\n")
+    with open(paths[1], "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["kernel", "variant", "median_s", "speedup_over_gcc", "times", "config", "checksum_ok",
+                    "error", "evals", "search_s"])
+        for k in results["kernels"]:
+            for label, v in k["variants"].items():
+                t = k["tuning"].get(label, {})
+                w.writerow([k["name"], label, v["median"], v["speedup_over_gcc"], " ".join(map(str, v["times"])),
+                            " ".join(map(str, v["config"] or [])), v["checksum_ok"], v["error"] or "",
+                            t.get("evals", ""), round(t["search_time"], 3) if t else ""])
+    rep = report.build_report(report.Sources(benches=[results]), out_dir, fig_dir=out_dir, figures=figures)
+    md = os.path.join(out_dir, "summary.md")
+    with open(md, "w") as f:
+        f.write(rep.markdown(title="polytune bench", fig_prefix=""))
+    return [*paths, md, *rep.figure_paths]
+
+
+def print_tables(results: dict, stream=None) -> None:
+    from . import report
+    stream = stream or sys.stdout
+    for table in (report.times_table([results]), report.quality_table([results])):
+        stream.write(table.to_text() + "\n\n")
+    for n in results["notes"]:
+        stream.write(n + "\n")
+    for k in results["kernels"]:
+        for n in k["notes"]:
+            stream.write(f"{k['name']}: {n}\n")
+
+
+def command_line(args) -> str:
+    parts = ["polytune bench", *args.paths]
+    for flag, value in (("--threads", args.threads), ("--runs", args.runs), ("--strategies", args.strategies),
+                        ("--max-evals", args.max_evals), ("--exhaustive-max", args.exhaustive_max),
+                        ("--compilers", args.compilers), ("--clang", args.clang), ("--time-limit", args.time_limit)):
+        if value is not None:
+            parts.append(f"{flag} {value}")
+    parts += [f"-D {d}" for d in args.defines] + [f"-I {d}" for d in args.includes]
+    return " ".join(parts)
+
+
+def main_from_args(args) -> int:
+    """`polytune bench` (the parser is in :mod:`polytune.cli`)."""
+    if args.runs < 1:
+        raise UsageError("--runs must be at least 1")
+    compilers = tuple(c.strip() for c in args.compilers.split(",") if c.strip())
+    unknown = set(compilers) - set(BASELINES)
+    if unknown:
+        raise UsageError(f"unknown compiler(s) {', '.join(sorted(unknown))} (choose from gcc, clang, polly)")
+    opts = BenchOptions(strategies=parse_strategies(args.strategies), compilers=compilers, threads=args.threads,
+                        runs=args.runs, max_evals=args.max_evals, time_limit=args.time_limit,
+                        exhaustive_max=args.exhaustive_max, includes=tuple(args.includes),
+                        defines=tuple(args.defines), gcc=args.gcc, clang=args.clang,
+                        polly_flags=tuple(args.polly_flags.split()) if args.polly_flags else None,
+                        cache=args.cache, command=command_line(args))
+    kernels = [KernelSpec(p) for p in kernel_files(args.paths)]
+    results = run_bench(kernels, opts)
+    print_tables(results)
+    if args.report:
+        written = write_outputs(results, args.report)
+        print(f"polytune: {len(written)} files written to {args.report}", file=sys.stderr)
+    return 0
