@@ -27,7 +27,7 @@ import numpy as np
 from .emit.c import generate_dump
 from .emit.cuda import MAX_DIM, MAX_THREADS, kernel_block
 from .errors import PolytuneError, UsageError
-from .measure import BuildConfig, Harness, _first_error, compare_dumps
+from .measure import BuildConfig, Harness, _first_error, compare_dumps, gpu_id
 from .measurement import ErrorKind, Measurement
 from .pipeline import OptimizeOptions, Program, generate_cuda
 
@@ -166,6 +166,9 @@ class CudaHarness:
 
     def measure_reference(self) -> Measurement:
         """The original program on the CPU: the results every variant must reproduce."""
+        if not gpu_id():
+            raise UsageError("tuning for the cuda target needs an NVIDIA GPU (nvidia-smi finds none); "
+                             "'polytune optimize --target cuda' works without one")
         return self.cpu.measure_reference()
 
     # ---- building ----------------------------------------------------------------------------------

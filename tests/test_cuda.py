@@ -241,3 +241,10 @@ def test_gpu_tune_block_shape(tmp_path):
     assert "wrong_answer" not in kinds and "runtime" not in kinds
     best = r["best"]["config"]
     assert re.search(rf"dim3 pt_block\({best[0]}, {best[1]}, 1\)", out.read_text())
+
+
+@pytest.mark.skipif(_has_gpu(), reason="checks the message on machines without a GPU")
+def test_tune_cuda_without_gpu_is_a_clear_error(capsys):
+    src = os.path.join(GPU_DIR, "reduction_vanilla.c")
+    assert main(["tune", src, "-DN=16", "--target", "cuda", "--no-cache"]) == 2
+    assert "needs an NVIDIA GPU" in capsys.readouterr().err
