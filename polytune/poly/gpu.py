@@ -23,8 +23,8 @@ import islpy as isl
 
 from ..errors import UnsupportedError
 from .deps import Dependences
-from .islutil import CTX, bounded, maps_of, sets_of
-from .schedule import SCHEDULER_OPERATIONS, _member_map, _Transformer, check_legal, schedule_options
+from .islutil import CTX, maps_of, sets_of
+from .schedule import _member_map, _Transformer, check_legal, compute_base_schedule
 from .scop import Scop
 
 KERNEL_MARK = "gpu_kernel"
@@ -74,17 +74,7 @@ class GpuSchedule:
 
 def compute_gpu_base(scop: Scop, deps: Dependences) -> isl.Schedule:
     """isl's scheduler asked for outer parallelism (coincident outer members), as PPCG does."""
-    schedule_options()
-    CTX.set_schedule_outer_coincidence(1)
-    d = deps.all
-    sc = isl.ScheduleConstraints.on_domain(scop.domain).set_validity(d).set_proximity(d).set_coincidence(d)
-    try:
-        return bounded(sc.compute_schedule, SCHEDULER_OPERATIONS)
-    except isl.Error:
-        mupa = isl.MultiUnionPwAff.from_union_map(scop.schedule)
-        return isl.Schedule.from_domain(scop.domain).insert_partial_schedule(mupa)
-    finally:
-        CTX.set_schedule_outer_coincidence(0)
+    return compute_base_schedule(scop, deps, outer_coincidence=True)
 
 
 def map_to_gpu(scop: Scop, deps: Dependences, base: isl.Schedule | None = None,

@@ -67,9 +67,11 @@ def schedule_options() -> None:
     CTX.set_tile_shift_point_loops(0)
 
 
-def compute_base_schedule(scop: Scop, deps: Dependences) -> isl.Schedule:
-    """isl's scheduler (Pluto-like: tiling hyperplanes, proximity, coincidence) over the dependences."""
+def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool = False) -> isl.Schedule:
+    """isl's scheduler (Pluto-like: tiling hyperplanes, proximity, coincidence) over the dependences;
+    *outer_coincidence* asks for parallel outer members (the GPU mapping's choice, as in PPCG)."""
     schedule_options()
+    CTX.set_schedule_outer_coincidence(1 if outer_coincidence else 0)
     d = deps.all
     sc = isl.ScheduleConstraints.on_domain(scop.domain).set_validity(d).set_proximity(d).set_coincidence(d)
     try:
@@ -78,6 +80,8 @@ def compute_base_schedule(scop: Scop, deps: Dependences) -> isl.Schedule:
         # isl's scheduler can fail ("unable to carry dependences"): keep the original order, untiled.
         mupa = isl.MultiUnionPwAff.from_union_map(scop.schedule)
         return isl.Schedule.from_domain(scop.domain).insert_partial_schedule(mupa)
+    finally:
+        CTX.set_schedule_outer_coincidence(0)
 
 
 def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (), tile: bool = True,
