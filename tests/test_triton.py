@@ -58,6 +58,11 @@ def test_module_shape_and_cli(tmp_path):
     text = out.read_text()
     assert "@triton.jit" in text and "def run_0(" in text and "run = run_0" in text
     assert "tl.max(" in text  # the row maximum is a vectorized reduction
+    # the exp-and-sum loop (two statements) runs BLOCK_R columns at a time; the stored exp values are
+    # forwarded to the sum instead of reloaded, and stores read back later are followed by a barrier
+    chunk = text[text.index("tl.exp("):]
+    assert "tl.sum(" in chunk.split("\n\n")[0] and text.count("tl.arange(0, BLOCK_R)") == 2
+    assert "tl.debug_barrier()" in text
     compile(text, str(out), "exec")
 
 

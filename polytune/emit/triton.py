@@ -310,6 +310,9 @@ class _KernelPrinter:
         body = n.for_get_body()
         if self.reduction(n, body, var, lo, hi, inc, in_range, lane_dependent, indent):
             return
+        if not lane_dependent and inc == "1" and len(set(self.info.axes)) <= 1 and \
+                self.chunked(body, var, lo, hi, indent):
+            return
         self.emit(f"for {var} in range({lo}, {hi}, {inc}):", indent)
         if lane_dependent:
             saved = self.fresh("mask")
@@ -471,6 +474,119 @@ class _KernelPrinter:
         self.emit(f"{acc} = {acc} + {prod}", indent + 1)
         return True
 
+    def chunked(self, body, var, lo, hi, indent) -> bool:
+        """A loop of element-wise statements and reductions, run BLOCK_R iterations at a time, statement
+        by statement. Legal when nothing flows between different iterations except through the
+        reductions: every array an element-wise statement writes is referenced with one and the same
+        address throughout the body, and that address moves with the loop; a reduction's target is
+        referenced by its own statement only."""
+        kids = _list(body.block_get_children()) if body.get_type() == isl.ast_node_type.block else [body]
+        if any(k.get_type() != isl.ast_node_type.user for k in kids):
+            return False
+        stmts = [self._statement(k.user_get_expr()) for k in kids]
+        refs: dict[str, set[str]] = {}  # array -> the addresses it is referenced with
+        count: dict[str, int] = {}  # array -> statements referencing it
+        plan = []
+        for st, subst in stmts:
+            b = st.body
+            if not isinstance(b, c_ast.Assignment):
+                return False
+            cx = _CExpr(self, subst)
+            names = set()
+            for node in _array_refs(b):
+                name, addr = cx.address(node, zero=False)
+                refs.setdefault(name, set()).add(addr)
+                names.add(name)
+            for name in names:
+                count[name] = count.get(name, 0) + 1
+            acc = _accumulation(b)
+            target = b.lvalue
+            while isinstance(target, c_ast.ArrayRef):
+                target = target.name
+            if not isinstance(target, c_ast.ID):
+                return False
+            if isinstance(b.lvalue, c_ast.ArrayRef):
+                _, waddr = cx.address(b.lvalue, zero=False)
+            elif target.name in self.scalars_on_device:
+                waddr = self.rn.get(target.name, target.name)
+            else:
+                return False
+            moves = bool(re.search(rf"\b{re.escape(var)}\b", waddr))
+            if not moves and acc is not None and acc[0] in ("+", "max", "min") \
+                    and not _reads_array(acc[1], target.name):
+                plan.append(("reduce", st, subst, acc, target.name))
+            elif moves and isinstance(b.lvalue, c_ast.ArrayRef) and _injective(b.lvalue, subst, var):
+                plan.append(("each", st, subst, None, self.rn.get(target.name, target.name)))
+            else:
+                return False
+        for kind, _st, _subst, _acc, name in plan:
+            if kind == "each" and len(refs.get(name, ())) != 1:
+                return False
+            if kind == "reduce" and (count.get(self.rn.get(name, name), 0) != 1 or
+                                     len(refs.get(self.rn.get(name, name), {""})) > 1):
+                return False
+        # emit: accumulators in registers around the chunk loop
+        accs = {}
+        for kind, st, subst, _acc, name in plan:
+            if kind == "reduce":
+                b = st.body
+                addr = _CExpr(self, subst).address(b.lvalue)[1] if isinstance(b.lvalue, c_ast.ArrayRef) \
+                    else f"{self.rn.get(name, name)} + ZERO"
+                p, a = self.fresh("p"), self.fresh("acc")
+                self.emit(f"{p} = {addr}", indent)
+                self.emit(f"{a} = tl.load({p}, mask=MASK, other=0)", indent)
+                accs[id(st)] = (p, a)
+                self.arrays_used.add(name)
+        axes = sorted(set(self.info.axes))
+        r, base = self.fresh("r"), self.fresh("k")
+        self.emit(f"for {base} in range({lo}, {hi}, BLOCK_R):", indent)
+        self.emit(f"{r} = {base} + tl.arange(0, BLOCK_R)" + ("[None, :]" if axes else ""), indent + 1)
+        lanes = [v for v in sorted(self.vector) if v not in ("ZERO", "MASK") and not v.startswith("g_")]
+        saved_m, saved_z = self.fresh("mask"), self.fresh("zero")
+        self.emit(f"{saved_m} = MASK", indent + 1)
+        self.emit(f"{saved_z} = ZERO", indent + 1)
+        if axes:
+            self.emit(f"ZERO = {saved_z}[:, None] + ({r} * 0)", indent + 1)
+            self.emit(f"MASK = {saved_m}[:, None] & ({r} < {hi})", indent + 1)
+        else:
+            self.emit(f"ZERO = {r} * 0", indent + 1)
+            self.emit(f"MASK = ({r} < {hi})", indent + 1)
+
+        stored: dict[str, str] = {}  # address -> the value this chunk stored there (forwarded, not reloaded)
+
+        def lift(text):
+            text = _lift(text, lanes) if axes else text
+            for addr, value in stored.items():
+                text = text.replace(f"tl.load({addr}, mask=MASK, other=0)", value)
+            return text
+        for kind, st, subst, acc, _name in plan:
+            inner = {k: re.sub(rf"\b{re.escape(var)}\b", r, v) for k, v in subst.items()}
+            cx = _CExpr(self, inner)
+            b = st.body
+            if kind == "each":
+                _, addr = cx.address(b.lvalue)
+                rhs = cx.visit(b.rvalue)
+                p, val = self.fresh("p"), self.fresh("t")
+                self.emit(f"{p} = {lift(addr)}", indent + 1)
+                old_value = lift(f"tl.load({addr}, mask=MASK, other=0)")
+                self.emit(f"{val} = {lift(rhs)}" if b.op == "=" else
+                          f"{val} = {old_value} {b.op[:-1]} ({lift(rhs)})", indent + 1)
+                self.emit(f"tl.store({p}, {val}, mask=MASK)", indent + 1)
+                stored[_lift(addr, lanes) if axes else addr] = val
+            else:
+                red_kind, rhs_node = acc
+                p, a = accs[id(st)]
+                neutral = {"+": "0", "max": "float('-inf')", "min": "float('inf')"}[red_kind]
+                red = {"+": "tl.sum", "max": "tl.max", "min": "tl.min"}[red_kind]
+                val = self.fresh("t")
+                self.emit(f"{val} = tl.where(MASK, {lift(cx.visit(rhs_node))}, {neutral})", indent + 1)
+                self.emit(f"{a} = {_combine(red_kind, a, f'{red}({val}, axis={1 if axes else 0})')}", indent + 1)
+        self.emit(f"MASK = {saved_m}", indent + 1)
+        self.emit(f"ZERO = {saved_z}", indent + 1)
+        for p, a in accs.values():
+            self.emit(f"tl.store({p}, {a}, mask=MASK)", indent)
+        return True
+
     def vector_reduction(self, acc, kind, rhs_node, subst, var, lo, hi, indent) -> None:
         """The loop's iterations become a new, innermost tensor axis of BLOCK_R lanes, reduced with
         tl.sum / tl.max / tl.min; the outer loop steps over blocks of BLOCK_R."""
@@ -511,6 +627,58 @@ class _KernelPrinter:
         self.emit(f"{acc} = {_combine(kind, acc, f'{red}({val}, axis={1 if axes else 0})')}", indent + 1)
         self.emit(f"MASK = {saved_m}", indent + 1)
         self.emit(f"ZERO = {saved_z}", indent + 1)
+
+
+def _barriers(lines: list[str]) -> list[str]:
+    """A barrier after every store to an array the kernel also loads from: the elements of one tensor
+    can live in other threads than those of the next tensor that reads them (another shape, another
+    layout), and Triton orders global memory between the threads of a program only at a barrier."""
+    base = {}
+    for line in lines:
+        m = re.match(r"\s*(p\d+) = (\w+) \+", line)
+        if m:
+            base[m.group(1)] = m.group(2)
+    loaded = {m.group(1) for line in lines for m in re.finditer(r"tl\.load\((\w+) \+", line)}
+    loaded |= {base[m.group(1)] for line in lines for m in re.finditer(r"tl\.load\((p\d+),", line)
+               if m.group(1) in base}
+    out = []
+    for line in lines:
+        out.append(line)
+        m = re.match(r"(\s*)tl\.store\((p\d+),", line)
+        if m and base.get(m.group(2)) in loaded:
+            out.append(f"{m.group(1)}tl.debug_barrier()")
+    return out
+
+
+def _array_refs(node) -> list:
+    """The outermost array references of a C expression (A[i][j] once, not also A[i])."""
+    out = []
+
+    class V(c_ast.NodeVisitor):
+        def visit_ArrayRef(self, n):
+            out.append(n)
+            self.visit(n.subscript)  # subscripts can reference arrays too
+            inner = n.name
+            while isinstance(inner, c_ast.ArrayRef):
+                self.visit(inner.subscript)
+                inner = inner.name
+    V().visit(node)
+    return out
+
+
+def _injective(ref: c_ast.ArrayRef, subst: dict[str, str], var: str) -> bool:
+    """Some subscript of the reference is the loop counter plus a constant: distinct iterations write
+    distinct elements."""
+    from pycparser import c_generator
+    gen = c_generator.CGenerator()
+    while isinstance(ref, c_ast.ArrayRef):
+        text = gen.visit(ref.subscript)
+        for k, v in subst.items():
+            text = re.sub(rf"\b{re.escape(k)}\b", v, text)
+        if re.fullmatch(rf"[(\s]*{re.escape(var)}(\s*[-+]\s*\d+)?[)\s]*([-+]\s*\d+[)\s]*)*", text):
+            return True
+        ref = ref.name
+    return False
 
 
 def _factors(node) -> list:
@@ -637,7 +805,7 @@ class _HostPrinter:
             if e.line is None:
                 raise UnsupportedError(e.message, self.scop.file, kp.last_line) from None
             raise
-        text = "\n".join(kp.lines)
+        text = "\n".join(_barriers(kp.lines))
         words = set(re.findall(r"[A-Za-z_]\w*", text))
         arrays = [a for a in self.scop.arrays if a.name in kp.arrays_used]
         strides = [f"s_{self.rn[a.name]}_{d}" for a in arrays for d in range(a.ndim - 1)]
