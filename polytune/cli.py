@@ -43,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     _shape(p)
     p.add_argument("-o", "--output", help="output file (default: FILE.polytune.c; '-' for stdout)")
     p.add_argument("--report", help="write a JSON report of what was done to each scop")
-    p = sub.add_parser("tune", help="tune the tile sizes by measurement (hill climbing from Pluto's 32)")
+    p = sub.add_parser("tune", help="tune by measurement: tile sizes (c), block shape (cuda) or launch "
+                                            "configuration (triton), by hill climbing from the default")
     _common(p)
     p.add_argument("-o", "--output", help="write the best program here")
     p.add_argument("--report", help="JSON report: every evaluation, the trajectory, the summary")
