@@ -19,7 +19,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -37,7 +36,6 @@ from .pipeline import OptimizeOptions, Program, generate_triton, splice
 DTYPES = {"f4": np.float32, "f8": np.float64, "i4": np.int32, "u4": np.uint32, "i8": np.int64, "u8": np.uint64,
           "i2": np.int16, "u2": np.uint16, "i1": np.int8, "u1": np.uint8}
 RTOL = {"f4": 1e-4, "f8": 1e-9}
-CONFIG_KEYS = ("BLOCK_X", "BLOCK_Y", "BLOCK_Z", "BLOCK_R", "BLOCK_K", "num_warps", "num_stages")
 
 
 @dataclass
@@ -279,7 +277,3 @@ def remember_choice(key: str, config: dict) -> None:
     with open(tmp, "w") as f:
         json.dump(table, f, indent=1)
     os.replace(tmp, path)
-
-
-def median(xs):
-    return statistics.median(xs) if xs else float("inf")

@@ -87,6 +87,9 @@ class _Printer:
         }
         return [defs[k] for k in sorted(self.used_macros)]
 
+    def macro_undefs(self) -> list[str]:
+        return [f"#undef {name}" for name in sorted(self.used_macros)]
+
     # ---- statements ----------------------------------------------------------------------------------
     def emit(self, text: str, indent: int) -> None:
         self.lines.append("  " * indent + text)
@@ -190,6 +193,16 @@ def _substitute(body: c_ast.Node, subst: dict[str, str]) -> c_ast.Node:
     return body
 
 
+def param_expr(scop: Scop, pa: isl.PwAff) -> isl.AstExpr:
+    """An AST expression for a function of the parameters (a 0-d set or params domain), simplified under
+    the region's context: what the host code computes for grid bounds and array extents."""
+    ctx = scop.context.align_params(pa.get_space())
+    pa = pa.align_params(ctx.get_space())
+    if not pa.get_domain_space().is_params():
+        pa = pa.project_domain_on_params()  # a function of the parameters alone, as the build wants
+    return isl.AstBuild.from_context(ctx).expr_from_pw_aff(pa.gist_params(ctx))
+
+
 def build_ast(scop: Scop, tiled: TiledSchedule, prefix: str) -> isl.AstNode:
     build = isl.AstBuild.from_context(scop.context)
     depth = _max_depth(tiled.schedule)
@@ -232,7 +245,7 @@ def generate_dump(scop: Scop, indent: int = 1, avoid: frozenset[str] = frozenset
         ast = build.set_iterators(ids).node_from_schedule_map(sched)
         p = _DumpPrinter(scop, False, False, prefix)
         p.node(ast, indent + 1)
-        lines += p.macro_defs() + p.lines + [f"#undef {m.split()[1].split('(')[0]}" for m in p.macro_defs()]
+        lines += p.macro_defs() + p.lines + p.macro_undefs()
     return "\n".join(["  " * indent + "{"] + lines + ["  " * indent + "}"]) + "\n"
 
 
@@ -252,6 +265,4 @@ def generate_region(scop: Scop, tiled: TiledSchedule, parallel: bool = True, ivd
     body = p.lines
     head = ["  " * indent + "{"]
     head += ["  " * (indent + 1) + d for d in scop.hoisted_decls]
-    macros = p.macro_defs()
-    undefs = [f"#undef {m.split()[1].split('(')[0]}" for m in macros]
-    return "\n".join(head + macros + body + undefs + ["  " * indent + "}"]) + "\n"
+    return "\n".join(head + p.macro_defs() + body + p.macro_undefs() + ["  " * indent + "}"]) + "\n"

@@ -24,7 +24,7 @@ from ..errors import UsageError
 from ..poly.gpu import KERNEL_MARK, GpuSchedule, KernelInfo, bound_as_params
 from ..poly.islutil import isl_name, sets_of
 from ..poly.scop import Scop
-from .c import _Printer, _strip, _substitute, build_ast, fresh_prefix
+from .c import _Printer, _strip, _substitute, build_ast, fresh_prefix, param_expr
 
 DEFAULT_BLOCKS = {0: (1,), 1: (1024,), 2: (32, 32), 3: (32, 8, 4)}
 MAX_THREADS = 1024
@@ -166,8 +166,7 @@ class _HostPrinter(_Printer):
         kp.node(body, depth)
         closers = ["  " * d + "}" for d in range(depth - 1, 0, -1)]
         text = "\n".join(loops + kp.lines + closers)
-        for m in kp.macro_defs():
-            text = m + "\n" + text + f"\n#undef {m.split()[1].split('(')[0]}"
+        text = "\n".join(kp.macro_defs() + [text] + kp.macro_undefs())
         # Arguments: the arrays and scalars of its statements, the C variables and host iterators it reads.
         names = sorted({a.array for st in self.scop.statements if st.name in info.statements for a in st.accesses})
         args: list[tuple[str, str]] = []  # (kernel parameter, host argument)
@@ -222,13 +221,7 @@ class _HostPrinter(_Printer):
         self.emit("}", indent)
 
     def bound_expr(self, pa: isl.PwAff) -> str:
-        ctx = self.scop.context.align_params(pa.get_space())
-        pa = pa.align_params(ctx.get_space())
-        if not pa.get_domain_space().is_params():
-            pa = pa.project_domain_on_params()  # a function of the parameters alone, as the build wants
-        pa = pa.gist_params(ctx)
-        build = isl.AstBuild.from_context(ctx)
-        return _strip(self.expr(build.expr_from_pw_aff(pa)))
+        return _strip(self.expr(param_expr(self.scop, pa)))
 
 
 def _c(name: str) -> str:
@@ -286,16 +279,14 @@ def generate_cuda_region(scop: Scop, gs: GpuSchedule, block: tuple[int, ...] = (
                  for host, dev, size, written in copies if written]
     frees = [f"cudaFree({dev});" for _, dev, _, _ in copies]
     # The helper macros are used by the sizes too: define them before everything, undefine after.
-    macros = hp.macro_defs()
-    undefs = [f"#undef {m.split()[1].split('(')[0]}" for m in macros]
-    lines = lines[:1] + macros + lines[1:]
+    lines = lines[:1] + hp.macro_defs() + lines[1:]
     if not serve:
         lines += hp.lines
         lines.append(i1 + f"{p}_check(cudaDeviceSynchronize(), \"kernels\");")
         lines += [i1 + c for c in copy_back + frees]
     else:
         lines += _serve_loop(p, indent, copies, hp.lines, copy_back, frees, dump)
-    lines += undefs
+    lines += hp.macro_undefs()
     lines.append("  " * indent + "}")
     return CudaRegion("\n".join(hp.kernels), "\n".join(lines) + "\n")
 

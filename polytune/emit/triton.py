@@ -30,7 +30,7 @@ from pycparser import c_ast
 from ..errors import UnsupportedError
 from ..poly.gpu import KERNEL_MARK, GpuSchedule, KernelInfo, bound_as_params
 from ..poly.scop import Scop
-from .c import _list, build_ast
+from .c import _list, build_ast, param_expr
 
 _T = isl.ast_expr_op_type
 _PY_BINARY = {_T.add: "+", _T.sub: "-", _T.mul: "*", _T.div: "//", _T.pdiv_q: "//", _T.fdiv_q: "//",
@@ -789,12 +789,7 @@ class _HostPrinter:
             raise UnsupportedError(f"Triton target: isl AST node {t} outside a kernel")
 
     def bound(self, pa: isl.PwAff) -> str:
-        ctx = self.scop.context.align_params(pa.get_space())
-        pa = pa.align_params(ctx.get_space())
-        if not pa.get_domain_space().is_params():
-            pa = pa.project_domain_on_params()
-        pa = pa.gist_params(ctx)
-        return _py_expr(isl.AstBuild.from_context(ctx).expr_from_pw_aff(pa), self.scop, self.rn, kernel=False)
+        return _py_expr(param_expr(self.scop, pa), self.scop, self.rn, kernel=False)
 
     def launch(self, info: KernelInfo, body: isl.AstNode, indent: int) -> None:
         kp = _KernelPrinter(self.scop, info, self.scalars_on_device, self.prefix, self.rn)
@@ -969,11 +964,7 @@ def generate_probe(scop: Scop, phase: str, avoid: frozenset[str] = frozenset()) 
         pa = array_extent(scop, a.name)
         if pa is None:
             continue
-        ctx = scop.context.align_params(pa.get_space())
-        pa = pa.align_params(ctx.get_space())
-        if not pa.get_domain_space().is_params():
-            pa = pa.project_domain_on_params()
-        ext = _strip(printer.expr(isl.AstBuild.from_context(ctx).expr_from_pw_aff(pa.gist_params(ctx))))
+        ext = _strip(printer.expr(param_expr(scop, pa)))
         elem = a.name + "[0]" * a.ndim
         dims = [f"(size_t)(({ext}) + 1)"]
         for k in range(1, a.ndim):
@@ -988,6 +979,4 @@ def generate_probe(scop: Scop, phase: str, avoid: frozenset[str] = frozenset()) 
             c = p[:-1] if p.endswith("_") and p[:-1] in scop.params else p
             lines.append(f'polytune_probe_value("param", "{c}", polytune_code({c}), (double)({c}));')
     lines.append("polytune_probe_end();")
-    macros = printer.macro_defs()
-    undefs = [f"#undef {m.split()[1].split('(')[0]}" for m in macros]
-    return "{\n" + "\n".join(macros + ["  " + x for x in lines] + undefs) + "\n}\n"
+    return "{\n" + "\n".join(printer.macro_defs() + ["  " + x for x in lines] + printer.macro_undefs()) + "\n}\n"
