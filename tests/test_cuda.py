@@ -83,7 +83,8 @@ def test_triangular_kernel_bounds_follow_host_loop():
     mapped = [k for k in ks if k.mapped]
     assert mapped and all(k.depth >= 1 for k in mapped)
     # bounds depend on the host loop (the first outer dim), not just on the parameters
-    assert any(k.lo[0].involves_dims(__import__("islpy").dim_type.in_, 0, 1) for k in mapped)
+    assert any(k.bounds(0, [True] * k.depth)[0].involves_dims(__import__("islpy").dim_type.in_, 0, 1)
+               for k in mapped)
 
 
 # ---- block shapes ------------------------------------------------------------------------------------

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from ..errors import UnsupportedError
 from .deps import Dependences
 from .islutil import CTX, maps_of, sets_of
 from .schedule import _member_map, _Transformer, check_legal, compute_base_schedule
@@ -38,16 +37,13 @@ class KernelInfo:
     mapped: int  # number of band members mapped to threads; 0: one thread runs the subtree
     axes: tuple[int, ...]  # block axis of each mapped member (0 = x, 1 = y, 2 = z), outermost member first
     statements: tuple[str, ...]
-    lo: tuple[isl.PwAff, ...]  # per mapped member: lower bound over the subtree, a function of the
-    hi: tuple[isl.PwAff, ...]  # parameters and of the enclosing host loops (their dims come first)
-    rel: tuple[isl.Map, ...] = ()  # per mapped member: host loop values -> member values
+    rel: tuple[isl.Map, ...]  # per mapped member: host loop values -> the member's values in the subtree
 
     def bounds(self, j: int, present: list[bool]) -> tuple[isl.PwAff, isl.PwAff]:
-        """Bounds of mapped member *j* as functions of the host loops that the AST emitted as loops
-        (*present*, one flag per host dim). isl drops a loop whose value is fixed by the outer ones; the
-        bounds then range over every value it can take (the kernel re-checks the exact bounds)."""
-        if all(present):
-            return self.lo[j], self.hi[j]
+        """Lower and upper bound of mapped member *j* as functions of the parameters and of the host loops
+        that the AST emitted as loops (*present*, one flag per host dim). isl drops a loop whose value is
+        fixed by the outer ones; the bounds then range over every value it can take (the kernel re-checks
+        the exact bounds)."""
         m = self.rel[j]
         for k in reversed(range(self.depth)):
             if not present[k]:
@@ -133,8 +129,6 @@ class _Mapper:
 
     def kernel(self, node: isl.ScheduleNode, depth: int, mapped: int) -> isl.ScheduleNode:
         statements = tuple(sorted(s.get_tuple_name() for s in sets_of(node.get_domain())))
-        lo: list[isl.PwAff] = []
-        hi: list[isl.PwAff] = []
         rels: list[isl.Map] = []
         axes: tuple[int, ...] = ()
         if mapped:
@@ -142,10 +136,7 @@ class _Mapper:
             prefix = node.get_prefix_schedule_union_map().intersect_domain(dom)
             mupa = node.band_get_partial_schedule()
             for k in range(mapped):
-                rel = prefix.reverse().apply_range(_member_map(mupa, k, dom))
-                lo.append(_bound(rel, depth, True))
-                hi.append(_bound(rel, depth, False))
-                maps = maps_of(rel)
+                maps = maps_of(prefix.reverse().apply_range(_member_map(mupa, k, dom)))
                 merged = maps[0]
                 for extra in maps[1:]:
                     merged = merged.union(extra)
@@ -153,23 +144,9 @@ class _Mapper:
             order = self.t.point_order(node)  # best stride last: that member becomes x
             rank = {member: len(order) - 1 - pos for pos, member in enumerate(order)}
             axes = tuple(rank[k] for k in range(mapped))
-        info = KernelInfo(len(self.kernels), depth, mapped, axes, statements, tuple(lo), tuple(hi), tuple(rels))
+        info = KernelInfo(len(self.kernels), depth, mapped, axes, statements, tuple(rels))
         self.kernels.append(info)
         return node.insert_mark(isl.Id(info.mark, context=CTX))
-
-
-def _bound(rel: isl.UnionMap, depth: int, lower: bool) -> isl.PwAff:
-    """min or max of the member over the subtree as a function of the outer schedule dims."""
-    out = None
-    for m in maps_of(rel):
-        pma = m.lexmin_pw_multi_aff() if lower else m.lexmax_pw_multi_aff()
-        pa = pma.get_pw_aff(0)
-        if pa.dim(isl.dim_type.in_) != depth:
-            raise UnsupportedError("GPU mapping: unexpected prefix schedule")  # pragma: no cover
-        out = pa if out is None else (out.min(pa) if lower else out.max(pa))
-    if out is None:  # pragma: no cover
-        raise UnsupportedError("GPU mapping: a kernel without instances")
-    return out
 
 
 def bound_as_params(pa: isl.PwAff, names: list[str]) -> isl.PwAff:
