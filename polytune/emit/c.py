@@ -43,6 +43,7 @@ class _Printer:
         self.lines: list[str] = []
         self.used_macros: set[str] = set()
         self.param_names = {p: p for p in scop.params}
+        self.renamed: dict[str, str] = {}  # other names of the statement bodies to rewrite (GPU targets)
 
     # ---- expressions ---------------------------------------------------------------------------------
     def expr(self, e: isl.AstExpr) -> str:
@@ -137,6 +138,7 @@ class _Printer:
         st = self.scop.statement(name)
         args = [self.expr(call.op_get_arg(i + 1)) for i in range(call.op_get_n_arg() - 1)]
         subst = dict(zip(st.iterators, (a if re.fullmatch(r"-?\w+", a) else f"({a})" for a in args)))
+        subst.update(self.renamed)
         body = _substitute(st.body, subst)
         self.emit(self.gen.visit(body) + ";", indent)
 

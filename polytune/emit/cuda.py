@@ -24,7 +24,7 @@ from ..errors import UsageError
 from ..poly.gpu import KERNEL_MARK, GpuSchedule, KernelInfo, bound_as_params
 from ..poly.islutil import isl_name, sets_of
 from ..poly.scop import Scop
-from .c import _Printer, _strip, _substitute, build_ast, fresh_prefix, param_expr
+from .c import _Printer, _strip, build_ast, fresh_prefix, param_expr
 
 DEFAULT_BLOCKS = {0: (1,), 1: (1024,), 2: (32, 32), 3: (32, 8, 4)}
 MAX_THREADS = 1024
@@ -90,7 +90,7 @@ class _KernelPrinter(_Printer):
         self.info = info
         self.mapped = {f"{prefix}{info.depth + j}": j for j in range(info.mapped)}
         self.bound: list[str] = []
-        self.deref = {s: f"(*{s})" for s in scalars_on_device}
+        self.renamed = {s: f"(*{s})" for s in scalars_on_device}  # device scalars are pointers
 
     def for_(self, n: isl.AstNode, indent: int, pragma) -> None:
         it = self.expr(n.for_get_iterator())
@@ -115,12 +115,7 @@ class _KernelPrinter(_Printer):
         if free:
             self.emit(f"if ({' && '.join(f'{self.prefix}_g{self.info.axes[j]} == 0' for j in free)}) {{", indent)
             indent += 1
-        name = call.op_get_arg(0).id_get_id().get_name()
-        st = self.scop.statement(name)
-        args = [self.expr(call.op_get_arg(i + 1)) for i in range(call.op_get_n_arg() - 1)]
-        subst = dict(zip(st.iterators, (a if re.fullmatch(r"-?\w+", a) else f"({a})" for a in args)))
-        subst.update(self.deref)
-        self.emit(self.gen.visit(_substitute(st.body, subst)) + ";", indent)
+        super().user(call, indent)
         if free:
             self.emit("}", indent - 1)
 
