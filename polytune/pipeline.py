@@ -114,9 +114,10 @@ def generate_regions(program: Program, opts: OptimizeOptions = OptimizeOptions()
             for a, ts in zip(program.scops, tiled)]
 
 
-def gpu_prefix(program: Program) -> str:
+def gpu_prefix(program: Program, wanted: str = "pt") -> str:
+    """A name prefix no identifier of the file uses (the file's words cover every region's names)."""
     from .emit.c import fresh_prefix
-    return fresh_prefix(program.scops[0].scop, program.identifiers, "pt") if program.scops else "pt"
+    return fresh_prefix(program.scops[0].scop, program.identifiers, wanted) if program.scops else wanted
 
 
 def generate_cuda(program: Program, opts: OptimizeOptions, serve: bool = False,
@@ -138,9 +139,8 @@ def generate_triton(program: Program, opts: OptimizeOptions, config: dict | None
     cfg = dict(config or {})
     if opts.block:
         cfg.update(zip(("BLOCK_X", "BLOCK_Y", "BLOCK_Z"), opts.block))
-    from .emit.c import fresh_prefix
-    prefix = fresh_prefix(program.scops[0].scop, program.identifiers, "c") if program.scops else "c"
-    return generate_triton_module(program.path, [(a.scop, a.gpu) for a in program.scops], prefix, cfg)
+    return generate_triton_module(program.path, [(a.scop, a.gpu) for a in program.scops],
+                                  gpu_prefix(program, "c"), cfg)
 
 
 def gpu_report(program: Program, opts: OptimizeOptions) -> list[dict]:
