@@ -31,21 +31,43 @@ def _run(cmd: list[str], exe: Path) -> bytes:
     return subprocess.run([str(exe)], check=True, capture_output=True, timeout=60).stdout
 
 
-@pytest.mark.skipif(GXX is None or GCC is None, reason="needs gcc and g++")
-@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-@given(prog=programs(), block=blocks)
-def test_random_nest_cuda_emulated(prog, block):
-    """The CUDA output of a random nest, run through the CPU emulation, prints the same values."""
+def check_cuda(source: str, block: str | None, what: str = "") -> None:
+    """The program's CUDA output, run through the CPU emulation, prints exactly what the original prints."""
     with tempfile.TemporaryDirectory(prefix="polytune-gpunest-") as d:
         tmp = Path(d)
         src, cu, emu = tmp / "nest.c", tmp / "nest.cu", tmp / "emu.cpp"
-        src.write_text(prog.source)
+        src.write_text(source)
         expected = _run([GCC, "-O1", str(src), "-o", str(tmp / "orig"), "-lm"], tmp / "orig")
         assert main(["optimize", str(src), "--target", "cuda", "-o", str(cu),
                      *(["--block", block] if block else [])]) == 0
         emu.write_text(emulate(cu.read_text()))
         got = _run([GXX, "-O1", "-w", "-x", "c++", str(emu), "-o", str(tmp / "emu"), "-lm"], tmp / "emu")
-        assert got == expected, f"CUDA output differs ({prog.summary}, block {block})\n{cu.read_text()}"
+        assert got == expected, f"CUDA output differs ({what}, block {block})\n{cu.read_text()}"
+
+
+def check_triton(source: str, config: dict, what: str = "") -> None:
+    """The program's Triton output matches the original on the original's own data."""
+    from polytune.measure import BuildConfig
+    from polytune.measure_triton import TritonHarness
+    from polytune.pipeline import analyze
+    with tempfile.TemporaryDirectory(prefix="polytune-gpunest-") as d:
+        src = Path(d) / "nest.c"
+        src.write_text(source)
+        h = TritonHarness(analyze(str(src)), BuildConfig(), runs=1)
+        try:
+            h.measure_reference()
+            m = h.measure(tuple(config.values()), tuple(config))
+            assert m.ok, f"{m.error}: {m.detail} ({what})\n{h.text}"
+        finally:
+            h.close()
+
+
+@pytest.mark.skipif(GXX is None or GCC is None, reason="needs gcc and g++")
+@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(prog=programs(), block=blocks)
+def test_random_nest_cuda_emulated(prog, block):
+    """The CUDA output of a random nest, run through the CPU emulation, prints the same values."""
+    check_cuda(prog.source, block, prog.summary)
 
 
 try:
@@ -63,20 +85,8 @@ except ImportError:  # pragma: no cover
 @given(prog=programs(), bx=st.sampled_from([1, 2, 4, 16]), br=st.sampled_from([2, 16]))
 def test_random_nest_triton(prog, bx, br):
     """The Triton output of a random nest matches the original on its own data."""
-    from polytune.measure import BuildConfig
-    from polytune.measure_triton import TritonHarness
-    from polytune.pipeline import analyze
-    with tempfile.TemporaryDirectory(prefix="polytune-gpunest-") as d:
-        src = Path(d) / "nest.c"
-        src.write_text(prog.source)
-        h = TritonHarness(analyze(str(src)), BuildConfig(), runs=1)
-        try:
-            h.measure_reference()
-            names = ("BLOCK_X", "BLOCK_Y", "BLOCK_Z", "BLOCK_R", "BLOCK_K")
-            m = h.measure((bx, 2, 1, br, 16), names)
-            assert m.ok, f"{m.error}: {m.detail} ({prog.summary})\n{h.text}"
-        finally:
-            h.close()
+    check_triton(prog.source, {"BLOCK_X": bx, "BLOCK_Y": 2, "BLOCK_Z": 1, "BLOCK_R": br, "BLOCK_K": 16},
+                 prog.summary)
 
 
 # Programs found by the generator (shrunk), one per bug fixed:
@@ -186,28 +196,11 @@ int main(void) {
 
 @pytest.mark.skipif(GXX is None or GCC is None, reason="needs gcc and g++")
 @pytest.mark.parametrize("name", sorted(REGRESSIONS))
-def test_regression_cuda(name, tmp_path):
-    src, cu, emu = tmp_path / "r.c", tmp_path / "r.cu", tmp_path / "emu.cpp"
-    src.write_text(REGRESSIONS[name])
-    expected = _run([GCC, "-O1", str(src), "-o", str(tmp_path / "orig"), "-lm"], tmp_path / "orig")
-    assert main(["optimize", str(src), "--target", "cuda", "-o", str(cu)]) == 0
-    emu.write_text(emulate(cu.read_text()))
-    assert _run([GXX, "-O1", "-w", "-x", "c++", str(emu), "-o", str(tmp_path / "emu"), "-lm"],
-                tmp_path / "emu") == expected
+def test_regression_cuda(name):
+    check_cuda(REGRESSIONS[name], None, name)
 
 
 @pytest.mark.skipif(GCC is None or not HAVE_TRITON, reason="needs gcc, torch and triton")
 @pytest.mark.parametrize("name", sorted(REGRESSIONS))
-def test_regression_triton(name, tmp_path):
-    from polytune.measure import BuildConfig
-    from polytune.measure_triton import TritonHarness
-    from polytune.pipeline import analyze
-    src = tmp_path / "r.c"
-    src.write_text(REGRESSIONS[name])
-    h = TritonHarness(analyze(str(src)), BuildConfig(), runs=1)
-    try:
-        h.measure_reference()
-        m = h.measure((4, 2), ("BLOCK_X", "BLOCK_Y"))
-        assert m.ok, m.detail
-    finally:
-        h.close()
+def test_regression_triton(name):
+    check_triton(REGRESSIONS[name], {"BLOCK_X": 4, "BLOCK_Y": 2}, name)
