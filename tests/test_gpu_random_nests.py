@@ -97,7 +97,49 @@ def test_random_nest_triton(prog, bx, br):
 # - empty-domain: a statement that never runs left an array without any access to size it by.
 # - negative-floor-division: isl's floord of a negative value printed as '//', which rounds toward zero
 #   in Triton kernels.
+# - conditional-lower-bound: a mapped loop's lower bound is a conditional expression; unparenthesized in
+#   the CUDA guard `c >= a ? b : d && ...` it bound the wrong way.
 REGRESSIONS = {
+    "conditional-lower-bound": """#include <stdio.h>
+
+#define N 5
+double A[N + 6][N + 6];
+double s;
+
+static void init(void)
+{
+  int i, j;
+  for (i = 0; i < N + 6; i++)
+    for (j = 0; j < N + 6; j++) {
+      A[i][j] = (double)((i * 7 + j * 3 + 0) % 17) * 0.125 - 1.0;
+    }
+  s = 0.75;
+}
+
+static void print(void)
+{
+  int i, j;
+  for (i = 0; i < N + 6; i++)
+    for (j = 0; j < N + 6; j++)
+      printf("%.17g\\n", A[i][j]);
+  printf("%.17g\\n", s);
+}
+
+int main(void)
+{
+  int i, j, k;
+  init();
+#pragma scop
+  for (int i = 0; i <= N - 1; i++)
+    for (int j = 0; j <= N - 1; j += 2) {
+      for (int k = j - 1; k <= N - 1; k++)
+        s = s * 0.5 + (i - k) * 0.125 + 1.0;
+    }
+#pragma endscop
+  print();
+  return 0;
+}
+""",
     "negative-floor-division": """#include <stdio.h>
 #define N 5
 double A[N + 6][N + 6];

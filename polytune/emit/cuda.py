@@ -101,7 +101,8 @@ class _KernelPrinter(_Printer):
         p = self.prefix
         self.emit("{", indent)
         self.emit(f"const int {it} = (int)({p}_lo{j} + {p}_g{self.info.axes[j]});", indent + 1)
-        guard = f"{it} >= {init} && {cond}" + (f" && ({it} - ({init})) % {inc} == 0" if inc != "1" else "")
+        # parenthesized: isl's bounds can be conditional expressions, which bind looser than >= and &&
+        guard = f"{it} >= ({init}) && ({cond})" + (f" && ({it} - ({init})) % {inc} == 0" if inc != "1" else "")
         self.emit(f"if ({guard}) {{", indent + 1)
         self.bound.append(it)
         self.node(n.for_get_body(), indent + 2, None)
