@@ -123,21 +123,9 @@ class Harness:
 
     # ---- building --------------------------------------------------------------------------------
     def compile(self, text: str, name: str) -> tuple[str | None, float, str]:
-        src = os.path.join(self.dir, name + ".c")
-        exe = os.path.join(self.dir, name)
-        with open(src, "w", encoding="utf-8", errors="surrogateescape") as f:
-            f.write(text)
-        t0 = time.perf_counter()
-        try:
-            proc = subprocess.run(self.build.compile_cmd(src, exe), capture_output=True, text=True, timeout=600)
-        except FileNotFoundError:
-            raise UsageError(f"compiler not found: {self.build.cc}") from None
-        except subprocess.TimeoutExpired:
-            return None, time.perf_counter() - t0, "compiler timed out"
-        dt = time.perf_counter() - t0
-        if proc.returncode != 0:
-            return None, dt, _first_error(proc.stderr)
-        return exe, dt, ""
+        exe, dt, err, _ = compile_source(self.build, text, os.path.join(self.dir, name + ".c"),
+                                         os.path.join(self.dir, name))
+        return exe, dt, err
 
     def run(self, exe: str, dump: str | None, timeout: float | None) -> RunResult:
         report = exe + ".time"
@@ -239,6 +227,25 @@ class Harness:
         if self.best_time is None or m.value < self.best_time:
             self.best_time = m.value
         return m
+
+
+def compile_source(build: BuildConfig, text: str, src: str, exe: str, timeout: float = 600,
+                   label: str = "", timeout_message: str = "compiler timed out"):
+    """Write *text* to *src* and compile it to *exe* with *build*'s command: (exe or None, seconds, first
+    error line or '', the compiler's stderr). A missing compiler is the user's error."""
+    with open(src, "w", encoding="utf-8", errors="surrogateescape") as f:
+        f.write(text)
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(build.compile_cmd(src, exe), capture_output=True, text=True, timeout=timeout)
+    except FileNotFoundError:
+        raise UsageError(f"{label}compiler not found: {build.cc}") from None
+    except subprocess.TimeoutExpired:
+        return None, time.perf_counter() - t0, timeout_message, ""
+    dt = time.perf_counter() - t0
+    if proc.returncode != 0:
+        return None, dt, _first_error(proc.stderr), proc.stderr
+    return exe, dt, "", proc.stderr
 
 
 def compare_dumps(ref: np.ndarray | None, got: np.ndarray, rtol: float) -> str:

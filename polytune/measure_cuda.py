@@ -19,7 +19,6 @@ import re
 import select
 import subprocess
 import tempfile
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +26,7 @@ import numpy as np
 from .emit.c import generate_dump
 from .emit.cuda import MAX_DIM, MAX_THREADS, kernel_block
 from .errors import PolytuneError, UsageError
-from .measure import BuildConfig, Harness, _first_error, compare_dumps, gpu_id
+from .measure import BuildConfig, Harness, compare_dumps, compile_source, gpu_id
 from .measurement import ErrorKind, Measurement
 from .pipeline import OptimizeOptions, Program, generate_cuda
 
@@ -180,23 +179,14 @@ class CudaHarness:
         except PolytuneError as e:
             self.compile_error = f"code generation: {e}"
             return
-        src = os.path.join(self.dir, "serve.cu")
-        exe = os.path.join(self.dir, "serve")
-        with open(src, "w", encoding="utf-8", errors="surrogateescape") as f:
-            f.write(text)
-        t0 = time.perf_counter()
-        try:
-            proc = subprocess.run(self.build.compile_cmd(src, exe), capture_output=True, text=True, timeout=900)
-        except FileNotFoundError:
-            raise UsageError(f"CUDA compiler not found: {self.build.cc}") from None
-        except subprocess.TimeoutExpired:
-            self.compile_error = "nvcc timed out"
+        exe, dt, err, stderr = compile_source(self.build, text, os.path.join(self.dir, "serve.cu"),
+                                              os.path.join(self.dir, "serve"), timeout=900, label="CUDA ",
+                                              timeout_message="nvcc timed out")
+        if exe is None:
+            self.compile_error = err
             return
-        self.compile_time = time.perf_counter() - t0
-        if proc.returncode != 0:
-            self.compile_error = _first_error(proc.stderr)
-            return
-        self.resources = parse_ptxas(proc.stderr)
+        self.compile_time = dt
+        self.resources = parse_ptxas(stderr)
         self.exe = exe
 
     @property

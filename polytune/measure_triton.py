@@ -29,7 +29,7 @@ import numpy as np
 
 from .emit.triton import PROBE_PRELUDE, generate_probe, py_names
 from .errors import PolytuneError, UsageError
-from .measure import BuildConfig, _first_error, compare_dumps, original_regions
+from .measure import BuildConfig, compare_dumps, compile_source, original_regions
 from .measurement import ErrorKind, Measurement
 from .pipeline import OptimizeOptions, Program, generate_triton, splice
 
@@ -53,18 +53,9 @@ def run_probe(program: Program, build: BuildConfig, workdir: str, scop_index: in
     body = ("  {\n" + generate_probe(a.scop, "in", program.identifiers) + original_regions(program)[scop_index]
             + generate_probe(a.scop, "out", program.identifiers) + "  }\n")
     text = PROBE_PRELUDE + "#line 1\n" + splice(program.text, [(a.scop.begin_line, a.scop.end_line, body)])
-    src, exe = os.path.join(workdir, "probe.c"), os.path.join(workdir, "probe")
-    with open(src, "w", encoding="utf-8", errors="surrogateescape") as f:
-        f.write(text)
-    cmd = [build.cc, *build.cflags, "-fopenmp", *[f"-I{d}" for d in build.includes],
-           *[f"-D{d}" for d in build.defines], src, "-o", exe, "-lm"]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    except FileNotFoundError:
-        raise UsageError(f"compiler not found: {build.cc}") from None
-    if proc.returncode != 0:
-        raise PolytuneError(f"the original program does not compile with {build.cc}: {_first_error(proc.stderr)}",
-                            program.path)
+    exe, _, err, _ = compile_source(build, text, os.path.join(workdir, "probe.c"), os.path.join(workdir, "probe"))
+    if exe is None:
+        raise PolytuneError(f"the original program does not compile with {build.cc}: {err}", program.path)
     env = dict(os.environ, POLYTUNE_PROBE=workdir)
     proc = subprocess.run([exe], env=env, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     if proc.returncode != 0:
