@@ -117,3 +117,23 @@ def test_unsupported_function_is_a_one_line_error(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err == f"{src}:7: Triton target: no Triton equivalent for 'tanh'"
     assert not out.exists()
+
+
+def test_a_wrong_variant_is_rejected_not_timed():
+    """The harness compares every variant with the original's outputs before timing it."""
+    from polytune.measure_triton import TritonHarness
+    from polytune.measurement import ErrorKind
+    program = analyze(os.path.join(GPU_DIR, "matmul_vanilla.c"), defines=("N=12",))
+    h = TritonHarness(program, BuildConfig(defines=("N=12",)), runs=1)
+    try:
+        h.measure_reference()
+        real = h.mod.run
+
+        def run(A, B, C, config=None):  # the kernel's result, off by one in one element
+            real(A, B, C, config=config)
+            C[3, 5] += 1.0
+        h.mod.run = run
+        m = h.measure((), ())
+        assert m.error == ErrorKind.WRONG_ANSWER and not m.times and "C: 1 of" in m.detail
+    finally:
+        h.close()
