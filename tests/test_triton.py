@@ -129,11 +129,11 @@ def test_a_wrong_variant_is_rejected_not_timed():
         h.measure_reference()
         real = h.mod.run
 
-        def run(A, B, C, config=None):  # the kernel's result, off by one in one element
-            real(A, B, C, config=config)
+        def run(A, B, C, n, config=None):  # the kernel's result, off by one in one element
+            real(A, B, C, n, config=config)
             C[3, 5] += 1.0
         h.mod.run = run
         m = h.measure((), ())
-        assert m.error == ErrorKind.WRONG_ANSWER and not m.times and "C: 1 of" in m.detail
+        assert m.error == ErrorKind.WRONG_ANSWER and not m.times and "C: 1 of" in m.detail, m.detail
     finally:
         h.close()
