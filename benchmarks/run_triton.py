@@ -33,13 +33,24 @@ from polytune.tune import TuneOptions, build_space, triton_seed
 HERE = os.path.dirname(os.path.abspath(__file__))
 SIZES = {"matmul_vanilla": ["N=2048"], "softmax": ["N=4096"], "stencil2d_vanilla": ["N=2048"],
          "reduction_vanilla": ["N=8192"], "stencil3d_ns": ["N=128"], "matmul_interchange": ["N=2048"],
-         "stencil2d_interchange": ["N=2048"], "reduction_interchange": ["N=8192"]}
+         "stencil2d_interchange": ["N=2048"], "reduction_interchange": ["N=8192"],
+         "matmul_unroll": ["N=2048"], "stencil2d_unroll": ["N=2048"], "reduction_unroll": ["N=8192"],
+         "gemm": ["N=2048"]}
+ALL = ("matmul_vanilla,matmul_unroll,matmul_interchange,softmax,stencil2d_vanilla,stencil2d_unroll,"
+       "stencil2d_interchange,reduction_vanilla,reduction_unroll,reduction_interchange,stencil3d_ns,"
+       "../pluto/gemm")
 
 
 def vendor_ms(name: str, data, runs: int) -> float | None:
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
-    if name.startswith("matmul"):
+    if name == "gemm":  # PolyBench gemm in its own type (double): C = alpha * A @ B + beta * C
+        a, b, c = (torch.from_numpy(data.arrays[k]).cuda() for k in ("A", "B", "C"))
+        alpha, beta = data.numbers["alpha"], data.numbers["beta"]
+
+        def f():
+            return torch.addmm(c, a, b, beta=beta, alpha=alpha)
+    elif name.startswith("matmul"):
         a, b = (torch.from_numpy(data.arrays[k]).cuda() for k in ("A", "B"))
 
         def f():
@@ -65,7 +76,8 @@ def vendor_ms(name: str, data, runs: int) -> float | None:
 
 
 def run_kernel(name: str, args) -> dict:
-    src = os.path.join(HERE, "gpu", name + ".c")
+    src = os.path.normpath(os.path.join(HERE, "gpu", name + ".c"))
+    name = os.path.basename(name)
     defines = tuple(args.define) if args.define else tuple(SIZES[name])
     program = analyze(src, defines=defines)
     row: dict = {"kernel": name, "size": list(defines)}
@@ -87,7 +99,7 @@ def run_kernel(name: str, args) -> dict:
 
         seed, choice = triton_seed(th, space, evaluate, default)
         res = run_search(space, evaluate, "hill", seed, SearchOptions(alpha=0.05),
-                         Budget(max_evals=args.max_evals))
+                         Budget(max_evals=args.max_evals, time_limit=args.time_limit))
         row["triton_tuned"] = {"config": dict(zip(names, res.best.config)) if res.best else None,
                                "ms": res.best.value * 1e3 if res.best else None,
                                "candidate_best": choice.get("config"), "evals": count[0],
@@ -110,7 +122,8 @@ def run_kernel(name: str, args) -> dict:
                                                                     ("block_z", "1:64:pow2"))[:dims - 1]]
         t0 = time.perf_counter()
         res = run_search(SearchSpace(tuple(params)), lambda c: ch.measure(tuple(c)), "hill", default_block(dims),
-                         SearchOptions(alpha=0.05, shortest_hop=True), Budget(max_iterations=100))
+                         SearchOptions(alpha=0.05, shortest_hop=True),
+                         Budget(max_iterations=100, time_limit=args.time_limit))
         row["cuda_default_ms"] = res.seed.value * 1e3 if res.seed and res.seed.ok else None
         row["cuda_tuned"] = {"config": list(res.best.config) if res.best else None,
                              "ms": res.best.value * 1e3 if res.best else None, "evals": res.evals,
@@ -152,9 +165,11 @@ def table(rows: list[dict]) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--kernels", default="matmul_vanilla,softmax,stencil2d_vanilla,reduction_vanilla,stencil3d_ns")
+    ap.add_argument("--kernels", default=ALL, help="names in benchmarks/gpu (or paths relative to it, "
+                    "without .c); default: all ten, softmax and ../pluto/gemm")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--max-evals", type=int, default=12)
+    ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per search (each target)")
     ap.add_argument("--json")
     ap.add_argument("-D", dest="define", action="append", default=[], help="size override for every kernel")
     ap.add_argument("--from-json", nargs="+")

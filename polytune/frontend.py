@@ -9,7 +9,7 @@ import hashlib
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pycparser import c_ast, c_parser
 
@@ -32,6 +32,7 @@ class Region:
     text: str  # preprocessed text between the pragmas, with line markers
     body: c_ast.Compound  # parsed region (statements between the pragmas)
     typedefs: tuple[str, ...]
+    float_scalars: dict = field(default_factory=dict)  # name -> "fp32"/"fp64": floating scalars in scope
 
     @property
     def source_hash(self) -> str:
@@ -68,14 +69,52 @@ def _same_file(marker_file: str, path: str, main_name: str | None) -> bool:
     return marker_file == path or (main_name is not None and marker_file == main_name)
 
 
+_SCALAR_TYPES = r"float|double|int|long|short|char|unsigned|signed|_Bool|size_t|ptrdiff_t|u?int\d+_t"
+_DECL = re.compile(rf"\b(?:const\s+|static\s+|register\s+)*((?:{_SCALAR_TYPES})(?:\s+(?:{_SCALAR_TYPES}))*)\s+"
+                   r"([^;(){}]*)")
+
+
+def declared_float_scalars(text: str) -> dict[str, str]:
+    """The scalar variables declared with a floating type in (preprocessed) C text, the last declaration of
+    each name winning: name -> "fp64" (double, long double) or "fp32" (float). A later declaration of
+    the name with an integer type removes it; arrays, pointers and functions are left out. The GPU
+    emitters need this to pass a scalar in its own precision (Triton types a Python float as fp32)."""
+    out: dict[str, str] = {}
+    pos = 0
+    while (m := _DECL.search(text, pos)) is not None:
+        words = m.group(1).split()
+        kind = "fp64" if "double" in words else "fp32" if "float" in words else None
+        pos = m.end()
+        start, depth = m.start(2), 0
+        for k in range(m.start(2), m.end(2) + 1):  # the declarators, split at top-level commas
+            ch = text[k] if k < m.end(2) else ","
+            depth += (ch == "[") - (ch == "]")
+            if ch != "," or depth:
+                continue
+            d = text[start:k].strip()
+            if re.match(rf"(?:{_SCALAR_TYPES}|const|static)\b", d):
+                pos = start  # the next parameter of a list: the next search handles it
+                break
+            n = re.match(r"([A-Za-z_]\w*)\s*(\[)?", d)
+            function = k == m.end(2) and text[k:k + 1] == "("
+            if n and not function:
+                if kind and not n.group(2):
+                    out[n.group(1)] = kind
+                else:
+                    out.pop(n.group(1), None)
+            start = k + 1
+    return out
+
+
 def find_regions(path: str, pre: str) -> list[tuple[int, int, str, int]]:
-    """Scan preprocessed text: (begin_line, end_line, region text with markers, first text line)."""
+    """Scan preprocessed text: (begin_line, end_line, region text with markers, index of the region's
+    '#pragma scop' among the preprocessed lines)."""
     regions: list[tuple[int, int, str, int]] = []
     cur_file, cur_line = path, 1
     main_name: str | None = None
     open_at: int | None = None
     buf: list[str] = []
-    for raw in pre.splitlines():
+    for index, raw in enumerate(pre.splitlines()):
         m = _MARKER.match(raw)
         if m:
             cur_line, cur_file = int(m.group(1)), m.group(2)
@@ -91,12 +130,12 @@ def find_regions(path: str, pre: str) -> list[tuple[int, int, str, int]]:
                 if open_at is not None:
                     raise ParseError("nested '#pragma scop' (the previous region is not closed)",
                                      path, cur_line)
-                open_at = cur_line
+                open_at, open_index = cur_line, index
                 buf = [f'# {cur_line + 1} "{cur_file}"']
             else:
                 if open_at is None:
                     raise ParseError("'#pragma endscop' without a matching '#pragma scop'", path, cur_line)
-                regions.append((open_at, cur_line, "\n".join(buf) + "\n", open_at + 1))
+                regions.append((open_at, cur_line, "\n".join(buf) + "\n", open_index))
                 open_at = None
         elif open_at is not None:
             buf.append(raw)
@@ -146,7 +185,9 @@ def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, 
     pre = preprocess(path, includes, defines)
     typedefs = _typedef_names(pre)
     out = []
-    for begin, end, text, _ in find_regions(path, pre):
+    lines = pre.splitlines(keepends=True)
+    for begin, end, text, at in find_regions(path, pre):
         body = parse_region(path, text, typedefs, begin)
-        out.append(Region(path, begin, end, text, body, typedefs))
+        upto = "".join(line for line in lines[:at] if not _MARKER.match(line))  # the declarations in scope
+        out.append(Region(path, begin, end, text, body, typedefs, declared_float_scalars(upto)))
     return out

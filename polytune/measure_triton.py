@@ -31,7 +31,7 @@ from .emit.triton import PROBE_PRELUDE, generate_probe, py_names
 from .errors import PolytuneError, UsageError
 from .measure import BuildConfig, compare_dumps, compile_source, original_regions
 from .measurement import ErrorKind, Measurement
-from .pipeline import OptimizeOptions, Program, generate_triton, splice
+from .pipeline import OptimizeOptions, Program, splice, triton_variants
 
 DTYPES = {"f4": np.float32, "f8": np.float64, "i4": np.int32, "u4": np.uint32, "i8": np.int64, "u8": np.uint64,
           "i2": np.int16, "u2": np.uint16, "i1": np.int8, "u1": np.uint8}
@@ -98,8 +98,18 @@ def load_module(text: str, workdir: str):
     return mod
 
 
+def forget_compiled(mod) -> None:
+    """Drop the module's in-memory compiled kernels, so that kernel_resources afterwards sees those of the
+    next launch alone (Triton's on-disk cache makes a recompile of a configuration seen before cheap)."""
+    for name in dir(mod):
+        caches = getattr(getattr(mod, name), "device_caches", None)
+        if hasattr(caches, "clear"):
+            caches.clear()
+
+
 def kernel_resources(mod) -> dict[str, dict]:
-    """Registers and spills of the module's compiled kernels (best effort across Triton versions)."""
+    """Registers and spills of the module's compiled kernels (best effort across Triton versions): after
+    forget_compiled, those of the configuration launched since."""
     out: dict[str, dict] = {}
     for name in dir(mod):
         fn = getattr(mod, name)
@@ -131,10 +141,12 @@ class TritonHarness:
         self.device = "cpu" if self.interpret or not torch.cuda.is_available() else "cuda"
         if self.device == "cpu" and not self.interpret:
             raise UsageError("the triton target needs an NVIDIA GPU (or TRITON_INTERPRET=1 to run on the CPU)")
-        self.text = generate_triton(program, OptimizeOptions(target="triton"))
+        self.texts = triton_variants(program, OptimizeOptions(target="triton"))  # by FUSE value
+        self.text = self.texts[0]
         self.rn = py_names(program.scops[0].scop)
-        self.key = hashlib.sha256(self.text.encode()).hexdigest()
+        self.key = hashlib.sha256("".join(self.texts.values()).encode()).hexdigest()
         self.data: ProbeData | None = None
+        self.mods: dict = {}
         self.mod = None
         self.best_time: float | None = None
         self.resources: dict[str, dict] = {}
@@ -147,7 +159,8 @@ class TritonHarness:
         self.data = run_probe(self.program, BuildConfig(cc="gcc", cflags=("-O3", "-march=native"),
                                                         includes=self.build.includes,
                                                         defines=self.build.defines), self.dir)
-        self.mod = load_module(self.text, self.dir)
+        self.mods = {f: load_module(text, self.dir) for f, text in self.texts.items()}
+        self.mod = self.mods[0]
         self.pristine = {k: self.torch.from_numpy(v.copy()).to(self.device) for k, v in self.data.arrays.items()}
         self.live = {k: v.clone() for k, v in self.pristine.items()}
         # The reference ran on the CPU (once, to record the data): it has no time to compare with.
@@ -158,14 +171,14 @@ class TritonHarness:
         for k, v in self.pristine.items():
             self.live[k].copy_(v)
 
-    def _call(self, config: dict) -> None:
+    def _call(self, mod, config: dict) -> None:
         back = {v: k for k, v in self.rn.items()}  # Python name in run() -> C name
         args = {}
-        for name in self.mod.run.__code__.co_varnames[:self.mod.run.__code__.co_argcount - 1]:
+        for name in mod.run.__code__.co_varnames[:mod.run.__code__.co_argcount - 1]:
             c = back.get(name, name)
             # an array no executed access touches was not recorded: the launcher does not use it either
             args[name] = self.live[c] if c in self.live else self.data.numbers.get(c)
-        self.mod.run(**args, config=config)
+        mod.run(**args, config=config)
 
     def verify(self) -> str:
         for name, ref in self.data.outputs.items():
@@ -179,9 +192,16 @@ class TritonHarness:
     def measure(self, config: tuple[int, ...], names: tuple[str, ...]) -> Measurement:
         cfg = dict(zip(names, config))
         torch = self.torch
+        mod = self.mods.get(cfg.get("FUSE", 0))
+        if mod is None:
+            return Measurement(config, error=ErrorKind.COMPILE, detail=f"no module for FUSE={cfg['FUSE']}")
+        problem = tile_problem(mod, cfg)
+        if problem:
+            return Measurement(config, error=ErrorKind.RESOURCES, detail=problem)
         try:
             self._restore()
-            self._call(cfg)
+            forget_compiled(mod)
+            self._call(mod, cfg)
             if self.device == "cuda":
                 torch.cuda.synchronize()
         except Exception as e:  # noqa: BLE001 - a failed variant is a result, not a crash
@@ -192,7 +212,7 @@ class TritonHarness:
         verdict = self.verify()
         if verdict:
             return Measurement(config, error=ErrorKind.WRONG_ANSWER, detail=verdict)
-        self.resources = kernel_resources(self.mod) or self.resources
+        self.resources = kernel_resources(mod)
         spills = max((r["spill"] for r in self.resources.values()), default=0)
         if spills:
             return Measurement(config, error=ErrorKind.RESOURCES, detail=f"register spills ({spills})")
@@ -203,13 +223,13 @@ class TritonHarness:
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 torch.cuda.synchronize()
                 start.record()
-                self._call(cfg)
+                self._call(mod, cfg)
                 end.record()
                 end.synchronize()
                 times.append(start.elapsed_time(end) / 1e3)
             else:
                 t0 = time.perf_counter()
-                self._call(cfg)
+                self._call(mod, cfg)
                 times.append(time.perf_counter() - t0)
         m = Measurement(config, tuple(times), None, 0.0)
         if self.best_time is None or m.value < self.best_time:
@@ -218,28 +238,59 @@ class TritonHarness:
 
 
 # ---- Algorithm 9.1: candidates from the kernel's shape, the choice cached by kernel-source hash -------------
-def candidates(dims: int, reduction: bool, dot: bool = False) -> list[dict]:
-    """A small launch-configuration set from the kernel's shape (mapped dims, whether it reduces over a
-    vector or through tl.dot, which wants tiles of 16 or more on each side)."""
-    if dot:
-        return [{"BLOCK_X": bx, "BLOCK_Y": by, "BLOCK_K": 32, "num_warps": w, "num_stages": 3}
-                for bx, by in ((64, 64), (128, 64), (64, 128), (128, 128)) for w in (4, 8)]
-    if dims <= 1:
-        base = [{"BLOCK_X": bx} for bx in (32, 128, 512)]
-    elif dims == 2:
-        base = [{"BLOCK_X": bx, "BLOCK_Y": by} for bx, by in ((64, 16), (32, 32), (128, 8), (64, 64))]
-    else:
-        base = [{"BLOCK_X": bx, "BLOCK_Y": by, "BLOCK_Z": bz} for bx, by, bz in ((32, 4, 4), (64, 4, 2), (16, 8, 8))]
+def candidates(names) -> list[dict]:
+    """Algorithm 9.1's small launch-configuration set, from the kernel's shape as its parameters show it:
+    tl.dot tiles (16 or more on each side; a short BLOCK_K keeps the float32 FMA dot's operands in
+    registers), rows x lanes of vector reductions (from one long row per program to many short ones, for
+    rows contiguous along the lanes or along the rows), element-wise blocks of the mapped dims. Where a
+    module has kernels of several kinds, the lists are combined element by element, each with 4 and 8 warps."""
+    names = set(names)
+    lists = []
+    if "BLOCK_K" in names:
+        lists.append([{"BLOCK_X": bx, "BLOCK_Y": by, "BLOCK_K": bk, "num_stages": 3}
+                      for bx, by, bk in ((32, 32, 16), (64, 32, 16), (64, 64, 16), (128, 64, 16), (64, 128, 16),
+                                         (128, 128, 16), (64, 64, 32))])
+    if "BLOCK_M" in names:
+        lists.append([{"BLOCK_M": m, "BLOCK_R": r} for m, r in
+                      ((1, 4096), (1, 1024), (4, 1024), (16, 256), (64, 64), (128, 16))])
+    if "BLOCK_K" not in names:
+        dims = [n for n in ("BLOCK_X", "BLOCK_Y", "BLOCK_Z") if n in names]
+        base = {0: [{}], 1: [{"BLOCK_X": bx} for bx in (128, 512, 1024)],
+                2: [{"BLOCK_X": bx, "BLOCK_Y": by} for bx, by in ((32, 8), (64, 8), (64, 16), (32, 32), (128, 8),
+                                                                     (128, 16))],
+                3: [{"BLOCK_X": bx, "BLOCK_Y": by, "BLOCK_Z": bz}
+                    for bx, by, bz in ((32, 2, 2), (32, 4, 2), (32, 4, 4), (64, 4, 2), (16, 8, 8))]}[len(dims)]
+        if "BLOCK_R" in names and "BLOCK_M" not in names:  # reductions inside 2- or 3-D kernels
+            base = [dict(b, BLOCK_R=r) for b in base for r in (32, 256)]
+        lists.append(base)
+    longest = max(len(x) for x in lists)
     out = []
-    for b in base:
-        for w in (4, 8):
-            c = dict(b, num_warps=w, num_stages=2)
-            if reduction:
-                for br in (256, 2048):
-                    out.append(dict(c, BLOCK_R=br))
-            else:
-                out.append(c)
+    for i in range(longest):
+        merged = {"num_stages": 2}
+        for x in lists:
+            merged.update(x[i % len(x)])
+        out += [dict(merged, num_warps=w) for w in (4, 8)]
+    if "FUSE" in names:  # both schedules, each with the whole set
+        out = [dict(c, FUSE=f) for f in (0, 1) for c in out]
     return out
+
+
+def tile_problem(mod, config: dict) -> str:
+    """Why a configuration cannot run well, decided before compiling it: a kernel whose largest tiles need
+    more than MAX_TILE_PER_THREAD values per thread would spill registers whatever the compiler does (and
+    huge tiles take minutes to compile). '' when none."""
+    tiles = getattr(mod, "tile_elements", None)
+    if tiles is None:
+        return ""
+    threads = 32 * dict(mod.CONFIG, **config)["num_warps"]
+    for name, elements in tiles(config).items():
+        if elements > MAX_TILE_PER_THREAD * threads:
+            return (f"{name}: tiles of {elements} elements for {threads} threads (more than "
+                    f"{MAX_TILE_PER_THREAD} per thread)")
+    return ""
+
+
+MAX_TILE_PER_THREAD = 256
 
 
 def launch_cache_path() -> str:

@@ -44,6 +44,11 @@ class AnalyzedScop:
         """The schedule mapped to a GPU (computed on first use: only the GPU targets need it)."""
         return map_to_gpu(self.scop, self.deps)
 
+    @cached_property
+    def gpu_fused(self) -> GpuSchedule:
+        """The GPU mapping of the whole-component schedule (fewer, fused kernels; Triton's FUSE=1)."""
+        return map_to_gpu(self.scop, self.deps, fuse=True)
+
 
 @dataclass(frozen=True, eq=False)
 class Program:
@@ -139,8 +144,19 @@ def generate_triton(program: Program, opts: OptimizeOptions, config: dict | None
     cfg = dict(config or {})
     if opts.block:
         cfg.update(zip(("BLOCK_X", "BLOCK_Y", "BLOCK_Z"), opts.block))
-    return generate_triton_module(program.path, [(a.scop, a.gpu) for a in program.scops],
+    fuse = bool(cfg.get("FUSE"))
+    return generate_triton_module(program.path, [(a.scop, a.gpu_fused if fuse else a.gpu) for a in program.scops],
                                   gpu_prefix(program, "c"), cfg)
+
+
+def triton_variants(program: Program, opts: OptimizeOptions) -> dict[int, str]:
+    """The Triton modules worth measuring, by FUSE value: the PPCG-like mapping (0) and, where it differs,
+    the mapping of the whole-component schedule (1). The choice between them is a tuning parameter."""
+    out = {0: generate_triton(program, opts, {"FUSE": 0})}
+    fused = generate_triton(program, opts, {"FUSE": 1})
+    if fused.split("\n@triton.jit", 1)[-1] != out[0].split("\n@triton.jit", 1)[-1]:
+        out[1] = fused
+    return out
 
 
 def gpu_report(program: Program, opts: OptimizeOptions) -> list[dict]:

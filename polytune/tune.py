@@ -64,29 +64,31 @@ class TuneResult:
 
 
 BLOCK_PARAMS = ("block_x", "block_y", "block_z")
-TRITON_DOMAINS = {"BLOCK_X": (1, 1024), "BLOCK_Y": (1, 256), "BLOCK_Z": (1, 64), "BLOCK_R": (16, 4096),
-                  "BLOCK_K": (16, 256),
-                  "num_warps": (1, 16), "num_stages": (1, 4)}
+TRITON_DOMAINS = {"BLOCK_X": (1, 1024), "BLOCK_Y": (1, 256), "BLOCK_Z": (1, 64), "BLOCK_M": (1, 256),
+                  "BLOCK_R": (16, 4096), "BLOCK_K": (16, 256), "num_warps": (1, 16), "num_stages": (1, 4),
+                  "FUSE": (0, 1)}
+TRITON_LINEAR = ("num_stages", "FUSE")  # domains of consecutive integers (the others are powers of two)
 
 
-def triton_params(program: Program, text: str) -> list[str]:
-    """The launch parameters of a program's Triton module: block sizes of its mapped dims, BLOCK_R where a
-    reduction was vectorized, num_warps, num_stages."""
-    n = max((a.gpu.max_mapped for a in program.scops), default=0)
-    names = [f"BLOCK_{'XYZ'[d]}" for d in range(n)]
-    for extra in ("BLOCK_R", "BLOCK_K"):
-        if f"tl.arange(0, {extra})" in text:
-            names.append(extra)
-    return names + ["num_warps", "num_stages"]
+def triton_params(texts) -> list[str]:
+    """The launch parameters of Triton modules (one text, or the variants by FUSE value): the block sizes
+    their launchers read (BLOCK_X/Y/Z of mapped dims, BLOCK_M rows of vector-reducing kernels), BLOCK_R
+    where a reduction was vectorized, BLOCK_K where a contraction became tl.dot, num_warps, num_stages,
+    and FUSE where the fused schedule gives other kernels."""
+    texts = [texts] if isinstance(texts, str) else list(texts)
+    text = "\n".join(texts)
+    names = [n for n in ("BLOCK_X", "BLOCK_Y", "BLOCK_Z", "BLOCK_M") if f"cfg['{n}']" in text]
+    names += [n for n in ("BLOCK_R", "BLOCK_K") if f"tl.arange(0, {n})" in text]
+    return names + ["num_warps", "num_stages"] + (["FUSE"] if len(texts) > 1 else [])
 
 
 def build_space(program: Program, tune: TuneOptions, opts: OptimizeOptions) -> SearchSpace:
     params: list[Parameter] = []
     if tune.target == "triton":
-        from .pipeline import generate_triton
-        for name in triton_params(program, generate_triton(program, opts)):
+        from .pipeline import triton_variants
+        for name in triton_params(triton_variants(program, opts).values()):
             lo, hi = TRITON_DOMAINS[name]
-            values = tuple(range(lo, hi + 1)) if name == "num_stages" else parse_domain(f"{lo}:{hi}:pow2")
+            values = tuple(range(lo, hi + 1)) if name in TRITON_LINEAR else parse_domain(f"{lo}:{hi}:pow2")
             params.append(Parameter(name, values))
     elif tune.target == "cuda":
         n = max((a.gpu.max_mapped for a in program.scops), default=0)
@@ -296,9 +298,8 @@ def triton_seed(harness, space: SearchSpace, evaluate, default):
     hit = cached_choice(harness.key)
     if hit and set(hit) == set(names):
         return tuple(hit[n] for n in names), {"source": "cache", "config": hit}
-    dims = sum(n.startswith("BLOCK_") and n != "BLOCK_R" for n in names)
     best, best_m, tried = default, None, []
-    for cand in candidates(dims, "BLOCK_R" in names, "BLOCK_K" in names):
+    for cand in candidates(names):
         config = tuple(cand.get(n, default[i]) for i, n in enumerate(names))
         m = evaluate(config)
         tried.append(_mjson(m))

@@ -31,19 +31,20 @@ PLUTO_SMALL = ["N=9", "TSTEPS=2", "NC=2", "D=5"]
 CASES = [(os.path.join(GPU_DIR, k + ".c"), v) for k, v in sorted(GPU_SMALL.items())] + \
         [(os.path.join(KERNELS, k + ".c"), PLUTO_SMALL) for k in PLUTO]
 IDS = [os.path.basename(c[0])[:-2] for c in CASES]
-CONFIGS = [{}, {"BLOCK_X": 4, "BLOCK_Y": 2, "BLOCK_Z": 2, "BLOCK_R": 4, "num_warps": 1}]
+CONFIGS = [{}, {"BLOCK_X": 4, "BLOCK_Y": 2, "BLOCK_Z": 2, "BLOCK_M": 2, "BLOCK_R": 4, "num_warps": 1}]
 
 
 @pytest.mark.parametrize("src,defines", CASES, ids=IDS)
 def test_triton_matches_the_original(src, defines):
     """Every benchmark kernel, on the original program's own data, for the default and a small odd
-    launch configuration (partial blocks, reductions over several BLOCK_R chunks)."""
+    launch configuration (partial blocks, reductions over several BLOCK_R chunks), with both schedules
+    where fusing whole components gives other kernels (FUSE=1)."""
     from polytune.measure_triton import TritonHarness
     program = analyze(src, defines=tuple(defines))
     h = TritonHarness(program, BuildConfig(defines=tuple(defines)), runs=1)
     try:
         h.measure_reference()
-        for cfg in CONFIGS:
+        for cfg in [dict(c, FUSE=f) for f in h.mods for c in CONFIGS]:
             names = tuple(cfg)
             m = h.measure(tuple(cfg.values()), names)
             assert m.ok, (cfg, m.error, m.detail)

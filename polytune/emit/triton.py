@@ -44,8 +44,9 @@ _MATH = {"exp": "tl.exp", "expf": "tl.exp", "log": "tl.log", "logf": "tl.log", "
 _CASTS = {"double": "tl.float64", "float": "tl.float32", "int": "tl.int32", "long": "tl.int64",
           "unsigned": "tl.uint32"}
 AXES = "xyz"
-DEFAULT_CONFIG = {"BLOCK_X": 64, "BLOCK_Y": 16, "BLOCK_Z": 1, "BLOCK_R": 1024, "BLOCK_K": 32, "num_warps": 4,
-                  "num_stages": 2}
+FLOAT_NAMES = {"fp32": "float32", "fp64": "float64"}
+DEFAULT_CONFIG = {"BLOCK_X": 64, "BLOCK_Y": 16, "BLOCK_Z": 1, "BLOCK_M": 4, "BLOCK_R": 1024, "BLOCK_K": 32,
+                  "num_warps": 4, "num_stages": 2, "FUSE": 0}
 
 
 _INTERNAL = re.compile(r"^(ZERO|MASK|CONFIG|cfg|bx|by|bz|tl|triton|range|float|min|max|run(_\d+)?|_kernel.*|"
@@ -71,6 +72,7 @@ class TritonRegion:
     kernels: str
     launcher: str  # the body of run(...) for this region
     arguments: tuple[str, ...]  # run()'s parameters for this region
+    tiles: dict[str, str]  # kernel name -> elements of its largest tiles (an expression over cfg)
 
 
 def _py_expr(e: isl.AstExpr, scop: Scop, names: dict[str, str], kernel: bool) -> str:
@@ -137,8 +139,12 @@ class _CExpr:
         return name, f"{name} + {' + '.join(parts)}" + (" + ZERO" if zero else "")
 
     def load(self, node) -> str:
-        _, addr = self.address(node)
-        return f"tl.load({addr}, mask=MASK, other=0)"
+        name, addr = self.address(node, zero=False)
+        words = set(re.findall(r"[A-Za-z_]\w*", addr)) - {name}
+        if self.k.any_mask and all(w in self.k.uniform or w.startswith(f"s_{name}_") for w in words):
+            # the same address in every lane (a stencil's weight): one scalar load, not a tile of copies
+            return f"tl.load({addr}, mask={self.k.any_mask}, other=0)"
+        return f"tl.load({addr} + ZERO, mask=MASK, other=0)"
 
     def visit(self, n) -> str:
         if isinstance(n, c_ast.Constant):
@@ -204,6 +210,11 @@ class _KernelPrinter:
         self.bound: list[str] = []
         self.tmp = 0
         self.last_line: int | None = None  # of the statement being translated, for error messages
+        # names that are one number for the whole program: parameters, read-only scalars, host loops,
+        # sequential loop counters (added as they are emitted)
+        self.uniform = {rn.get(p, p) for p in scop.params} | {f"{prefix}{k}" for k in range(info.depth)}
+        self.uniform |= {rn.get(a.name, a.name) for a in scop.arrays if a.ndim == 0 and not a.written}
+        self.any_mask: str | None = None  # "some lane is active", where a loop nest has computed it
 
     def fresh(self, stem: str) -> str:
         self.tmp += 1
@@ -298,6 +309,7 @@ class _KernelPrinter:
             return
         var = self.fresh("k")
         self.names[it] = var
+        self.uniform.add(var)
         lane_dependent = self.is_vector(init) or self.is_vector(end)
         lo, hi = init, end
         in_range = f"{_t(f'{var} >= {init}')} & {_t(f'{var} < {end}')}"
@@ -313,7 +325,7 @@ class _KernelPrinter:
         if not lane_dependent and inc == "1" and len(set(self.info.axes)) <= 1 and \
                 self.chunked(body, var, lo, hi, indent):
             return
-        self.emit(f"for {var} in range({lo}, {hi}, {inc}):", indent)
+        self.emit(f"for {var} in {_range(lo, hi, inc)}:", indent)
         if lane_dependent:
             saved = self.fresh("mask")
             self.emit(f"{saved} = MASK", indent + 1)
@@ -378,11 +390,26 @@ class _KernelPrinter:
 
     # ---- inner loops with one accumulating statement -----------------------------------------------
     def reduction(self, n, body, var, lo, hi, inc, in_range, lane_dependent, indent) -> bool:
-        if body.get_type() == isl.ast_node_type.block:
-            kids = _list(body.block_get_children())
-            if len(kids) != 1:
+        """An accumulation into one address, in a loop or a perfect nest of loops whose iterations all
+        add into it (a stencil's taps): the value stays in registers over the whole nest."""
+        inner = []  # (var, lo, hi, inc) of the nest's inner loops
+        while True:
+            if body.get_type() == isl.ast_node_type.block:
+                kids = _list(body.block_get_children())
+                if len(kids) != 1:
+                    return False
+                body = kids[0]
+            if body.get_type() != isl.ast_node_type.for_ or lane_dependent:
+                break
+            it2 = body.for_get_iterator().id_get_id().get_name()
+            var2 = self.fresh("k")
+            self.names[it2] = var2
+            self.uniform.add(var2)
+            lo2, hi2, inc2 = self._bounds(body, it2)
+            if self.is_vector(lo2) or self.is_vector(hi2):
                 return False
-            body = kids[0]
+            inner.append((var2, lo2, hi2, inc2))
+            body = body.for_get_body()
         if body.get_type() != isl.ast_node_type.user:
             return False
         st, subst = self._statement(body.user_get_expr())
@@ -404,29 +431,42 @@ class _KernelPrinter:
             target = b.lvalue
             while isinstance(target, c_ast.ArrayRef):
                 target = target.name
-        if re.search(rf"\b{re.escape(var)}\b", addr) or _reads_array(op[1], target.name):
+        if any(re.search(rf"\b{re.escape(v)}\b", addr) for v in [var] + [x[0] for x in inner]) or \
+                _reads_array(op[1], target.name):
             return False
         if self._free_guard():
             return False
         kind, rhs_node = op
-        vectorize = (not lane_dependent and len(set(self.info.axes)) <= 1 and inc == "1"
+        vectorize = (not lane_dependent and not inner and len(set(self.info.axes)) <= 1 and inc == "1"
                      and kind in ("+", "max", "min"))
         p, acc = self.fresh("p"), self.fresh("acc")
         self.emit(f"{p} = {addr}", indent)
         self.emit(f"{acc} = tl.load({p}, mask=MASK, other=0)", indent)
-        dot = (not lane_dependent and set(self.info.axes) == {0, 1} and inc == "1" and kind == "+"
+        dot = (not lane_dependent and not inner and set(self.info.axes) == {0, 1} and inc == "1" and kind == "+"
                and self.dot_reduction(acc, rhs_node, subst, var, lo, hi, indent))
         if vectorize:
             self.vector_reduction(acc, kind, rhs_node, subst, var, lo, hi, indent)
         elif dot:
             pass
         else:
-            self.emit(f"for {var} in range({lo}, {hi}, {inc}):", indent)
+            if not lane_dependent:
+                self.any_mask = self.fresh("any")
+                self.emit(f"{self.any_mask} = tl.max(MASK.to(tl.int32)) != 0", indent)
+            self.emit(f"for {var} in {_range(lo, hi, inc)}:", indent)
+            for depth, (v2, lo2, hi2, inc2) in enumerate(inner, 1):
+                self.emit(f"for {v2} in {_range(lo2, hi2, inc2)}:", indent + depth)
+            if lane_dependent:  # loads only where the lane's own loop runs
+                saved = self.fresh("mask")
+                self.emit(f"{saved} = MASK", indent + 1)
+                self.emit(f"MASK = {saved} & {in_range}", indent + 1)
             rhs = _CExpr(self, subst).visit(rhs_node)
+            self.any_mask = None
             new = _combine(kind, acc, rhs)
             if lane_dependent:
                 new = f"tl.where({in_range}, {new}, {acc})"
-            self.emit(f"{acc} = {new}", indent + 1)
+            self.emit(f"{acc} = {new}", indent + 1 + len(inner))
+            if lane_dependent:
+                self.emit(f"MASK = {saved}", indent + 1)
         self.emit(f"tl.store({p}, {acc}, mask=MASK)", indent)
         return True
 
@@ -468,10 +508,13 @@ class _KernelPrinter:
         ta, tb = self.fresh("a"), self.fresh("b")
         self.emit(f"{ta} = tl.load({a_addr}, mask={rm} & ({rk}[None, :] < {hi}), other=0)", indent + 1)
         self.emit(f"{tb} = tl.load({b_addr}, mask=({rk}[:, None] < {hi}) & {cm}, other=0)", indent + 1)
-        prod = f"tl.dot({ta}, {tb}, input_precision=\"ieee\")"
-        for f in outside:
-            prod = f"{prod} * ({cx.visit(f)})"
-        self.emit(f"{acc} = {acc} + {prod}", indent + 1)
+        if outside:
+            prod = f"tl.dot({ta}, {tb}, input_precision=\"ieee\")"
+            for f in outside:
+                prod = f"{prod} * ({cx.visit(f)})"
+            self.emit(f"{acc} = {acc} + {prod}", indent + 1)
+        else:  # accumulate inside the dot (one fused multiply-add per product, no second tile)
+            self.emit(f"{acc} = tl.dot({ta}, {tb}, {acc}, input_precision=\"ieee\")", indent + 1)
         return True
 
     def chunked(self, body, var, lo, hi, indent) -> bool:
@@ -629,6 +672,20 @@ class _KernelPrinter:
         self.emit(f"ZERO = {saved_z}", indent + 1)
 
 
+UNROLL_MAX = 16
+
+
+def _range(lo: str, hi: str, inc: str) -> str:
+    """A sequential loop: unrolled at compile time (tl.static_range) when its bounds are integer literals
+    and it runs at most UNROLL_MAX times (a stencil's taps), a plain range otherwise."""
+    lit = r"[\d\s()+\-*]+"
+    if all(re.fullmatch(lit, x) for x in (lo, hi, inc)):
+        a, b, c = (eval(x, {"__builtins__": {}}) for x in (lo, hi, inc))  # noqa: S307 - digits and + - * only
+        if c > 0 and 0 <= (b - a + c - 1) // c <= UNROLL_MAX:
+            return f"tl.static_range({a}, {b}, {c})"
+    return f"range({lo}, {hi}, {inc})"
+
+
 def _barriers(lines: list[str]) -> list[str]:
     """A barrier after every store to an array the kernel also loads from: the elements of one tensor
     can live in other threads than those of the next tensor that reads them (another shape, another
@@ -753,6 +810,7 @@ class _HostPrinter:
         self.loops: list[str] = []  # iterators of the host loops around the current node
         self.lines: list[str] = []
         self.kernels: list[str] = []
+        self.tiles: dict[str, str] = {}  # kernel name -> elements of its largest tiles, over cfg
         self.scalars_on_device = {a.name for a in scop.arrays if a.ndim == 0 and a.written}
 
     def emit(self, text: str, indent: int) -> None:
@@ -817,7 +875,12 @@ class _HostPrinter:
         # isl can emit a mark more than once (a loop split around a hole): each copy is its own kernel
         name = f"_kernel{self.scop_index}_{info.index}" + (f"_{len(self.kernels)}" if any(
             f"def _kernel{self.scop_index}_{info.index}(" in k for k in self.kernels) else "")
-        params = [self.rn[a.name] for a in arrays] + strides + scalars + extra
+        # a floating scalar keeps its C precision (a Python float is an fp32 argument otherwise)
+        back = {v: k for k, v in self.rn.items()}
+        typed = [f"{x}: tl.{FLOAT_NAMES[self.scop.float_scalars[back.get(x, x)]]}"
+                 if self.scop.float_scalars.get(back.get(x, x)) and back.get(x, x) not in self.scop.params else x
+                 for x in scalars]
+        params = [self.rn[a.name] for a in arrays] + strides + typed + extra
         self.kernels.append(f"@triton.jit\ndef {name}({', '.join(params + consts)}):\n{text}\n")
         present = [f"{self.prefix}{k}" in self.loops for k in range(info.depth)]
         host_names = [f"{self.prefix}{k}" for k in range(info.depth) if present[k]]
@@ -828,7 +891,9 @@ class _HostPrinter:
             self.emit(f"n_{AXES[info.axes[j]]} = ({hi}) - lo_{j} + 1", indent)
         cond = " and ".join(f"n_{AXES[ax]} > 0" for ax in axes) or "True"
         self.emit(f"if {cond}:", indent)
-        self.emit(f"bx, by, bz = {_kernel_blocks(info.mapped)}", indent + 1)
+        blocks = _kernel_blocks(info.mapped, "BLOCK_R" in text)
+        self.emit(f"bx, by, bz = {blocks}", indent + 1)
+        self.tiles[name] = _tile_elements(blocks, "tl.dot(" in text, "BLOCK_R" in text)
         grid = [f"triton.cdiv(n_{AXES[ax]}, {'bx by bz'.split()[ax]})" if ax in axes else "1" for ax in range(3)]
         args = [self.rn[a.name] for a in arrays]
         args += [f"{self.rn[a.name]}.stride({d})" for a in arrays for d in range(a.ndim - 1)]
@@ -839,15 +904,26 @@ class _HostPrinter:
                   indent + 1)
 
 
-def _kernel_blocks(mapped: int) -> str:
-    """A kernel's block sizes from the configuration (extra dims fold into its last one, as for CUDA)."""
+def _kernel_blocks(mapped: int, reduces: bool) -> str:
+    """A kernel's block sizes from the configuration: BLOCK_X/Y/Z along its mapped dims, or BLOCK_M rows
+    for a one-dimensional kernel whose rows are reduced as vectors of BLOCK_R lanes (its tiles are
+    BLOCK_M x BLOCK_R: the row count is its own knob, not the width of an element-wise block)."""
     if mapped <= 0:
         return "1, 1, 1"
     if mapped == 1:
-        return "cfg['BLOCK_X'] * cfg['BLOCK_Y'] * cfg['BLOCK_Z'], 1, 1"
+        return "cfg['BLOCK_M'], 1, 1" if reduces else "cfg['BLOCK_X'], 1, 1"
     if mapped == 2:
-        return "cfg['BLOCK_X'], cfg['BLOCK_Y'] * cfg['BLOCK_Z'], 1"
+        return "cfg['BLOCK_X'], cfg['BLOCK_Y'], 1"
     return "cfg['BLOCK_X'], cfg['BLOCK_Y'], cfg['BLOCK_Z']"
+
+
+def _tile_elements(blocks: str, dot: bool, reduces: bool) -> str:
+    """The elements of a kernel's largest tiles, as an expression over cfg (for rejecting a
+    configuration whose tiles cannot fit in registers before compiling it)."""
+    rows = " * ".join(f"({b})" for b in blocks.split(", "))
+    if dot:
+        return f"{rows} + cfg['BLOCK_K'] * (cfg['BLOCK_X'] + cfg['BLOCK_Y'])"
+    return f"{rows} * cfg['BLOCK_R']" if reduces else rows
 
 
 def run_arguments(scop: Scop) -> tuple[str, ...]:
@@ -865,7 +941,7 @@ def generate_triton_region(scop: Scop, gs: GpuSchedule, prefix: str, scop_index:
     hp = _HostPrinter(scop, gs, prefix, scop_index)
     ast = build_ast(scop, gs, prefix)
     hp.node(ast, 1)
-    return TritonRegion("\n\n".join(hp.kernels), "\n".join(hp.lines), run_arguments(scop))
+    return TritonRegion("\n\n".join(hp.kernels), "\n".join(hp.lines), run_arguments(scop), hp.tiles)
 
 
 MODULE_HEAD = '''"""Triton kernels generated by polytune from {file}.
@@ -885,9 +961,11 @@ def generate_triton_module(path: str, regions: list[tuple[Scop, GpuSchedule]], p
                            config: dict | None = None) -> str:
     parts = []
     runs = []
+    tiles: dict[str, str] = {}
     for k, (scop, gs) in enumerate(regions):
         r = generate_triton_region(scop, gs, prefix, k)
         parts.append(r.kernels)
+        tiles.update(r.tiles)
         runs.append(f"def run_{k}({', '.join(r.arguments)}, config=None):\n"
                     f"    \"\"\"Scop region {k} ({scop.file}:{scop.begin_line}-{scop.end_line}).\"\"\"\n"
                     f"    cfg = dict(CONFIG, **(config or {{}}))\n{r.launcher or '    pass'}\n")
@@ -896,6 +974,10 @@ def generate_triton_module(path: str, regions: list[tuple[Scop, GpuSchedule]], p
     head = MODULE_HEAD.format(file=path, suffix="", args=", ".join(run_arguments(first)) if first else "",
                               first=0, config=repr(cfg))
     tail = "\nrun = run_0\n" if regions else "\n"
+    tail += ("\n\ndef tile_elements(config=None):\n"
+             "    \"\"\"Elements of each kernel's largest tiles under a configuration.\"\"\"\n"
+             "    cfg = dict(CONFIG, **(config or {}))\n"
+             "    return {" + ", ".join(f"{k!r}: {v}" for k, v in tiles.items()) + "}\n")
     return head + "\n\n" + "\n\n".join(parts) + "\n\n" + "\n\n".join(runs) + tail
 
 

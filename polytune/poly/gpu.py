@@ -68,14 +68,16 @@ class GpuSchedule:
         return next(k for k in self.kernels if k.mark == mark)
 
 
-def compute_gpu_base(scop: Scop, deps: Dependences) -> isl.Schedule:
-    """isl's scheduler asked for outer parallelism (coincident outer members), as PPCG does."""
-    return compute_base_schedule(scop, deps, outer_coincidence=True)
+def compute_gpu_base(scop: Scop, deps: Dependences, fuse: bool = False) -> isl.Schedule:
+    """isl's scheduler asked for outer parallelism (coincident outer members), as PPCG does; *fuse*
+    schedules whole components at once, so that fewer, fused kernels come out (one softmax kernel per
+    row block instead of a row kernel and an element-wise one)."""
+    return compute_base_schedule(scop, deps, outer_coincidence=True, whole_component=fuse)
 
 
 def map_to_gpu(scop: Scop, deps: Dependences, base: isl.Schedule | None = None,
-               max_mapped: int = MAX_MAPPED) -> GpuSchedule:
-    base = base if base is not None else compute_gpu_base(scop, deps)
+               max_mapped: int = MAX_MAPPED, fuse: bool = False) -> GpuSchedule:
+    base = base if base is not None else compute_gpu_base(scop, deps, fuse)
     m = _Mapper(scop, deps, max_mapped)
     root = m.visit(base.get_root(), 0)
     schedule = root.get_schedule()

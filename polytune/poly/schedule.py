@@ -67,11 +67,15 @@ def schedule_options() -> None:
     CTX.set_tile_shift_point_loops(0)
 
 
-def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool = False) -> isl.Schedule:
+def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool = False,
+                          whole_component: bool = False) -> isl.Schedule:
     """isl's scheduler (Pluto-like: tiling hyperplanes, proximity, coincidence) over the dependences;
-    *outer_coincidence* asks for parallel outer members (the GPU mapping's choice, as in PPCG)."""
+    *outer_coincidence* asks for parallel outer members (the GPU mapping's choice, as in PPCG);
+    *whole_component* schedules each connected component at once instead of its strongly connected
+    parts one by one, which fuses statements that the incremental scheduler distributes."""
     schedule_options()
     CTX.set_schedule_outer_coincidence(1 if outer_coincidence else 0)
+    CTX.set_schedule_whole_component(1 if whole_component else 0)
     d = deps.all
     sc = isl.ScheduleConstraints.on_domain(scop.domain).set_validity(d).set_proximity(d).set_coincidence(d)
     try:
@@ -82,6 +86,7 @@ def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool
         return isl.Schedule.from_domain(scop.domain).insert_partial_schedule(mupa)
     finally:
         CTX.set_schedule_outer_coincidence(0)
+        CTX.set_schedule_whole_component(0)
 
 
 def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (), tile: bool = True,

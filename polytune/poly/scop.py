@@ -1,7 +1,7 @@
 """The polyhedral model of one scop region: statements, domains, accesses, original schedule."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import islpy as isl
@@ -60,6 +60,7 @@ class Scop:
     hoisted_decls: tuple[str, ...]  # C declarations of variables declared inside the region
     names_in_use: frozenset[str]  # every identifier of the region (to pick fresh names)
     source_hash: str
+    float_scalars: dict = field(default_factory=dict)  # name -> "fp32"/"fp64": floating scalars in scope
 
     @cached_property
     def domain(self) -> isl.UnionSet:
