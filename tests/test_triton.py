@@ -138,3 +138,81 @@ def test_a_wrong_variant_is_rejected_not_timed():
         assert m.error == ErrorKind.WRONG_ANSWER and not m.times and "C: 1 of" in m.detail, m.detail
     finally:
         h.close()
+
+
+def test_double_scalars_keep_their_precision():
+    """Triton makes a Python float an fp32 argument: PolyBench gemm's `double beta` must be annotated."""
+    program = analyze(os.path.join(KERNELS, "gemm.c"), defines=("N=9",))
+    assert program.scops[0].scop.float_scalars == {"alpha": "fp64", "beta": "fp64"}
+    text = generate_triton(program, OptimizeOptions(target="triton"))
+    assert "alpha: tl.float64" in text and "beta: tl.float64" in text
+    assert "ni: tl." not in text  # integer parameters stay as Triton types them
+
+
+def test_declared_float_scalars():
+    from polytune.frontend import declared_float_scalars
+    text = ("static void k(int ni, double alpha, double beta, double C[ni][ni], float *p)\n{ double a, b = 2.0, c[3];"
+            " float x; int b; long double q; double f(double y); const float r = 1; }")
+    got = declared_float_scalars(text)
+    assert {k: got[k] for k in ("alpha", "beta", "a", "x", "q", "r")} == \
+        {"alpha": "fp64", "beta": "fp64", "a": "fp64", "x": "fp32", "q": "fp64", "r": "fp32"}
+    assert not {"ni", "b", "c", "C", "p", "f"} & set(got)  # integers, arrays, pointers, functions
+
+
+def test_stencil_taps_accumulate_in_registers_with_scalar_weights():
+    program = analyze(os.path.join(GPU_DIR, "stencil2d_vanilla.c"), defines=("N=13",))
+    text = generate_triton(program, OptimizeOptions(target="triton"))
+    kernel = text[text.index("@triton.jit"):text.index("def run_0")]
+    # B[i][j] += W[di][dj] * A[i+di][j+dj] over the 8x8 taps: one load and one store of B around the nest
+    nest = kernel[kernel.index("tl.static_range(0, 8, 1)"):]
+    assert "tl.static_range(-4, 4, 1)" in nest and nest.count("tl.store(") == 1
+    assert nest.count("tl.load(B") == 0
+    # the weight's address is the same in every lane: a scalar load, masked by "some lane is active"
+    weight = nest[nest.index("tl.load(W + "):].split("other=0)")[0]
+    assert "ZERO" not in weight and "mask=any" in weight, weight
+
+
+def test_candidates_follow_the_kernel_shape():
+    from polytune.measure_triton import candidates
+    dot = candidates(["BLOCK_X", "BLOCK_Y", "BLOCK_K", "num_warps", "num_stages"])
+    assert all(c["BLOCK_X"] >= 16 and c["BLOCK_Y"] >= 16 and c["BLOCK_K"] >= 16 for c in dot)
+    rows = candidates(["BLOCK_M", "BLOCK_R", "num_warps", "num_stages"])
+    assert {(c["BLOCK_M"], c["BLOCK_R"]) for c in rows} >= {(1, 4096), (128, 16)}
+    both = candidates(["BLOCK_X", "BLOCK_Y", "BLOCK_M", "BLOCK_R", "num_warps", "num_stages", "FUSE"])
+    assert {c["FUSE"] for c in both} == {0, 1} and len(both) == 2 * len(candidates(
+        ["BLOCK_X", "BLOCK_Y", "BLOCK_M", "BLOCK_R", "num_warps", "num_stages"]))
+
+
+def test_softmax_fused_schedule_is_a_tuning_choice():
+    from polytune.pipeline import triton_variants
+    from polytune.tune import TuneOptions, build_space
+    program = analyze(os.path.join(GPU_DIR, "softmax.c"), defines=("N=9",))
+    variants = triton_variants(program, OptimizeOptions(target="triton"))
+    assert sorted(variants) == [0, 1]
+    assert variants[0].count("@triton.jit") == 2 and variants[1].count("@triton.jit") == 1
+    assert "cfg['BLOCK_M']" in variants[1]  # the fused row kernel: BLOCK_M rows x BLOCK_R lanes
+    space = build_space(program, TuneOptions(target="triton"), OptimizeOptions(target="triton"))
+    assert "FUSE" in space.names and "BLOCK_M" in space.names
+
+
+def test_oversized_tiles_are_rejected_before_compiling():
+    from polytune.measure_triton import TritonHarness
+    from polytune.measurement import ErrorKind
+    program = analyze(os.path.join(GPU_DIR, "reduction_vanilla.c"), defines=("N=12",))
+    h = TritonHarness(program, BuildConfig(defines=("N=12",)), runs=1)
+    try:
+        h.measure_reference()
+        m = h.measure((256, 4096, 1), ("BLOCK_M", "BLOCK_R", "num_warps"))  # 2^20 elements for 32 threads
+        assert m.error == ErrorKind.RESOURCES and "per thread" in m.detail and not m.times
+        assert h.measure((2, 16, 1), ("BLOCK_M", "BLOCK_R", "num_warps")).ok
+    finally:
+        h.close()
+
+
+def test_forget_compiled_clears_the_jit_caches():
+    from types import SimpleNamespace
+
+    from polytune.measure_triton import forget_compiled
+    k = SimpleNamespace(device_caches={0: "compiled"})
+    forget_compiled(SimpleNamespace(k=k, CONFIG={}))
+    assert k.device_caches == {}
