@@ -111,9 +111,11 @@ class _Printer:
             self.emit("}", indent)
         elif t == isl.ast_node_type.mark:
             name, _, depth = n.mark_get_id().get_name().partition("@")
+            depth, _, private = depth.partition("@")
             inner = None
             if name == PARALLEL_MARK and self.parallel:
-                inner = (f"{self.prefix}{depth}", "#pragma omp parallel for")
+                clause = f" lastprivate({', '.join(private.split(','))})" if private else ""
+                inner = (f"{self.prefix}{depth}", f"#pragma omp parallel for{clause}")
             elif name == IVDEP_MARK and self.ivdep:
                 inner = (f"{self.prefix}{depth}", "#pragma GCC ivdep")
             self.node(n.mark_get_node(), indent, inner or pragma)

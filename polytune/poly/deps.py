@@ -7,7 +7,7 @@ memory-based dependence follows from these by transitivity, and the scheduler is
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import islpy as isl
 
@@ -25,11 +25,64 @@ class Dependences:
     flow: isl.UnionMap  # read-after-write, value-based (last writer)
     anti: isl.UnionMap  # write-after-read, direct (reads since the previous write)
     output: isl.UnionMap  # write-after-write, direct (previous write)
+    scalars: ScalarInfo | None = field(default=None)  # for privatizing scalars the region writes
 
     @property
     def all(self) -> isl.UnionMap:
         """What every legal schedule must respect."""
         return self.flow.union(self.anti).union(self.output).coalesce()
+
+
+@dataclass(frozen=True, eq=False)
+class ScalarInfo:
+    """What privatizing the scalars a region writes needs (OpenMP `lastprivate`): the dependences without
+    the anti and output dependences through those scalars, and per scalar its flow dependences, the reads
+    no write of the region reaches, and its write instances."""
+
+    without_false: isl.UnionMap  # flow (all arrays) + anti and output through the other arrays
+    flow: dict  # scalar name -> its flow dependences
+    exposed: dict  # scalar name -> read instances with no writer in the region (isl.UnionSet)
+    writes: dict  # scalar name -> instances that write it (isl.UnionSet)
+
+
+def _false_dependences(writes: isl.UnionMap, reads: isl.UnionMap, sched: isl.UnionMap, before: isl.UnionMap):
+    try:
+        false = bounded(lambda: isl.UnionAccessInfo.from_sink(writes).set_must_source(writes)
+                        .set_may_source(reads).set_schedule_map(sched).compute_flow(), DATAFLOW_OPERATIONS)
+        output = false.get_must_dependence()
+        anti = false.get_may_dependence().subtract(output).intersect(reads.apply_range(writes.reverse()))
+    except isl.Error:
+        output = writes.apply_range(writes.reverse()).intersect(before)
+        anti = reads.apply_range(writes.reverse()).intersect(before)
+    return anti, output
+
+
+def scalar_info(scop: Scop, flow: isl.UnionMap) -> ScalarInfo | None:
+    """Dependences for privatizing the scalars *scop* writes (None when it writes none, or when isl's
+    analysis gives up: the scalars then stay shared)."""
+    names = [a.name for a in scop.arrays if a.ndim == 0 and a.written]
+    if not names:
+        return None
+    sched, reads, writes = scop.schedule, scop.reads, scop.writes
+    before = sched.lex_lt_union_map(sched)
+    space = isl.UnionSet.empty(writes.get_space())
+    per = {}
+    for s in names:
+        one = isl.UnionSet(isl.Set(f"{{ {s}[] }}", context=scop.context.get_ctx()))
+        space = space.union(one)
+        per[s] = (reads.intersect_range(one), writes.intersect_range(one))
+    try:
+        anti, output = _false_dependences(writes.subtract_range(space), reads.subtract_range(space), sched, before)
+        sflow, exposed, wdom = {}, {}, {}
+        for s, (r, w) in per.items():
+            f = bounded(lambda r=r, w=w: isl.UnionAccessInfo.from_sink(r).set_must_source(w)
+                        .set_schedule_map(sched).compute_flow(), DATAFLOW_OPERATIONS)
+            sflow[s] = f.get_may_dependence()
+            exposed[s] = f.get_may_no_source().domain()
+            wdom[s] = w.domain()
+    except isl.Error:
+        return None
+    return ScalarInfo(flow.union(anti).union(output).coalesce(), sflow, exposed, wdom)
 
 
 def compute_dependences(scop: Scop) -> Dependences:
@@ -47,12 +100,6 @@ def compute_dependences(scop: Scop) -> Dependences:
         # dataflow analysis has been seen to drop one (a strided, disjunctive domain): fall back to the
         # memory-based flow dependences, a safe superset.
         flow = memory_flow
-    try:
-        false = bounded(lambda: isl.UnionAccessInfo.from_sink(writes).set_must_source(writes)
-                        .set_may_source(reads).set_schedule_map(sched).compute_flow(), DATAFLOW_OPERATIONS)
-        output = false.get_must_dependence()
-        anti = false.get_may_dependence().subtract(output).intersect(reads.apply_range(writes.reverse()))
-    except isl.Error:
-        output = writes.apply_range(writes.reverse()).intersect(before)
-        anti = reads.apply_range(writes.reverse()).intersect(before)
-    return Dependences(flow.coalesce(), anti.coalesce(), output.coalesce())
+    anti, output = _false_dependences(writes, reads, sched, before)
+    flow = flow.coalesce()
+    return Dependences(flow, anti.coalesce(), output.coalesce(), scalar_info(scop, flow))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import islpy as isl
 
 from ..errors import PolytuneError
-from .deps import Dependences
+from .deps import Dependences, ScalarInfo
 from .islutil import CTX, bounded, maps_of, sets_of
 from .scop import Scop
 
@@ -92,7 +92,8 @@ def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool
 def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (), tile: bool = True,
                   parallel: bool = True, base: isl.Schedule | None = None) -> TiledSchedule:
     base = base if base is not None else compute_base_schedule(scop, deps)
-    t = _Transformer(scop, deps.all.intersect_params(scop.context), list(tile_sizes), tile, parallel)
+    t = _Transformer(scop, deps.all.intersect_params(scop.context), list(tile_sizes), tile, parallel,
+                     deps.scalars)
     root = t.visit(base.get_root(), inside_parallel=False, outer_members=0)
     schedule = root.get_schedule()
     check_legal(schedule, deps, scop)
@@ -100,9 +101,12 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
 
 
 class _Transformer:
-    def __init__(self, scop: Scop, deps: isl.UnionMap, sizes: list[int], tile: bool, parallel: bool):
+    def __init__(self, scop: Scop, deps: isl.UnionMap, sizes: list[int], tile: bool, parallel: bool,
+                 scalars: ScalarInfo | None = None):
         self.scop, self.deps, self.sizes = scop, deps, sizes
         self.tile, self.parallel = tile, parallel
+        self.scalars = scalars  # privatizable scalars (OpenMP loops only; None: keep every scalar shared)
+        self.private: tuple[str, ...] = ()  # what the last loop first_parallel found needs privatized
         self.bands: list[BandInfo] = []
         self.used_sizes: list[int] = []
 
@@ -138,7 +142,7 @@ class _Transformer:
         if not (self.tile and permutable and n >= 2):
             par = self.first_parallel(node, range(n)) if self.parallel and not inside_parallel else None
             if par is not None:
-                node = _mark_member(node, par, f"{PARALLEL_MARK}@{outer_members + par}")
+                node = _mark_member(node, par, self.mark_name(outer_members + par))
             self.bands.append(BandInfo(index, n, outer_members, stmts, permutable, False, (), sched_text,
                                        None if par is None else f"loop {par}", False, tuple(range(n))))
             return node, par is not None
@@ -173,13 +177,13 @@ class _Transformer:
             node = node.child(0).band_set_ast_build_options(
                 isl.UnionSet("{ separate[x] }", context=CTX)).parent()
         if par is not None:
-            node = _mark_member(node, par, f"{PARALLEL_MARK}@{outer_members + par}")
+            node = _mark_member(node, par, self.mark_name(outer_members + par))
         point = node.child(0)
         desc = None if par is None else f"tile {par}"
         if point_par:
             ppar = self.first_parallel(point, range(n))
             if ppar is not None:
-                point = _mark_member(point, ppar, f"{PARALLEL_MARK}@{outer_members + n + ppar}")
+                point = _mark_member(point, ppar, self.mark_name(outer_members + n + ppar))
                 desc = f"point {ppar}"
         self.bands.append(BandInfo(index, n, outer_members, stmts, True, True, tuple(sizes), sched_text,
                                    desc, wavefront, tuple(order), extents))
@@ -199,14 +203,53 @@ class _Transformer:
     def first_parallel(self, node, members) -> int | None:
         for m in members:
             if self.is_parallel(node, m):
+                self.private = ()
+                return m
+            private = self.privatizing(node, m)
+            if private is not None:
+                self.private = private
                 return m
         return None
 
-    def is_parallel(self, node, m: int) -> bool:
+    def mark_name(self, depth: int) -> str:
+        """The OpenMP mark of the loop at schedule *depth*, with the scalars it must privatize."""
+        return f"{PARALLEL_MARK}@{depth}" + (f"@{','.join(self.private)}" if self.private else "")
+
+    def privatizing(self, node, m: int) -> tuple[str, ...] | None:
+        """The scalars that, made `lastprivate`, let band member *m* run in parallel (None: none do).
+        A scalar qualifies when, inside the loop, every value it carries is written and read in one
+        iteration (its flow dependences in the subtree stay within an iteration and none comes from
+        outside it, nor from before the region), and every iteration writes it (so the last iteration's
+        value is the sequential program's final value). Only its anti and output dependences are then
+        dropped from the parallelism test."""
+        if self.scalars is None or not self.is_parallel(node, m, self.scalars.without_false):
+            return None
+        dom = node.get_domain()
+        prefix = node.get_prefix_schedule_union_map().intersect_domain(dom)
+        mupa = node.band_get_partial_schedule()
+        for k in range(m + 1):
+            prefix = prefix.flat_range_product(_member_map(mupa, k, dom))
+        same = prefix.apply_range(prefix.reverse())
+        iterations = prefix.range()
+        out = []
+        for s, flow in self.scalars.flow.items():
+            writes = self.scalars.writes[s].intersect(dom)
+            inside = flow.intersect_params(self.scop.context).intersect_range(dom)
+            if writes.is_empty():
+                continue  # not written in this loop: only read, nothing to privatize
+            if not inside.is_subset(same) or not self.scalars.exposed[s].intersect(dom).is_empty():
+                return None
+            if not iterations.is_subset(prefix.intersect_domain(writes).range()):
+                return None
+            out.append(s)
+        return tuple(out)
+
+    def is_parallel(self, node, m: int, deps: isl.UnionMap | None = None) -> bool:
         """Exact test: no dependence between instances of this subtree that agree on every outer
         schedule dimension has a non-zero distance along band member *m*."""
         dom = node.get_domain()
-        deps = self.deps.intersect_domain(dom).intersect_range(dom)
+        deps = (self.deps if deps is None else deps.intersect_params(self.scop.context))
+        deps = deps.intersect_domain(dom).intersect_range(dom)
         if deps.is_empty():
             return True
         prefix = node.get_prefix_schedule_union_map().intersect_domain(dom)
