@@ -42,11 +42,12 @@ def run(exe: str, threads: int) -> tuple[float, str]:
     return t, cs
 
 
-def bench(kernel: str, reps: int, threads: list[int], defines: list[str], tile: str | None) -> dict:
+def bench(kernel: str, reps: int, threads: list[int], defines: list[str], tile: str | None,
+          extra: tuple[str, ...] = ()) -> dict:
     src = os.path.join(KERNEL_DIR, kernel + ".c")
     with tempfile.TemporaryDirectory() as d:
         opt = os.path.join(d, kernel + ".opt.c")
-        cmd = [sys.executable, "-m", "polytune", "optimize", src, "-o", opt, *defines]
+        cmd = [sys.executable, "-m", "polytune", "optimize", src, "-o", opt, *defines, *extra]
         if tile:
             cmd += ["--tile-sizes", tile]
         t0 = time.perf_counter()
@@ -85,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--threads", default="2,1")
     ap.add_argument("--tile-sizes", default=None, help="passed to polytune optimize (default: 32)")
+    ap.add_argument("--schedule", default=None, help="passed to polytune optimize (default: its default)")
     ap.add_argument("-D", dest="defines", action="append", default=[])
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args(argv)
@@ -93,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     defines = [f"-D{d}" for d in args.defines]
     rows = []
     for k in names:
-        row = bench(k, args.reps, threads, defines, args.tile_sizes)
+        row = bench(k, args.reps, threads, defines, args.tile_sizes,
+                    ("--schedule", args.schedule) if args.schedule else ())
         rows.append(row)
         m = row["median"]
         sp = "  ".join(f"{th}T {m['orig'] / m[f'opt{th}']:6.2f}x" for th in threads)

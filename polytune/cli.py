@@ -28,6 +28,9 @@ def _shape(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tile-sizes-file", help="Pluto's tile.sizes format: one integer per line")
     p.add_argument("--no-tile", action="store_true", help="do not tile")
     p.add_argument("--no-parallel", action="store_true", help="no OpenMP pragmas, no wavefront")
+    p.add_argument("--schedule", default="pluto", choices=["pluto", "outer"],
+                   help="CPU schedule: pluto (tiling hyperplanes with skewing: stencils are time-tiled, the "
+                        "default) or outer (outer parallel loops first: a stencil's time loop stays outside)")
     p.add_argument("--target", default="c", choices=["c", "cuda", "triton"],
                    help="code to emit: c (C with OpenMP, the default), cuda (host code and kernels) or "
                         "triton (a Python module with Triton kernels and a launcher run())")
@@ -83,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache", help="measurement cache file (default: ~/.cache/polytune/measurements.sqlite)")
     p.add_argument("--no-cache", action="store_true")
     p.add_argument("--no-parallel", action="store_true")
+    p.add_argument("--schedule", default="pluto", choices=["pluto", "outer", "auto"],
+                   help="the C target's schedule whose tile sizes are tuned (see optimize --schedule); auto: "
+                        "measure both schedules' tile-32 seeds first and tune the faster one")
     p.add_argument("--plot", metavar="FILE", help="draw the search (PNG): a heatmap with the path for two "
                                                   "parameters, else time per evaluation with the incumbent")
     p = sub.add_parser("bench", help="gcc -O3, clang -O3, Polly, polytune's seed and tuned kernels side by side")
@@ -146,7 +152,7 @@ def _options(args):
         check_block(block)
     return OptimizeOptions(tile=not args.no_tile, parallel=not args.no_parallel,
                            tile_sizes=parse_sizes(args.tile_sizes, args.tile_sizes_file), target=args.target,
-                           block=block)
+                           block=block, schedule=args.schedule)
 
 
 def cmd_optimize(args) -> int:
@@ -186,7 +192,7 @@ def cmd_inspect(args) -> int:
         w(f"  flow dependences:   {a.deps.flow}\n")
         w(f"  anti dependences:   {a.deps.anti}\n")
         w(f"  output dependences: {a.deps.output}\n")
-        ts = a.tiled(tuple(sizes), tile=opts.tile, parallel=opts.parallel)
+        ts = a.tiled(tuple(sizes), tile=opts.tile, parallel=opts.parallel, schedule=opts.schedule)
         del sizes[:len(ts.tile_sizes)]
         for b in ts.bands:
             what = f"tiled {list(b.tile_sizes)}" if b.tiled else "not tiled"
@@ -210,7 +216,7 @@ def cmd_tune(args) -> int:
                        time_limit=args.time_limit, domains=tuple(args.domain), samples=args.samples,
                        eps=args.eps, rng_seed=args.rng_seed,
                        cache=None if args.no_cache else (args.cache or default_cache_path()),
-                       parallel=not args.no_parallel, target=args.target)
+                       parallel=not args.no_parallel, target=args.target, schedule=args.schedule)
     if args.target == "cuda":
         from .measure_cuda import CudaBuildConfig
         cls, extra = CudaBuildConfig, {}

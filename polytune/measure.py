@@ -320,6 +320,8 @@ def workload_key(program: Program, build: BuildConfig, opts: OptimizeOptions) ->
         "machine": machine_id(),
         "tile": opts.tile, "parallel": opts.parallel,
     }
+    if opts.schedule != "pluto":
+        parts["schedule"] = opts.schedule
     if opts.target != "c":
         parts["target"] = opts.target
         parts["gpu"] = gpu_id()

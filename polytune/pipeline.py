@@ -26,6 +26,7 @@ class OptimizeOptions:
     target: str = "c"
     ivdep: bool = True
     block: tuple[int, ...] = ()  # GPU thread-block shape x[,y[,z]]; () -> the defaults (1024 / 32x32 / 32x8x4)
+    schedule: str = "pluto"  # CPU schedule: "pluto" (tiling hyperplanes, skewing) or "outer" (outer parallelism)
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,8 +37,16 @@ class AnalyzedScop:
     deps: Dependences
     base: object  # isl.Schedule from the scheduler, before tiling
 
-    def tiled(self, sizes: tuple[int, ...], tile: bool = True, parallel: bool = True) -> TiledSchedule:
-        return make_schedule(self.scop, self.deps, sizes, tile=tile, parallel=parallel, base=self.base)
+    def tiled(self, sizes: tuple[int, ...], tile: bool = True, parallel: bool = True,
+              schedule: str = "pluto") -> TiledSchedule:
+        base = self.base_outer if schedule == "outer" else self.base
+        return make_schedule(self.scop, self.deps, sizes, tile=tile, parallel=parallel, base=base)
+
+    @cached_property
+    def base_outer(self):
+        """isl's schedule asked for coincident (parallel) outer members, as PPCG does: a stencil's time loop
+        stays outside, unskewed, and the space loops inside it are tiled and parallel."""
+        return compute_base_schedule(self.scop, self.deps, outer_coincidence=True)
 
     @cached_property
     def gpu(self) -> GpuSchedule:
@@ -64,12 +73,13 @@ class Program:
         """Every identifier-like word of the file: generated names must avoid them (macros included)."""
         return frozenset(re.findall(r"[A-Za-z_]\w*", self.text))
 
-    def tunable_bands(self, tile: bool = True) -> list[tuple[int, BandInfo]]:
+    def tunable_bands(self, tile: bool = True, schedule: str = "pluto") -> list[tuple[int, BandInfo]]:
         """(scop index, band) of every tiled band, in the order tile sizes are taken (computed once)."""
-        if tile not in self._bands:
-            self._bands[tile] = [(k, b) for k, a in enumerate(self.scops)
-                                 for b in a.tiled((), tile=tile, parallel=False).tunable_bands]
-        return self._bands[tile]
+        if (tile, schedule) not in self._bands:
+            self._bands[tile, schedule] = [(k, b) for k, a in enumerate(self.scops)
+                                           for b in a.tiled((), tile=tile, parallel=False,
+                                                            schedule=schedule).tunable_bands]
+        return self._bands[tile, schedule]
 
 
 @dataclass(frozen=True)
@@ -93,6 +103,8 @@ def analyze(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] 
 def _check(opts: OptimizeOptions) -> None:
     if opts.target not in TARGETS:
         raise UsageError(f"unknown target '{opts.target}' (choose from {', '.join(TARGETS)})")
+    if opts.schedule not in ("pluto", "outer"):
+        raise UsageError(f"unknown schedule '{opts.schedule}' (choose from pluto, outer)")
     if any(s < 1 for s in opts.tile_sizes):
         raise UsageError("tile sizes must be positive integers")
 
@@ -103,7 +115,7 @@ def schedules(program: Program, opts: OptimizeOptions) -> list[TiledSchedule]:
     sizes = list(opts.tile_sizes)
     out = []
     for a in program.scops:
-        ts = a.tiled(tuple(sizes), tile=opts.tile, parallel=opts.parallel)
+        ts = a.tiled(tuple(sizes), tile=opts.tile, parallel=opts.parallel, schedule=opts.schedule)
         del sizes[:len(ts.tile_sizes)]
         out.append(ts)
     return out

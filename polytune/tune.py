@@ -1,6 +1,7 @@
 """`polytune tune`: hill climbing (and the baselines) over the tile sizes of the chosen schedule."""
 from __future__ import annotations
 
+import dataclasses
 import glob
 import json
 import math
@@ -47,6 +48,7 @@ class TuneOptions:
     parallel: bool = True
     domain_cap: int = 512
     target: str = "c"  # "c": tile sizes of the C/OpenMP code; "cuda": the thread-block shape
+    schedule: str = "pluto"  # the C target's schedule: "pluto", "outer", or "auto" (the faster seed's)
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,7 +98,7 @@ def build_space(program: Program, tune: TuneOptions, opts: OptimizeOptions) -> S
             raise UsageError("nothing to tune: no scop has a parallel loop to map to GPU threads", program.path)
         params = [Parameter(BLOCK_PARAMS[d], tuple(2 ** k for k in range(11 if d < 2 else 7))) for d in range(n)]
     else:
-        for k, band in program.tunable_bands(opts.tile):
+        for k, band in program.tunable_bands(opts.tile, opts.schedule):
             for m in range(band.members):
                 name = f"s{k}b{band.index}t{m}"
                 extent = band.extents[m] if m < len(band.extents) else None
@@ -142,7 +144,7 @@ def model_seed(program: Program, space: SearchSpace, opts: OptimizeOptions) -> t
     """The largest power-of-two cube tile whose data footprint (8-byte elements) fits half the L2 cache."""
     budget = cache_sizes()[2] // 2
     seed: list[int] = []
-    for k, band in program.tunable_bands(opts.tile):
+    for k, band in program.tunable_bands(opts.tile, opts.schedule):
         dims = access_dims(program.scops[k].scop, band.statements)
         t = 1
         while t < 1024 and sum(8 * (2 * t) ** min(d, band.members) for d in dims.values()) <= budget:
@@ -183,13 +185,36 @@ def _mjson(m: Measurement | None) -> dict | None:
             "detail": m.detail, "cached": m.cached, **({"extra": m.extra} if m.extra else {})}
 
 
+def choose_schedule(program: Program, tune_opts: TuneOptions, build: BuildConfig) -> tuple[TuneOptions, dict]:
+    """`--schedule auto`: measure the Pluto-default seed (tile 32) of both C schedules, each verified against
+    the original, and tune the faster one's tile sizes (its median; pluto when neither runs)."""
+    if tune_opts.target != "c":
+        raise UsageError("--schedule auto applies to the c target only")
+    harness = Harness(program, build)
+    seeds: dict[str, dict | None] = {}
+    try:
+        harness.measure_reference()
+        for sched in ("pluto", "outer"):
+            n = sum(b.members for _, b in program.tunable_bands(True, sched))
+            opts = OptimizeOptions(tile_sizes=(DEFAULT_TILE,) * n, parallel=tune_opts.parallel, schedule=sched)
+            seeds[sched] = _mjson(harness.measure((DEFAULT_TILE,) * n, opts))
+    finally:
+        harness.close()
+    ok = {s: m["median"] for s, m in seeds.items() if m and m["median"] is not None and m["error"] is None}
+    chosen = min(ok, key=ok.get) if ok else "pluto"
+    return dataclasses.replace(tune_opts, schedule=chosen), {"chosen": chosen, "seeds": seeds}
+
+
 def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig = BuildConfig(),
          progress=None) -> TuneResult:
     """Tune the tile sizes of *path*; every candidate is verified against the original program."""
     program = analyze(path, build.includes, build.defines)
+    schedule_choice = None
+    if tune_opts.schedule == "auto":
+        tune_opts, schedule_choice = choose_schedule(program, tune_opts, build)
     cuda = tune_opts.target == "cuda"
     triton = tune_opts.target == "triton"
-    base = OptimizeOptions(parallel=tune_opts.parallel, target=tune_opts.target)
+    base = OptimizeOptions(parallel=tune_opts.parallel, target=tune_opts.target, schedule=tune_opts.schedule)
     space = build_space(program, tune_opts, base)
     seed = seed_config(program, space, tune_opts, base)
     if triton:
@@ -208,7 +233,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
             return OptimizeOptions(target="triton")
         if cuda:
             return OptimizeOptions(target="cuda", block=tuple(config))
-        return OptimizeOptions(tile_sizes=tuple(config), parallel=tune_opts.parallel)
+        return OptimizeOptions(tile_sizes=tuple(config), parallel=tune_opts.parallel, schedule=tune_opts.schedule)
 
     cache = MeasurementCache(tune_opts.cache, workload_key(program, build, base)) if tune_opts.cache else None
     launch_choice = None
@@ -280,6 +305,10 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         "evals": result.evals,
         "search_time": search_time,
     }
+    if tune_opts.target == "c":
+        report["schedule"] = tune_opts.schedule
+        if schedule_choice is not None:
+            report["schedule_choice"] = schedule_choice
     if triton:
         report["triton"] = {"launch_choice": launch_choice,
                             "kernels": harness.resources, "device": harness.device}
@@ -333,6 +362,10 @@ def summary(res: TuneResult) -> str:
     r = res.report
     orig = r["original"]["median"]
     lines = [f"original: {orig:.4f} s" if orig else "original: not timed (the reference ran on the CPU)"]
+    if r.get("schedule_choice"):
+        seeds = ", ".join(f"{k} {v['median']:.4f} s" if v and v["median"] else f"{k} failed"
+                          for k, v in r["schedule_choice"]["seeds"].items())
+        lines.append(f"schedule: {r['schedule_choice']['chosen']} (tile-32 seeds: {seeds})")
     if r["seed"]:
         s = r["seed"]
         lines.append(f"seed {tuple(s['config'])}: " + (f"{s['median']:.4f} s" if s["median"] else s["error"]))

@@ -155,3 +155,34 @@ def test_result_comparison():
     wrong[1] += 1e-6
     assert "1 of 4 values differ" in compare_dumps(ref, wrong, 1e-9)
     assert compare_dumps(ref, ref[:3], 1e-9).startswith("wrote 3 values")
+
+
+def test_cli_tune_outer_schedule(tmp_path):
+    """--schedule outer tunes the tile sizes of the outer-parallel schedule (jacobi-2d: two space bands
+    under the sequential time loop) and writes that schedule's code."""
+    import os
+
+    from conftest import KERNELS
+    out, rep = tmp_path / "best.c", tmp_path / "r.json"
+    assert main(["tune", os.path.join(KERNELS, "jacobi-2d.c"), "-D", "N=30", "-D", "TSTEPS=4", "--schedule",
+                 "outer", "-o", str(out), "--report", str(rep), "--no-cache", "--runs", "1", "--cflags=-O1",
+                 "--max-evals", "3", "--threads", "1"]) == 0
+    r = json.loads(rep.read_text())
+    assert len(r["evaluations"][0]["config"]) == 4 and r["best"]["median"] > 0  # 2 bands x 2 members
+    assert "#pragma omp parallel for" in out.read_text()
+
+
+def test_cli_tune_auto_schedule(tmp_path):
+    """--schedule auto measures both schedules' tile-32 seeds and tunes the faster one."""
+    import os
+
+    from conftest import KERNELS
+    rep = tmp_path / "r.json"
+    assert main(["tune", os.path.join(KERNELS, "seidel-2d.c"), "-D", "N=40", "-D", "TSTEPS=4", "--schedule",
+                 "auto", "--report", str(rep), "--no-cache", "--runs", "1", "--cflags=-O1", "--max-evals", "2",
+                 "--threads", "1", "-o", str(tmp_path / "best.c")]) == 0
+    r = json.loads(rep.read_text())
+    choice = r["schedule_choice"]
+    assert set(choice["seeds"]) == {"pluto", "outer"} and r["schedule"] == choice["chosen"]
+    medians = {k: v["median"] for k, v in choice["seeds"].items()}
+    assert medians[choice["chosen"]] == min(medians.values())
