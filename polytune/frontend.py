@@ -70,21 +70,27 @@ def _same_file(marker_file: str, path: str, main_name: str | None) -> bool:
 
 
 _SCALAR_TYPES = r"float|double|int|long|short|char|unsigned|signed|_Bool|size_t|ptrdiff_t|u?int\d+_t"
-_DECL = re.compile(rf"\b(?:const\s+|static\s+|register\s+)*((?:{_SCALAR_TYPES})(?:\s+(?:{_SCALAR_TYPES}))*)\s+"
-                   r"([^;(){}]*)")
+_FLOAT_TYPEDEF = re.compile(r"\btypedef\s+(?:const\s+)?((?:long\s+)?double|float)\s+([A-Za-z_]\w*)\s*;")
 
 
 def declared_float_scalars(text: str) -> dict[str, str]:
     """The scalar variables declared with a floating type in (preprocessed) C text, the last declaration of
-    each name winning: name -> "fp64" (double, long double) or "fp32" (float). A later declaration of
-    the name with an integer type removes it; arrays, pointers and functions are left out. The GPU
-    emitters need this to pass a scalar in its own precision (Triton types a Python float as fp32)."""
+    each name winning: name -> "fp64" (double, long double, or a typedef of them) or "fp32" (float, or a
+    typedef of it). A later declaration of the name with an integer type removes it; arrays, pointers and
+    functions are left out. The GPU emitters need this to pass a scalar in its own precision (Triton types
+    a Python float as fp32)."""
+    aliases = {name: base for base, name in _FLOAT_TYPEDEF.findall(text)}
+    types = "|".join([_SCALAR_TYPES] + [re.escape(n) for n in aliases])
+    decl = re.compile(rf"\b(?:const\s+|static\s+|register\s+)*((?:{types})(?:\s+(?:{types}))*)\s+([^;(){{}}]*)")
     out: dict[str, str] = {}
     pos = 0
-    while (m := _DECL.search(text, pos)) is not None:
-        words = m.group(1).split()
+    while (m := decl.search(text, pos)) is not None:
+        words = [aliases.get(w, w) for w in m.group(1).split()]
+        words = " ".join(words).split()
         kind = "fp64" if "double" in words else "fp32" if "float" in words else None
         pos = m.end()
+        if m.group(1).split()[0] == "typedef" or text[max(0, m.start() - 8):m.start()].rstrip().endswith("typedef"):
+            continue  # the typedef itself declares a type, not a variable
         start, depth = m.start(2), 0
         for k in range(m.start(2), m.end(2) + 1):  # the declarators, split at top-level commas
             ch = text[k] if k < m.end(2) else ","
@@ -92,7 +98,7 @@ def declared_float_scalars(text: str) -> dict[str, str]:
             if ch != "," or depth:
                 continue
             d = text[start:k].strip()
-            if re.match(rf"(?:{_SCALAR_TYPES}|const|static)\b", d):
+            if re.match(rf"(?:{types}|const|static)\b", d):
                 pos = start  # the next parameter of a list: the next search handles it
                 break
             n = re.match(r"([A-Za-z_]\w*)\s*(\[)?", d)

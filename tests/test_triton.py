@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 from conftest import KERNELS, ROOT
@@ -157,6 +158,9 @@ def test_declared_float_scalars():
     assert {k: got[k] for k in ("alpha", "beta", "a", "x", "q", "r")} == \
         {"alpha": "fp64", "beta": "fp64", "a": "fp64", "x": "fp32", "q": "fp64", "r": "fp32"}
     assert not {"ni", "b", "c", "C", "p", "f"} & set(got)  # integers, arrays, pointers, functions
+    got = declared_float_scalars("typedef double real_t; typedef float f32;\n"
+                                 "void k(int n, real_t alpha, f32 beta, real_t C[n]) { real_t a; }")
+    assert got == {"alpha": "fp64", "beta": "fp32", "a": "fp64"}  # typedefs of floating types
 
 
 def test_stencil_taps_accumulate_in_registers_with_scalar_weights():
@@ -216,3 +220,13 @@ def test_forget_compiled_clears_the_jit_caches():
     k = SimpleNamespace(device_caches={0: "compiled"})
     forget_compiled(SimpleNamespace(k=k, CONFIG={}))
     assert k.device_caches == {}
+
+
+def test_unrolled_accumulations_stay_in_registers():
+    """A body unrolled by hand (four statements adding into B[i][j] per dj step) accumulates in registers,
+    statement by statement in their order, with one load and one store of B around the nest."""
+    program = analyze(os.path.join(GPU_DIR, "stencil2d_unroll.c"), defines=("N=13",))
+    text = generate_triton(program, OptimizeOptions(target="triton"))
+    nest = text[text.index("tl.static_range(0, 8, 1)"):text.index("def run_0")]
+    assert nest.count("tl.store(") == 1 and "tl.load(B" not in nest
+    assert len(re.findall(r"acc\d+ = acc\d+ \+", nest)) == 4

@@ -390,14 +390,16 @@ class _KernelPrinter:
 
     # ---- inner loops with one accumulating statement -----------------------------------------------
     def reduction(self, n, body, var, lo, hi, inc, in_range, lane_dependent, indent) -> bool:
-        """An accumulation into one address, in a loop or a perfect nest of loops whose iterations all
-        add into it (a stencil's taps): the value stays in registers over the whole nest."""
+        """Accumulations into one address, in a loop or a perfect nest of loops whose iterations all add
+        into it (a stencil's taps), by one statement or by several in sequence (a body unrolled by hand):
+        the value stays in registers over the whole nest, and the statements combine into it in their
+        order, so the result is the sequential one."""
         inner = []  # (var, lo, hi, inc) of the nest's inner loops
         while True:
             if body.get_type() == isl.ast_node_type.block:
                 kids = _list(body.block_get_children())
                 if len(kids) != 1:
-                    return False
+                    break
                 body = kids[0]
             if body.get_type() != isl.ast_node_type.for_ or lane_dependent:
                 break
@@ -410,40 +412,47 @@ class _KernelPrinter:
                 return False
             inner.append((var2, lo2, hi2, inc2))
             body = body.for_get_body()
-        if body.get_type() != isl.ast_node_type.user:
+        stmts = _flatten_blocks(body)
+        if not all(x.get_type() == isl.ast_node_type.user for x in stmts):
             return False
-        st, subst = self._statement(body.user_get_expr())
-        b = st.body
-        if not isinstance(b, c_ast.Assignment):
-            return False
-        scalar = isinstance(b.lvalue, c_ast.ID) and b.lvalue.name in self.scalars_on_device
-        if not (isinstance(b.lvalue, c_ast.ArrayRef) or scalar):
-            return False
-        op = _accumulation(b)
-        if op is None:
-            return False
-        if scalar:
-            target = b.lvalue
-            addr = f"{self.rn.get(target.name, target.name)} + ZERO"
-            self.arrays_used.add(target.name)
-        else:
-            _, addr = _CExpr(self, subst).address(b.lvalue)
-            target = b.lvalue
-            while isinstance(target, c_ast.ArrayRef):
-                target = target.name
-        if any(re.search(rf"\b{re.escape(v)}\b", addr) for v in [var] + [x[0] for x in inner]) or \
-                _reads_array(op[1], target.name):
-            return False
+        terms = []  # (kind, rhs node, subst) of each statement, in order
+        addr = None
+        for x in stmts:
+            st, subst = self._statement(x.user_get_expr())
+            b = st.body
+            if not isinstance(b, c_ast.Assignment):
+                return False
+            scalar = isinstance(b.lvalue, c_ast.ID) and b.lvalue.name in self.scalars_on_device
+            if not (isinstance(b.lvalue, c_ast.ArrayRef) or scalar):
+                return False
+            op = _accumulation(b)
+            if op is None:
+                return False
+            if scalar:
+                target = b.lvalue
+                here = f"{self.rn.get(target.name, target.name)} + ZERO"
+                self.arrays_used.add(target.name)
+            else:
+                _, here = _CExpr(self, subst).address(b.lvalue)
+                target = b.lvalue
+                while isinstance(target, c_ast.ArrayRef):
+                    target = target.name
+            if any(re.search(rf"\b{re.escape(v)}\b", here) for v in [var] + [y[0] for y in inner]) or \
+                    _reads_array(op[1], target.name) or (addr is not None and here != addr):
+                return False
+            addr = here
+            terms.append((op[0], op[1], subst))
         if self._free_guard():
             return False
-        kind, rhs_node = op
-        vectorize = (not lane_dependent and not inner and len(set(self.info.axes)) <= 1 and inc == "1"
+        kind, rhs_node, subst = terms[0]
+        single = len(terms) == 1
+        vectorize = (single and not lane_dependent and not inner and len(set(self.info.axes)) <= 1 and inc == "1"
                      and kind in ("+", "max", "min"))
         p, acc = self.fresh("p"), self.fresh("acc")
         self.emit(f"{p} = {addr}", indent)
         self.emit(f"{acc} = tl.load({p}, mask=MASK, other=0)", indent)
-        dot = (not lane_dependent and not inner and set(self.info.axes) == {0, 1} and inc == "1" and kind == "+"
-               and self.dot_reduction(acc, rhs_node, subst, var, lo, hi, indent))
+        dot = (single and not lane_dependent and not inner and set(self.info.axes) == {0, 1} and inc == "1"
+               and kind == "+" and self.dot_reduction(acc, rhs_node, subst, var, lo, hi, indent))
         if vectorize:
             self.vector_reduction(acc, kind, rhs_node, subst, var, lo, hi, indent)
         elif dot:
@@ -459,12 +468,12 @@ class _KernelPrinter:
                 saved = self.fresh("mask")
                 self.emit(f"{saved} = MASK", indent + 1)
                 self.emit(f"MASK = {saved} & {in_range}", indent + 1)
-            rhs = _CExpr(self, subst).visit(rhs_node)
+            for kind, rhs_node, subst in terms:
+                new = _combine(kind, acc, _CExpr(self, subst).visit(rhs_node))
+                if lane_dependent:
+                    new = f"tl.where({in_range}, {new}, {acc})"
+                self.emit(f"{acc} = {new}", indent + 1 + len(inner))
             self.any_mask = None
-            new = _combine(kind, acc, rhs)
-            if lane_dependent:
-                new = f"tl.where({in_range}, {new}, {acc})"
-            self.emit(f"{acc} = {new}", indent + 1 + len(inner))
             if lane_dependent:
                 self.emit(f"MASK = {saved}", indent + 1)
         self.emit(f"tl.store({p}, {acc}, mask=MASK)", indent)
@@ -673,6 +682,13 @@ class _KernelPrinter:
 
 
 UNROLL_MAX = 16
+
+
+def _flatten_blocks(node: isl.AstNode) -> list:
+    """The nodes a block runs in order, nested blocks opened."""
+    if node.get_type() != isl.ast_node_type.block:
+        return [node]
+    return [x for kid in _list(node.block_get_children()) for x in _flatten_blocks(kid)]
 
 
 def _range(lo: str, hi: str, inc: str) -> str:
