@@ -148,6 +148,7 @@ class TritonHarness:
         self.data: ProbeData | None = None
         self.mods: dict = {}
         self.mod = None
+        self._seen: dict[tuple, Measurement] = {}  # effective configuration -> its measurement
         self.best_time: float | None = None
         self.resources: dict[str, dict] = {}
 
@@ -189,8 +190,26 @@ class TritonHarness:
                 return f"{name}: {verdict}"
         return ""
 
+    def effective(self, cfg: dict) -> tuple:
+        """The part of a configuration the module it selects uses: two configurations that differ only in
+        parameters of the other schedule's kernels (softmax's BLOCK_X under FUSE=1) run the same code."""
+        from .tune import triton_params
+        fuse = cfg.get("FUSE", 0)
+        used = set(triton_params(self.texts.get(fuse, "")))
+        return (fuse,) + tuple(sorted((k, v) for k, v in cfg.items() if k in used))
+
     def measure(self, config: tuple[int, ...], names: tuple[str, ...]) -> Measurement:
         cfg = dict(zip(names, config))
+        key = self.effective(cfg)
+        same = self._seen.get(key)
+        if same is not None:  # the same code and launch: its measurement, not a second one
+            return Measurement(config, same.times, same.error, same.compile_time, same.detail,
+                               extra={"same_as": list(same.config)})
+        m = self._measure(config, cfg)
+        self._seen[key] = m
+        return m
+
+    def _measure(self, config: tuple[int, ...], cfg: dict) -> Measurement:
         torch = self.torch
         mod = self.mods.get(cfg.get("FUSE", 0))
         if mod is None:

@@ -230,3 +230,21 @@ def test_unrolled_accumulations_stay_in_registers():
     nest = text[text.index("tl.static_range(0, 8, 1)"):text.index("def run_0")]
     assert nest.count("tl.store(") == 1 and "tl.load(B" not in nest
     assert len(re.findall(r"acc\d+ = acc\d+ \+", nest)) == 4
+
+
+def test_parameters_of_the_other_schedule_are_not_measured_twice():
+    """Under FUSE=1 softmax is one row kernel: BLOCK_X (the unfused element-wise kernel's) changes nothing,
+    so a configuration differing only there reuses the measurement instead of compiling and timing again."""
+    from polytune.measure_triton import TritonHarness
+    program = analyze(os.path.join(GPU_DIR, "softmax.c"), defines=("N=9",))
+    h = TritonHarness(program, BuildConfig(defines=("N=9",)), runs=1)
+    try:
+        h.measure_reference()
+        names = ("BLOCK_X", "BLOCK_M", "FUSE")
+        a = h.measure((16, 2, 1), names)
+        b = h.measure((64, 2, 1), names)
+        c = h.measure((64, 2, 0), names)
+        assert a.ok and b.times == a.times and b.extra == {"same_as": [16, 2, 1]} and b.config == (64, 2, 1)
+        assert c.ok and "same_as" not in c.extra  # FUSE=0 runs other kernels, which use BLOCK_X
+    finally:
+        h.close()
