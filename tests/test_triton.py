@@ -248,3 +248,62 @@ def test_parameters_of_the_other_schedule_are_not_measured_twice():
         assert c.ok and "same_as" not in c.extra  # FUSE=0 runs other kernels, which use BLOCK_X
     finally:
         h.close()
+
+
+UNROLLED = """#include <stdio.h>
+#define N 11
+float A[N][N + 3], s[N];
+static void kernel(int n)
+{
+  int i, k;
+#pragma scop
+  for (i = 0; i < n; i++) {
+    s[i] = 0.0f;
+    for (k = 0; k < n; k += 2) {
+      s[i] += A[i][k] * 0.5f;
+      s[i] += A[i][SECOND] * 0.5f;
+    }
+  }
+#pragma endscop
+}
+int main(void)
+{
+  int i, k;
+  for (i = 0; i < N; i++)
+    for (k = 0; k < N + 3; k++)
+      A[i][k] = (float)((i * 7 + k * 3) % 13) - 6.0f;
+  kernel(N);
+  double cs = 0.0;
+  for (i = 0; i < N; i++)
+    cs += (i + 1) * s[i];
+  printf("checksum: %.10e\\n", cs);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("second,rolled", [("k + 1", True), ("k + 2", False)])
+def test_hand_unrolled_bodies_are_rerolled_only_when_equivalent(tmp_path, second, rolled):
+    """`s += a[k]; s += a[k+1]` under `k += 2` is `s += a[k]` over every k (an odd n included: the
+    original reads a[n] too): re-rolled, it becomes a vector reduction. Offsets 0 and 2 are not a
+    re-rolled loop: they stay two accumulations in registers. Both give the original's result."""
+    from polytune.measure_triton import TritonHarness
+    src = tmp_path / "unrolled.c"
+    src.write_text(UNROLLED.replace("SECOND", second))
+    program = analyze(str(src))
+    text = generate_triton(program, OptimizeOptions(target="triton"))
+    assert ("tl.sum(" in text) == rolled
+    h = TritonHarness(program, BuildConfig(), runs=1)
+    try:
+        h.measure_reference()
+        for cfg in ({}, {"BLOCK_M": 2, "BLOCK_R": 4, "BLOCK_X": 4}):
+            m = h.measure(tuple(cfg.values()), tuple(cfg))
+            assert m.ok, (cfg, m.error, m.detail)
+    finally:
+        h.close()
+
+
+def test_unrolled_matmul_becomes_a_dot():
+    program = analyze(os.path.join(GPU_DIR, "matmul_unroll.c"), defines=("N=12",))
+    text = generate_triton(program, OptimizeOptions(target="triton"))
+    assert "tl.dot(" in text

@@ -21,6 +21,7 @@ Two rewrites make the inner loops cheap:
 """
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
@@ -444,6 +445,9 @@ class _KernelPrinter:
             terms.append((op[0], op[1], subst))
         if self._free_guard():
             return False
+        rolled = self.reroll(terms, var, lo, hi, inc) if not lane_dependent and not inner else None
+        if rolled is not None:  # a body unrolled by hand, as one statement over a step-1 loop
+            terms, hi, inc = [terms[0]], rolled, "1"
         kind, rhs_node, subst = terms[0]
         single = len(terms) == 1
         vectorize = (single and not lane_dependent and not inner and len(set(self.info.axes)) <= 1 and inc == "1"
@@ -478,6 +482,22 @@ class _KernelPrinter:
                 self.emit(f"MASK = {saved}", indent + 1)
         self.emit(f"tl.store({p}, {acc}, mask=MASK)", indent)
         return True
+
+    def reroll(self, terms, var, lo, hi, inc) -> str | None:
+        """The upper bound of the step-1 loop that a hand-unrolled body stands for, or None. The body's
+        u statements must be one accumulation with the loop counter shifted by 0, 1, .., u-1, under a
+        loop of step u: `for (k = lo; k < hi; k += 4) { s += a[k]; s += a[k+1]; .. }` runs the same
+        additions, in the same order, as `for (k = lo; k < lo + 4 * ceil((hi - lo) / 4); k++) s += a[k]`.
+        That form can then take the vector reduction or tl.dot, like any other loop."""
+        u = len(terms)
+        if u < 2 or inc != str(u) or len({t[0] for t in terms}) != 1:
+            return None
+        kind, node0, subst0 = terms[0]
+        for i, (_, node, subst) in enumerate(terms):
+            shifted = {k: re.sub(rf"\b{re.escape(var)}\b", f"({var} + {i})", v) for k, v in subst0.items()}
+            if _canonical(_CExpr(self, shifted).visit(node0)) != _canonical(_CExpr(self, subst).visit(node)):
+                return None
+        return f"({lo}) + {u} * ((({hi}) - ({lo}) + {u - 1}) // {u})"
 
     def dot_reduction(self, acc, rhs_node, subst, var, lo, hi, indent) -> bool:
         """W[i][j] += (scalars *) X[.. i .. k ..] * Y[.. k .. j ..] under a 2-D mapping (i on y, j on x):
@@ -682,6 +702,49 @@ class _KernelPrinter:
 
 
 UNROLL_MAX = 16
+
+
+def _canonical(text: str) -> str:
+    """A Python expression with its integer-affine parts (index arithmetic) in one normal form, so that
+    `((k + 1) + 4)` and `(k + 5)` compare equal; anything else is compared as written."""
+
+    def linear(n):  # {name or 1: coefficient}, or None if n is not integer-affine
+        if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
+            return {1: n.value}
+        if isinstance(n, ast.Name):
+            return {n.id: 1}
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            a = linear(n.operand)
+            return None if a is None else {k: -v for k, v in a.items()}
+        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult)):
+            a, b = linear(n.left), linear(n.right)
+            if a is None or b is None:
+                return None
+            if isinstance(n.op, ast.Mult):
+                if set(a) == {1}:
+                    a, b = b, a
+                if set(b) != {1}:
+                    return None
+                return {k: v * b[1] for k, v in a.items()}
+            sign = 1 if isinstance(n.op, ast.Add) else -1
+            out = dict(a)
+            for k, v in b.items():
+                out[k] = out.get(k, 0) + sign * v
+            return out
+        return None
+
+    class Normal(ast.NodeTransformer):
+        def visit(self, n):
+            form = linear(n) if isinstance(n, ast.expr) else None
+            if form is not None and any(k != 1 for k in form):
+                return ast.Constant(value=repr(sorted((str(k), v) for k, v in form.items() if v)))
+            return self.generic_visit(n)
+
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return text
+    return ast.dump(Normal().visit(tree))
 
 
 def _flatten_blocks(node: isl.AstNode) -> list:
