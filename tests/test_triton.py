@@ -307,3 +307,11 @@ def test_unrolled_matmul_becomes_a_dot():
     program = analyze(os.path.join(GPU_DIR, "matmul_unroll.c"), defines=("N=12",))
     text = generate_triton(program, OptimizeOptions(target="triton"))
     assert "tl.dot(" in text
+
+
+def test_canonical_index_arithmetic():
+    from polytune.emit.triton import _canonical as c
+    assert c("tl.load(W + ((k + 1) + 4) * s)") == c("tl.load(W + (k + 5) * s)")
+    assert c("2 * (k + 1) - k") == c("k + 2") and c("a[(k6 + 1)]") == c("a[((k6 + 1))]")
+    assert c("x + (k + 1)") != c("x + (k + 2)") and c("k6 * 11") != c("k61 * 1")
+    assert c("k * k") != c("k * 2")  # not affine: compared as written
