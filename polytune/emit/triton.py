@@ -609,21 +609,7 @@ class _KernelPrinter:
                 self.emit(f"{a} = tl.load({p}, mask=MASK, other=0)", indent)
                 accs[id(st)] = (p, a)
                 self.arrays_used.add(name)
-        axes = sorted(set(self.info.axes))
-        r, base = self.fresh("r"), self.fresh("k")
-        self.emit(f"for {base} in range({lo}, {hi}, BLOCK_R):", indent)
-        self.emit(f"{r} = {base} + tl.arange(0, BLOCK_R)" + ("[None, :]" if axes else ""), indent + 1)
-        lanes = [v for v in sorted(self.vector) if v not in ("ZERO", "MASK") and not v.startswith("g_")]
-        saved_m, saved_z = self.fresh("mask"), self.fresh("zero")
-        self.emit(f"{saved_m} = MASK", indent + 1)
-        self.emit(f"{saved_z} = ZERO", indent + 1)
-        if axes:
-            self.emit(f"ZERO = {saved_z}[:, None] + ({r} * 0)", indent + 1)
-            self.emit(f"MASK = {saved_m}[:, None] & ({r} < {hi})", indent + 1)
-        else:
-            self.emit(f"ZERO = {r} * 0", indent + 1)
-            self.emit(f"MASK = ({r} < {hi})", indent + 1)
-
+        r, axes, lanes, saved = self.open_chunks(lo, hi, indent)
         stored: dict[str, str] = {}  # address -> the value this chunk stored there (forwarded, not reloaded)
 
         def lift(text):
@@ -647,14 +633,8 @@ class _KernelPrinter:
                 stored[_lift(addr, lanes) if axes else addr] = val
             else:
                 red_kind, rhs_node = acc
-                p, a = accs[id(st)]
-                neutral = {"+": "0", "max": "float('-inf')", "min": "float('inf')"}[red_kind]
-                red = {"+": "tl.sum", "max": "tl.max", "min": "tl.min"}[red_kind]
-                val = self.fresh("t")
-                self.emit(f"{val} = tl.where(MASK, {lift(cx.visit(rhs_node))}, {neutral})", indent + 1)
-                self.emit(f"{a} = {_combine(red_kind, a, f'{red}({val}, axis={1 if axes else 0})')}", indent + 1)
-        self.emit(f"MASK = {saved_m}", indent + 1)
-        self.emit(f"ZERO = {saved_z}", indent + 1)
+                self.reduce_chunk(red_kind, accs[id(st)][1], lift(cx.visit(rhs_node)), axes, indent + 1)
+        self.close_chunks(saved, indent)
         for p, a in accs.values():
             self.emit(f"tl.store({p}, {a}, mask=MASK)", indent)
         return True
@@ -662,24 +642,21 @@ class _KernelPrinter:
     def vector_reduction(self, acc, kind, rhs_node, subst, var, lo, hi, indent) -> None:
         """The loop's iterations become a new, innermost tensor axis of BLOCK_R lanes, reduced with
         tl.sum / tl.max / tl.min; the outer loop steps over blocks of BLOCK_R."""
+        r, axes, lanes, saved = self.open_chunks(lo, hi, indent)
+        inner = {k: re.sub(rf"\b{re.escape(var)}\b", r, v) for k, v in subst.items()}
+        rhs = _CExpr(self, inner).visit(rhs_node)
+        self.reduce_chunk(kind, acc, _lift(rhs, lanes) if axes else rhs, axes, indent + 1)
+        self.close_chunks(saved, indent)
+
+    def open_chunks(self, lo, hi, indent):
+        """`for k in range(lo, hi, BLOCK_R)` with r its BLOCK_R lanes (a new innermost tensor axis when a
+        dimension is mapped); MASK and ZERO take that axis, their old values saved for close_chunks.
+        Returns r, the mapped axes, the lane vectors to lift to 2-D, and the saved names."""
         axes = sorted(set(self.info.axes))
-        r = self.fresh("r")
-        base = self.fresh("k")
+        r, base = self.fresh("r"), self.fresh("k")
         self.emit(f"for {base} in range({lo}, {hi}, BLOCK_R):", indent)
-        if axes:  # one mapped axis: tensors become [BLOCK, BLOCK_R]
-            self.emit(f"{r} = {base} + tl.arange(0, BLOCK_R)[None, :]", indent + 1)
-        else:
-            self.emit(f"{r} = {base} + tl.arange(0, BLOCK_R)", indent + 1)
-        inner = dict(subst)
-        for k, v in subst.items():
-            if re.fullmatch(rf"\(?{re.escape(var)}\)?", v) or re.search(rf"\b{re.escape(var)}\b", v):
-                inner[k] = re.sub(rf"\b{re.escape(var)}\b", r, v)
-        lanes = []
-        for name in sorted(self.vector):
-            if name in ("ZERO", "MASK") or name.startswith("g_"):
-                continue
-            lanes.append(name)
-        # loads inside use the 2-D mask and zero
+        self.emit(f"{r} = {base} + tl.arange(0, BLOCK_R)" + ("[None, :]" if axes else ""), indent + 1)
+        lanes = [v for v in sorted(self.vector) if v not in ("ZERO", "MASK") and not v.startswith("g_")]
         saved_m, saved_z = self.fresh("mask"), self.fresh("zero")
         self.emit(f"{saved_m} = MASK", indent + 1)
         self.emit(f"{saved_z} = ZERO", indent + 1)
@@ -689,16 +666,19 @@ class _KernelPrinter:
         else:
             self.emit(f"ZERO = {r} * 0", indent + 1)
             self.emit(f"MASK = ({r} < {hi})", indent + 1)
-        rhs = _CExpr(self, inner).visit(rhs_node)
-        if axes:
-            rhs = _lift(rhs, lanes)
+        return r, axes, lanes, (saved_m, saved_z)
+
+    def close_chunks(self, saved, indent) -> None:
+        self.emit(f"MASK = {saved[0]}", indent + 1)
+        self.emit(f"ZERO = {saved[1]}", indent + 1)
+
+    def reduce_chunk(self, kind, acc, rhs, axes, indent) -> None:
+        """acc = acc (+, max, min) the reduction of rhs over the chunk's lanes, masked-off lanes neutral."""
         neutral = {"+": "0", "max": "float('-inf')", "min": "float('inf')"}[kind]
         red = {"+": "tl.sum", "max": "tl.max", "min": "tl.min"}[kind]
         val = self.fresh("t")
-        self.emit(f"{val} = tl.where(MASK, {rhs}, {neutral})", indent + 1)
-        self.emit(f"{acc} = {_combine(kind, acc, f'{red}({val}, axis={1 if axes else 0})')}", indent + 1)
-        self.emit(f"MASK = {saved_m}", indent + 1)
-        self.emit(f"ZERO = {saved_z}", indent + 1)
+        self.emit(f"{val} = tl.where(MASK, {rhs}, {neutral})", indent)
+        self.emit(f"{acc} = {_combine(kind, acc, f'{red}({val}, axis={1 if axes else 0})')}", indent)
 
 
 UNROLL_MAX = 16
