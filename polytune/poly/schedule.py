@@ -225,10 +225,7 @@ class _Transformer:
         if self.scalars is None or not self.is_parallel(node, m, self.scalars.without_false):
             return None
         dom = node.get_domain()
-        prefix = node.get_prefix_schedule_union_map().intersect_domain(dom)
-        mupa = node.band_get_partial_schedule()
-        for k in range(m + 1):
-            prefix = prefix.flat_range_product(_member_map(mupa, k, dom))
+        prefix = _iterations(node, dom, m + 1)
         same = prefix.apply_range(prefix.reverse())
         iterations = prefix.range()
         out = []
@@ -252,15 +249,12 @@ class _Transformer:
         deps = deps.intersect_domain(dom).intersect_range(dom)
         if deps.is_empty():
             return True
-        prefix = node.get_prefix_schedule_union_map().intersect_domain(dom)
-        mupa = node.band_get_partial_schedule()
-        for k in range(m):
-            prefix = prefix.flat_range_product(_member_map(mupa, k, dom))
+        prefix = _iterations(node, dom, m)
         same = prefix.apply_range(prefix.reverse())
         deps = deps.intersect(same)
         if deps.is_empty():
             return True
-        f = _member_map(mupa, m, dom)
+        f = _member_map(node.band_get_partial_schedule(), m, dom)
         dist = deps.apply_domain(f).apply_range(f).deltas()
         zero = isl.UnionSet(isl.Set("{ [0] }", context=CTX)).align_params(dist.get_space())
         return dist.is_subset(zero)
@@ -347,6 +341,17 @@ def _has_degenerate_member(node) -> bool:
 
 def _pw_space(st: isl.Set) -> isl.Space:
     return st.get_space().from_domain().add_dims(isl.dim_type.out, 1)
+
+
+def _iterations(node, dom, members: int) -> isl.UnionMap:
+    """Each instance of *dom* -> its outer schedule dimensions followed by the band's first *members*
+    members: two instances with the same image run in the same iteration of the loop of member
+    members - 1."""
+    prefix = node.get_prefix_schedule_union_map().intersect_domain(dom)
+    mupa = node.band_get_partial_schedule()
+    for k in range(members):
+        prefix = prefix.flat_range_product(_member_map(mupa, k, dom))
+    return prefix
 
 
 def _member_map(mupa: isl.MultiUnionPwAff, k: int, dom: isl.UnionSet) -> isl.UnionMap:
