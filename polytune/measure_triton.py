@@ -141,7 +141,9 @@ class TritonHarness:
         self.device = "cpu" if self.interpret or not torch.cuda.is_available() else "cuda"
         if self.device == "cpu" and not self.interpret:
             raise UsageError("the triton target needs an NVIDIA GPU (or TRITON_INTERPRET=1 to run on the CPU)")
+        from .tune import triton_params
         self.texts = triton_variants(program, OptimizeOptions(target="triton"))  # by FUSE value
+        self.used = {f: frozenset(triton_params(t)) for f, t in self.texts.items()}  # parameters each reads
         self.text = self.texts[0]
         self.rn = py_names(program.scops[0].scop)
         self.key = hashlib.sha256("".join(self.texts.values()).encode()).hexdigest()
@@ -193,9 +195,8 @@ class TritonHarness:
     def effective(self, cfg: dict) -> tuple:
         """The part of a configuration the module it selects uses: two configurations that differ only in
         parameters of the other schedule's kernels (softmax's BLOCK_X under FUSE=1) run the same code."""
-        from .tune import triton_params
         fuse = cfg.get("FUSE", 0)
-        used = set(triton_params(self.texts.get(fuse, "")))
+        used = self.used.get(fuse, ())
         return (fuse,) + tuple(sorted((k, v) for k, v in cfg.items() if k in used))
 
     def measure(self, config: tuple[int, ...], names: tuple[str, ...]) -> Measurement:

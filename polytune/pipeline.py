@@ -67,6 +67,7 @@ class Program:
     text: str
     scops: tuple[AnalyzedScop, ...]
     _bands: dict = field(default_factory=dict, repr=False)
+    _triton: dict = field(default_factory=dict, repr=False)  # triton_variants, by block option
 
     @cached_property
     def identifiers(self) -> frozenset[str]:
@@ -163,12 +164,15 @@ def generate_triton(program: Program, opts: OptimizeOptions, config: dict | None
 
 def triton_variants(program: Program, opts: OptimizeOptions) -> dict[int, str]:
     """The Triton modules worth measuring, by FUSE value: the PPCG-like mapping (0) and, where it differs,
-    the mapping of the whole-component schedule (1). The choice between them is a tuning parameter."""
-    out = {0: generate_triton(program, opts, {"FUSE": 0})}
-    fused = generate_triton(program, opts, {"FUSE": 1})
-    if fused.split("\n@triton.jit", 1)[-1] != out[0].split("\n@triton.jit", 1)[-1]:
-        out[1] = fused
-    return out
+    the mapping of the whole-component schedule (1). The choice between them is a tuning parameter.
+    Computed once per program (the search space and the harness both need them)."""
+    if opts.block not in program._triton:
+        out = {0: generate_triton(program, opts, {"FUSE": 0})}
+        fused = generate_triton(program, opts, {"FUSE": 1})
+        if fused.split("\n@triton.jit", 1)[-1] != out[0].split("\n@triton.jit", 1)[-1]:
+            out[1] = fused
+        program._triton[opts.block] = out
+    return dict(program._triton[opts.block])
 
 
 def gpu_report(program: Program, opts: OptimizeOptions) -> list[dict]:

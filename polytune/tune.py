@@ -185,33 +185,37 @@ def _mjson(m: Measurement | None) -> dict | None:
             "detail": m.detail, "cached": m.cached, **({"extra": m.extra} if m.extra else {})}
 
 
-def choose_schedule(program: Program, tune_opts: TuneOptions, build: BuildConfig) -> tuple[TuneOptions, dict]:
+def choose_schedule(program: Program, tune_opts: TuneOptions, build: BuildConfig):
     """`--schedule auto`: measure the Pluto-default seed (tile 32) of both C schedules, each verified against
-    the original, and tune the faster one's tile sizes (its median; pluto when neither runs)."""
+    the original, and tune the faster one's tile sizes (its median; pluto when neither runs). Returns the
+    options with that schedule, the choice for the report, and the harness with the original measured
+    (the search goes on with both)."""
     if tune_opts.target != "c":
         raise UsageError("--schedule auto applies to the c target only")
     harness = Harness(program, build)
     seeds: dict[str, dict | None] = {}
     try:
-        harness.measure_reference()
+        original = harness.measure_reference()
         for sched in ("pluto", "outer"):
             n = sum(b.members for _, b in program.tunable_bands(True, sched))
             opts = OptimizeOptions(tile_sizes=(DEFAULT_TILE,) * n, parallel=tune_opts.parallel, schedule=sched)
             seeds[sched] = _mjson(harness.measure((DEFAULT_TILE,) * n, opts))
-    finally:
+    except BaseException:
         harness.close()
+        raise
     ok = {s: m["median"] for s, m in seeds.items() if m and m["median"] is not None and m["error"] is None}
     chosen = min(ok, key=ok.get) if ok else "pluto"
-    return dataclasses.replace(tune_opts, schedule=chosen), {"chosen": chosen, "seeds": seeds}
+    return (dataclasses.replace(tune_opts, schedule=chosen), {"chosen": chosen, "seeds": seeds}, harness,
+            original)
 
 
 def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig = BuildConfig(),
          progress=None) -> TuneResult:
     """Tune the tile sizes of *path*; every candidate is verified against the original program."""
     program = analyze(path, build.includes, build.defines)
-    schedule_choice = None
+    schedule_choice = harness = original = None
     if tune_opts.schedule == "auto":
-        tune_opts, schedule_choice = choose_schedule(program, tune_opts, build)
+        tune_opts, schedule_choice, harness, original = choose_schedule(program, tune_opts, build)
     cuda = tune_opts.target == "cuda"
     triton = tune_opts.target == "triton"
     base = OptimizeOptions(parallel=tune_opts.parallel, target=tune_opts.target, schedule=tune_opts.schedule)
@@ -225,7 +229,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         if not isinstance(build, CudaBuildConfig):
             raise UsageError("the cuda target needs a CudaBuildConfig")  # pragma: no cover
         harness = CudaHarness(program, build)
-    else:
+    elif harness is None:
         harness = Harness(program, build)
 
     def options_for(config) -> OptimizeOptions:
@@ -239,7 +243,8 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
     launch_choice = None
     t0 = time.perf_counter()
     try:
-        original = harness.measure_reference()
+        if original is None:
+            original = harness.measure_reference()
 
         def evaluate(config) -> Measurement:
             config = tuple(int(c) for c in config)
