@@ -68,3 +68,53 @@ def test_parallel_loop_detection(tmp_path):
     member = isl.MultiUnionPwAff(b.schedule).get_at(k)
     assert isl.UnionMap.from_union_pw_aff(member).intersect_domain(a.scop.domain).is_equal(
         isl.UnionMap("[n] -> { S0[i, j] -> [j] }").intersect_domain(a.scop.domain))
+
+
+def _members(a, statement: str) -> list[set[str]]:
+    """The iterators each band member of *statement* in the base schedule involves."""
+    from polytune.poly.schedule import _bands
+    st = next(x for x in a.scop.statements if x.name == statement)
+    dom = st.domain
+    names = [dom.get_dim_name(isl.dim_type.set, i) for i in range(dom.dim(isl.dim_type.set))]
+    out: list[set[str]] = []
+    for node in _bands(a.base.get_root()):
+        mupa = node.band_get_partial_schedule()
+        for k in range(node.band_n_member()):
+            upa = mupa.get_at(k).intersect_domain(isl.UnionSet(dom))
+            if upa.domain().is_empty():
+                continue
+            pa = upa.extract_pw_aff(dom.get_space().from_domain().add_dims(isl.dim_type.out, 1))
+            out.append({names[i] for _s, aff in pa.get_pieces() for i in range(len(names))
+                        if not aff.get_coefficient_val(isl.dim_type.in_, i).is_zero()})
+    return out
+
+
+def test_short_inner_loops_are_not_skewed_into_spatial_loops(tmp_path):
+    # Two 3x3 sweeps per time step (depthwise.c): isl's Pluto-like scheduler fuses them with the member
+    # `y + ky`; the short tap loop ky must stay a loop of its own.
+    body = ("for (t = 0; t < 10; t++) {\n"
+            " for (i = 0; i < 60; i++) for (j = 0; j < 60; j++) { B[i+1][j+1] = 0.0;\n"
+            "  for (k = 0; k < 3; k++) B[i+1][j+1] += A[i+k][j+1]; }\n"
+            " for (i = 0; i < 60; i++) for (j = 0; j < 60; j++) { A[i+1][j+1] = 0.0;\n"
+            "  for (k = 0; k < 3; k++) A[i+1][j+1] += B[i+k][j+1]; } }")
+    a = _prog(tmp_path, body)
+    members = _members(a, "S1")
+    assert {"k"} in members and not any({"i", "k"} <= m for m in members), members
+    check_legal(a.tiled((4, 4, 4)).schedule, a.deps, a.scop)
+
+
+def test_time_skewing_is_kept_with_few_time_steps(tmp_path):
+    # The time loop is outside: skewing i by t is Pluto's time tiling, even when t has 3 iterations.
+    a = _prog(tmp_path, "for (t = 0; t < 3; t++) {\n for (i = 1; i < 99; i++) B[0][i] = A[0][i-1] + "
+                        "A[0][i] + A[0][i+1];\n for (i = 1; i < 99; i++) A[0][i] = B[0][i]; }")
+    assert any({"t", "i"} <= m for m in _members(a, "S0"))
+
+
+def test_loop_counters_are_64_bit(tmp_path):
+    # gcc vectorizes `A[-2 * c4 + c7]` with contiguous loads only when the counters are 64-bit.
+    from polytune.pipeline import OptimizeOptions, generate
+    p = tmp_path / "k.c"
+    p.write_text("double A[100];\nvoid f(int n) {\n  int i;\n#pragma scop\n"
+                 "for (i = 0; i < n; i++) A[i] = A[i] * 2.0;\n#pragma endscop\n}\n")
+    text = generate(analyze(str(p)), OptimizeOptions()).text
+    assert "for (long " in text and "for (int c" not in text

@@ -79,7 +79,23 @@ def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool
     d = deps.all
     sc = isl.ScheduleConstraints.on_domain(scop.domain).set_validity(d).set_proximity(d).set_coincidence(d)
     try:
-        return bounded(sc.compute_schedule, SCHEDULER_OPERATIONS)
+        schedule = bounded(sc.compute_schedule, SCHEDULER_OPERATIONS)
+        if _skews_short_loop(schedule):
+            # isl skewed a loop by a short constant-extent loop (depthwise: `y + ky`, the filter taps): the
+            # accumulation is spread over the outer loop, and the point loops get a loop of 1-3 iterations
+            # and guards in the innermost body. Ask for parallel outer members instead (PPCG's choice,
+            # which keeps such loops inside), or else schedule the strongly connected components one after
+            # the other; keep the first schedule free of that skew.
+            for retry in ((1, 0), (0, 1)):
+                CTX.set_schedule_outer_coincidence(retry[0] or int(outer_coincidence))
+                CTX.set_schedule_serialize_sccs(retry[1])
+                try:
+                    other = bounded(sc.compute_schedule, SCHEDULER_OPERATIONS)
+                finally:
+                    CTX.set_schedule_serialize_sccs(0)
+                if not _skews_short_loop(other):
+                    return other
+        return schedule
     except isl.Error:
         # isl's scheduler can fail ("unable to carry dependences"): keep the original order, untiled.
         mupa = isl.MultiUnionPwAff.from_union_map(scop.schedule)
@@ -87,6 +103,44 @@ def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool
     finally:
         CTX.set_schedule_outer_coincidence(0)
         CTX.set_schedule_whole_component(0)
+
+
+SHORT_LOOP = 8  # constant trip counts up to this are "short" (filter taps, unrolled widths)
+
+
+def _skews_short_loop(schedule: isl.Schedule) -> bool:
+    """Whether some band member combines, for some statement, a loop that is not short with a loop of short
+    constant extent nested inside it (`y + ky` with 0 <= ky < 3). Time skewing (`2t + i`) does not count,
+    even with few time steps: the time loop is the outer one."""
+    return any(_band_skews_short_loop(node) for node in _bands(schedule.get_root()))
+
+
+def _bands(node) -> list:
+    """Every band node below *node*, depth first (plain recursion: no isl callback can raise)."""
+    out = [node] if node.get_type() == isl.schedule_node_type.band else []
+    for i in range(node.n_children()):
+        out += _bands(node.child(i))
+    return out
+
+
+def _band_skews_short_loop(node) -> bool:
+    mupa = node.band_get_partial_schedule()
+    for st in sets_of(node.get_domain()):
+        short = [_is_short(st, i) for i in range(st.dim(isl.dim_type.set))]
+        if not any(short):
+            continue
+        for k in range(node.band_n_member()):
+            pa = mupa.get_at(k).intersect_domain(isl.UnionSet(st)).extract_pw_aff(_pw_space(st))
+            for _piece, aff in pa.get_pieces():
+                used = [i for i in range(len(short)) if not aff.get_coefficient_val(isl.dim_type.in_, i).is_zero()]
+                if any(short[j] and not short[i] for i in used for j in used if j > i):
+                    return True
+    return False
+
+
+def _is_short(st: isl.Set, i: int) -> bool:
+    lo, hi = st.dim_min_val(i), st.dim_max_val(i)
+    return lo.is_int() and hi.is_int() and hi.sub(lo).to_python() < SHORT_LOOP
 
 
 def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (), tile: bool = True,
