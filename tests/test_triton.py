@@ -315,3 +315,74 @@ def test_canonical_index_arithmetic():
     assert c("2 * (k + 1) - k") == c("k + 2") and c("a[(k6 + 1)]") == c("a[((k6 + 1))]")
     assert c("x + (k + 1)") != c("x + (k + 2)") and c("k6 * 11") != c("k61 * 1")
     assert c("k * k") != c("k * 2")  # not affine: compared as written
+
+
+def _fwd(text: str) -> list[str]:
+    from polytune.emit.triton import forward_stores
+    return forward_stores([x[4:] for x in text.strip("\n").split("\n")])
+
+
+def test_a_stored_element_is_forwarded_and_the_dead_store_dropped():
+    out = _fwd("""
+    p1 = B + (v1) + ZERO
+    tl.store(p1, 0.0, mask=MASK)
+    p2 = B + (v1) + ZERO
+    acc3 = tl.load(p2, mask=MASK, other=0)
+    for k4 in range(0, n, 1):
+        acc3 = acc3 + tl.load(A + (v1 + k4) + ZERO, mask=MASK, other=0)
+    tl.store(p2, acc3, mask=MASK)""")
+    assert "acc3 = tl.where(MASK, 0.0, 0).to(B.dtype.element_ty)" in out
+    assert [x for x in out if x.startswith("tl.store")] == ["tl.store(p2, acc3, mask=MASK)"]
+
+
+def test_forwarding_stops_where_the_element_may_have_changed():
+    # another element of B stored in between (it may be the same one for another lane)
+    out = _fwd("""
+    p1 = B + (v1) + ZERO
+    tl.store(p1, x, mask=MASK)
+    p2 = B + (v1 + 1) + ZERO
+    tl.store(p2, y, mask=MASK)
+    z = tl.load(p1, mask=MASK, other=0)""")
+    assert out[-1] == "z = tl.load(p1, mask=MASK, other=0)" and len(out) == 5
+    # the stored value's name reassigned, the mask narrowed, or a loop that stores to B
+    loop = "for k in range(0, n, 1):\n        p3 = B + (v1 + k) + ZERO\n        tl.store(p3, w, mask=MASK)"
+    for between in ("x = x + 1", "MASK = MASK & (v1 > 0)", loop):
+        out = _fwd(f"""
+    p1 = B + (v1) + ZERO
+    tl.store(p1, x, mask=MASK)
+    {between}
+    z = tl.load(p1, mask=MASK, other=0)""")
+        assert out[-1] == "z = tl.load(p1, mask=MASK, other=0)", between
+        assert "tl.store(p1, x, mask=MASK)" in out
+
+
+def test_a_store_under_a_condition_or_in_a_loop_is_not_forwarded_after_it():
+    for header in ("if c:", "for k in range(0, n, 1):"):
+        out = _fwd(f"""
+    p1 = B + (v1) + ZERO
+    {header}
+        tl.store(p1, x, mask=MASK)
+    z = tl.load(p1, mask=MASK, other=0)""")
+        assert out[-1] == "z = tl.load(p1, mask=MASK, other=0)"
+
+
+def test_a_store_read_in_between_is_kept():
+    out = _fwd("""
+    p1 = B + (v1) + ZERO
+    tl.store(p1, x, mask=MASK)
+    w = tl.load(B + (v1 - 1) + ZERO, mask=MASK, other=0)
+    tl.store(p1, w, mask=MASK)""")
+    assert out.count("tl.store(p1, x, mask=MASK)") == 1
+
+
+def test_a_mask_restored_after_an_inner_loop_is_the_same_mask():
+    out = _fwd("""
+    p1 = s + (v1) + ZERO
+    tl.store(p1, 0.0, mask=MASK)
+    for k in range(0, n, BLOCK_R):
+        mask2 = MASK
+        MASK = mask2[:, None] & (k < n)
+        t = tl.load(A + (v1[:, None]) + k + ZERO, mask=MASK, other=0)
+        MASK = mask2
+    acc = tl.load(p1, mask=MASK, other=0)""")
+    assert out[-1] == "acc = tl.where(MASK, 0.0, 0).to(s.dtype.element_ty)"

@@ -51,7 +51,7 @@ DEFAULT_CONFIG = {"BLOCK_X": 64, "BLOCK_Y": 16, "BLOCK_Z": 1, "BLOCK_M": 4, "BLO
 
 
 _INTERNAL = re.compile(r"^(ZERO|MASK|CONFIG|cfg|bx|by|bz|tl|triton|range|float|min|max|run(_\d+)?|_kernel.*|"
-                       r"(pid|g|lo|n|s)_.*|(mask|acc|k|p|r|t|v|zero)\d+)$")
+                       r"(pid|g|lo|n|s)_.*|(mask|acc|k|p|r|t|v|zero|fwd)\d+)$")
 
 
 def py_names(scop: Scop) -> dict[str, str]:
@@ -745,6 +745,212 @@ def _range(lo: str, hi: str, inc: str) -> str:
     return f"range({lo}, {hi}, {inc})"
 
 
+_ASSIGN = re.compile(r"^(\s*)([A-Za-z_]\w*) = (.*)$")
+_STORE = re.compile(r"^(\s*)tl\.store\((p\d+), (.*), mask=MASK\)$")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_LITERAL = re.compile(r"-?\d+(\.\d*)?(e-?\d+)?")
+
+
+def forward_stores(lines: list[str]) -> list[str]:
+    """Store-to-load forwarding and dead-store elimination inside one program, on the kernel's text.
+
+    A statement that writes an element and a later one that reads it back under the same mask (a stencil's
+    `B[i][j] = 0` before its accumulation, softmax's `mx[i] = A[i][0]` before the max) go through global
+    memory; here the read takes the stored value instead, and a store that the same lanes overwrite with
+    nothing reading the array in between is dropped. Values are tracked by the versions of every name
+    they mention (a reassigned MASK, ZERO or index is another value); inside a loop only what the loop
+    does not change survives, and nothing learnt inside a loop or an `if` is used after it."""
+    return _flatten(_Forwarder().block(_nest(lines)))
+
+
+def _nest(lines: list[str]) -> list:
+    """Lines as a tree: a line ending in ':' owns the deeper-indented lines after it."""
+    out: list = []
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        k += 1
+        if line.rstrip().endswith(":"):
+            depth = len(line) - len(line.lstrip())
+            j = k
+            while j < len(lines) and (not lines[j].strip() or len(lines[j]) - len(lines[j].lstrip()) > depth):
+                j += 1
+            out.append((line, _nest(lines[k:j])))
+            k = j
+        else:
+            out.append(line)
+    return out
+
+
+def _flatten(tree: list) -> list[str]:
+    out: list[str] = []
+    for item in tree:
+        if isinstance(item, tuple):
+            out.append(item[0])
+            out += _flatten(item[1])
+        else:
+            out.append(item)
+    return out
+
+
+def _loads(text: str) -> list[tuple[int, int, str, str | None]]:
+    """(start, end, address, mask) of every `tl.load(...)` in *text*; mask is None unless the load has the
+    form `tl.load(address, mask=M, other=0)`."""
+    out = []
+    for m in re.finditer(r"tl\.load\(", text):
+        depth, k = 1, m.end()
+        while k < len(text) and depth:
+            depth += {"(": 1, ")": -1}.get(text[k], 0)
+            k += 1
+        args = _split_args(text[m.end():k - 1])
+        plain = len(args) == 3 and args[1].startswith("mask=") and args[2] == "other=0"
+        out.append((m.start(), k, args[0], args[1][5:] if plain else None))
+    return out
+
+
+def _split_args(text: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for k, ch in enumerate(text):
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(text[start:k].strip())
+            start = k + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+class _Forwarder:
+    def __init__(self):
+        self.version: dict[str, object] = {}
+        self.addr: dict[str, str] = {}  # pN -> its address expression
+        self.known: dict[tuple, tuple[str, tuple]] = {}  # (address key, MASK) -> (value, value's key)
+        self.fresh = 0
+
+    def ver(self, name: str) -> object:
+        """The version of *name*'s current value (a name never assigned here is an argument: one value)."""
+        return self.version.setdefault(name, object())
+
+    def key(self, text: str) -> tuple:
+        text = self.addr.get(text, text)
+        return (text, tuple((w, self.ver(w)) for w in sorted(set(_WORD.findall(text)))))
+
+    def base(self, text: str) -> str:
+        return _WORD.findall(self.addr.get(text, text))[0]
+
+    def assign(self, name: str, value: str | None) -> None:
+        """*name* = *value*: a copy of another name shares its version; anything else is a new value."""
+        if value is not None and re.fullmatch(r"[A-Za-z_]\w*", value):
+            self.version[name] = self.ver(value)
+        else:
+            self.version[name] = object()
+        if value is not None and re.fullmatch(r"p\d+", name):
+            self.addr[name] = value
+
+    def effects(self, tree: list) -> tuple[set[str], set[str]]:
+        """What running *tree* does: the names it leaves changed (a name it restores, as MASK after an
+        inner loop, does not count) and the arrays it stores to or loads from."""
+        for line in _flatten(tree):
+            for w in _WORD.findall(line):
+                self.ver(w)
+        before = dict(self.version)
+        addr = dict(self.addr)
+        assigned: set[str] = set()
+        touched: set[str] = set()
+        for line in _flatten(tree):
+            if "tl.atomic" in line:
+                touched.add("*")
+            for _s, _e, a, _m in _loads(line):
+                touched.add(self.base(a))
+            if (st := _STORE.match(line)) or (st := re.match(r"(\s*)tl\.store\(([^,]+),", line)):
+                touched.add(self.base(st.group(2)))
+            if m := _ASSIGN.match(line):
+                assigned.add(m.group(2))
+                self.assign(m.group(2), m.group(3))
+            elif m := re.match(r"\s*for (\w+) in", line):
+                assigned.add(m.group(1))
+                self.assign(m.group(1), None)
+        changed = {n for n in assigned if self.version.get(n) is not before.get(n)}
+        self.version, self.addr = before, addr
+        return changed, touched
+
+    def block(self, tree: list) -> list:
+        out: list = []
+        pending: dict[tuple, int] = {}  # (address key, MASK) -> index in out of a store nobody read yet
+        for item in tree:
+            if isinstance(item, tuple):
+                header, body = item
+                changed, touched = self.effects(body)
+                header = self.rewrite(header)
+                loop = header.lstrip().startswith(("for ", "while "))
+                if loop:
+                    # Iteration 2 starts from what iteration 1 left: what the body changes is unknown.
+                    m = re.match(r"\s*for (\w+) in", header)
+                    for n in changed | ({m.group(1)} if m else set()):
+                        self.assign(n, None)
+                self.forget(changed if loop else set(), touched if loop else set())
+                pending = {k: v for k, v in pending.items() if self.base(k[0][0]) not in touched and
+                           "*" not in touched}
+                outer = dict(self.known)
+                inner = self.block(body)
+                for n in changed:
+                    self.assign(n, None)  # the block may or may not have run
+                self.known = outer
+                self.forget(changed, touched)
+                out.append((header, inner))
+                continue
+            if "tl.atomic" in item:
+                self.known, pending = {}, {}
+            line = self.rewrite(item)
+            for _s, _e, a, _m in _loads(line):
+                b = self.base(a)
+                pending = {k: v for k, v in pending.items() if self.base(k[0][0]) != b}
+            st = _STORE.match(line)
+            m = _ASSIGN.match(line)
+            if st:
+                indent, p, value = st.groups()
+                if not (_LITERAL.fullmatch(value) or re.fullmatch(r"[A-Za-z_]\w*", value)):
+                    name = f"fwd{self.fresh}"
+                    self.fresh += 1
+                    out.append(f"{indent}{name} = {value}")
+                    self.assign(name, None)
+                    value = name
+                    line = f"{indent}tl.store({p}, {value}, mask=MASK)"
+                b = self.base(p)
+                k = (self.key(p), self.ver("MASK"))
+                if k in pending:
+                    out[pending[k]] = None  # the same lanes overwrite it and nobody read it in between
+                self.forget(set(), {b})
+                pending = {kk: v for kk, v in pending.items() if self.base(kk[0][0]) != b}
+                self.known[k] = (value, self.key(value))
+                pending[k] = len(out)
+            elif re.match(r"\s*tl\.store\(", line):
+                b = self.base(_split_args(line.strip()[len("tl.store("):-1])[0])
+                self.forget(set(), {b})
+                pending = {kk: v for kk, v in pending.items() if self.base(kk[0][0]) != b}
+            elif m:
+                self.assign(m.group(2), m.group(3))
+            out.append(line)
+        return [x for x in out if x is not None]
+
+    def rewrite(self, line: str) -> str:
+        """Replace each load of an element whose value this program stored by that value."""
+        for start, end, a, mask in reversed(_loads(line)):
+            if mask != "MASK":
+                continue
+            hit = self.known.get((self.key(a), self.ver("MASK")))
+            if hit and hit[1] == self.key(hit[0]):
+                value = f"tl.where(MASK, {hit[0]}, 0).to({self.base(a)}.dtype.element_ty)"
+                line = line[:start] + value + line[end:]
+        return line
+
+    def forget(self, names: set[str], arrays: set[str]) -> None:
+        """Drop what mentions *names* or lives in *arrays*."""
+        def stale(k, v) -> bool:
+            words = set(_WORD.findall(k[0][0])) | set(_WORD.findall(v[0]))
+            return bool(words & names) or self.base(k[0][0]) in arrays or "*" in arrays
+        self.known = {k: v for k, v in self.known.items() if not stale(k, v)}
+
+
 def _barriers(lines: list[str]) -> list[str]:
     """A barrier after every store to an array the kernel also loads from: the elements of one tensor
     can live in other threads than those of the next tensor that reads them (another shape, another
@@ -917,7 +1123,7 @@ class _HostPrinter:
             if e.line is None:
                 raise UnsupportedError(e.message, self.scop.file, kp.last_line) from None
             raise
-        text = "\n".join(_barriers(kp.lines))
+        text = "\n".join(_barriers(forward_stores(kp.lines)))
         words = set(re.findall(r"[A-Za-z_]\w*", text))
         arrays = [a for a in self.scop.arrays if a.name in kp.arrays_used]
         strides = [f"s_{self.rn[a.name]}_{d}" for a in arrays for d in range(a.ndim - 1)]
