@@ -386,3 +386,14 @@ def test_a_mask_restored_after_an_inner_loop_is_the_same_mask():
         MASK = mask2
     acc = tl.load(p1, mask=MASK, other=0)""")
     assert out[-1] == "acc = tl.where(MASK, 0.0, 0).to(s.dtype.element_ty)"
+
+
+def test_softmax_row_values_are_loaded_once_per_row():
+    # mx[i] and sm[i] do not move with j: one value per row, taken from the register that computed it,
+    # not a load per element; B's element is stored and read back only between the last two loops
+    program = analyze(os.path.join(GPU_DIR, "softmax.c"), defines=("N=13",))
+    text = generate_triton(program, OptimizeOptions(target="triton"), {"FUSE": 1})
+    kernel = text[text.index("@triton.jit"):text.index("def run_0")]
+    loops = kernel[kernel.index("for k"):]
+    assert "tl.load(mx" not in loops and "tl.load(sm" not in loops, kernel
+    assert kernel.count("tl.store(p") == 4  # mx, sm, and B twice

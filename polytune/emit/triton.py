@@ -51,7 +51,7 @@ DEFAULT_CONFIG = {"BLOCK_X": 64, "BLOCK_Y": 16, "BLOCK_Z": 1, "BLOCK_M": 4, "BLO
 
 
 _INTERNAL = re.compile(r"^(ZERO|MASK|CONFIG|cfg|bx|by|bz|tl|triton|range|float|min|max|run(_\d+)?|_kernel.*|"
-                       r"(pid|g|lo|n|s)_.*|(mask|acc|k|p|r|t|v|zero|fwd)\d+)$")
+                       r"(pid|g|lo|n|s)_.*|(mask|acc|h|k|p|r|t|v|zero|fwd)\d+)$")
 
 
 def py_names(scop: Scop) -> dict[str, str]:
@@ -609,13 +609,35 @@ class _KernelPrinter:
                 self.emit(f"{a} = tl.load({p}, mask=MASK, other=0)", indent)
                 accs[id(st)] = (p, a)
                 self.arrays_used.add(name)
+        at = len(self.lines)
         r, axes, lanes, saved = self.open_chunks(lo, hi, indent)
         stored: dict[str, str] = {}  # address -> the value this chunk stored there (forwarded, not reloaded)
+        written = {name for _kind, _st, _subst, _acc, name in plan} | {self.rn.get(n, n) for *_, n in plan}
+        hoisted: dict[str, str] = {}  # a load that does not move with the loop -> its value, loaded before it
 
         def lift(text):
+            if axes:
+                text = hoist(text)
             text = _lift(text, lanes) if axes else text
             for addr, value in stored.items():
                 text = text.replace(f"tl.load({addr}, mask=MASK, other=0)", value)
+            return text
+
+        def hoist(text):
+            """A row's own element (softmax's mx[i] in its j loop) is loaded once per row, before the chunk
+            loop, when the loop writes nothing to that array; lanes past the loop's end never see it."""
+            for start, end, addr, mask in reversed(_loads(text)):
+                words = set(re.findall(r"[A-Za-z_]\w*", addr))
+                if mask != "MASK" or r in words or not addr.endswith(" + ZERO") or \
+                        re.findall(r"[A-Za-z_]\w*", addr)[0] in written:
+                    continue
+                load = text[start:end]
+                if load not in hoisted:
+                    h = self.fresh("h")
+                    guard = "" if _static_nonempty(lo, hi) else f" & {_t(f'({lo}) < ({hi})')}"
+                    self.lines.insert(at, "    " * indent + f"{h} = tl.load({addr}, mask=MASK{guard}, other=0)")
+                    hoisted[load] = f"{h}[:, None]"
+                text = text[:start] + hoisted[load] + text[end:]
             return text
         for kind, st, subst, acc, _name in plan:
             inner = {k: re.sub(rf"\b{re.escape(var)}\b", r, v) for k, v in subst.items()}
@@ -1014,6 +1036,14 @@ def _t(cond: str) -> str:
     """A condition as a boolean tensor of the block's shape (a scalar condition would be a Python bool,
     which does not combine with a mask)."""
     return f"(({cond}) + ZERO != 0)"
+
+
+def _static_nonempty(lo: str, hi: str) -> bool:
+    """Whether `range(lo, hi)` has an iteration, known from the text (literal bounds) alone."""
+    lit = r"[\d\s()+\-*]+"
+    if re.fullmatch(lit, lo) and re.fullmatch(lit, hi):
+        return eval(lo, {"__builtins__": {}}) < eval(hi, {"__builtins__": {}})  # noqa: S307 - digits, + - * only
+    return False
 
 
 def _lift(text: str, lanes: list[str]) -> str:
