@@ -9,7 +9,7 @@ the default block); and, for matmul and softmax, torch.matmul / torch.softmax in
 Times: CUDA-event time of the whole region (all launches), median of --runs after a warm-up; each
 configuration is verified against the original program's results before its time counts.
 
-    python benchmarks/run_triton.py [--kernels matmul_vanilla,softmax,...] [--runs 5] [--json out.json]
+    python benchmarks/run_triton.py [--kernels matmul_vanilla,softmax,...] [--runs 5] [--rounds 15] [--json out.json]
 """
 from __future__ import annotations
 
@@ -75,6 +75,20 @@ def vendor_ms(name: str, data, runs: int) -> float | None:
     return sorted(times)[len(times) // 2]
 
 
+def head_to_head(th, config, names, name: str, args) -> dict:
+    """The tuned Triton configuration and the vendor call, alternately, --rounds times (each a median of
+    --runs launches): both see the same clocks and neighbours, and the ratio is taken per round."""
+    cfg = dict(zip(names, config))
+    tri, ven = [], []
+    for _ in range(args.rounds):
+        m = th._measure(tuple(config), cfg)  # a fresh timing, not the search's memo
+        tri.append(m.value * 1e3 if m.ok else float("nan"))
+        ven.append(vendor_ms(name, th.data, args.runs))
+    ratios = sorted(v / t for v, t in zip(ven, tri))
+    return {"rounds": args.rounds, "triton_ms": sorted(tri)[len(tri) // 2], "vendor_ms": sorted(ven)[len(ven) // 2],
+            "ratio_median": ratios[len(ratios) // 2], "ratio_min": ratios[0], "ratio_max": ratios[-1]}
+
+
 def run_kernel(name: str, args) -> dict:
     src = os.path.normpath(os.path.join(HERE, "gpu", name + ".c"))
     name = os.path.basename(name)
@@ -108,6 +122,8 @@ def run_kernel(name: str, args) -> dict:
                                                  if r.measurement.error})}
         row["triton_resources"] = th.resources
         row["vendor_ms"] = vendor_ms(name, th.data, args.runs)
+        if args.rounds and row["vendor_ms"] is not None and res.best:
+            row["head_to_head"] = head_to_head(th, res.best.config, names, name, args)
     except Exception as e:  # noqa: BLE001 - a row records what broke; the run goes on
         row["triton_error"] = f"{type(e).__name__}: {e}"
     finally:
@@ -160,6 +176,14 @@ def table(rows: list[dict]) -> str:
             if k in r:
                 out.append(f"| {r['kernel']} | {k}: {r[k][:200]} |" + " |" * 6)
     out.append(f"\nTuned Triton is faster than tuned CUDA on {wins} of {len(rows)} kernels.")
+    h2h = [r for r in rows if r.get("head_to_head")]
+    if h2h:
+        out += ["", "| kernel | rounds | tuned Triton (ms) | vendor (ms) "
+                "| vendor / Triton, median of rounds (min-max) |", "|---|---|---|---|---|"]
+        for r in h2h:
+            h = r["head_to_head"]
+            out.append(f"| {r['kernel']} | {h['rounds']} | {h['triton_ms']:.4f} | {h['vendor_ms']:.4f} | "
+                       f"{h['ratio_median']:.2f} ({h['ratio_min']:.2f}-{h['ratio_max']:.2f}) |")
     return "\n".join(out)
 
 
@@ -170,6 +194,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--max-evals", type=int, default=12)
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per search (each target)")
+    ap.add_argument("--rounds", type=int, default=0, help="then time the tuned Triton and the vendor call "
+                    "alternately this many rounds (kernels with a vendor reference)")
     ap.add_argument("--json")
     ap.add_argument("-D", dest="define", action="append", default=[], help="size override for every kernel")
     ap.add_argument("--from-json", nargs="+")

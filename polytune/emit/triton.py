@@ -51,7 +51,7 @@ DEFAULT_CONFIG = {"BLOCK_X": 64, "BLOCK_Y": 16, "BLOCK_Z": 1, "BLOCK_M": 4, "BLO
 
 
 _INTERNAL = re.compile(r"^(ZERO|MASK|CONFIG|cfg|bx|by|bz|tl|triton|range|float|min|max|run(_\d+)?|_kernel.*|"
-                       r"(pid|g|lo|n|s)_.*|(mask|acc|h|k|p|r|t|v|zero|fwd)\d+)$")
+                       r"(pid|g|lo|n|s)_.*|(mask|acc|h|k|lanes|p|r|t|v|zero|fwd)\d+)$")
 
 
 def py_names(scop: Scop) -> dict[str, str]:
@@ -216,6 +216,8 @@ class _KernelPrinter:
         self.uniform = {rn.get(p, p) for p in scop.params} | {f"{prefix}{k}" for k in range(info.depth)}
         self.uniform |= {rn.get(a.name, a.name) for a in scop.arrays if a.ndim == 0 and not a.written}
         self.any_mask: str | None = None  # "some lane is active", where a loop nest has computed it
+        self.persistent = False  # constant-extent chunk loops as one chunk (BLOCK_R covers them)
+        self.chunk_extents: list[int | None] = []  # of every chunk loop, None where not a constant
 
     def fresh(self, stem: str) -> str:
         self.tmp += 1
@@ -676,18 +678,31 @@ class _KernelPrinter:
         Returns r, the mapped axes, the lane vectors to lift to 2-D, and the saved names."""
         axes = sorted(set(self.info.axes))
         r, base = self.fresh("r"), self.fresh("k")
-        self.emit(f"for {base} in range({lo}, {hi}, BLOCK_R):", indent)
-        self.emit(f"{r} = {base} + tl.arange(0, BLOCK_R)" + ("[None, :]" if axes else ""), indent + 1)
+        extent = _static_extent(lo, hi)
+        self.chunk_extents.append(extent)
+        lane = "[None, :]" if axes else ""
+        if self.persistent and extent is not None:
+            # one chunk; lanes, ZERO and MASK written the same way for every loop of this extent
+            step = self.fresh("lanes")
+            self.emit("if True:", indent)
+            self.emit(f"{step} = tl.arange(0, BLOCK_R){lane}", indent + 1)
+            self.emit(f"{r} = ({lo}) + {step}", indent + 1)
+            inside = f"{step} < {extent}"
+        else:
+            step = r
+            self.emit(f"for {base} in range({lo}, {hi}, BLOCK_R):", indent)
+            self.emit(f"{r} = {base} + tl.arange(0, BLOCK_R){lane}", indent + 1)
+            inside = f"{r} < {hi}"
         lanes = [v for v in sorted(self.vector) if v not in ("ZERO", "MASK") and not v.startswith("g_")]
         saved_m, saved_z = self.fresh("mask"), self.fresh("zero")
         self.emit(f"{saved_m} = MASK", indent + 1)
         self.emit(f"{saved_z} = ZERO", indent + 1)
         if axes:
-            self.emit(f"ZERO = {saved_z}[:, None] + ({r} * 0)", indent + 1)
-            self.emit(f"MASK = {saved_m}[:, None] & ({r} < {hi})", indent + 1)
+            self.emit(f"ZERO = {saved_z}[:, None] + ({step} * 0)", indent + 1)
+            self.emit(f"MASK = {saved_m}[:, None] & ({inside})", indent + 1)
         else:
-            self.emit(f"ZERO = {r} * 0", indent + 1)
-            self.emit(f"MASK = ({r} < {hi})", indent + 1)
+            self.emit(f"ZERO = {step} * 0", indent + 1)
+            self.emit(f"MASK = ({inside})", indent + 1)
         return r, axes, lanes, (saved_m, saved_z)
 
     def close_chunks(self, saved, indent) -> None:
@@ -786,7 +801,8 @@ def forward_stores(lines: list[str]) -> list[str]:
 
 
 def _nest(lines: list[str]) -> list:
-    """Lines as a tree: a line ending in ':' owns the deeper-indented lines after it."""
+    """Lines as a tree: a line ending in ':' owns the deeper-indented lines after it (`if True:` blocks are
+    dissolved into the lines around them)."""
     out: list = []
     k = 0
     while k < len(lines):
@@ -797,7 +813,10 @@ def _nest(lines: list[str]) -> list:
             j = k
             while j < len(lines) and (not lines[j].strip() or len(lines[j]) - len(lines[j].lstrip()) > depth):
                 j += 1
-            out.append((line, _nest(lines[k:j])))
+            if line.strip() == "if True:":  # a block only for the indentation (one chunk): straight-line code
+                out += _nest([x[4:] for x in lines[k:j]])
+            else:
+                out.append((line, _nest(lines[k:j])))
             k = j
         else:
             out.append(line)
@@ -841,32 +860,87 @@ def _split_args(text: str) -> list[str]:
     return parts
 
 
+_IMPURE = ("tl.load", "tl.atomic", "tl.rand")
+
+
+def _is_affine(text: str) -> bool:
+    """Integer arithmetic of names and integer literals only (`8192 + lanes3`, `k5 - 1`)."""
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return False
+    ok = (ast.Name, ast.Load, ast.BinOp, ast.UnaryOp, ast.Add, ast.Sub, ast.Mult, ast.USub)
+    return all(isinstance(n, ok) or (isinstance(n, ast.Constant) and type(n.value) is int)
+               for n in ast.walk(tree))
+
+
+@dataclass
+class _Fact:
+    """What a program knows about one element: the value it stored there, under which mask."""
+
+    value: str
+    token: object  # the value's version when stored
+    base: str  # the array
+    names: frozenset  # every name the address, the mask and the value mention
+
+
 class _Forwarder:
+    """Tracks values by version: every assignment gives its name a new version, except a copy of a name
+    (`mask2 = MASK`, `MASK = mask2`: the same version) and a pure expression seen before over the same
+    versions (value numbering: two chunks' `MASK = mask[:, None] & (lanes < 4096)` are one value).
+    Addresses compare in a normal form where integer names (`r16 = 4096 + lanes3`) are inlined."""
+
     def __init__(self):
         self.version: dict[str, object] = {}
-        self.addr: dict[str, str] = {}  # pN -> its address expression
-        self.known: dict[tuple, tuple[str, tuple]] = {}  # (address key, MASK) -> (value, value's key)
+        self.defs: dict[str, tuple[object, str]] = {}  # affine name -> (its version, its tokenized text)
+        self.addr: dict[str, tuple[str, str]] = {}  # pN -> (address text, its key where defined)
+        self.known: dict[tuple, _Fact] = {}  # (address key, MASK version) -> fact
+        self.ids: dict[object, int] = {}
+        self.counter = 0
         self.fresh = 0
+
+    def new(self) -> int:
+        self.counter += 1
+        return self.counter
 
     def ver(self, name: str) -> object:
         """The version of *name*'s current value (a name never assigned here is an argument: one value)."""
-        return self.version.setdefault(name, object())
+        if name not in self.version:
+            self.version[name] = self.new()
+        return self.version[name]
 
-    def key(self, text: str) -> tuple:
-        text = self.addr.get(text, text)
-        return (text, tuple((w, self.ver(w)) for w in sorted(set(_WORD.findall(text)))))
+    def tokenize(self, text: str) -> str:
+        def sub(m):
+            w = m.group(0)
+            d = self.defs.get(w)
+            if d is not None and d[0] == self.ver(w):
+                return f"({d[1]})"
+            return f"_v{self.ids.setdefault(self.ver(w), len(self.ids))}"
+        return re.sub(r"(?<![.\w])[A-Za-z_]\w*", sub, text)
+
+    def key(self, text: str) -> str:
+        if text in self.addr:
+            return self.addr[text][1]
+        return _canonical(self.tokenize(text))
 
     def base(self, text: str) -> str:
-        return _WORD.findall(self.addr.get(text, text))[0]
+        return _WORD.findall(self.addr[text][0] if text in self.addr else text)[0]
 
     def assign(self, name: str, value: str | None) -> None:
-        """*name* = *value*: a copy of another name shares its version; anything else is a new value."""
         if value is not None and re.fullmatch(r"[A-Za-z_]\w*", value):
             self.version[name] = self.ver(value)
+            d = self.defs.get(value)
+            if d is not None and d[0] == self.ver(value):
+                self.defs[name] = d
+            return
+        if value is None or any(x in value for x in _IMPURE):
+            self.version[name] = self.new()
         else:
-            self.version[name] = object()
+            self.version[name] = "=" + _canonical(self.tokenize(value))
+        if value is not None and _is_affine(value):
+            self.defs[name] = (self.version[name], self.tokenize(value))
         if value is not None and re.fullmatch(r"p\d+", name):
-            self.addr[name] = value
+            self.addr[name] = (value, _canonical(self.tokenize(value)))
 
     def effects(self, tree: list) -> tuple[set[str], set[str]]:
         """What running *tree* does: the names it leaves changed (a name it restores, as MASK after an
@@ -874,8 +948,7 @@ class _Forwarder:
         for line in _flatten(tree):
             for w in _WORD.findall(line):
                 self.ver(w)
-        before = dict(self.version)
-        addr = dict(self.addr)
+        saved = dict(self.version), dict(self.addr), dict(self.defs)
         assigned: set[str] = set()
         touched: set[str] = set()
         for line in _flatten(tree):
@@ -891,13 +964,13 @@ class _Forwarder:
             elif m := re.match(r"\s*for (\w+) in", line):
                 assigned.add(m.group(1))
                 self.assign(m.group(1), None)
-        changed = {n for n in assigned if self.version.get(n) is not before.get(n)}
-        self.version, self.addr = before, addr
+        changed = {n for n in assigned if self.version.get(n) != saved[0].get(n)}
+        self.version, self.addr, self.defs = saved
         return changed, touched
 
     def block(self, tree: list) -> list:
         out: list = []
-        pending: dict[tuple, int] = {}  # (address key, MASK) -> index in out of a store nobody read yet
+        pending: dict[tuple, tuple[int, str]] = {}  # fact key -> (index in out, array) of an unread store
         for item in tree:
             if isinstance(item, tuple):
                 header, body = item
@@ -909,9 +982,8 @@ class _Forwarder:
                     m = re.match(r"\s*for (\w+) in", header)
                     for n in changed | ({m.group(1)} if m else set()):
                         self.assign(n, None)
-                self.forget(changed if loop else set(), touched if loop else set())
-                pending = {k: v for k, v in pending.items() if self.base(k[0][0]) not in touched and
-                           "*" not in touched}
+                    self.forget(changed, touched)
+                pending = {k: v for k, v in pending.items() if v[1] not in touched and "*" not in touched}
                 outer = dict(self.known)
                 inner = self.block(body)
                 for n in changed:
@@ -925,7 +997,7 @@ class _Forwarder:
             line = self.rewrite(item)
             for _s, _e, a, _m in _loads(line):
                 b = self.base(a)
-                pending = {k: v for k, v in pending.items() if self.base(k[0][0]) != b}
+                pending = {k: v for k, v in pending.items() if v[1] != b}
             st = _STORE.match(line)
             m = _ASSIGN.match(line)
             if st:
@@ -940,15 +1012,17 @@ class _Forwarder:
                 b = self.base(p)
                 k = (self.key(p), self.ver("MASK"))
                 if k in pending:
-                    out[pending[k]] = None  # the same lanes overwrite it and nobody read it in between
+                    out[pending[k][0]] = None  # the same lanes overwrite it and nobody read it in between
                 self.forget(set(), {b})
-                pending = {kk: v for kk, v in pending.items() if self.base(kk[0][0]) != b}
-                self.known[k] = (value, self.key(value))
-                pending[k] = len(out)
+                pending = {kk: v for kk, v in pending.items() if v[1] != b}
+                names = set(_WORD.findall(self.addr[p][0] if p in self.addr else p)) | {"MASK", value}
+                self.known[k] = _Fact(value, self.ver(value) if not _LITERAL.fullmatch(value) else value, b,
+                                      frozenset(names))
+                pending[k] = (len(out), b)
             elif re.match(r"\s*tl\.store\(", line):
                 b = self.base(_split_args(line.strip()[len("tl.store("):-1])[0])
                 self.forget(set(), {b})
-                pending = {kk: v for kk, v in pending.items() if self.base(kk[0][0]) != b}
+                pending = {kk: v for kk, v in pending.items() if v[1] != b}
             elif m:
                 self.assign(m.group(2), m.group(3))
             out.append(line)
@@ -959,18 +1033,16 @@ class _Forwarder:
         for start, end, a, mask in reversed(_loads(line)):
             if mask != "MASK":
                 continue
-            hit = self.known.get((self.key(a), self.ver("MASK")))
-            if hit and hit[1] == self.key(hit[0]):
-                value = f"tl.where(MASK, {hit[0]}, 0).to({self.base(a)}.dtype.element_ty)"
+            fact = self.known.get((self.key(a), self.ver("MASK")))
+            if fact and fact.token == (fact.value if _LITERAL.fullmatch(fact.value) else self.ver(fact.value)):
+                value = f"tl.where(MASK, {fact.value}, 0).to({self.base(a)}.dtype.element_ty)"
                 line = line[:start] + value + line[end:]
         return line
 
     def forget(self, names: set[str], arrays: set[str]) -> None:
         """Drop what mentions *names* or lives in *arrays*."""
-        def stale(k, v) -> bool:
-            words = set(_WORD.findall(k[0][0])) | set(_WORD.findall(v[0]))
-            return bool(words & names) or self.base(k[0][0]) in arrays or "*" in arrays
-        self.known = {k: v for k, v in self.known.items() if not stale(k, v)}
+        self.known = {k: f for k, f in self.known.items()
+                      if not (f.names & names or f.base in arrays or "*" in arrays)}
 
 
 def _barriers(lines: list[str]) -> list[str]:
@@ -1036,6 +1108,14 @@ def _t(cond: str) -> str:
     """A condition as a boolean tensor of the block's shape (a scalar condition would be a Python bool,
     which does not combine with a mask)."""
     return f"(({cond}) + ZERO != 0)"
+
+
+def _static_extent(lo: str, hi: str) -> int | None:
+    """hi - lo where both are literal integer arithmetic, else None."""
+    lit = r"[\d\s()+\-*]+"
+    if re.fullmatch(lit, lo) and re.fullmatch(lit, hi):
+        return max(0, eval(hi, {"__builtins__": {}}) - eval(lo, {"__builtins__": {}}))  # noqa: S307
+    return None
 
 
 def _static_nonempty(lo: str, hi: str) -> bool:
@@ -1144,16 +1224,30 @@ class _HostPrinter:
     def bound(self, pa: isl.PwAff) -> str:
         return _py_expr(param_expr(self.scop, pa), self.scop, self.rn, kernel=False)
 
-    def launch(self, info: KernelInfo, body: isl.AstNode, indent: int) -> None:
+    def kernel_body(self, info: KernelInfo, body: isl.AstNode, indent: int, persistent: bool) -> _KernelPrinter:
         kp = _KernelPrinter(self.scop, info, self.scalars_on_device, self.prefix, self.rn)
-        kp.prologue(1)
+        kp.persistent = persistent
+        kp.prologue(indent)
         try:
-            kp.node(body, 1)
+            kp.node(body, indent)
         except UnsupportedError as e:
             if e.line is None:
                 raise UnsupportedError(e.message, self.scop.file, kp.last_line) from None
             raise
-        text = "\n".join(_barriers(forward_stores(kp.lines)))
+        return kp
+
+    def launch(self, info: KernelInfo, body: isl.AstNode, indent: int) -> None:
+        kp = self.kernel_body(info, body, 1, persistent=False)
+        lines = kp.lines
+        width = max((e for e in kp.chunk_extents if e is not None), default=None)
+        if width is not None:
+            # BLOCK_R covers every constant-extent chunk loop: each runs as one chunk, in straight-line
+            # code, so that a row stored by one loop and read by the next stays in registers (softmax's
+            # exp(A - max) into B, then B / sum). Triton compiles only the branch the constexpr selects.
+            kq = self.kernel_body(info, body, 2, persistent=True)
+            lines = [f"    if BLOCK_R >= {width}:"] + kq.lines + ["    else:"] + ["    " + x for x in kp.lines]
+            kp.arrays_used |= kq.arrays_used
+        text = "\n".join(_barriers(forward_stores(lines)))
         words = set(re.findall(r"[A-Za-z_]\w*", text))
         arrays = [a for a in self.scop.arrays if a.name in kp.arrays_used]
         strides = [f"s_{self.rn[a.name]}_{d}" for a in arrays for d in range(a.ndim - 1)]
