@@ -118,3 +118,70 @@ def test_loop_counters_are_64_bit(tmp_path):
                  "for (i = 0; i < n; i++) A[i] = A[i] * 2.0;\n#pragma endscop\n}\n")
     text = generate(analyze(str(p)), OptimizeOptions()).text
     assert "for (long " in text and "for (int c" not in text
+
+
+def _c(tmp_path, body: str, decl: str = "void f(int n, double A[100][100], double B[100][100])") -> str:
+    from polytune.pipeline import OptimizeOptions, generate
+    p = tmp_path / "v.c"
+    p.write_text(f"{decl} {{\n  int i, j, t;\n#pragma scop\n{body}\n#pragma endscop\n}}\n")
+    return generate(analyze(str(p)), OptimizeOptions()).text
+
+
+def test_ivdep_on_innermost_loops_whose_dependences_run_forward(tmp_path):
+    # jacobi-2d: the fused inner loop carries B from the first statement (at j) to the second (at j + 1)
+    jacobi = ("for (t = 0; t < n; t++) {\n"
+              " for (i = 1; i < n - 1; i++) for (j = 1; j < n - 1; j++)\n"
+              "  B[i][j] = 0.2 * (A[i][j] + A[i][j-1] + A[i][j+1] + A[i+1][j] + A[i-1][j]);\n"
+              " for (i = 1; i < n - 1; i++) for (j = 1; j < n - 1; j++)\n"
+              "  A[i][j] = 0.2 * (B[i][j] + B[i][j-1] + B[i][j+1] + B[i+1][j] + B[i-1][j]); }")
+    text = _c(tmp_path, jacobi)
+    lines = text.splitlines()
+    marked = [lines[k + 1] for k, x in enumerate(lines) if "#pragma GCC ivdep" in x]
+    assert marked and all(x.strip().startswith("for (long ") for x in marked)
+    # a loop that carries a dependence from a statement to itself (a recurrence along j): no pragma
+    assert "ivdep" not in _c(tmp_path, "for (i = 0; i < n; i++) for (j = 1; j < n; j++)\n"
+                                       "  A[i][j] = A[i][j-1] * 0.5 + B[i][j];")
+
+
+def test_ivdep_respects_the_printed_statement_order():
+    from polytune.emit.c import _in_order
+
+    class Node:  # the few isl AST calls _in_order makes, for a block of user statements
+        def __init__(self, kind, names=()):
+            self.kind, self.names = kind, names
+
+        def get_type(self):
+            return self.kind
+
+    import polytune.emit.c as c
+    block = Node(isl.ast_node_type.block, ("S1", "S0"))
+    old = c._list
+    try:
+        c._list = lambda children: children
+        block.block_get_children = lambda: [_user(n) for n in block.names]
+        assert _in_order(block, (("S1", "S0"),)) and not _in_order(block, (("S0", "S1"),))
+        assert _in_order(block, ())
+    finally:
+        c._list = old
+
+
+def _user(name):
+    class Id:
+        def get_name(self):
+            return name
+
+    class Arg:
+        def id_get_id(self):
+            return Id()
+
+    class Expr:
+        def op_get_arg(self, k):
+            return Arg()
+
+    class User:
+        def get_type(self):
+            return isl.ast_node_type.user
+
+        def user_get_expr(self):
+            return Expr()
+    return User()

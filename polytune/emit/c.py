@@ -116,13 +116,14 @@ class _Printer:
             self.emit("}", indent)
         elif t == isl.ast_node_type.mark:
             name, _, depth = n.mark_get_id().get_name().partition("@")
-            depth, _, private = depth.partition("@")
+            depth, _, extra = depth.partition("@")
             inner = None
             if name == PARALLEL_MARK and self.parallel:
-                clause = f" lastprivate({', '.join(private.split(','))})" if private else ""
+                clause = f" lastprivate({', '.join(extra.split(','))})" if extra else ""
                 inner = (f"{self.prefix}{depth}", f"#pragma omp parallel for{clause}")
             elif name == IVDEP_MARK and self.ivdep:
-                inner = (f"{self.prefix}{depth}", "#pragma GCC ivdep")
+                inner = (f"{self.prefix}{depth}", "#pragma GCC ivdep",
+                         tuple(tuple(p.split("<")) for p in extra.split(";") if p))
             self.node(n.mark_get_node(), indent, inner or pragma)
         elif t == isl.ast_node_type.user:
             self.user(n.user_get_expr(), indent)
@@ -133,7 +134,8 @@ class _Printer:
         it = self.expr(n.for_get_iterator())
         init, cond, inc = (_strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(), n.for_get_inc()))
         if pragma and pragma[0] == it:
-            self.emit(pragma[1], indent)
+            if _in_order(n.for_get_body(), pragma[2] if len(pragma) > 2 else ()):
+                self.emit(pragma[1], indent)
             pragma = None
         step = f"{it}++" if inc == "1" else f"{it} += {inc}"
         self.emit(f"for ({COUNTER_TYPE} {it} = {init}; {cond}; {step}) {{", indent)
@@ -148,6 +150,37 @@ class _Printer:
         subst.update(self.renamed)
         body = _substitute(st.body, subst)
         self.emit(self.gen.visit(body) + ";", indent)
+
+
+def _in_order(body: isl.AstNode, pairs: tuple) -> bool:
+    """Whether, in the printed body of a loop, every statement *a* of a pair (a, b) comes before every b."""
+    if not pairs:
+        return True
+    seen: list[str] = []
+
+    def walk(n: isl.AstNode) -> None:
+        t = n.get_type()
+        if t == isl.ast_node_type.block:
+            for child in _list(n.block_get_children()):
+                walk(child)
+        elif t == isl.ast_node_type.if_:
+            walk(n.if_get_then_node())
+            if n.if_has_else_node():
+                walk(n.if_get_else_node())
+        elif t == isl.ast_node_type.for_:
+            walk(n.for_get_body())
+        elif t == isl.ast_node_type.mark:
+            walk(n.mark_get_node())
+        elif t == isl.ast_node_type.user:
+            seen.append(n.user_get_expr().op_get_arg(0).id_get_id().get_name())
+
+    walk(body)
+    for a, b in pairs:
+        first_b = min((k for k, s in enumerate(seen) if s == b), default=None)
+        last_a = max((k for k, s in enumerate(seen) if s == a), default=None)
+        if first_b is not None and last_a is not None and last_a > first_b:
+            return False
+    return True
 
 
 def _strip(text: str) -> str:

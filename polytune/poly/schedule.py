@@ -197,6 +197,8 @@ class _Transformer:
             par = self.first_parallel(node, range(n)) if self.parallel and not inside_parallel else None
             if par is not None:
                 node = _mark_member(node, par, self.mark_name(outer_members + par))
+            if par != n - 1:
+                node = self.mark_vector(node, outer_members + n - 1)
             self.bands.append(BandInfo(index, n, outer_members, stmts, permutable, False, (), sched_text,
                                        None if par is None else f"loop {par}", False, tuple(range(n))))
             return node, par is not None
@@ -239,9 +241,49 @@ class _Transformer:
             if ppar is not None:
                 point = _mark_member(point, ppar, self.mark_name(outer_members + n + ppar))
                 desc = f"point {ppar}"
+        if not (point_par and desc is not None and desc == f"point {n - 1}"):
+            point = self.mark_vector(point, outer_members + 2 * n - 1)
         self.bands.append(BandInfo(index, n, outer_members, stmts, True, True, tuple(sizes), sched_text,
                                    desc, wavefront, tuple(order), extents))
         return point, desc is not None
+
+    def mark_vector(self, node, depth: int):
+        """Mark the band's last member for `#pragma GCC ivdep` when it is an innermost loop that carries no
+        dependence against the order of the statements in its body: gcc may then vectorize it without
+        the run-time overlap checks it adds for arrays it cannot tell apart (array parameters). A
+        dependence carried from an earlier statement of the body to a later one (jacobi's B, written at
+        j - 1 and read at j by the A statement) stays in order under vectorization; one from a statement
+        to itself or to an earlier one does not. The mark lists the carried (source, sink) pairs; the C
+        printer emits the pragma on a copy of the loop only where each source is printed before its
+        sink. Returns the lowest band node."""
+        last = node.band_n_member() - 1
+        if _bands(node.child(0)):
+            return node
+        pairs = self.carried_pairs(node, last)
+        if pairs is None:
+            return node
+        # the statement order inside the loop is the AST builder's: the printer checks the pairs
+        order = ";".join(f"{a}<{b}" for a, b in sorted(pairs))
+        return _mark_member(node, last, f"{IVDEP_MARK}@{depth}" + (f"@{order}" if order else ""))
+
+    def carried_pairs(self, node, m: int) -> set[tuple[str, str]] | None:
+        """The (source, sink) statement pairs of the dependences band member *m* carries; None if one of
+        them goes from a statement to itself."""
+        dom = node.get_domain()
+        deps = self.deps.intersect_domain(dom).intersect_range(dom)
+        if deps.is_empty():
+            return set()
+        before = _iterations(node, dom, m)
+        upto = _iterations(node, dom, m + 1)
+        carried = deps.intersect(before.apply_range(before.reverse())).subtract(
+            upto.apply_range(upto.reverse()))
+        pairs = set()
+        for d in maps_of(carried):
+            src, dst = d.get_tuple_name(isl.dim_type.in_), d.get_tuple_name(isl.dim_type.out)
+            if src == dst:
+                return None
+            pairs.add((src, dst))
+        return pairs
 
     def extents(self, node) -> tuple[int | None, ...]:
         dom = node.get_domain().intersect_params(self.scop.context)
