@@ -267,9 +267,10 @@ def candidates(names) -> list[dict]:
     names = set(names)
     lists = []
     if "BLOCK_K" in names:
-        lists.append([{"BLOCK_X": bx, "BLOCK_Y": by, "BLOCK_K": bk, "num_stages": 3}
-                      for bx, by, bk in ((32, 32, 16), (64, 32, 16), (64, 64, 16), (128, 64, 16), (64, 128, 16),
-                                         (128, 128, 16), (64, 64, 32))])
+        lists.append([{"BLOCK_X": bx, "BLOCK_Y": by, "BLOCK_K": bk, "num_stages": st}
+                      for bx, by, bk, st in ((32, 32, 16, 3), (64, 32, 16, 3), (64, 64, 16, 3), (128, 64, 16, 3),
+                                             (64, 128, 16, 3), (128, 128, 16, 3), (64, 64, 32, 3),
+                                             (64, 128, 32, 3), (128, 128, 32, 3), (256, 128, 16, 4))])
     if "BLOCK_M" in names:
         lists.append([{"BLOCK_M": m, "BLOCK_R": r} for m, r in
                       ((1, 4096), (1, 1024), (4, 1024), (16, 256), (64, 64), (128, 16))])
