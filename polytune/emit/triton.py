@@ -636,7 +636,7 @@ class _KernelPrinter:
                 load = text[start:end]
                 if load not in hoisted:
                     h = self.fresh("h")
-                    guard = "" if _static_nonempty(lo, hi) else f" & {_t(f'({lo}) < ({hi})')}"
+                    guard = "" if (_static_extent(lo, hi) or 0) > 0 else f" & {_t(f'({lo}) < ({hi})')}"
                     self.lines.insert(at, "    " * indent + f"{h} = tl.load({addr}, mask=MASK{guard}, other=0)")
                     hoisted[load] = f"{h}[:, None]"
                 text = text[:start] + hoisted[load] + text[end:]
@@ -774,9 +774,8 @@ def _flatten_blocks(node: isl.AstNode) -> list:
 def _range(lo: str, hi: str, inc: str) -> str:
     """A sequential loop: unrolled at compile time (tl.static_range) when its bounds are integer literals
     and it runs at most UNROLL_MAX times (a stencil's taps), a plain range otherwise."""
-    lit = r"[\d\s()+\-*]+"
-    if all(re.fullmatch(lit, x) for x in (lo, hi, inc)):
-        a, b, c = (eval(x, {"__builtins__": {}}) for x in (lo, hi, inc))  # noqa: S307 - digits and + - * only
+    a, b, c = _literal(lo), _literal(hi), _literal(inc)
+    if a is not None and b is not None and c is not None:
         if c > 0 and 0 <= (b - a + c - 1) // c <= UNROLL_MAX:
             return f"tl.static_range({a}, {b}, {c})"
     return f"range({lo}, {hi}, {inc})"
@@ -976,6 +975,7 @@ class _Forwarder:
                 header, body = item
                 changed, touched = self.effects(body)
                 header = self.rewrite(header)
+                touched |= {self.base(a) for _s, _e, a, _m in _loads(header)}
                 loop = header.lstrip().startswith(("for ", "while "))
                 if loop:
                     # Iteration 2 starts from what iteration 1 left: what the body changes is unknown.
@@ -1110,20 +1110,17 @@ def _t(cond: str) -> str:
     return f"(({cond}) + ZERO != 0)"
 
 
-def _static_extent(lo: str, hi: str) -> int | None:
-    """hi - lo where both are literal integer arithmetic, else None."""
-    lit = r"[\d\s()+\-*]+"
-    if re.fullmatch(lit, lo) and re.fullmatch(lit, hi):
-        return max(0, eval(hi, {"__builtins__": {}}) - eval(lo, {"__builtins__": {}}))  # noqa: S307
+def _literal(text: str) -> int | None:
+    """The value of integer literal arithmetic (digits, + - * and parentheses), else None."""
+    if re.fullmatch(r"[\d\s()+\-*]+", text):
+        return eval(text, {"__builtins__": {}})  # noqa: S307 - digits and + - * only
     return None
 
 
-def _static_nonempty(lo: str, hi: str) -> bool:
-    """Whether `range(lo, hi)` has an iteration, known from the text (literal bounds) alone."""
-    lit = r"[\d\s()+\-*]+"
-    if re.fullmatch(lit, lo) and re.fullmatch(lit, hi):
-        return eval(lo, {"__builtins__": {}}) < eval(hi, {"__builtins__": {}})  # noqa: S307 - digits, + - * only
-    return False
+def _static_extent(lo: str, hi: str) -> int | None:
+    """hi - lo where both are literal integer arithmetic, else None."""
+    a, b = _literal(lo), _literal(hi)
+    return None if a is None or b is None else max(0, b - a)
 
 
 def _lift(text: str, lanes: list[str]) -> str:
