@@ -435,3 +435,29 @@ def test_scans_report_the_lowest_median_even_when_not_significant():
         return Measurement(tuple(c), noisy[c[0]])
     res = run_search(space, evaluate, "exhaustive", (1,), SearchOptions(alpha=0.05))
     assert res.best.config == (2,)
+
+
+def test_a_variant_the_evaluator_already_measured_is_not_an_evaluation():
+    # v is a dead parameter for u >= 8 (as BLOCK_X is under FUSE=1): the evaluate callable says so with
+    # extra["same_as"], and such configurations do not use up max_evals
+    measured: dict[Config, Measurement] = {}
+
+    def evaluate(config: Config) -> Measurement:
+        u, v = config
+        key = (u, 0) if u >= 8 else (u, v)
+        if key in measured:
+            return Measurement(config, measured[key].times, extra={"same_as": list(measured[key].config)})
+        measured[key] = Measurement(config, (float(abs(u - 16) + (0 if u >= 8 else abs(v - 4))),))
+        return measured[key]
+
+    calls = []
+
+    def counted(config: Config) -> Measurement:
+        calls.append(config)
+        return evaluate(config)
+
+    res = run_search(space2(), counted, "hill", (1, 1), SearchOptions(), Budget(max_evals=12))
+    assert res.best.config[0] == 16
+    assert len(calls) > len(measured)  # some moves only changed the dead parameter
+    assert res.evals == len(measured) <= 12
+    assert all("same_as" not in r.measurement.extra for r in res.evaluations)

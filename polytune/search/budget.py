@@ -27,7 +27,10 @@ class Budget:
     """Limits of one search.
 
     ``max_evals`` counts evaluations: calls of the user's evaluate on a configuration not seen before in
-    this search. Memoized repeats are free; measurements replayed from a persistent cache still count,
+    this search. Memoized repeats are free, and so is a measurement the user's evaluate marks as the same
+    variant as one it already measured (``extra["same_as"]``: the Triton harness, for a configuration that
+    differs only in parameters the selected module does not read); measurements replayed from a
+    persistent cache still count,
     since they are part of the search's trajectory and a resumed search must follow the same path.
     ``time_limit`` (seconds of wall clock since the search began) is checked before each new evaluation;
     one in progress is not interrupted. ``max_iterations`` caps accepted moves of local searches (hill,
