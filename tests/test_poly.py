@@ -185,3 +185,20 @@ def _user(name):
         def user_get_expr(self):
             return Expr()
     return User()
+
+
+def test_time_tiled_stencils_get_concurrent_start(tmp_path):
+    # jacobi-1d: (t, 2t + i) would need a pipelined wavefront; the time member becomes the mirror of
+    # the space member, 2t - i (+ 1 for the second statement), so all tiles of a time level can start
+    a = _prog(tmp_path, "for (t = 0; t < n; t++) {\n for (i = 1; i < n - 1; i++) B[0][i] = A[0][i-1] + "
+                        "A[0][i] + A[0][i+1];\n for (i = 1; i < n - 1; i++) A[0][i] = B[0][i]; }")
+    ts = a.tiled((8, 8))
+    band = ts.tunable_bands[0]
+    assert band.wavefront and "2t - i" in band.schedule, band.schedule
+    check_legal(ts.schedule, a.deps, a.scop)
+    # Gauss-Seidel (reads the new A[i-1] and the old A[i+1]): no constants make the mirror legal
+    g = _prog(tmp_path, "for (t = 0; t < n; t++) for (i = 1; i < n - 1; i++)\n"
+                        "  A[0][i] = (A[0][i-1] + A[0][i] + A[0][i+1]) / 3.0;")
+    gs = g.tiled((8, 8))
+    assert " - i" not in gs.tunable_bands[0].schedule
+    check_legal(gs.schedule, g.deps, g.scop)

@@ -133,14 +133,26 @@ class _Printer:
     def for_(self, n: isl.AstNode, indent: int, pragma: tuple[str, str] | None) -> None:
         it = self.expr(n.for_get_iterator())
         init, cond, inc = (_strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(), n.for_get_inc()))
+        step = f"{it}++" if inc == "1" else f"{it} += {inc}"
+        close = 0
         if pragma and pragma[0] == it:
-            if _in_order(n.for_get_body(), pragma[2] if len(pragma) > 2 else ()):
+            ivdep = pragma[1] == "#pragma GCC ivdep"
+            if not ivdep or _in_order(n.for_get_body(), pragma[2]):
+                bound = re.fullmatch(rf"{re.escape(it)} (<=|<) (.+)", cond) if ivdep else None
+                if bound:
+                    # gcc drops the annotation ("ignoring loop annotation") when the exit test is a
+                    # conditional expression (c_min): compare with a bound computed before the loop
+                    self.emit("{", indent)
+                    self.emit(f"const {COUNTER_TYPE} {self.prefix}_ub = {bound.group(2)};", indent)
+                    cond = f"{it} {bound.group(1)} {self.prefix}_ub"
+                    close = 1
                 self.emit(pragma[1], indent)
             pragma = None
-        step = f"{it}++" if inc == "1" else f"{it} += {inc}"
         self.emit(f"for ({COUNTER_TYPE} {it} = {init}; {cond}; {step}) {{", indent)
         self.node(n.for_get_body(), indent + 1, pragma)
         self.emit("}", indent)
+        if close:
+            self.emit("}", indent)
 
     def user(self, call: isl.AstExpr, indent: int) -> None:
         name = call.op_get_arg(0).id_get_id().get_name()
