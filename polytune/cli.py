@@ -198,6 +198,7 @@ def cmd_inspect(args) -> int:
             what = f"tiled {list(b.tile_sizes)}" if b.tiled else "not tiled"
             w(f"  band {b.index} (depth {b.depth}, {b.members} member(s), {what}"
               f"{', permutable' if b.permutable else ''}{', wavefront' if b.wavefront else ''}"
+              f"{' (concurrent start)' if b.concurrent_start else ''}"
               f", parallel: {b.parallel_loop or 'none'}): {b.schedule}\n")
         w(f"  final schedule: {ts.schedule.get_map().intersect_domain(s.domain)}\n")
     return 0

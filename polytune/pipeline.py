@@ -233,6 +233,7 @@ def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:
             {"index": b.index, "members": b.members, "depth": b.depth, "statements": list(b.statements),
              "permutable": b.permutable, "tiled": b.tiled, "tile_sizes": list(b.tile_sizes),
              "schedule": b.schedule, "parallel_loop": b.parallel_loop, "wavefront": b.wavefront,
+             "concurrent_start": b.concurrent_start,
              "point_loop_order": list(b.point_order)}
             for b in ts.bands
         ],

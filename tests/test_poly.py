@@ -194,11 +194,11 @@ def test_time_tiled_stencils_get_concurrent_start(tmp_path):
                         "A[0][i] + A[0][i+1];\n for (i = 1; i < n - 1; i++) A[0][i] = B[0][i]; }")
     ts = a.tiled((8, 8))
     band = ts.tunable_bands[0]
-    assert band.wavefront and "2t - i" in band.schedule, band.schedule
+    assert band.wavefront and band.concurrent_start and "2t - i" in band.schedule, band.schedule
     check_legal(ts.schedule, a.deps, a.scop)
     # Gauss-Seidel (reads the new A[i-1] and the old A[i+1]): no constants make the mirror legal
     g = _prog(tmp_path, "for (t = 0; t < n; t++) for (i = 1; i < n - 1; i++)\n"
                         "  A[0][i] = (A[0][i-1] + A[0][i] + A[0][i+1]) / 3.0;")
     gs = g.tiled((8, 8))
-    assert " - i" not in gs.tunable_bands[0].schedule
+    assert " - i" not in gs.tunable_bands[0].schedule and not gs.tunable_bands[0].concurrent_start
     check_legal(gs.schedule, g.deps, g.scop)

@@ -43,6 +43,7 @@ class BandInfo:
     wavefront: bool
     point_order: tuple[int, ...]  # band member order of the point loops (innermost last)
     extents: tuple[int | None, ...] = ()  # trip count of each member's loop where it is a known constant
+    concurrent_start: bool = False  # the time member was replaced by a mirrored one (diamond tiles)
 
 
 @dataclass(frozen=True, eq=False)
@@ -214,6 +215,8 @@ class _Transformer:
             if diamond is not None:
                 node = diamond
                 sched_text = str(node.band_get_partial_schedule())
+        else:
+            diamond = None
         extents = self.extents(node)
         node = node.band_tile(mv).band_set_permutable(1)  # node: tile band; child: point band
         wavefront = False
@@ -252,7 +255,7 @@ class _Transformer:
         if not (point_par and desc is not None and desc == f"point {n - 1}"):
             point = self.mark_vector(point, outer_members + 2 * n - 1)
         self.bands.append(BandInfo(index, n, outer_members, stmts, True, True, tuple(sizes), sched_text,
-                                   desc, wavefront, tuple(order), extents))
+                                   desc, wavefront, tuple(order), extents, diamond is not None))
         return point, desc is not None
 
     def mark_vector(self, node, depth: int):
