@@ -131,8 +131,7 @@ def _band_skews_short_loop(node) -> bool:
         if not any(short):
             continue
         for k in range(node.band_n_member()):
-            pa = mupa.get_at(k).intersect_domain(isl.UnionSet(st)).extract_pw_aff(_pw_space(st))
-            for _piece, aff in pa.get_pieces():
+            for _piece, aff in _member_of(mupa.get_at(k), st).get_pieces():
                 used = [i for i in range(len(short)) if not aff.get_coefficient_val(isl.dim_type.in_, i).is_zero()]
                 if any(short[j] and not short[i] for i in used for j in used if j > i):
                     return True
@@ -207,26 +206,27 @@ class _Transformer:
         mv = isl.MultiVal.zero(node.band_get_space())
         for k, size in enumerate(sizes):
             mv = mv.set_val(k, isl.Val.int_from_si(CTX, max(1, int(size))))
-        if self.parallel and not inside_parallel and \
-                self.first_parallel(node.band_tile(mv).band_set_permutable(1), range(n)) is None:
-            # no tile loop is parallel, a wavefront will be needed: prefer tiles that can start
-            # concurrently (diamonds)
-            diamond = self.concurrent_start(node)
-            if diamond is not None:
-                node = diamond
-                sched_text = str(node.band_get_partial_schedule())
-        else:
-            diamond = None
-        extents = self.extents(node)
-        node = node.band_tile(mv).band_set_permutable(1)  # node: tile band; child: point band
+        tiled = node.band_tile(mv).band_set_permutable(1)  # tile band; its child: the point band
         wavefront = False
+        diamond = None
         par = None
         if self.parallel and not inside_parallel:
-            par = self.first_parallel(node, range(n))
+            par = self.first_parallel(tiled, range(n))
             if par is None:
-                node = _wavefront(node)
+                # no tile loop is parallel, a wavefront will be needed: prefer tiles that can start
+                # concurrently (diamonds)
+                diamond = self.concurrent_start(node)
+                if diamond is not None:
+                    node = diamond
+                    sched_text = str(node.band_get_partial_schedule())
+                    tiled = node.band_tile(mv).band_set_permutable(1)
+                    par = self.first_parallel(tiled, range(n))
+            if par is None:
+                tiled = _wavefront(tiled)
                 wavefront = True
-                par = self.first_parallel(node, range(n))
+                par = self.first_parallel(tiled, range(n))
+        extents = self.extents(node)
+        node = tiled
         if par is not None and _single_tile(extents[par], sizes[par]):
             # That tile loop has one iteration and prints as no loop: use a later parallel tile loop, or
             # else a parallel point loop, so the OpenMP pragma lands on a real loop.
@@ -513,8 +513,7 @@ def _has_degenerate_member(node) -> bool:
     for k in range(node.band_n_member()):
         upa = mupa.get_at(k)
         for st in stmts:
-            pa = upa.intersect_domain(isl.UnionSet(st)).extract_pw_aff(_pw_space(st))
-            if pa.is_cst():
+            if _member_of(upa, st).is_cst():
                 return True
     return False
 
@@ -523,10 +522,14 @@ def _pw_space(st: isl.Set) -> isl.Space:
     return st.get_space().from_domain().add_dims(isl.dim_type.out, 1)
 
 
+def _member_of(upa: isl.UnionPwAff, st: isl.Set) -> isl.PwAff:
+    """One band member's expression for one statement."""
+    return upa.intersect_domain(isl.UnionSet(st)).extract_pw_aff(_pw_space(st))
+
+
 def _single_aff(upa: isl.UnionPwAff, st: isl.Set) -> isl.Aff | None:
     """The affine expression of one band member for one statement, if it has a single piece."""
-    pa = upa.intersect_domain(isl.UnionSet(st)).extract_pw_aff(_pw_space(st))
-    pieces = pa.get_pieces()
+    pieces = _member_of(upa, st).get_pieces()
     return pieces[0][1] if len(pieces) == 1 else None
 
 
