@@ -109,6 +109,27 @@ def run_kernel(name: str, args) -> dict:
     return row
 
 
+def read_rows(files: list[str]) -> list[dict]:
+    """The rows of earlier runs' --json files, in order."""
+    rows = []
+    for name in files:
+        with open(name) as f:
+            rows += json.load(f)
+    return rows
+
+
+def run_rows(kernels: list[str], run_kernel, args) -> list[dict]:
+    """run_kernel(k, args) for each kernel; with --json, the rows so far are written after every kernel, so
+    a run stopped at a time limit keeps what it finished."""
+    rows = []
+    for k in kernels:
+        rows.append(run_kernel(k, args))
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(rows, f, indent=2)
+    return rows
+
+
 def geomean(xs: list[float]) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
@@ -146,16 +167,9 @@ def main() -> int:
     ap.add_argument("--from-json", nargs="+", metavar="FILE", help="print the table of earlier runs' --json files")
     args = ap.parse_args()
     if args.from_json:
-        rows = [r for f in args.from_json for r in json.load(open(f))]
-        print(table(rows))
+        print(table(read_rows(args.from_json)))
         return 0
-    rows = []
-    for k in args.kernels.split(","):
-        rows.append(run_kernel(k, args))
-        if args.json:  # after every kernel: a run stopped at a time limit keeps what it finished
-            with open(args.json, "w") as f:
-                json.dump(rows, f, indent=2)
-    print(table(rows))
+    print(table(run_rows(args.kernels.split(","), run_kernel, args)))
     return 0
 
 

@@ -42,7 +42,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import itertools
-import json
 import math
 import os
 import random
@@ -60,7 +59,7 @@ sys.path.insert(0, HERE)
 
 import islpy as isl  # noqa: E402
 import numpy as np  # noqa: E402
-from run_gpu import SIZES, geomean, space_for  # noqa: E402
+from run_gpu import SIZES, geomean, read_rows, run_rows, space_for  # noqa: E402
 
 from polytune.emit.cuda import MAX_GRID, MAX_THREADS, default_block, generate_cuda_region  # noqa: E402
 from polytune.measure import BuildConfig, compare_dumps, compiler_id, gpu_id  # noqa: E402
@@ -540,7 +539,7 @@ def main() -> int:
     ap.add_argument("--nvcc", default="nvcc", help="compiler of --dry-run's check")
     args = ap.parse_args()
     if args.from_json:
-        rows = [r for f in args.from_json for r in json.load(open(f))]
+        rows = read_rows(args.from_json)
         print(table(rows))
         return 0
     names = [k for k in args.kernels.split(",") if k]
@@ -551,13 +550,7 @@ def main() -> int:
         return dry_run(names, args.nvcc)
     # Every configuration compiled afresh: cupy's on-disk cache would serve later searches (and runs) instead.
     os.environ["CUPY_CACHE_IN_MEMORY"] = "1"
-    rows = []
-    for k in names:
-        rows.append(run_kernel(k, args))
-        if args.json:  # after every kernel: a run stopped at a time limit keeps what it finished
-            with open(args.json, "w") as f:
-                json.dump(rows, f, indent=1)
-    print(table(rows))
+    print(table(run_rows(names, run_kernel, args)))
     return 0
 
 

@@ -20,6 +20,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from run_gpu import read_rows, run_rows
 
 from polytune.emit.cuda import default_block
 from polytune.emit.triton import DEFAULT_CONFIG
@@ -201,15 +204,9 @@ def main() -> int:
     ap.add_argument("--from-json", nargs="+")
     args = ap.parse_args()
     if args.from_json:
-        print(table([r for f in args.from_json for r in json.load(open(f))]))
+        print(table(read_rows(args.from_json)))
         return 0
-    rows = []
-    for k in args.kernels.split(","):
-        rows.append(run_kernel(k, args))
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump(rows, f, indent=2)
-    print(table(rows))
+    print(table(run_rows(args.kernels.split(","), run_kernel, args)))
     return 0
 
 
