@@ -195,6 +195,9 @@ def test_time_tiled_stencils_get_concurrent_start(tmp_path):
     ts = a.tiled((8, 8))
     band = ts.tunable_bands[0]
     assert band.wavefront and band.concurrent_start and "2t - i" in band.schedule, band.schedule
+    # the mirror of S1's 1 + 2t + i is 2t - i - 1; S1 reads what S0 wrote at i - 1, i, i + 1 in the same
+    # step, so the least constant that keeps those distances >= 0 shifts it by 2
+    assert "S1[t, i] -> [(1 + 2t - i)]" in band.schedule
     check_legal(ts.schedule, a.deps, a.scop)
     # Gauss-Seidel (reads the new A[i-1] and the old A[i+1]): no constants make the mirror legal
     g = _prog(tmp_path, "for (t = 0; t < n; t++) for (i = 1; i < n - 1; i++)\n"
