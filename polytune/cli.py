@@ -31,6 +31,9 @@ def _shape(p: argparse.ArgumentParser) -> None:
     p.add_argument("--schedule", default="pluto", choices=["pluto", "outer"],
                    help="CPU schedule: pluto (tiling hyperplanes with skewing: stencils are time-tiled, the "
                         "default) or outer (outer parallel loops first: a stencil's time loop stays outside)")
+    p.add_argument("--unroll-jam", type=int, default=None, metavar="U",
+                   help="register tiling: unroll a point loop by U and jam the copies into the innermost loop, "
+                        "where some access does not move along that point loop (default 4; 0: off)")
     p.add_argument("--target", default="c", choices=["c", "cuda", "triton"],
                    help="code to emit: c (C with OpenMP, the default), cuda (host code and kernels) or "
                         "triton (a Python module with Triton kernels and a launcher run())")
@@ -73,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rng-seed", type=int, default=0)
     p.add_argument("--runs", type=int, default=3, help="timed runs per candidate (after one warm-up run)")
     p.add_argument("--threads", type=int, help="OMP_NUM_THREADS for the runs")
+    p.add_argument("--unroll-jam", type=int, default=None, metavar="U",
+                   help="register tiling: unroll a point loop by U and jam the copies into the innermost loop, "
+                        "where some access does not move along that point loop (default 4; 0: off)")
     p.add_argument("--target", default="c", choices=["c", "cuda", "triton"],
                    help="c: tune the tile sizes of the C/OpenMP code; cuda: the GPU thread-block shape; "
                         "triton: the launch configuration (block sizes, num_warps, num_stages)")
@@ -152,7 +158,8 @@ def _options(args):
         check_block(block)
     return OptimizeOptions(tile=not args.no_tile, parallel=not args.no_parallel,
                            tile_sizes=parse_sizes(args.tile_sizes, args.tile_sizes_file), target=args.target,
-                           block=block, schedule=args.schedule)
+                           block=block, schedule=args.schedule,
+                           **({} if args.unroll_jam is None else {"unroll_jam": args.unroll_jam}))
 
 
 def cmd_optimize(args) -> int:
@@ -192,13 +199,15 @@ def cmd_inspect(args) -> int:
         w(f"  flow dependences:   {a.deps.flow}\n")
         w(f"  anti dependences:   {a.deps.anti}\n")
         w(f"  output dependences: {a.deps.output}\n")
-        ts = a.tiled(tuple(sizes), tile=opts.tile, parallel=opts.parallel, schedule=opts.schedule)
+        ts = a.tiled(tuple(sizes), tile=opts.tile, parallel=opts.parallel, schedule=opts.schedule,
+                     unroll_jam=opts.unroll_jam)
         del sizes[:len(ts.tile_sizes)]
         for b in ts.bands:
             what = f"tiled {list(b.tile_sizes)}" if b.tiled else "not tiled"
             w(f"  band {b.index} (depth {b.depth}, {b.members} member(s), {what}"
               f"{', permutable' if b.permutable else ''}{', wavefront' if b.wavefront else ''}"
               f"{' (concurrent start)' if b.concurrent_start else ''}"
+              f"{f', point loop {b.unroll_jam[0]} unrolled and jammed by {b.unroll_jam[1]}' if b.unroll_jam else ''}"
               f", parallel: {b.parallel_loop or 'none'}): {b.schedule}\n")
         w(f"  final schedule: {ts.schedule.get_map().intersect_domain(s.domain)}\n")
     return 0
@@ -217,7 +226,8 @@ def cmd_tune(args) -> int:
                        time_limit=args.time_limit, domains=tuple(args.domain), samples=args.samples,
                        eps=args.eps, rng_seed=args.rng_seed,
                        cache=None if args.no_cache else (args.cache or default_cache_path()),
-                       parallel=not args.no_parallel, target=args.target, schedule=args.schedule)
+                       parallel=not args.no_parallel, target=args.target, schedule=args.schedule,
+                       **({} if args.unroll_jam is None else {"unroll_jam": args.unroll_jam}))
     if args.target == "cuda":
         from .measure_cuda import CudaBuildConfig
         cls, extra = CudaBuildConfig, {}

@@ -7,6 +7,7 @@ before a variant's time counts.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -308,9 +309,8 @@ def compiler_id(cc: str) -> str:
 
 def workload_key(program: Program, build: BuildConfig, opts: OptimizeOptions) -> str:
     """Everything a measurement depends on except the configuration."""
-    from . import __version__
     parts = {
-        "polytune": __version__,
+        "polytune": code_fingerprint(),
         "source": hashlib.sha256(program.text.encode("utf-8", "surrogateescape")).hexdigest(),
         "scops": [a.scop.source_hash for a in program.scops],
         "compiler": compiler_id(build.cc),
@@ -322,10 +322,27 @@ def workload_key(program: Program, build: BuildConfig, opts: OptimizeOptions) ->
     }
     if opts.schedule != "pluto":
         parts["schedule"] = opts.schedule
+    if opts.unroll_jam != OptimizeOptions.unroll_jam:
+        parts["unroll_jam"] = opts.unroll_jam
     if opts.target != "c":
         parts["target"] = opts.target
         parts["gpu"] = gpu_id()
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """The version and a hash of polytune's own source: a measurement made by other code (a changed
+    schedule or emitter, even under the same version number) is not reused."""
+    from . import __version__
+    root = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha256(__version__.encode())
+    for dirpath, dirnames, filenames in sorted(os.walk(root)):
+        dirnames.sort()
+        for name in sorted(f for f in filenames if f.endswith(".py")):
+            with open(os.path.join(dirpath, name), "rb") as f:
+                h.update(name.encode() + b"\0" + f.read())
+    return f"{__version__}+{h.hexdigest()[:16]}"
 
 
 def default_cache_path() -> str:

@@ -12,7 +12,7 @@ from .frontend import read_regions
 from .poly.deps import Dependences, compute_dependences
 from .poly.extract import build_scop
 from .poly.gpu import GpuSchedule, map_to_gpu
-from .poly.schedule import BandInfo, TiledSchedule, compute_base_schedule, make_schedule
+from .poly.schedule import DEFAULT_UNROLL, BandInfo, TiledSchedule, compute_base_schedule, make_schedule
 from .poly.scop import Scop
 
 TARGETS = ("c", "cuda", "triton")
@@ -27,6 +27,7 @@ class OptimizeOptions:
     ivdep: bool = True
     block: tuple[int, ...] = ()  # GPU thread-block shape x[,y[,z]]; () -> the defaults (1024 / 32x32 / 32x8x4)
     schedule: str = "pluto"  # CPU schedule: "pluto" (tiling hyperplanes, skewing) or "outer" (outer parallelism)
+    unroll_jam: int = DEFAULT_UNROLL  # unroll-and-jam factor of a point loop into the innermost (0: none)
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,9 +39,10 @@ class AnalyzedScop:
     base: object  # isl.Schedule from the scheduler, before tiling
 
     def tiled(self, sizes: tuple[int, ...], tile: bool = True, parallel: bool = True,
-              schedule: str = "pluto") -> TiledSchedule:
+              schedule: str = "pluto", unroll_jam: int = DEFAULT_UNROLL) -> TiledSchedule:
         base = self.base_outer if schedule == "outer" else self.base
-        return make_schedule(self.scop, self.deps, sizes, tile=tile, parallel=parallel, base=base)
+        return make_schedule(self.scop, self.deps, sizes, tile=tile, parallel=parallel, base=base,
+                             unroll=unroll_jam)
 
     @cached_property
     def base_outer(self):
@@ -106,6 +108,8 @@ def _check(opts: OptimizeOptions) -> None:
         raise UsageError(f"unknown target '{opts.target}' (choose from {', '.join(TARGETS)})")
     if opts.schedule not in ("pluto", "outer"):
         raise UsageError(f"unknown schedule '{opts.schedule}' (choose from pluto, outer)")
+    if opts.unroll_jam < 0:
+        raise UsageError("the unroll-and-jam factor must be 0 (none) or a positive integer")
     if any(s < 1 for s in opts.tile_sizes):
         raise UsageError("tile sizes must be positive integers")
 
@@ -116,7 +120,8 @@ def schedules(program: Program, opts: OptimizeOptions) -> list[TiledSchedule]:
     sizes = list(opts.tile_sizes)
     out = []
     for a in program.scops:
-        ts = a.tiled(tuple(sizes), tile=opts.tile, parallel=opts.parallel, schedule=opts.schedule)
+        ts = a.tiled(tuple(sizes), tile=opts.tile, parallel=opts.parallel, schedule=opts.schedule,
+                     unroll_jam=opts.unroll_jam)
         del sizes[:len(ts.tile_sizes)]
         out.append(ts)
     return out
@@ -234,6 +239,8 @@ def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:
              "permutable": b.permutable, "tiled": b.tiled, "tile_sizes": list(b.tile_sizes),
              "schedule": b.schedule, "parallel_loop": b.parallel_loop, "wavefront": b.wavefront,
              "concurrent_start": b.concurrent_start,
+             "unroll_jam": None if b.unroll_jam is None else
+             {"point_member": b.unroll_jam[0], "factor": b.unroll_jam[1]},
              "point_loop_order": list(b.point_order)}
             for b in ts.bands
         ],

@@ -49,6 +49,7 @@ class TuneOptions:
     domain_cap: int = 512
     target: str = "c"  # "c": tile sizes of the C/OpenMP code; "cuda": the thread-block shape
     schedule: str = "pluto"  # the C target's schedule: "pluto", "outer", or "auto" (the faster seed's)
+    unroll_jam: int = OptimizeOptions.unroll_jam  # the C target's unroll-and-jam factor (0: none)
 
 
 @dataclass(frozen=True, eq=False)
@@ -198,7 +199,8 @@ def choose_schedule(program: Program, tune_opts: TuneOptions, build: BuildConfig
         original = harness.measure_reference()
         for sched in ("pluto", "outer"):
             n = sum(b.members for _, b in program.tunable_bands(True, sched))
-            opts = OptimizeOptions(tile_sizes=(DEFAULT_TILE,) * n, parallel=tune_opts.parallel, schedule=sched)
+            opts = OptimizeOptions(tile_sizes=(DEFAULT_TILE,) * n, parallel=tune_opts.parallel, schedule=sched,
+                                   unroll_jam=tune_opts.unroll_jam)
             seeds[sched] = _mjson(harness.measure((DEFAULT_TILE,) * n, opts))
     except BaseException:
         harness.close()
@@ -218,7 +220,8 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         tune_opts, schedule_choice, harness, original = choose_schedule(program, tune_opts, build)
     cuda = tune_opts.target == "cuda"
     triton = tune_opts.target == "triton"
-    base = OptimizeOptions(parallel=tune_opts.parallel, target=tune_opts.target, schedule=tune_opts.schedule)
+    base = OptimizeOptions(parallel=tune_opts.parallel, target=tune_opts.target, schedule=tune_opts.schedule,
+                           unroll_jam=tune_opts.unroll_jam)
     space = build_space(program, tune_opts, base)
     seed = seed_config(program, space, tune_opts, base)
     if triton:
@@ -237,7 +240,8 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
             return OptimizeOptions(target="triton")
         if cuda:
             return OptimizeOptions(target="cuda", block=tuple(config))
-        return OptimizeOptions(tile_sizes=tuple(config), parallel=tune_opts.parallel, schedule=tune_opts.schedule)
+        return OptimizeOptions(tile_sizes=tuple(config), parallel=tune_opts.parallel, schedule=tune_opts.schedule,
+                               unroll_jam=tune_opts.unroll_jam)
 
     cache = MeasurementCache(tune_opts.cache, workload_key(program, build, base)) if tune_opts.cache else None
     launch_choice = None

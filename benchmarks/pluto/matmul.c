@@ -1,12 +1,12 @@
 /* matmul: C = A * B in the textbook loop order (i, j, k), the form of Pluto's matmul example.
- * Size macro: N (default 1200). Small test: -DN=13. */
+ * Size macro: N (default 2000, the size of the Pluto target). Small test: -DN=13. */
 #pragma GCC diagnostic ignored "-Wunknown-pragmas" /* #pragma scop / endscop */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <time.h>
 
 #ifndef N
-#define N 1200
+#define N 2000
 #endif
 
 static double A[N][N], B[N][N], C[N][N];

@@ -157,7 +157,7 @@ class _Printer:
     def user(self, call: isl.AstExpr, indent: int) -> None:
         name = call.op_get_arg(0).id_get_id().get_name()
         st = self.scop.statement(name)
-        args = [self.expr(call.op_get_arg(i + 1)) for i in range(call.op_get_n_arg() - 1)]
+        args = [_strip(self.expr(call.op_get_arg(i + 1))) for i in range(call.op_get_n_arg() - 1)]
         subst = dict(zip(st.iterators, (a if re.fullmatch(r"-?\w+", a) else f"({a})" for a in args)))
         subst.update(self.renamed)
         body = _substitute(st.body, subst)

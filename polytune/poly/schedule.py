@@ -24,6 +24,7 @@ from .scop import Scop
 PARALLEL_MARK = "omp_parallel"
 IVDEP_MARK = "ivdep"
 DEFAULT_TILE = 32
+DEFAULT_UNROLL = 4  # unroll-and-jam factor of a point loop into the innermost one (register tiling)
 SCHEDULER_OPERATIONS = 20_000_000  # isl operation quota of the scheduler; past it: the original order
 
 
@@ -44,6 +45,7 @@ class BandInfo:
     point_order: tuple[int, ...]  # band member order of the point loops (innermost last)
     extents: tuple[int | None, ...] = ()  # trip count of each member's loop where it is a known constant
     concurrent_start: bool = False  # the time member was replaced by a mirrored one (diamond tiles)
+    unroll_jam: tuple[int, int] | None = None  # (point member, factor) unrolled and jammed into the innermost
 
 
 @dataclass(frozen=True, eq=False)
@@ -144,10 +146,11 @@ def _is_short(st: isl.Set, i: int) -> bool:
 
 
 def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (), tile: bool = True,
-                  parallel: bool = True, base: isl.Schedule | None = None) -> TiledSchedule:
+                  parallel: bool = True, base: isl.Schedule | None = None,
+                  unroll: int = DEFAULT_UNROLL) -> TiledSchedule:
     base = base if base is not None else compute_base_schedule(scop, deps)
     t = _Transformer(scop, deps.all.intersect_params(scop.context), list(tile_sizes), tile, parallel,
-                     deps.scalars)
+                     deps.scalars, unroll)
     root = t.visit(base.get_root(), inside_parallel=False, outer_members=0)
     schedule = root.get_schedule()
     check_legal(schedule, deps, scop)
@@ -156,9 +159,10 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
 
 class _Transformer:
     def __init__(self, scop: Scop, deps: isl.UnionMap, sizes: list[int], tile: bool, parallel: bool,
-                 scalars: ScalarInfo | None = None):
+                 scalars: ScalarInfo | None = None, unroll: int = 0):
         self.scop, self.deps, self.sizes = scop, deps, sizes
         self.tile, self.parallel = tile, parallel
+        self.unroll = unroll  # unroll-and-jam factor of the point loops (0: none)
         self.scalars = scalars  # privatizable scalars (OpenMP loops only; None: keep every scalar shared)
         self.private: tuple[str, ...] = ()  # what the last loop first_parallel found needs privatized
         self.bands: list[BandInfo] = []
@@ -245,7 +249,7 @@ class _Transformer:
                 isl.UnionSet("{ separate[x] }", context=CTX)).parent()
         if par is not None:
             node = _mark_member(node, par, self.mark_name(outer_members + par))
-        point = node.child(0)
+        point, jam = self.unroll_jam(node.child(0), [sizes[k] for k in order])
         desc = None if par is None else f"tile {par}"
         if point_par:
             ppar = self.first_parallel(point, range(n))
@@ -253,12 +257,12 @@ class _Transformer:
                 point = _mark_member(point, ppar, self.mark_name(outer_members + n + ppar))
                 desc = f"point {ppar}"
         if not (point_par and desc is not None and desc == f"point {n - 1}"):
-            point = self.mark_vector(point, outer_members + 2 * n - 1)
+            point = self.mark_vector(point, outer_members + 2 * n - 1, jammed=jam is not None)
         self.bands.append(BandInfo(index, n, outer_members, stmts, True, True, tuple(sizes), sched_text,
-                                   desc, wavefront, tuple(order), extents, diamond is not None))
+                                   desc, wavefront, tuple(order), extents, diamond is not None, jam))
         return point, desc is not None
 
-    def mark_vector(self, node, depth: int):
+    def mark_vector(self, node, depth: int, jammed: bool = False):
         """Mark the band's last member for `#pragma GCC ivdep` when it is an innermost loop that carries no
         dependence against the order of the statements in its body: gcc may then vectorize it without
         the run-time overlap checks it adds for arrays it cannot tell apart (array parameters). A
@@ -268,7 +272,7 @@ class _Transformer:
         printer emits the pragma on a copy of the loop only where each source is printed before its
         sink. Returns the lowest band node."""
         last = node.band_n_member() - 1
-        if _bands(node.child(0)):
+        if len(_bands(node.child(0))) > jammed:  # an inner loop (the unrolled band of copies is none)
             return node
         pairs = self.carried_pairs(node, last)
         if pairs is None:
@@ -444,10 +448,21 @@ class _Transformer:
         n = point.band_n_member()
         if n < 2:
             return list(range(n))
+        scores = [0.0] * n
+        for moved in self.steps(point):
+            for m in range(n):
+                scores[m] += sum(_stride_class(*x) for x in moved(m) if x is not None)
+        # Highest score innermost; ties keep the later member innermost (the original order).
+        best = max(range(n), key=lambda m: (scores[m], m))
+        return [k for k in range(n) if k != best] + [best]
+
+    def steps(self, point):
+        """For each statement of the band, a function of a member m that gives, for each access of the
+        statement, its address changes when member m advances by one (the other members fixed) and its
+        number of subscripts (None where no such advance stays in the domain)."""
         dom = point.get_domain()
         prefix = point.get_prefix_schedule_union_map().intersect_domain(dom)
         subtree = point.get_subtree_schedule_union_map().intersect_domain(dom)
-        scores = [0.0] * n
         for st in self.scop.statements:
             sdom = [x for x in sets_of(dom) if x.get_tuple_name() == st.name]
             if not sdom:
@@ -458,28 +473,89 @@ class _Transformer:
             full = pre.flat_range_product(subtree.intersect_domain(sd))
             off = max(m.dim(isl.dim_type.out) for m in maps_of(pre))
             width = max(m.dim(isl.dim_type.out) for m in maps_of(full))
-            for m in range(n):
-                scores[m] += self.stride_score(full, sd, st, off + m, width)
-        # Highest score innermost; ties keep the later member innermost (the original order).
-        best = max(range(n), key=lambda m: (scores[m], m))
-        return [k for k in range(n) if k != best] + [best]
+            yield (lambda m, full=full, sd=sd, st=st, off=off, width=width:
+                   _moved(full, sd, st, off + m, width))
 
-    def stride_score(self, full: isl.UnionMap, sd: isl.UnionSet, st, pos: int, width: int) -> float:
-        """Score the accesses of one statement when the schedule dimension *pos* advances by one."""
-        eq = " and ".join(f"q{k} = p{k}" + (" + 1" if k == pos else "") for k in range(width))
-        step = isl.UnionMap(isl.Map(f"{{ [{', '.join(f'p{k}' for k in range(width))}] -> "
-                                    f"[{', '.join(f'q{k}' for k in range(width))}] : {eq} }}", context=CTX))
-        nxt = full.apply_range(step.align_params(full.get_space())).apply_range(full.reverse())
-        nxt = nxt.intersect_domain(sd).intersect_range(sd)
-        if nxt.is_empty():
-            return 0.0
-        score = 0.0
-        for acc in st.accesses:
-            a = isl.UnionMap(acc.relation)
-            moved = nxt.apply_domain(a).apply_range(a)
-            if not moved.is_empty():
-                score += _stride_class(moved.deltas(), acc.relation.dim(isl.dim_type.out))
-        return score
+    def unroll_jam(self, point, sizes: list[int]):
+        """Unroll-and-jam (register tiling) of one point loop into the innermost one: point member m
+        becomes floor(m / u) in the band, and a band of m alone, below the innermost member and unrolled
+        by the AST builder, runs the u copies of the body in each iteration of the innermost loop. The
+        member is the one along which most accesses do not move while the innermost loop moves them
+        (matmul's C[i][j] along k): the u copies then share those loads and stores. Within a permutable
+        band every dependence distance is non-negative along every member, so moving the copies inside
+        is legal (and checked with the rest). Only where the innermost loop's bounds do not depend on the
+        member. Returns the (possibly new) point band node and (member, factor) or None."""
+        n = point.band_n_member()
+        if self.unroll < 2 or n < 2 or _bands(point.child(0)):
+            return point, None
+        reuse = [0] * (n - 1)
+        for moved in self.steps(point):
+            still = [[x is not None and _is_zero(*x) for x in moved(k)] for k in range(n)]
+            reached = [[x is not None for x in moved(k)] for k in range(n)]
+            if not all(any(s[a] or not r[a] for s, r in zip(still, reached)) for a in range(len(still[0]))):
+                # an access that moves along every member streams through memory (mvt's A): the tile
+                # does not reuse it, the loop is bound by memory traffic, and u streams per thread in
+                # place of one made it slower
+                return point, None
+            for m in range(n - 1):
+                reuse[m] += sum(1 for a, s in enumerate(still[m]) if s and not still[n - 1][a])
+        m = max(range(n - 1), key=lambda k: (reuse[k], k))
+        u = next((f for f in (self.unroll, 2) if f <= sizes[m] and sizes[m] % f == 0), None)
+        if reuse[m] == 0 or u is None or not _uncoupled(point, m, n - 1):
+            return point, None
+        mupa = point.band_get_partial_schedule()
+        whole = mupa.get_at(m)
+        outer = mupa.set_at(m, whole.scale_down_val(isl.Val.int_from_si(CTX, u)).floor())
+        options = point.band_get_ast_build_options()
+        node = point.delete()
+        node = node.insert_partial_schedule(isl.MultiUnionPwAff.from_union_pw_aff(whole))
+        node = node.band_member_set_ast_loop_type(0, isl.ast_loop_type.unroll)
+        # a partial last block (an extent that u does not divide) gets its copies behind guards
+        node = node.insert_partial_schedule(outer).band_set_permutable(1)
+        return node.band_set_ast_build_options(options), (m, u)
+
+def _moved(full: isl.UnionMap, sd: isl.UnionSet, st, pos: int,
+           width: int) -> list[tuple[isl.UnionSet, int] | None]:
+    """Address changes of the accesses of one statement when schedule dimension *pos* advances by one."""
+    eq = " and ".join(f"q{k} = p{k}" + (" + 1" if k == pos else "") for k in range(width))
+    step = isl.UnionMap(isl.Map(f"{{ [{', '.join(f'p{k}' for k in range(width))}] -> "
+                                f"[{', '.join(f'q{k}' for k in range(width))}] : {eq} }}", context=CTX))
+    nxt = full.apply_range(step.align_params(full.get_space())).apply_range(full.reverse())
+    nxt = nxt.intersect_domain(sd).intersect_range(sd)
+    if nxt.is_empty():
+        return [None] * len(st.accesses)
+    out = []
+    for acc in st.accesses:
+        a = isl.UnionMap(acc.relation)
+        moved = nxt.apply_domain(a).apply_range(a)
+        out.append(None if moved.is_empty() else (moved.deltas(), acc.relation.dim(isl.dim_type.out)))
+    return out
+
+
+def _is_zero(deltas: isl.UnionSet, ndim: int) -> bool:
+    """Whether every address change is zero (the access does not move)."""
+    if ndim == 0:
+        return True
+    names = [f"d{k}" for k in range(ndim)]
+    zero = isl.Set(f"{{ [{', '.join(names)}] : {' and '.join(f'{x} = 0' for x in names)} }}", context=CTX)
+    return all((s.reset_tuple_id() if s.has_tuple_id() else s).is_subset(zero.align_params(s.get_space()))
+               for s in sets_of(deltas))
+
+
+def _uncoupled(point, a: int, b: int) -> bool:
+    """Whether, for every statement, the range of band member *b* does not depend on member *a* (with
+    the outer dimensions and the other members fixed): the set of (outer, members) points is the
+    intersection of its two projections that drop a and b."""
+    sched = point.get_prefix_schedule_union_map().flat_range_product(
+        isl.UnionMap.from_multi_union_pw_aff(point.band_get_partial_schedule()))
+    for m in maps_of(sched.intersect_domain(point.get_domain())):
+        pts = m.range()
+        off = pts.dim(isl.dim_type.set) - point.band_n_member()
+        drop_a = pts.eliminate(isl.dim_type.set, off + a, 1)
+        drop_b = pts.eliminate(isl.dim_type.set, off + b, 1)
+        if not drop_a.intersect(drop_b).is_subset(pts):
+            return False
+    return True
 
 
 def _stride_class(deltas: isl.UnionSet, ndim: int) -> float:
