@@ -483,8 +483,8 @@ class _Transformer:
         member is the one along which most accesses do not move while the innermost loop moves them
         (matmul's C[i][j] along k): the u copies then share those loads and stores. Within a permutable
         band every dependence distance is non-negative along every member, so moving the copies inside
-        is legal (and checked with the rest). Only where the innermost loop's bounds do not depend on the
-        member. Returns the (possibly new) point band node and (member, factor) or None."""
+        is legal (and checked with the rest). Only where the bounds of the loops inside it do not depend
+        on the member. Returns the (possibly new) point band node and (member, factor) or None."""
         n = point.band_n_member()
         if self.unroll < 2 or n < 2 or _bands(point.child(0)):
             return point, None
@@ -501,18 +501,46 @@ class _Transformer:
                 reuse[m] += sum(1 for a, s in enumerate(still[m]) if s and not still[n - 1][a])
         m = max(range(n - 1), key=lambda k: (reuse[k], k))
         u = next((f for f in (self.unroll, 2) if f <= sizes[m] and sizes[m] % f == 0), None)
-        if reuse[m] == 0 or u is None or not _uncoupled(point, m, n - 1):
+        if reuse[m] == 0 or u is None or not _uncoupled(point, m):
             return point, None
         mupa = point.band_get_partial_schedule()
         whole = mupa.get_at(m)
         outer = mupa.set_at(m, whole.scale_down_val(isl.Val.int_from_si(CTX, u)).floor())
         options = point.band_get_ast_build_options()
+        full = _full_blocks(point, m, u)
         node = point.delete()
         node = node.insert_partial_schedule(isl.MultiUnionPwAff.from_union_pw_aff(whole))
         node = node.band_member_set_ast_loop_type(0, isl.ast_loop_type.unroll)
-        # a partial last block (an extent that u does not divide) gets its copies behind guards
         node = node.insert_partial_schedule(outer).band_set_permutable(1)
-        return node.band_set_ast_build_options(options), (m, u)
+        # The blocks where all u copies run are generated on their own (isl's isolate option), so their
+        # copies need no guards; a partial block (at a bound that u does not divide, or a symbolic one)
+        # gets its copies behind guards, outside the loops of full blocks.
+        if not options.is_empty():  # the same options (separate) in the isolated part
+            options = options.union(isl.UnionSet("{ [isolate[] -> separate[x]] }", context=CTX))
+        return node.band_set_ast_build_options(options.union(full)), (m, u)
+
+
+def _full_blocks(point, m: int, u: int) -> isl.UnionSet:
+    """isl's isolate option for the point band after member *m* became floor(m / u): the (outer
+    dimensions, members) points whose block of u values of member m all occur, for some statement."""
+    n = point.band_n_member()
+    sched = point.get_prefix_schedule_union_map().range_product(
+        isl.UnionMap.from_multi_union_pw_aff(point.band_get_partial_schedule()))
+    pts = sched.intersect_domain(point.get_domain()).range()
+    full = None
+    for wrapped in sets_of(pts):
+        k = wrapped.unwrap().dim(isl.dim_type.in_)
+        outer = ", ".join(f"p{i}" for i in range(k))
+        blocks = ", ".join(f"b{i}" for i in range(n))
+        here = None
+        for r in range(u):
+            moved = ", ".join(f"{u} * b{i} + {r}" if i == m else f"b{i}" for i in range(n))
+            shift = isl.Map(f"{{ [[{outer}] -> [{blocks}]] -> [[{outer}] -> [{moved}]] }}", context=CTX)
+            block = shift.align_params(wrapped.get_space()).intersect_range(wrapped).domain()
+            here = block if here is None else here.intersect(block)
+        full = here if full is None else full.union(here)
+    return isl.UnionSet(full.coalesce().set_tuple_name("isolate"))
+
 
 def _moved(full: isl.UnionMap, sd: isl.UnionSet, st, pos: int,
            width: int) -> list[tuple[isl.UnionSet, int] | None]:
@@ -542,18 +570,19 @@ def _is_zero(deltas: isl.UnionSet, ndim: int) -> bool:
                for s in sets_of(deltas))
 
 
-def _uncoupled(point, a: int, b: int) -> bool:
-    """Whether, for every statement, the range of band member *b* does not depend on member *a* (with
-    the outer dimensions and the other members fixed): the set of (outer, members) points is the
-    intersection of its two projections that drop a and b."""
+def _uncoupled(point, m: int) -> bool:
+    """Whether, for every statement, the ranges of the band members after *m* do not depend on member m
+    (with the outer dimensions and the members before m fixed): the set of (outer, members) points is
+    the intersection of its projection that drops m and its projection that drops the later members."""
     sched = point.get_prefix_schedule_union_map().flat_range_product(
         isl.UnionMap.from_multi_union_pw_aff(point.band_get_partial_schedule()))
-    for m in maps_of(sched.intersect_domain(point.get_domain())):
-        pts = m.range()
-        off = pts.dim(isl.dim_type.set) - point.band_n_member()
-        drop_a = pts.eliminate(isl.dim_type.set, off + a, 1)
-        drop_b = pts.eliminate(isl.dim_type.set, off + b, 1)
-        if not drop_a.intersect(drop_b).is_subset(pts):
+    n = point.band_n_member()
+    for mp in maps_of(sched.intersect_domain(point.get_domain())):
+        pts = mp.range()
+        off = pts.dim(isl.dim_type.set) - n
+        drop_m = pts.eliminate(isl.dim_type.set, off + m, 1)
+        drop_later = pts.eliminate(isl.dim_type.set, off + m + 1, n - 1 - m)
+        if not drop_m.intersect(drop_later).is_subset(pts):
             return False
     return True
 
