@@ -528,24 +528,40 @@ class _KernelPrinter:
         if left is None or right is None:
             return False
         rk, kb, rm, cm = self.fresh("rk"), self.fresh("k"), self.fresh("rowmask"), self.fresh("colmask")
-        self.emit(f"{rm} = tl.max(MASK.to(tl.int32), axis=1)[:, None] != 0", indent)
-        self.emit(f"{cm} = tl.max(MASK.to(tl.int32), axis=0)[None, :] != 0", indent)
-        self.emit(f"for {kb} in range({lo}, {hi}, BLOCK_K):", indent)
-        self.emit(f"{rk} = {kb} + tl.arange(0, BLOCK_K)", indent + 1)
+        full, kmain = self.fresh("full"), self.fresh("kmain")
         a_sub = {k: re.sub(rf"\b{re.escape(var)}\b", f"{rk}[None, :]", v) for k, v in subst.items()}
         b_sub = {k: re.sub(rf"\b{re.escape(var)}\b", f"{rk}[:, None]", v) for k, v in subst.items()}
         _, a_addr = _CExpr(self, a_sub).address(left, zero=False)
         _, b_addr = _CExpr(self, b_sub).address(right, zero=False)
-        ta, tb = self.fresh("a"), self.fresh("b")
-        self.emit(f"{ta} = tl.load({a_addr}, mask={rm} & ({rk}[None, :] < {hi}), other=0)", indent + 1)
-        self.emit(f"{tb} = tl.load({b_addr}, mask=({rk}[:, None] < {hi}) & {cm}, other=0)", indent + 1)
-        if outside:
-            prod = f"tl.dot({ta}, {tb}, input_precision=\"ieee\")"
-            for f in outside:
-                prod = f"{prod} * ({cx.visit(f)})"
-            self.emit(f"{acc} = {acc} + {prod}", indent + 1)
-        else:  # accumulate inside the dot (one fused multiply-add per product, no second tile)
-            self.emit(f"{acc} = tl.dot({ta}, {tb}, {acc}, input_precision=\"ieee\")", indent + 1)
+
+        def k_loop(start, stop, a_mask, b_mask, at):
+            self.emit(f"for {kb} in range({start}, {stop}, BLOCK_K):", at)
+            self.emit(f"{rk} = {kb} + tl.arange(0, BLOCK_K)", at + 1)
+            ta, tb = self.fresh("a"), self.fresh("b")
+            self.emit(f"{ta} = tl.load({a_addr}" + (f", mask={a_mask}, other=0)" if a_mask else ")"), at + 1)
+            self.emit(f"{tb} = tl.load({b_addr}" + (f", mask={b_mask}, other=0)" if b_mask else ")"), at + 1)
+            if outside:
+                prod = f"tl.dot({ta}, {tb}, input_precision=\"ieee\")"
+                for f in outside:
+                    prod = f"{prod} * ({cx.visit(f)})"
+                self.emit(f"{acc} = {acc} + {prod}", at + 1)
+            else:  # accumulate inside the dot (one fused multiply-add per product, no second tile)
+                self.emit(f"{acc} = tl.dot({ta}, {tb}, {acc}, input_precision=\"ieee\")", at + 1)
+
+        # A tile whose every lane is in the domain (all but the edge tiles) loads its blocks without masks
+        # up to the last whole block of K: masks that Triton cannot analyze (the row and column masks are
+        # reductions of MASK) would make it load B element by element instead of in vectors.
+        self.emit(f"{full} = tl.min(MASK.to(tl.int32)) != 0", indent)
+        self.emit(f"if {full}:", indent)
+        self.emit(f"{kmain} = ({lo}) + ((({hi}) - ({lo})) // BLOCK_K) * BLOCK_K", indent + 1)
+        k_loop(lo, kmain, "", "", indent + 1)
+        # the last partial block, if any (none when the loop is empty: kmain <= lo then)
+        k_loop(kmain, hi, f"({rk}[None, :] >= {lo}) & ({rk}[None, :] < {hi})",
+               f"({rk}[:, None] >= {lo}) & ({rk}[:, None] < {hi})", indent + 1)
+        self.emit("else:", indent)
+        self.emit(f"{rm} = tl.max(MASK.to(tl.int32), axis=1)[:, None] != 0", indent + 1)
+        self.emit(f"{cm} = tl.max(MASK.to(tl.int32), axis=0)[None, :] != 0", indent + 1)
+        k_loop(lo, hi, f"{rm} & ({rk}[None, :] < {hi})", f"({rk}[:, None] < {hi}) & {cm}", indent + 1)
         return True
 
     def chunked(self, body, var, lo, hi, indent) -> bool:
