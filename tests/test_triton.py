@@ -84,8 +84,9 @@ def test_matmul_accumulates_in_registers_through_tl_dot():
 @pytest.mark.parametrize("src,defines", [(os.path.join(GPU_DIR, "matmul_vanilla.c"), ("N=13",)),
                                          (os.path.join(KERNELS, "gemm.c"), ("N=13",))], ids=["matmul", "gemm"])
 def test_whole_tiles_load_their_dot_blocks_without_masks(src, defines):
-    """Tiles whose lanes are all in the domain load whole K blocks unmasked, then the last partial block
-    masked; edge tiles keep the masked loop. 13 = 3 * 4 + 1: both kinds of tiles and of K blocks."""
+    """Tiles whose lanes are all in the domain, over a K extent that whole blocks cover, load their
+    blocks unmasked; edge tiles and other extents keep the masked loop. N=13 with 4x4 tiles: both kinds
+    of tiles; BLOCK_K=1 divides 13, 4 and 8 do not."""
     from polytune.measure_triton import TritonHarness
     program = analyze(src, defines=defines)
     text = generate_triton(program, OptimizeOptions(target="triton"))
@@ -93,7 +94,8 @@ def test_whole_tiles_load_their_dot_blocks_without_masks(src, defines):
     h = TritonHarness(program, BuildConfig(defines=defines), runs=1)
     try:
         h.measure_reference()
-        for cfg in ({"BLOCK_X": 4, "BLOCK_Y": 4, "BLOCK_K": 4, "num_warps": 1},
+        for cfg in ({"BLOCK_X": 4, "BLOCK_Y": 4, "BLOCK_K": 1, "num_warps": 1},
+                    {"BLOCK_X": 4, "BLOCK_Y": 4, "BLOCK_K": 4, "num_warps": 1},
                     {"BLOCK_X": 8, "BLOCK_Y": 4, "BLOCK_K": 8, "num_warps": 1}):
             m = h.measure(tuple(cfg.values()), tuple(cfg))
             assert m.ok, (cfg, m.error, m.detail)

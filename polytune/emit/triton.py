@@ -528,7 +528,7 @@ class _KernelPrinter:
         if left is None or right is None:
             return False
         rk, kb, rm, cm = self.fresh("rk"), self.fresh("k"), self.fresh("rowmask"), self.fresh("colmask")
-        full, kmain = self.fresh("full"), self.fresh("kmain")
+        full = self.fresh("full")
         a_sub = {k: re.sub(rf"\b{re.escape(var)}\b", f"{rk}[None, :]", v) for k, v in subst.items()}
         b_sub = {k: re.sub(rf"\b{re.escape(var)}\b", f"{rk}[:, None]", v) for k, v in subst.items()}
         _, a_addr = _CExpr(self, a_sub).address(left, zero=False)
@@ -548,16 +548,13 @@ class _KernelPrinter:
             else:  # accumulate inside the dot (one fused multiply-add per product, no second tile)
                 self.emit(f"{acc} = tl.dot({ta}, {tb}, {acc}, input_precision=\"ieee\")", at + 1)
 
-        # A tile whose every lane is in the domain (all but the edge tiles) loads its blocks without masks
-        # up to the last whole block of K: masks that Triton cannot analyze (the row and column masks are
-        # reductions of MASK) would make it load B element by element instead of in vectors.
-        self.emit(f"{full} = tl.min(MASK.to(tl.int32)) != 0", indent)
+        # A tile whose every lane is in the domain (all but the edge tiles), over a K extent that whole
+        # blocks cover, loads its blocks without masks: masks that Triton cannot analyze (the row and
+        # column masks are reductions of MASK) would make it load B element by element, not in vectors.
+        # (A third loop for a last partial K block raised register use until some configurations spilled.)
+        self.emit(f"{full} = (tl.min(MASK.to(tl.int32)) != 0) & ((({hi}) - ({lo})) % BLOCK_K == 0)", indent)
         self.emit(f"if {full}:", indent)
-        self.emit(f"{kmain} = ({lo}) + ((({hi}) - ({lo})) // BLOCK_K) * BLOCK_K", indent + 1)
-        k_loop(lo, kmain, "", "", indent + 1)
-        # the last partial block, if any (none when the loop is empty: kmain <= lo then)
-        k_loop(kmain, hi, f"({rk}[None, :] >= {lo}) & ({rk}[None, :] < {hi})",
-               f"({rk}[:, None] >= {lo}) & ({rk}[:, None] < {hi})", indent + 1)
+        k_loop(lo, hi, "", "", indent + 1)
         self.emit("else:", indent)
         self.emit(f"{rm} = tl.max(MASK.to(tl.int32), axis=1)[:, None] != 0", indent + 1)
         self.emit(f"{cm} = tl.max(MASK.to(tl.int32), axis=0)[None, :] != 0", indent + 1)
