@@ -6,9 +6,11 @@ The preprocessed text keeps gcc's line markers, so every node of the parsed regi
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 
 from pycparser import c_ast, c_parser
@@ -42,18 +44,87 @@ class Region:
 def preprocess(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = (),
                cpp: str | None = None) -> str:
     """Run the system C preprocessor over *path*; keep line markers and pragmas."""
+    proc = _run_cpp(path, includes, defines, cpp)
+    if proc.returncode != 0:
+        raise _cpp_error(proc.stderr, path)
+    return proc.stdout
+
+
+def _run_cpp(path: str, includes: tuple[str, ...], defines: tuple[str, ...], cpp: str | None = None,
+             extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     cc = cpp or shutil.which("gcc") or shutil.which("cc") or shutil.which("cpp")
     if cc is None:
         raise UsageError("no C preprocessor found (need gcc, cc or cpp on PATH)")
     args = [cc, "-E"] if not cc.endswith("cpp") else [cc]
-    args += [f"-I{d}" for d in includes] + [f"-D{d}" for d in defines] + [path]
+    args += list(extra) + [f"-I{d}" for d in includes] + [f"-D{d}" for d in defines] + [path]
     try:
-        proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+        return subprocess.run(args, capture_output=True, text=True, timeout=120)
     except OSError as e:
         raise UsageError(f"cannot run the preprocessor {cc}: {e}") from None
-    if proc.returncode != 0:
-        raise _cpp_error(proc.stderr, path)
-    return proc.stdout
+
+
+_PROBE = "__polytune_probe_"
+_CONSTANT = re.compile(r"^[\s()0-9a-fA-FxXuUlL+\-*/%<>=!&|^~?:]*[0-9][\s()0-9a-fA-FxXuUlL+\-*/%<>=!&|^~?:]*$")
+
+
+def macro_guards(path: str, text: str, spans: list[tuple[int, int]], includes: tuple[str, ...] = (),
+                 defines: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """For each region (its '#pragma scop' and '#pragma endscop' lines), preprocessor lines that stop a
+    compilation of the output in which a macro of the region has another integer value than when it was
+    optimized: the generated code has the values of that run built in (loop bounds, tile counts), and
+    the same file compiled with another -DN would compute something else, silently.
+
+    Every identifier of the region's source text is expanded by the preprocessor right where the region
+    starts (a probe line inserted after '#pragma scop', with the user's -I/-D); those that expand to an
+    integer constant expression get `#if (NAME) != (VALUE)` / `#error ...`. The guards are checked the
+    same way (they must pass on this very file), and dropped for the file if they do not."""
+    lines = re.split(r"(?<=\n)", text) if text else []
+    words: list[list[str]] = []
+    for begin, end in spans:
+        found = re.findall(r"\b[A-Za-z_]\w*\b", "".join(lines[begin:end - 1]))
+        words.append(sorted(set(found) - _C_KEYWORDS - _OTHER_KEYWORDS))
+
+    def insert(per_region: list[list[str]]) -> str:
+        out = list(lines)
+        for (begin, _end), new in sorted(zip(spans, per_region), reverse=True):
+            out[begin:begin] = new
+        return "".join(out)
+
+    probes = [[f"{_PROBE}{k} {w} {_PROBE}end\n" for w in ws] for k, ws in enumerate(words)]
+    proc = _cpp_copy(path, insert(probes), includes, defines)
+    if proc is None or proc.returncode != 0:
+        return [() for _ in spans]
+    values: dict[tuple[int, int], str] = {}
+    for m in re.finditer(rf"{_PROBE}(\d+) (.*?) ?{_PROBE}end", proc.stdout):
+        k = int(m.group(1))
+        values[k, len([x for x in values if x[0] == k])] = m.group(2).strip()
+    guards: list[tuple[str, ...]] = []
+    for k, ws in enumerate(words):
+        mine = []
+        for j, w in enumerate(ws):
+            v = values.get((k, j), w)
+            if v != w and _CONSTANT.match(v):
+                mine += [f"#if ({w}) != ({v})",
+                         f'#error "polytune generated this code for {w} == {v}: run polytune optimize again '
+                         f'with the -D values you compile with"', "#endif"]
+        guards.append(tuple(mine))
+    if any(guards):
+        check = _cpp_copy(path, insert([[g + "\n" for g in gs] for gs in guards]), includes, defines)
+        if check is None or check.returncode != 0:
+            return [() for _ in spans]
+    return guards
+
+
+def _cpp_copy(path: str, text: str, includes: tuple[str, ...], defines: tuple[str, ...]):
+    """Preprocess *text* as if it were the file at *path* (its directory searched for "quoted" includes)."""
+    with tempfile.TemporaryDirectory(prefix="polytune-") as d:
+        copy = os.path.join(d, os.path.basename(path))
+        with open(copy, "w", encoding="utf-8", errors="surrogateescape", newline="") as f:
+            f.write(text)
+        try:
+            return _run_cpp(copy, includes, defines, extra=("-iquote", os.path.dirname(os.path.abspath(path))))
+        except (UsageError, subprocess.SubprocessError):
+            return None
 
 
 def _cpp_error(stderr: str, path: str) -> PolytuneError:
@@ -158,6 +229,8 @@ def _typedef_names(pre: str) -> tuple[str, ...]:
 
 _C_KEYWORDS = {"int", "char", "float", "double", "long", "short", "unsigned", "signed", "void", "const",
                "volatile", "struct", "union", "enum", "restrict", "static", "extern", "inline"}
+_OTHER_KEYWORDS = {"for", "if", "else", "while", "do", "return", "break", "continue", "sizeof", "goto",
+                   "switch", "case", "default", "pragma"}
 
 
 def parse_region(path: str, text: str, typedefs: tuple[str, ...], begin_line: int) -> c_ast.Compound:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from .errors import UsageError
-from .frontend import read_regions
+from .frontend import macro_guards, read_regions
 from .poly.deps import Dependences, compute_dependences
 from .poly.extract import build_scop
 from .poly.gpu import GpuSchedule, map_to_gpu
@@ -68,6 +68,7 @@ class Program:
     path: str
     text: str
     scops: tuple[AnalyzedScop, ...]
+    guards: tuple[tuple[str, ...], ...] = ()  # per scop: preprocessor lines checking its macros' values
     _bands: dict = field(default_factory=dict, repr=False)
     _triton: dict = field(default_factory=dict, repr=False)  # triton_variants, by block option
 
@@ -100,7 +101,14 @@ def analyze(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] 
         scop = build_scop(r)
         deps = compute_dependences(scop)
         scops.append(AnalyzedScop(scop, deps, compute_base_schedule(scop, deps)))
-    return Program(path, text, tuple(scops))
+    guards = macro_guards(path, text, [(r.begin_line, r.end_line) for r in regions], includes, defines)
+    return Program(path, text, tuple(scops), tuple(guards))
+
+
+def _guarded(program: Program, k: int, code: str) -> str:
+    """The code replacing region k, after the checks of the macro values it was generated with."""
+    guards = program.guards[k] if k < len(program.guards) else ()
+    return "".join(g + "\n" for g in guards) + code
 
 
 def _check(opts: OptimizeOptions) -> None:
@@ -132,9 +140,10 @@ def generate_regions(program: Program, opts: OptimizeOptions = OptimizeOptions()
     """The code replacing each region."""
     from .emit.c import generate_region
     tiled = schedules(program, opts) if tiled is None else tiled
-    return [generate_region(a.scop, ts, parallel=opts.parallel, ivdep=opts.ivdep,
-                            indent=_indent_of(program.text, a.scop.begin_line), avoid=program.identifiers)
-            for a, ts in zip(program.scops, tiled)]
+    return [_guarded(program, k, generate_region(a.scop, ts, parallel=opts.parallel, ivdep=opts.ivdep,
+                                                 indent=_indent_of(program.text, a.scop.begin_line),
+                                                 avoid=program.identifiers))
+            for k, (a, ts) in enumerate(zip(program.scops, tiled))]
 
 
 def gpu_prefix(program: Program, wanted: str = "pt") -> str:
@@ -152,7 +161,8 @@ def generate_cuda(program: Program, opts: OptimizeOptions, serve: bool = False,
                                     serve=serve, dump=dumps[k] if dumps else "", prefix=p, scop_index=k)
                for k, a in enumerate(program.scops)]
     head = cuda_header(p, serve) + "\n".join(r.kernels for r in regions)
-    reps = [(a.scop.begin_line, a.scop.end_line, r.host) for a, r in zip(program.scops, regions)]
+    reps = [(a.scop.begin_line, a.scop.end_line, _guarded(program, k, r.host))
+            for k, (a, r) in enumerate(zip(program.scops, regions))]
     return head + "\n" + splice(program.text, reps)
 
 

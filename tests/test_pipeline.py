@@ -107,3 +107,46 @@ def test_outside_text_is_preserved(tmp_path):
     e = next(i for i, line in enumerate(orig) if "#pragma endscop" in line)
     assert new[:b] == orig[:b]
     assert new[len(new) - (len(orig) - e - 1):] == orig[e + 1:]
+
+
+def _polybench_style(tmp_path):
+    """A PolyBench-style program: sizes from a header (-I), _PB_N chained to N, a type macro, a
+    function-like macro in the body."""
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    (inc / "sizes.h").write_text("#ifndef N\n#define N 24\n#endif\n#define _PB_N N\n#define DATA_TYPE double\n"
+                                 "#define SCALAR_VAL(x) x\n")
+    src = tmp_path / "pb.c"
+    src.write_text('#include <stdio.h>\n#include "sizes.h"\nstatic DATA_TYPE A[N][N], x[N];\n'
+                   "int main(void) {\n  int i, j;\n"
+                   "  for (i = 0; i < N; i++) { x[i] = i % 5; for (j = 0; j < N; j++) A[i][j] = (i + 2 * j) % 7; }\n"
+                   "#pragma scop\n  for (i = 0; i < _PB_N; i++)\n    for (j = 0; j < _PB_N; j++)\n"
+                   "      x[i] = x[i] + SCALAR_VAL(0.5) * A[i][j] * x[j];\n#pragma endscop\n"
+                   '  for (i = 0; i < N; i++) printf("%.17g\\n", x[i]);\n  return 0;\n}\n')
+    return src, inc
+
+
+def test_macro_values_are_checked_where_the_output_compiles(tmp_path):
+    """Sizes set by macros are built into the generated code; the output checks, with the preprocessor,
+    that it is compiled with the values it was generated for: with other -D values it stops with an
+    #error naming the macro instead of computing something else."""
+    import subprocess
+    src, inc = _polybench_style(tmp_path)
+    out = tmp_path / "pb.opt.c"
+    assert main(["optimize", str(src), "-I", str(inc), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "#if (_PB_N) != (24)" in text and "#error" in text
+    assert "(DATA_TYPE)" not in text and "(SCALAR_VAL)" not in text  # a type, a function-like macro
+    flags = [f"-I{inc}"]
+    want = compile_run(str(src), str(tmp_path / "orig"), flags, False)
+    assert compile_run(str(out), str(tmp_path / "opt"), flags, True) == want
+    # the same output compiled for another size: a compile error, not a wrong answer
+    bad = subprocess.run(["gcc", "-fopenmp", f"-I{inc}", "-DN=30", str(out), "-o", str(tmp_path / "bad")],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and "generated this code for _PB_N == 24" in bad.stderr
+    # optimized for that size, it compiles and matches
+    assert main(["optimize", str(src), "-I", str(inc), "-D", "N=30", "-o", str(out)]) == 0
+    assert "#if (_PB_N) != (30)" in out.read_text()
+    flags.append("-DN=30")
+    assert compile_run(str(out), str(tmp_path / "opt30"), flags, True) == \
+        compile_run(str(src), str(tmp_path / "orig30"), flags, False)
