@@ -64,7 +64,9 @@ def _run_cpp(path: str, includes: tuple[str, ...], defines: tuple[str, ...], cpp
 
 
 _PROBE = "__polytune_probe_"
-_CONSTANT = re.compile(r"^[\s()0-9a-fA-FxXuUlL+\-*/%<>=!&|^~?:]*[0-9][\s()0-9a-fA-FxXuUlL+\-*/%<>=!&|^~?:]*$")
+# An integer constant expression the preprocessor can evaluate: integer literals, operators, parentheses.
+_CONSTANT = re.compile(r"(?:\s|[()+\-*/%<>=!&|^~?:]|0[xX][0-9a-fA-F]+[uUlL]*|[0-9]+[uUlL]*)*[0-9]"
+                       r"(?:\s|[()+\-*/%<>=!&|^~?:]|0[xX][0-9a-fA-F]+[uUlL]*|[0-9]+[uUlL]*)*")
 
 
 def macro_guards(path: str, text: str, spans: list[tuple[int, int]], includes: tuple[str, ...] = (),
@@ -94,16 +96,14 @@ def macro_guards(path: str, text: str, spans: list[tuple[int, int]], includes: t
     proc = _cpp_copy(path, insert(probes), includes, defines)
     if proc is None or proc.returncode != 0:
         return [() for _ in spans]
-    values: dict[tuple[int, int], str] = {}
+    values: list[list[str]] = [[] for _ in spans]  # per region, its words' expansions in order
     for m in re.finditer(rf"{_PROBE}(\d+) (.*?) ?{_PROBE}end", proc.stdout):
-        k = int(m.group(1))
-        values[k, len([x for x in values if x[0] == k])] = m.group(2).strip()
+        values[int(m.group(1))].append(m.group(2).strip())
     guards: list[tuple[str, ...]] = []
-    for k, ws in enumerate(words):
+    for ws, vs in zip(words, values):
         mine = []
-        for j, w in enumerate(ws):
-            v = values.get((k, j), w)
-            if v != w and _CONSTANT.match(v):
+        for w, v in zip(ws, vs if len(vs) == len(ws) else ws):
+            if v != w and _CONSTANT.fullmatch(v):
                 mine += [f"#if ({w}) != ({v})",
                          f'#error "polytune generated this code for {w} == {v}: run polytune optimize again '
                          f'with the -D values you compile with"', "#endif"]

@@ -560,14 +560,21 @@ def _moved(full: isl.UnionMap, sd: isl.UnionSet, st, pos: int,
     return out
 
 
-def _is_zero(deltas: isl.UnionSet, ndim: int) -> bool:
-    """Whether every address change is zero (the access does not move)."""
+def _changes_within(deltas: isl.UnionSet, ndim: int, last: int) -> bool:
+    """Whether every address change is zero in all subscripts but the last, and within [-last, last]
+    in the last one (last = 0: the access does not move)."""
     if ndim == 0:
         return True
     names = [f"d{k}" for k in range(ndim)]
-    zero = isl.Set(f"{{ [{', '.join(names)}] : {' and '.join(f'{x} = 0' for x in names)} }}", context=CTX)
-    return all((s.reset_tuple_id() if s.has_tuple_id() else s).is_subset(zero.align_params(s.get_space()))
+    rest = " and ".join([f"{x} = 0" for x in names[:-1]] + [f"-{last} <= {names[-1]} <= {last}"])
+    box = isl.Set(f"{{ [{', '.join(names)}] : {rest} }}", context=CTX)
+    return all((s.reset_tuple_id() if s.has_tuple_id() else s).is_subset(box.align_params(s.get_space()))
                for s in sets_of(deltas))
+
+
+def _is_zero(deltas: isl.UnionSet, ndim: int) -> bool:
+    """Whether every address change is zero (the access does not move)."""
+    return _changes_within(deltas, ndim, 0)
 
 
 def _uncoupled(point, m: int) -> bool:
@@ -590,19 +597,11 @@ def _uncoupled(point, m: int) -> bool:
 def _stride_class(deltas: isl.UnionSet, ndim: int) -> float:
     if ndim == 0:
         return 1.0
-    names = [f"d{k}" for k in range(ndim)]
-    space_txt = ", ".join(names)
-    for s in sets_of(deltas):
-        s = s.reset_tuple_id() if s.has_tuple_id() else s
-        zero = isl.Set(f"{{ [{space_txt}] : {' and '.join(f'{x} = 0' for x in names)} }}", context=CTX)
-        unit = isl.Set(f"{{ [{space_txt}] : {' and '.join(f'{x} = 0' for x in names[:-1]) or 'true'} and "
-                       f"-1 <= {names[-1]} <= 1 }}", context=CTX)
-        if s.is_subset(zero.align_params(s.get_space())):
-            return 1.0  # temporal reuse
-        if s.is_subset(unit.align_params(s.get_space())):
-            return 1.0  # spatial, stride 1
-        return -2.0  # jumps across rows
-    return 0.0
+    sets = sets_of(deltas)
+    if not sets:
+        return 0.0
+    # +1: temporal reuse, or stride 1 along the last subscript; -2: jumps across rows
+    return 1.0 if _changes_within(isl.UnionSet(sets[0]), ndim, 1) else -2.0
 
 
 def _single_tile(extent: int | None, size: int) -> bool:
