@@ -258,3 +258,18 @@ def test_unroll_and_jam_code_and_results(tmp_path):
     assert off.read_text().count("C[c3][c5] += ") == 1
     assert main(["optimize", str(src), "--unroll-jam", "-1", "-o", str(tmp_path / "bad.c")]) == 2
     assert not (tmp_path / "bad.c").exists()
+
+
+def test_short_point_loops_go_inside_the_strided_one():
+    """depthwise's band (y, x, ky): x has the stride-1 accesses, ky three iterations. The point loops are
+    y, x, ky: the taps of one output element add up in a register (gcc unrolls them) while x is
+    vectorized; with x innermost every tap row re-read and re-wrote the output row (1.6x slower)."""
+    import os
+
+    from conftest import KERNELS
+    p = analyze(os.path.join(KERNELS, "depthwise.c"), defines=("N=40", "NC=3", "TSTEPS=3"))
+    ts = p.scops[0].tiled(())
+    taps = [b for b in ts.tunable_bands if b.members == 3]
+    assert taps and all(b.extents[2] == 3 and b.point_order == (0, 1, 2) for b in taps), ts.bands
+    assert all(b.unroll_jam is None for b in taps)
+    check_legal(ts.schedule, p.scops[0].deps, p.scops[0].scop)

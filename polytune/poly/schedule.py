@@ -239,7 +239,7 @@ class _Transformer:
             point_par = par is None
         else:
             point_par = False
-        order = self.point_order(node.child(0))
+        order = self.point_order(node.child(0), extents)
         if order != list(range(n)):
             node = _permute(node.child(0), order).parent()
         if _has_degenerate_member(node.child(0)) or len(sets_of(node.get_domain())) > 1:
@@ -249,7 +249,10 @@ class _Transformer:
                 isl.UnionSet("{ separate[x] }", context=CTX)).parent()
         if par is not None:
             node = _mark_member(node, par, self.mark_name(outer_members + par))
-        point, jam = self.unroll_jam(node.child(0), [sizes[k] for k in order])
+        # (not where the innermost point loop is a short one: the copies belong around the strided loop)
+        short_inner = extents[order[-1]] is not None and extents[order[-1]] < SHORT_LOOP
+        point, jam = (node.child(0), None) if short_inner else \
+            self.unroll_jam(node.child(0), [sizes[k] for k in order])
         desc = None if par is None else f"tile {par}"
         if point_par:
             ppar = self.first_parallel(point, range(n))
@@ -443,8 +446,12 @@ class _Transformer:
         zero = isl.UnionSet(isl.Set("{ [0] }", context=CTX)).align_params(dist.get_space())
         return dist.is_subset(zero)
 
-    def point_order(self, point) -> list[int]:
-        """Member order for the point loops: the member with the best access strides goes innermost."""
+    def point_order(self, point, extents: tuple[int | None, ...] = ()) -> list[int]:
+        """Member order for the point loops: the member with the best access strides goes innermost, or
+        just outside the short loops of the band. A member of a few iterations (a filter's taps, known
+        constant extent below SHORT_LOOP), other than the first member, goes inside the strided one: gcc unrolls it completely, and the taps of one output element then add up in a
+        register while the strided loop is vectorized (depthwise: the row loop of the 3x3 taps had been
+        outside the column loop, so every tap row re-read and re-wrote the output row)."""
         n = point.band_n_member()
         if n < 2:
             return list(range(n))
@@ -454,7 +461,10 @@ class _Transformer:
                 scores[m] += sum(_stride_class(*x) for x in moved(m) if x is not None)
         # Highest score innermost; ties keep the later member innermost (the original order).
         best = max(range(n), key=lambda m: (scores[m], m))
-        return [k for k in range(n) if k != best] + [best]
+        def is_short(m):
+            return m < len(extents) and extents[m] is not None and extents[m] < SHORT_LOOP
+        short = [] if is_short(best) else [m for m in range(1, n) if m != best and is_short(m)]
+        return [k for k in range(n) if k != best and k not in short] + [best] + short
 
     def steps(self, point):
         """For each statement of the band, a function of a member m that gives, for each access of the
