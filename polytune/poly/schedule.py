@@ -449,9 +449,10 @@ class _Transformer:
     def point_order(self, point, extents: tuple[int | None, ...] = ()) -> list[int]:
         """Member order for the point loops: the member with the best access strides goes innermost, or
         just outside the short loops of the band. A member of a few iterations (a filter's taps, known
-        constant extent below SHORT_LOOP), other than the first member, goes inside the strided one: gcc unrolls it completely, and the taps of one output element then add up in a
-        register while the strided loop is vectorized (depthwise: the row loop of the 3x3 taps had been
-        outside the column loop, so every tap row re-read and re-wrote the output row)."""
+        constant extent below SHORT_LOOP), other than the first member, goes inside the strided one:
+        gcc unrolls it completely, and the taps of one output element then add up in a register while
+        the strided loop is vectorized (depthwise: the row loop of the 3x3 taps had been outside the
+        column loop, so every tap row re-read and re-wrote the output row)."""
         n = point.band_n_member()
         if n < 2:
             return list(range(n))
