@@ -81,10 +81,9 @@ def vendor_ms(name: str, data, runs: int) -> float | None:
 def head_to_head(th, config, names, name: str, args) -> dict:
     """The tuned Triton configuration and the vendor call, alternately, --rounds times (each a median of
     --runs launches): both see the same clocks and neighbours, and the ratio is taken per round."""
-    cfg = dict(zip(names, config))
     tri, ven = [], []
     for _ in range(args.rounds):
-        m = th._measure(tuple(config), cfg)  # a fresh timing, not the search's memo
+        m = th.measure_fresh(tuple(config), tuple(names))
         tri.append(m.value * 1e3 if m.ok else float("nan"))
         ven.append(vendor_ms(name, th.data, args.runs))
     ratios = sorted(v / t for v, t in zip(ven, tri))

@@ -210,12 +210,15 @@ class TritonHarness:
         if same is not None:  # the same code and launch: its measurement, not a second one
             return Measurement(config, same.times, same.error, same.compile_time, same.detail,
                                extra={"same_as": list(same.config)})
-        m = self._measure(config, cfg)
+        m = self.measure_fresh(config, names)
         self._seen[key] = m
         return m
 
-    def _measure(self, config: tuple[int, ...], cfg: dict) -> Measurement:
+    def measure_fresh(self, config: tuple[int, ...], names: tuple[str, ...]) -> Measurement:
+        """Verify and time a configuration now, even if an equivalent one was measured before (side-by-side
+        rounds against a vendor call want a timing from the moment, not the search's memo)."""
         torch = self.torch
+        cfg = dict(zip(names, config))
         mod = self.mods.get(cfg.get("FUSE", 0))
         if mod is None:
             return Measurement(config, error=ErrorKind.COMPILE, detail=f"no module for FUSE={cfg['FUSE']}")

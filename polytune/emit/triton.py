@@ -1067,9 +1067,12 @@ def _barriers(lines: list[str]) -> list[str]:
         m = re.match(r"\s*(p\d+) = (\w+) \+", line)
         if m:
             base[m.group(1)] = m.group(2)
-    loaded = {m.group(1) for line in lines for m in re.finditer(r"tl\.load\((\w+) \+", line)}
-    loaded |= {base[m.group(1)] for line in lines for m in re.finditer(r"tl\.load\((p\d+),", line)
-               if m.group(1) in base}
+    loaded = set()
+    for line in lines:
+        for _start, _end, address, _mask in _loads(line):
+            head = re.match(r"\w+", address)
+            if head:
+                loaded.add(base.get(head.group(0), head.group(0)))
     out = []
     for line in lines:
         out.append(line)
