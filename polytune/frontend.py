@@ -83,7 +83,8 @@ def macro_guards(path: str, text: str, spans: list[tuple[int, int]], includes: t
     lines = re.split(r"(?<=\n)", text) if text else []
     words: list[list[str]] = []
     for begin, end in spans:
-        found = re.findall(r"\b[A-Za-z_]\w*\b", "".join(lines[begin:end - 1]))
+        code = re.sub(r"/\*.*?\*/|//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"", " ", "".join(lines[begin:end - 1]), flags=re.DOTALL)
+        found = re.findall(r"\b[A-Za-z_]\w*\b", code)  # identifiers outside comments and strings
         words.append(sorted(set(found) - _C_KEYWORDS - _OTHER_KEYWORDS))
 
     def insert(per_region: list[list[str]]) -> str:

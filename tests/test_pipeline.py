@@ -115,13 +115,13 @@ def _polybench_style(tmp_path):
     inc = tmp_path / "inc"
     inc.mkdir()
     (inc / "sizes.h").write_text("#ifndef N\n#define N 24\n#endif\n#define _PB_N N\n#define DATA_TYPE double\n"
-                                 "#define SCALAR_VAL(x) x\n")
+                                 "#define SCALAR_VAL(x) x\n#define COLS 24\n")
     src = tmp_path / "pb.c"
     src.write_text('#include <stdio.h>\n#include "sizes.h"\nstatic DATA_TYPE A[N][N], x[N];\n'
                    "int main(void) {\n  int i, j;\n"
                    "  for (i = 0; i < N; i++) { x[i] = i % 5; for (j = 0; j < N; j++) A[i][j] = (i + 2 * j) % 7; }\n"
                    "#pragma scop\n  for (i = 0; i < _PB_N; i++)\n    for (j = 0; j < _PB_N; j++)\n"
-                   "      x[i] = x[i] + SCALAR_VAL(0.5) * A[i][j] * x[j];\n#pragma endscop\n"
+                   "      x[i] = x[i] + SCALAR_VAL(0.5) * A[i][j] * x[j]; /* COLS */\n#pragma endscop\n"
                    '  for (i = 0; i < N; i++) printf("%.17g\\n", x[i]);\n  return 0;\n}\n')
     return src, inc
 
@@ -137,6 +137,7 @@ def test_macro_values_are_checked_where_the_output_compiles(tmp_path):
     text = out.read_text()
     assert "#if (_PB_N) != (24)" in text and "#error" in text
     assert "(DATA_TYPE)" not in text and "(SCALAR_VAL)" not in text  # a type, a function-like macro
+    assert "(COLS)" not in text  # named in a comment only
     flags = [f"-I{inc}"]
     want = compile_run(str(src), str(tmp_path / "orig"), flags, False)
     assert compile_run(str(out), str(tmp_path / "opt"), flags, True) == want
