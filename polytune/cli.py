@@ -22,6 +22,17 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="macro definition for the C preprocessor")
 
 
+def _unroll_jam(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--unroll-jam", type=int, default=None, metavar="U",
+                   help="register tiling: unroll a point loop by U and jam the copies into the innermost loop, "
+                        "where some access does not move along that point loop (default 4; 0: off)")
+
+
+def _jam(args) -> dict:
+    """--unroll-jam as options, where given (else the options' own default applies)."""
+    return {} if args.unroll_jam is None else {"unroll_jam": args.unroll_jam}
+
+
 def _shape(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tile-sizes", help="comma-separated tile sizes, one per tiled band dimension, "
                                         "outermost first (missing ones default to 32)")
@@ -31,9 +42,7 @@ def _shape(p: argparse.ArgumentParser) -> None:
     p.add_argument("--schedule", default="pluto", choices=["pluto", "outer"],
                    help="CPU schedule: pluto (tiling hyperplanes with skewing: stencils are time-tiled, the "
                         "default) or outer (outer parallel loops first: a stencil's time loop stays outside)")
-    p.add_argument("--unroll-jam", type=int, default=None, metavar="U",
-                   help="register tiling: unroll a point loop by U and jam the copies into the innermost loop, "
-                        "where some access does not move along that point loop (default 4; 0: off)")
+    _unroll_jam(p)
     p.add_argument("--target", default="c", choices=["c", "cuda", "triton"],
                    help="code to emit: c (C with OpenMP, the default), cuda (host code and kernels) or "
                         "triton (a Python module with Triton kernels and a launcher run())")
@@ -76,9 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rng-seed", type=int, default=0)
     p.add_argument("--runs", type=int, default=3, help="timed runs per candidate (after one warm-up run)")
     p.add_argument("--threads", type=int, help="OMP_NUM_THREADS for the runs")
-    p.add_argument("--unroll-jam", type=int, default=None, metavar="U",
-                   help="register tiling: unroll a point loop by U and jam the copies into the innermost loop, "
-                        "where some access does not move along that point loop (default 4; 0: off)")
+    _unroll_jam(p)
     p.add_argument("--target", default="c", choices=["c", "cuda", "triton"],
                    help="c: tune the tile sizes of the C/OpenMP code; cuda: the GPU thread-block shape; "
                         "triton: the launch configuration (block sizes, num_warps, num_stages)")
@@ -159,7 +166,7 @@ def _options(args):
     return OptimizeOptions(tile=not args.no_tile, parallel=not args.no_parallel,
                            tile_sizes=parse_sizes(args.tile_sizes, args.tile_sizes_file), target=args.target,
                            block=block, schedule=args.schedule,
-                           **({} if args.unroll_jam is None else {"unroll_jam": args.unroll_jam}))
+                           **_jam(args))
 
 
 def cmd_optimize(args) -> int:
@@ -227,7 +234,7 @@ def cmd_tune(args) -> int:
                        eps=args.eps, rng_seed=args.rng_seed,
                        cache=None if args.no_cache else (args.cache or default_cache_path()),
                        parallel=not args.no_parallel, target=args.target, schedule=args.schedule,
-                       **({} if args.unroll_jam is None else {"unroll_jam": args.unroll_jam}))
+                       **_jam(args))
     if args.target == "cuda":
         from .measure_cuda import CudaBuildConfig
         cls, extra = CudaBuildConfig, {}

@@ -186,3 +186,14 @@ def test_cli_tune_auto_schedule(tmp_path):
     assert set(choice["seeds"]) == {"pluto", "outer"} and r["schedule"] == choice["chosen"]
     medians = {k: v["median"] for k, v in choice["seeds"].items()}
     assert medians[choice["chosen"]] == min(medians.values())
+
+
+def test_cli_tune_unroll_jam(kernel, tmp_path):
+    """--unroll-jam reaches the variants the tuner measures and the program it writes: with the default
+    the best matmul has its k loop jammed by 4 into j, with 0 it has one statement per point."""
+    for flags, copies in (([], 4), (["--unroll-jam", "0"], 1)):
+        out = tmp_path / "best.c"
+        assert main(["tune", kernel, "-o", str(out), "--no-cache", "--runs", "1", "--cflags=-O1",
+                     "--max-evals", "1", "--threads", "1", *flags]) == 0
+        text = out.read_text()
+        assert text.count("C[c3][c5] += ") == copies, text

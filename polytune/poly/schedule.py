@@ -140,6 +140,11 @@ def _band_skews_short_loop(node) -> bool:
     return False
 
 
+def _short_extent(extents: tuple[int | None, ...], m: int) -> bool:
+    """Whether band member *m* has a known constant trip count below SHORT_LOOP."""
+    return m < len(extents) and extents[m] is not None and extents[m] < SHORT_LOOP
+
+
 def _is_short(st: isl.Set, i: int) -> bool:
     lo, hi = st.dim_min_val(i), st.dim_max_val(i)
     return lo.is_int() and hi.is_int() and hi.sub(lo).to_python() < SHORT_LOOP
@@ -250,8 +255,7 @@ class _Transformer:
         if par is not None:
             node = _mark_member(node, par, self.mark_name(outer_members + par))
         # (not where the innermost point loop is a short one: the copies belong around the strided loop)
-        short_inner = extents[order[-1]] is not None and extents[order[-1]] < SHORT_LOOP
-        point, jam = (node.child(0), None) if short_inner else \
+        point, jam = (node.child(0), None) if _short_extent(extents, order[-1]) else \
             self.unroll_jam(node.child(0), [sizes[k] for k in order])
         desc = None if par is None else f"tile {par}"
         if point_par:
@@ -462,9 +466,8 @@ class _Transformer:
                 scores[m] += sum(_stride_class(*x) for x in moved(m) if x is not None)
         # Highest score innermost; ties keep the later member innermost (the original order).
         best = max(range(n), key=lambda m: (scores[m], m))
-        def is_short(m):
-            return m < len(extents) and extents[m] is not None and extents[m] < SHORT_LOOP
-        short = [] if is_short(best) else [m for m in range(1, n) if m != best and is_short(m)]
+        short = [] if _short_extent(extents, best) else \
+            [m for m in range(1, n) if m != best and _short_extent(extents, m)]
         return [k for k in range(n) if k != best and k not in short] + [best] + short
 
     def steps(self, point):
@@ -501,8 +504,9 @@ class _Transformer:
             return point, None
         reuse = [0] * (n - 1)
         for moved in self.steps(point):
-            still = [[x is not None and _is_zero(*x) for x in moved(k)] for k in range(n)]
-            reached = [[x is not None for x in moved(k)] for k in range(n)]
+            changes = [moved(k) for k in range(n)]  # each one isl computation per access
+            still = [[x is not None and _is_zero(*x) for x in ch] for ch in changes]
+            reached = [[x is not None for x in ch] for ch in changes]
             if not all(any(s[a] or not r[a] for s, r in zip(still, reached)) for a in range(len(still[0]))):
                 # an access that moves along every member streams through memory (mvt's A): the tile
                 # does not reuse it, the loop is bound by memory traffic, and u streams per thread in
