@@ -247,6 +247,73 @@ def test_forget_compiled_clears_the_jit_caches():
     assert k.device_caches == {}
 
 
+def test_the_launcher_reuses_what_triton_compiled_for_equal_argument_values(tmp_path):
+    """run() launches through _launch: the compiled kernel Triton returned is called directly when every
+    argument value (pointer, dtype, number and its type, grid, constexprs, warps, stages) is the one it was
+    compiled for, and goes through Triton again when any differs. A fake kernel records both paths."""
+    import numpy as np
+
+    from polytune.measure_triton import forget_compiled, load_module
+    program = analyze(os.path.join(GPU_DIR, "matmul_vanilla.c"), defines=("N=12",))
+    mod = load_module(generate_triton(program, OptimizeOptions(target="triton")), str(tmp_path))
+    slow, fast = [], []
+
+    class Compiled:
+        launch_metadata = None
+
+        def __getitem__(self, grid):
+            return lambda *args: fast.append((grid, args))
+
+    class Kernel:
+        def __getitem__(self, grid):
+            def launch(*args, **options):
+                slow.append((grid, args, options))
+                return Compiled()
+            return launch
+
+    mod._kernel0_0 = Kernel()
+    mod._device = lambda: 0
+    a, b, c = (torch.zeros(12, 12) for _ in range(3))
+    mod.run(a, b, c, 12)
+    mod.run(a, b, c, 12)
+    assert len(slow) == 1 and len(fast) == 1
+    assert fast[0] == slow[0][:2]  # the same grid and arguments, constexprs included
+    assert slow[0][2] == {"num_warps": 4, "num_stages": 2}
+    mod.run(a, b, c.view(12, 12), 12)  # another tensor object over the same memory: same values
+    assert len(slow) == 1 and len(fast) == 2
+    for args, config in [((a, b, c.view(torch.int32), 12), None),  # another dtype at the same address
+                         ((a, b, c.double(), 12), None),  # another dtype and address
+                         ((a, b, torch.zeros(12, 12), 12), None),  # another address
+                         ((a, b, c, np.int64(12)), None),  # another type of the same number
+                         ((a, b, c, 11), None),  # another number
+                         ((a, b, c, 12), {"num_warps": 8}),
+                         ((a, b, c, 12), {"BLOCK_K": 16})]:
+        mod.run(*args, config=config)
+        assert len(slow) == 2 and len(fast) == 2, (args, config)
+        slow.pop()
+    forget_compiled(mod)
+    mod.run(a, b, c, 12)
+    assert len(slow) == 2 and len(fast) == 2
+
+
+@pytest.mark.gpu
+def test_gpu_repeated_launches_run_the_compiled_kernel_directly(tmp_path):
+    """On the GPU the second run() with the same arguments takes the direct path, and computes the
+    product of the data the tensors hold now (N=100: partial tiles)."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs an NVIDIA GPU")
+    from polytune.measure_triton import load_module
+    program = analyze(os.path.join(GPU_DIR, "matmul_vanilla.c"), defines=("N=100",))
+    mod = load_module(generate_triton(program, OptimizeOptions(target="triton")), str(tmp_path))
+    a, b, c = (torch.rand(100, 100, device="cuda") for _ in range(3))
+    for _ in range(3):
+        a.copy_(torch.rand(100, 100))
+        c.zero_()
+        mod.run(a, b, c, 100, config={"BLOCK_X": 32, "BLOCK_Y": 32, "BLOCK_K": 16})
+        torch.testing.assert_close(c, torch.matmul(a, b), rtol=1e-4, atol=1e-4)
+    assert len(mod._LAUNCHED) == 1
+
+
 def test_unrolled_accumulations_stay_in_registers():
     """A body unrolled by hand (four statements adding into B[i][j] per dj step) accumulates in registers,
     statement by statement in their order, with one load and one store of B around the nest."""

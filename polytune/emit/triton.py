@@ -50,7 +50,8 @@ DEFAULT_CONFIG = {"BLOCK_X": 64, "BLOCK_Y": 16, "BLOCK_Z": 1, "BLOCK_M": 4, "BLO
                   "num_warps": 4, "num_stages": 2, "FUSE": 0}
 
 
-_INTERNAL = re.compile(r"^(ZERO|MASK|CONFIG|cfg|bx|by|bz|tl|triton|range|float|min|max|run(_\d+)?|_kernel.*|"
+_INTERNAL = re.compile(r"^(ZERO|MASK|CONFIG|cfg|bx|by|bz|tl|triton|range|float|min|max|run(_\d+)?|_kernel.*|_launch|"
+                       r"_LAUNCHED|_device|"
                        r"(pid|g|lo|n|s)_.*|(mask|acc|h|k|lanes|p|r|t|v|zero|fwd)\d+)$")
 
 
@@ -1296,14 +1297,20 @@ class _HostPrinter:
         blocks = _kernel_blocks(info.mapped, "BLOCK_R" in text)
         self.emit(f"bx, by, bz = {blocks}", indent + 1)
         self.tiles[name] = _tile_elements(blocks, "tl.dot(" in text, "BLOCK_R" in text)
-        grid = [f"triton.cdiv(n_{AXES[ax]}, {'bx by bz'.split()[ax]})" if ax in axes else "1" for ax in range(3)]
+        # ceiling division in plain integers (triton.cdiv costs ~2 us a call on the host); n_ > 0 here
+        grid = [f"(n_{AXES[ax]} + {b} - 1) // {b}" if ax in axes else "1" for ax, b in enumerate(("bx", "by", "bz"))]
         args = [self.rn[a.name] for a in arrays]
         args += [f"{self.rn[a.name]}.stride({d})" for a in arrays for d in range(a.ndim - 1)]
         args += scalars + extra
-        self.emit(f"{name}[({', '.join(grid)})]({', '.join(args)}, BLOCK_X=bx, BLOCK_Y=by, BLOCK_Z=bz, "
-                  f"BLOCK_R=cfg['BLOCK_R'], BLOCK_K=cfg['BLOCK_K'], num_warps=cfg['num_warps'], "
-                  f"num_stages=cfg['num_stages'])",
-                  indent + 1)
+        # the kernel's parameters are the arrays, the numbers, then the constexprs, in this order
+        self.emit(f"_launch({name}, ({', '.join(grid)}), {_tuple(args[:len(arrays)])}, "
+                  f"{_tuple(args[len(arrays):])}, (bx, by, bz, cfg['BLOCK_R'], cfg['BLOCK_K']), "
+                  "cfg['num_warps'], cfg['num_stages'])", indent + 1)
+
+
+def _tuple(items: list[str]) -> str:
+    """A Python tuple display of the expressions."""
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
 
 
 def _kernel_blocks(mapped: int, reduces: bool) -> str:
@@ -1356,6 +1363,35 @@ import triton
 import triton.language as tl
 
 CONFIG = {config}
+_LAUNCHED = {{}}
+
+
+def _device():
+    try:
+        return triton.runtime.driver.active.get_current_device()
+    except RuntimeError:  # no GPU driver: Triton's interpreter
+        return None
+
+
+def _launch(kernel, grid, tensors, numbers, constexprs, num_warps, num_stages):
+    """kernel[grid](*tensors, *numbers, *constexprs, num_warps=..., num_stages=...). Triton picks the
+    compiled kernel from the arguments' values (dtypes, pointer alignment, integers equal to 1 or divisible
+    by 16, integer widths); the one it picked is remembered for these exact values, and a launch with the
+    same values calls it directly, without Triton's argument binding (about 8 us of host time a launch)."""
+    device = _device()
+    key = None
+    if device is not None:
+        key = (kernel, device, grid, constexprs, num_warps, num_stages, *[t.data_ptr() for t in tensors],
+               *[t.dtype for t in tensors], *map(type, numbers), *numbers)
+        fast = _LAUNCHED.get(key)
+        if fast is not None:
+            fast(*tensors, *numbers, *constexprs)
+            return
+    compiled = kernel[grid](*tensors, *numbers, *constexprs, num_warps=num_warps, num_stages=num_stages)
+    if key is not None and hasattr(compiled, "launch_metadata"):  # a compiled kernel (not the interpreter)
+        if len(_LAUNCHED) >= 4096:
+            _LAUNCHED.clear()
+        _LAUNCHED[key] = compiled[grid]
 '''
 
 
