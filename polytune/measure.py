@@ -35,17 +35,28 @@ static FILE *polytune_dump_file;
 static int polytune_started;
 static void polytune_report(void) {
   const char *p = getenv("POLYTUNE_REPORT");
-  if (p) { FILE *f = fopen(p, "w"); if (f) { fprintf(f, "%.9f\n", polytune_region_seconds); fclose(f); } }
+  if (p) { FILE *f = fopen(p, "w"); if (f) { fprintf(f, "%.17g\n", polytune_region_seconds); fclose(f); } }
   if (polytune_dump_file) fclose(polytune_dump_file);
+}
+/* seconds since the first region started: small numbers keep nanoseconds (seconds since the epoch in a
+   double resolve only 2.4e-7 s) */
+static struct timespec polytune_base;
+static void polytune_clock(struct timespec *t) {
+#ifdef CLOCK_MONOTONIC
+  clock_gettime(CLOCK_MONOTONIC, t);
+#else
+  timespec_get(t, TIME_UTC);
+#endif
 }
 static double polytune_now(void) {
   struct timespec t;
-  timespec_get(&t, TIME_UTC);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+  polytune_clock(&t);
+  return (double)(t.tv_sec - polytune_base.tv_sec) + 1e-9 * (double)(t.tv_nsec - polytune_base.tv_nsec);
 }
 static double polytune_start(void) {
   if (!polytune_started) {
     const char *p = getenv("POLYTUNE_DUMP");
+    polytune_clock(&polytune_base);
     polytune_started = 1;
     if (p) polytune_dump_file = fopen(p, "wb");
     atexit(polytune_report);

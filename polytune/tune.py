@@ -289,8 +289,10 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         best_text = generate(program, options_for(result.best.config)).text
     seed_m = result.seed
 
-    def ok(m: Measurement | None) -> bool:
-        return m is not None and m.ok
+    def _ratio(a: Measurement | None, b: Measurement | None) -> float | None:
+        """a's time over b's; none where either failed or b measured no time at all (below the clock's
+        resolution)."""
+        return a.value / b.value if a is not None and b is not None and a.ok and b.ok and b.value > 0 else None
 
     report = {
         "file": path,
@@ -304,8 +306,8 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         "original": _mjson(original),
         "seed": _mjson(seed_m),
         "best": _mjson(result.best),
-        "speedup_over_seed": seed_m.value / result.best.value if ok(seed_m) and ok(result.best) else None,
-        "speedup_over_original": original.value / result.best.value if ok(result.best) and ok(original) else None,
+        "speedup_over_seed": _ratio(seed_m, result.best),
+        "speedup_over_original": _ratio(original, result.best),
         "evaluations": [dict(_mjson(r.measurement), phase=r.phase, iteration=r.iteration,
                              elapsed=r.elapsed) for r in result.evaluations],
         "trajectory": [{"iteration": s.iteration, "config": list(s.config), "median": s.measurement.value,

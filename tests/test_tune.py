@@ -197,3 +197,20 @@ def test_cli_tune_unroll_jam(kernel, tmp_path):
                      "--max-evals", "1", "--threads", "1", *flags]) == 0
         text = out.read_text()
         assert text.count("C[c3][c5] += ") == copies, text
+
+
+def test_region_clock_resolves_nanoseconds(tmp_path):
+    """A region of a few instructions measures above zero and below 200 ns: the clock counts from the
+    first region, not from the epoch (whose seconds in a double resolve only 2.4e-7 s, so tiny regions
+    measured 0 and the speedup over them divided by zero)."""
+    from polytune.pipeline import analyze
+    src = tmp_path / "tiny.c"
+    src.write_text("#include <stdio.h>\nint main(void) {\n  int i;\n  double a[4];\n#pragma scop\n"
+                   "  for (i = 0; i < 4; i++)\n    a[i] = i;\n#pragma endscop\n"
+                   "  printf(\"%g\\n\", a[3]);\n  return 0;\n}\n")
+    h = measure.Harness(analyze(str(src)), BuildConfig(cflags=("-O2",), runs=9))
+    try:
+        times = h.measure_reference().times
+    finally:
+        h.close()
+    assert 0 < min(times) < 2e-7, times
