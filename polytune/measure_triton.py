@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import inspect
 import json
 import os
 import subprocess
@@ -223,7 +224,7 @@ class TritonHarness:
         mod = self.mods.get(cfg.get("FUSE", 0))
         if mod is None:
             return Measurement(config, error=ErrorKind.COMPILE, detail=f"no module for FUSE={cfg['FUSE']}")
-        problem = tile_problem(mod, cfg)
+        problem = tile_problem(mod, cfg, self.device == "cuda")
         if problem:
             return Measurement(config, error=ErrorKind.RESOURCES, detail=problem)
         try:
@@ -310,19 +311,29 @@ def candidates(names) -> list[dict]:
     return out
 
 
-def tile_problem(mod, config: dict) -> str:
-    """Why a configuration cannot run well, decided before compiling it: a kernel whose largest tiles need
+def tile_problem(mod, config: dict, gpu: bool = True) -> str:
+    """Why a configuration cannot run (well), decided before compiling it: a kernel whose largest tiles need
     more than MAX_TILE_PER_THREAD values per thread would spill registers whatever the compiler does (and
-    huge tiles take minutes to compile). '' when none."""
+    huge tiles take minutes to compile); on the GPU, Triton compiles no tl.dot with a side under 16 (its
+    interpreter does). '' when none."""
     tiles = getattr(mod, "tile_elements", None)
     if tiles is None:
         return ""
-    threads = 32 * dict(mod.CONFIG, **config)["num_warps"]
+    cfg = dict(mod.CONFIG, **config)
+    threads = 32 * cfg["num_warps"]
     for name, elements in tiles(config).items():
         if elements > MAX_TILE_PER_THREAD * threads:
             return (f"{name}: tiles of {elements} elements for {threads} threads (more than "
                     f"{MAX_TILE_PER_THREAD} per thread)")
+    small = [k for k in ("BLOCK_X", "BLOCK_Y", "BLOCK_K") if cfg[k] < MIN_DOT] if gpu else []
+    for name in tiles(config) if small else ():
+        fn = getattr(mod, name)
+        if "tl.dot(" in inspect.getsource(getattr(fn, "fn", fn)):
+            return f"{name}: tl.dot needs blocks of at least {MIN_DOT} ({', '.join(f'{k}={cfg[k]}' for k in small)})"
     return ""
+
+
+MIN_DOT = 16
 
 
 MAX_TILE_PER_THREAD = 256

@@ -547,7 +547,9 @@ class _KernelPrinter:
                     prod = f"{prod} * ({cx.visit(f)})"
                 self.emit(f"{acc} = {acc} + {prod}", at + 1)
             else:  # accumulate inside the dot (one fused multiply-add per product, no second tile)
-                self.emit(f"{acc} = tl.dot({ta}, {tb}, {acc}, input_precision=\"ieee\")", at + 1)
+                # out_dtype is the accumulator's: Triton's default (float32) rejects a float64 one
+                self.emit(f"{acc} = tl.dot({ta}, {tb}, {acc}, input_precision=\"ieee\", out_dtype={acc}.dtype)",
+                          at + 1)
 
         # A tile whose every lane is in the domain (all but the edge tiles), over a K extent that whole
         # blocks cover, loads its blocks without masks: masks that Triton cannot analyze (the row and
