@@ -20,6 +20,7 @@ import importlib.util
 import inspect
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -145,6 +146,10 @@ class TritonHarness:
             raise UsageError("the triton target needs an NVIDIA GPU (or TRITON_INTERPRET=1 to run on the CPU)")
         from .tune import triton_params
         self.texts = triton_variants(program, OptimizeOptions(target="triton"))  # by FUSE value
+        extern = sorted({m for t in self.texts.values() for m in re.findall(r"libdevice\.(\w+)\(", t)})
+        if extern and self.interpret:
+            raise UsageError(f"Triton's interpreter cannot run CUDA libdevice functions ({', '.join(extern)}): "
+                             "tune this program on an NVIDIA GPU", program.path)
         self.used = {f: frozenset(triton_params(t)) for f, t in self.texts.items()}  # parameters each reads
         self.text = self.texts[0]
         self.rn = py_names(program.scops[0].scop)

@@ -19,6 +19,7 @@ from polytune.measure import BuildConfig  # noqa: E402
 from polytune.pipeline import OptimizeOptions, analyze, generate_triton  # noqa: E402
 
 GPU_DIR = os.path.join(ROOT, "benchmarks", "gpu")
+TRITON_DATA = os.path.join(ROOT, "tests", "data", "triton")
 GPU_SMALL = {
     "matmul_vanilla": ["N=12"], "matmul_unroll": ["N=12"], "matmul_interchange": ["N=12"],
     "stencil2d_vanilla": ["N=13"], "stencil2d_unroll": ["N=13"], "stencil2d_interchange": ["N=13"],
@@ -265,6 +266,37 @@ def test_dot_blocks_under_16_are_rejected_on_the_gpu_only(tmp_path):
     assert tile_problem(mods["matmul"], small, gpu=False) == ""  # the interpreter runs them
     assert tile_problem(mods["matmul"], {"BLOCK_X": 16, "BLOCK_Y": 16, "BLOCK_K": 16}, gpu=True) == ""
     assert tile_problem(mods["jacobi"], small, gpu=True) == ""  # no tl.dot
+
+
+def test_chained_assignments():
+    """`B[i][j] = C[i][j] = e` and `s = t = 0.5`: the inner assignment first, then the outer one takes the
+    value the inner target holds (a double stored through a float is rounded in the float only)."""
+    from polytune.measure_triton import TritonHarness
+    src = os.path.join(TRITON_DATA, "chained.c")
+    program = analyze(src, defines=("N=12",))
+    h = TritonHarness(program, BuildConfig(defines=("N=12",)), runs=1)
+    try:
+        h.measure_reference()
+        for cfg in CONFIGS:
+            m = h.measure(tuple(cfg.values()), tuple(cfg))
+            assert m.ok, (cfg, m.error, m.detail)
+    finally:
+        h.close()
+
+
+def test_libdevice_functions(capsys):
+    """pow, tanh, atan2, ... become CUDA libdevice calls (compiled in test_every_kernel_compiles_for_the_gpu);
+    Triton's interpreter cannot call them, so tuning there stops with a one-line error."""
+    src = os.path.join(TRITON_DATA, "math.c")
+    text = generate_triton(analyze(src, defines=("N=12",)), OptimizeOptions(target="triton"))
+    for f in ("pow", "tanh", "atan2", "log10", "cbrt", "erf", "hypot"):
+        assert f"libdevice.{f}(" in text
+    if ON_GPU:
+        return
+    assert main(["tune", src, "--param", "N=12", "--target", "triton", "--no-cache", "--max-evals", "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("cannot run CUDA libdevice functions (atan2, cbrt, erf, hypot, log10, pow, tanh): "
+                        "tune this program on an NVIDIA GPU") and "\n" not in err, err
 
 
 def test_forget_compiled_clears_the_jit_caches():
@@ -537,7 +569,8 @@ def test_every_kernel_compiles_for_the_gpu():
     import subprocess
     import sys
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    cases = [f"{src}|{','.join(defines)}" for src, defines in CASES]
+    extra = [(os.path.join(TRITON_DATA, f), ("N=12",)) for f in ("chained.c", "math.c")]
+    cases = [f"{src}|{','.join(defines)}" for src, defines in CASES + extra]
     r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "triton_aot.py"), *cases], env=env,
                        capture_output=True, text=True, timeout=1200)
     if r.returncode == 3:

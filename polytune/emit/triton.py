@@ -42,6 +42,10 @@ _MATH = {"exp": "tl.exp", "expf": "tl.exp", "log": "tl.log", "logf": "tl.log", "
          "fmin": "tl.minimum", "fminf": "tl.minimum", "max": "tl.maximum", "min": "tl.minimum",
          "MAX": "tl.maximum", "MIN": "tl.minimum", "floor": "tl.floor", "floorf": "tl.floor",
          "ceil": "tl.ceil", "ceilf": "tl.ceil", "exp2": "tl.exp2", "log2": "tl.log2"}
+# the rest of C's <math.h> that CUDA's libdevice has (float and double versions: libdevice dispatches on type)
+_MATH.update({f + suffix: f"libdevice.{f}" for f in ("pow", "tanh", "erf", "atan2", "log10", "fmod", "tan", "atan",
+                                                     "asin", "acos", "sinh", "cosh", "expm1", "log1p", "cbrt",
+                                                     "hypot") for suffix in ("", "f")})
 _CASTS = {"double": "tl.float64", "float": "tl.float32", "int": "tl.int32", "long": "tl.int64",
           "unsigned": "tl.uint32"}
 AXES = "xyz"
@@ -51,7 +55,7 @@ DEFAULT_CONFIG = {"BLOCK_X": 64, "BLOCK_Y": 16, "BLOCK_Z": 1, "BLOCK_M": 4, "BLO
 
 
 _INTERNAL = re.compile(r"^(ZERO|MASK|CONFIG|cfg|bx|by|bz|tl|triton|range|float|min|max|run(_\d+)?|_kernel.*|_launch|"
-                       r"_LAUNCHED|_device|"
+                       r"_LAUNCHED|_device|libdevice|"
                        r"(pid|g|lo|n|s)_.*|(mask|acc|h|k|lanes|p|r|t|v|zero|fwd)\d+)$")
 
 
@@ -183,6 +187,9 @@ class _CExpr:
             if fn not in _MATH:
                 raise UnsupportedError(f"Triton target: no Triton equivalent for '{fn}'")
             args = [self.visit(a) for a in (n.args.exprs if n.args else [])]
+            if _MATH[fn].startswith("libdevice."):  # no type promotion in extern calls: C's, by hand
+                ty = "tl.float32" if fn.endswith("f") and fn[:-1] in _MATH else "tl.float64"
+                args = [f"tl.cast({a}, {ty})" for a in args]
             return f"{_MATH[fn]}({', '.join(args)})"
         if isinstance(n, c_ast.Cast):
             names = " ".join(getattr(n.to_type.type.type, "names", []) or [])
@@ -375,6 +382,9 @@ class _KernelPrinter:
             body = c_ast.Assignment("+=" if "+" in body.op else "-=", body.expr, c_ast.Constant("int", "1"))
         if not isinstance(body, c_ast.Assignment):
             raise UnsupportedError("Triton target: a statement that is not an assignment")
+        if isinstance(body.rvalue, c_ast.Assignment):  # a = b = e: b = e, then a = b (b's value, in b's type)
+            self.assign(body.rvalue, cx, indent)
+            body = c_ast.Assignment(body.op, body.lvalue, body.rvalue.lvalue)
         target = body.lvalue
         if isinstance(target, c_ast.ArrayRef):
             name, addr = cx.address(target)
@@ -1363,6 +1373,7 @@ the launch configuration (block sizes, num_warps, num_stages).
 """
 import triton
 import triton.language as tl
+from triton.language.extra import libdevice
 
 CONFIG = {config}
 _LAUNCHED = {{}}
