@@ -1,6 +1,7 @@
 """Differential tests: every benchmark kernel, optimized with many tile sizes, computes what the original does."""
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -151,3 +152,44 @@ def test_macro_values_are_checked_where_the_output_compiles(tmp_path):
     flags.append("-DN=30")
     assert compile_run(str(out), str(tmp_path / "opt30"), flags, True) == \
         compile_run(str(src), str(tmp_path / "orig30"), flags, False)
+
+
+LINEARIZED = """#include <stdio.h>
+#include <stdlib.h>
+#define N 45
+static void mm(const double *restrict a, const double *restrict b, double *restrict c)
+{
+#pragma scop
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) {
+      c[i * N + j] = 0.0;
+      for (int k = 0; k < N; k++)
+        c[i * N + j] += a[i * N + k] * b[k * N + j];
+    }
+#pragma endscop
+}
+int main(void)
+{
+  double *a = malloc(sizeof(double) * N * N), *b = malloc(sizeof(double) * N * N);
+  double *c = malloc(sizeof(double) * N * N), cs = 0.0;
+  for (int i = 0; i < N * N; i++) { a[i] = (i % 7) * 0.5 - 1.0; b[i] = (i % 5) * 0.25; }
+  mm(a, b, c);
+  for (int i = 0; i < N * N; i++) cs += c[i] * (1 + i % 3);
+  printf("checksum %.17g\\n", cs);
+  return 0;
+}
+"""
+
+
+def test_linearized_arrays_are_tiled(tmp_path):
+    """`c[i * N + j]` with N a macro: the output dependence from row i to row i + 1 (j >= N) cannot occur
+    for N's value and must not keep the scheduler from one permutable band (it did: i, j and k were
+    three bands, and the nest was not tiled)."""
+    src = tmp_path / "lin.c"
+    src.write_text(LINEARIZED)
+    out, rep = tmp_path / "lin.opt.c", tmp_path / "r.json"
+    assert main(["optimize", str(src), "--tile-sizes", "8,16,4", "-o", str(out), "--report", str(rep)]) == 0
+    band = json.loads(rep.read_text())["scops"][0]["bands"][0]
+    assert band["members"] == 3 and band["tiled"] and band["permutable"]
+    assert compile_run(str(out), str(tmp_path / "o"), ["-ffp-contract=off"], True) == \
+        compile_run(str(src), str(tmp_path / "r"), ["-ffp-contract=off"], True)

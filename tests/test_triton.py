@@ -154,11 +154,11 @@ def test_gpu_triton_tune_softmax(tmp_path):
 def test_unsupported_function_is_a_one_line_error(tmp_path, capsys):
     src = tmp_path / "th.c"
     src.write_text("#include <math.h>\ndouble A[100], B[100];\nvoid f(int n) {\n  int i;\n#pragma scop\n"
-                   "  for (i = 0; i < n; i++)\n    B[i] = tanh(A[i]);\n#pragma endscop\n}\n")
+                   "  for (i = 0; i < n; i++)\n    B[i] = powl(A[i], 2.0L);\n#pragma endscop\n}\n")
     out = tmp_path / "th.py"
     assert main(["optimize", str(src), "--target", "triton", "-o", str(out)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == f"{src}:7: Triton target: no Triton equivalent for 'tanh'"
+    assert err == f"{src}:7: Triton target: no Triton equivalent for 'powl'"
     assert not out.exists()
 
 
@@ -289,13 +289,14 @@ def test_libdevice_functions(capsys):
     Triton's interpreter cannot call them, so tuning there stops with a one-line error."""
     src = os.path.join(TRITON_DATA, "math.c")
     text = generate_triton(analyze(src, defines=("N=12",)), OptimizeOptions(target="triton"))
-    for f in ("pow", "tanh", "atan2", "log10", "cbrt", "erf", "hypot"):
+    for f in ("pow", "tanh", "atan2", "log10", "cbrt", "erf", "hypot", "erfc", "copysign", "round", "fma", "trunc"):
         assert f"libdevice.{f}(" in text
     if ON_GPU:
         return
     assert main(["tune", src, "--param", "N=12", "--target", "triton", "--no-cache", "--max-evals", "2"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.endswith("cannot run CUDA libdevice functions (atan2, cbrt, erf, hypot, log10, pow, tanh): "
+    assert err.endswith("cannot run CUDA libdevice functions (atan2, cbrt, copysign, erf, erfc, fma, hypot, "
+                        "log10, pow, round, tanh, trunc): "
                         "tune this program on an NVIDIA GPU") and "\n" not in err, err
 
 

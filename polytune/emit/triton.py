@@ -43,9 +43,12 @@ _MATH = {"exp": "tl.exp", "expf": "tl.exp", "log": "tl.log", "logf": "tl.log", "
          "MAX": "tl.maximum", "MIN": "tl.minimum", "floor": "tl.floor", "floorf": "tl.floor",
          "ceil": "tl.ceil", "ceilf": "tl.ceil", "exp2": "tl.exp2", "log2": "tl.log2"}
 # the rest of C's <math.h> that CUDA's libdevice has (float and double versions: libdevice dispatches on type)
-_MATH.update({f + suffix: f"libdevice.{f}" for f in ("pow", "tanh", "erf", "atan2", "log10", "fmod", "tan", "atan",
-                                                     "asin", "acos", "sinh", "cosh", "expm1", "log1p", "cbrt",
-                                                     "hypot") for suffix in ("", "f")})
+_MATH.update({f + suffix: f"libdevice.{f}" for f in ("pow", "tanh", "erf", "erfc", "atan2", "log10", "fmod", "tan",
+                                                     "atan", "asin", "acos", "sinh", "cosh", "expm1", "log1p", "cbrt",
+                                                     "hypot", "copysign", "round", "trunc", "fma")
+              for suffix in ("", "f")})
+_MATH.update({"exp2f": "tl.exp2", "log2f": "tl.log2", "labs": "tl.abs", "__builtin_fabs": "tl.abs",
+              "__builtin_sqrt": "tl.sqrt"})  # long double versions (powl, ...) have no Triton type
 _CASTS = {"double": "tl.float64", "float": "tl.float32", "int": "tl.int32", "long": "tl.int64",
           "unsigned": "tl.uint32"}
 AXES = "xyz"

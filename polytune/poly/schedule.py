@@ -79,7 +79,7 @@ def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool
     schedule_options()
     CTX.set_schedule_outer_coincidence(1 if outer_coincidence else 0)
     CTX.set_schedule_whole_component(1 if whole_component else 0)
-    d = deps.all
+    d = _possible(deps.all, scop.context)
     sc = isl.ScheduleConstraints.on_domain(scop.domain).set_validity(d).set_proximity(d).set_coincidence(d)
     try:
         schedule = bounded(sc.compute_schedule, SCHEDULER_OPERATIONS)
@@ -106,6 +106,20 @@ def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool
     finally:
         CTX.set_schedule_outer_coincidence(0)
         CTX.set_schedule_whole_component(0)
+
+
+def _possible(deps: isl.UnionMap, context: isl.Set) -> isl.UnionMap:
+    """The dependences without the pieces that cannot occur under the context: sizes that are macros are
+    parameters the context fixes, and a piece that exists only for other values (a linearized
+    `c[i * N + j]` aliasing the next row when j >= N) must not shape the schedule. The other pieces are
+    kept as they are: giving the scheduler the fixed sizes themselves made it much slower (heat-3d)."""
+    out = isl.UnionMap.empty(deps.get_space())
+    for m in maps_of(deps):
+        for b in m.get_basic_maps():
+            piece = isl.Map.from_basic_map(b)
+            if not piece.intersect_params(context.align_params(piece.get_space())).is_empty():
+                out = out.union(isl.UnionMap.from_map(piece))
+    return out.coalesce()
 
 
 SHORT_LOOP = 8  # constant trip counts up to this are "short" (filter taps, unrolled widths)

@@ -21,8 +21,9 @@ int main(void)
   }
 #pragma scop
   for (int i = 0; i < N; i++) {
-    Y[i] = pow(X[i], 1.5) + tanh(X[i]) + atan2(X[i], 2.0) + log10(X[i]) + cbrt(X[i]);
-    Q[i] = powf(P[i], 2.5f) + tanhf(P[i]) + erff(P[i]) + hypotf(P[i], 1.0f);
+    Y[i] = pow(X[i], 1.5) + tanh(X[i]) + atan2(X[i], 2.0) + log10(X[i]) + cbrt(X[i]) + erfc(X[i])
+           + copysign(1.0, X[i] - 1.0) + round(4.0 * X[i]) + fma(X[i], 2.0, 1.0);
+    Q[i] = powf(P[i], 2.5f) + tanhf(P[i]) + erff(P[i]) + hypotf(P[i], 1.0f) + truncf(8.0f * P[i]);
   }
 #pragma endscop
   for (int i = 0; i < N; i++)
