@@ -71,3 +71,54 @@ def test_scalar_privatization(tmp_path, name):
     ref = compile_run(str(src), str(tmp_path / "ref"), [], openmp=False)
     for threads in (1, 2, 3):
         assert compile_run(str(out), str(tmp_path / "opt"), [], openmp=True, threads=threads) == ref
+
+
+ACCUMULATOR = """#include <stdio.h>
+#define N 37
+static double A[N][N], B[N][N], C[N][N], D[N][N], g;
+int main(void)
+{
+  int i, j, k;
+  for (i = 0; i < N; i++)
+    for (j = 0; j < N; j++) { A[i][j] = (i * 7 + j) % 11 - 3.5; B[i][j] = 0.25 * ((i + 3 * j) % 5); }
+#pragma scop
+  for (i = 0; i < N; i++)
+    for (j = 0; j < N; j++) {
+      double s = 0.0;
+      for (k = 0; k < N; k++)
+        s += A[i][k] * B[k][j];
+      C[i][j] = s;
+    }
+  for (i = 0; i < N; i++)
+    for (j = 0; j < N; j++) {
+      g = 0.0;
+      for (k = 0; k < N; k++)
+        g += B[k][j] * A[k][i];
+      D[i][j] = g;
+    }
+#pragma endscop
+  double cs = g;
+  for (i = 0; i < N; i++)
+    for (j = 0; j < N; j++) cs += (1 + (i + 2 * j) % 7) * (C[i][j] + D[i][j]);
+  printf("checksum: %.17g\\n", cs);
+  return 0;
+}
+"""
+
+
+def test_scalar_accumulators_get_an_outer_simd_loop(tmp_path):
+    """A j loop that is parallel once its accumulator is private, with unit-stride accesses along j, is
+    `omp simd` (gcc does not vectorize it inside an OpenMP loop otherwise). A variable declared inside the
+    region is `private` (dead after it); one declared outside stays `lastprivate` (its final value is
+    read after the region, here by the checksum)."""
+    src = tmp_path / "acc.c"
+    src.write_text(ACCUMULATOR)
+    out = tmp_path / "acc.opt.c"
+    assert main(["optimize", str(src), "-o", str(out)]) == 0
+    code = out.read_text()
+    assert "#pragma omp parallel for private(s)" in code and "#pragma omp simd private(s)" in code
+    assert "#pragma omp simd lastprivate(g)" in code
+    ref = compile_run(str(src), str(tmp_path / "ref"), ["-ffp-contract=off"], openmp=False)
+    for threads in (1, 2, 3):
+        assert compile_run(str(out), str(tmp_path / "opt"), ["-ffp-contract=off"], openmp=True,
+                           threads=threads) == ref

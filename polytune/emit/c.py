@@ -12,7 +12,7 @@ import islpy as isl
 from pycparser import c_ast, c_generator
 
 from ..poly.islutil import CTX, isl_name, sets_of
-from ..poly.schedule import IVDEP_MARK, PARALLEL_MARK, TiledSchedule
+from ..poly.schedule import IVDEP_MARK, PARALLEL_MARK, SIMD_MARK, TiledSchedule
 from ..poly.scop import Scop
 
 _T = isl.ast_expr_op_type
@@ -119,8 +119,9 @@ class _Printer:
             depth, _, extra = depth.partition("@")
             inner = None
             if name == PARALLEL_MARK and self.parallel:
-                clause = f" lastprivate({', '.join(extra.split(','))})" if extra else ""
-                inner = (f"{self.prefix}{depth}", f"#pragma omp parallel for{clause}")
+                inner = (f"{self.prefix}{depth}", f"#pragma omp parallel for{self.private(extra)}")
+            elif name == SIMD_MARK and self.ivdep:
+                inner = (f"{self.prefix}{depth}", f"#pragma omp simd{self.private(extra)}")
             elif name == IVDEP_MARK and self.ivdep:
                 inner = (f"{self.prefix}{depth}", "#pragma GCC ivdep",
                          tuple(tuple(p.split("<")) for p in extra.split(";") if p))
@@ -129,6 +130,16 @@ class _Printer:
             self.user(n.user_get_expr(), indent)
         else:  # pragma: no cover
             raise NotImplementedError(f"isl AST node {t}")
+
+    def private(self, names: str) -> str:
+        """The OpenMP clauses for the scalars a loop privatizes (comma-separated): `private` for variables
+        declared inside the region (dead after it), `lastprivate` for the others (their final value is
+        the last iteration's). gcc does not vectorize an `omp simd` loop whose accumulator is lastprivate
+        both there and in the enclosing parallel loop."""
+        names = [x for x in names.split(",") if x]
+        local = [x for x in names if x in self.scop.local_names]
+        other = [x for x in names if x not in self.scop.local_names]
+        return "".join(f" {kind}({', '.join(xs)})" for kind, xs in (("private", local), ("lastprivate", other)) if xs)
 
     def for_(self, n: isl.AstNode, indent: int, pragma: tuple[str, str] | None) -> None:
         it = self.expr(n.for_get_iterator())

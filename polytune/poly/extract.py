@@ -485,4 +485,4 @@ def build_scop(region: Region) -> Scop:
     return Scop(region.file, region.begin_line, region.end_line, params, constants, context,
                 tuple(statements), arrays,
                 tuple(b.hoisted.values()), frozenset(b.idents | b.iterators_all | set(b.hoisted)),
-                region.source_hash, region.float_scalars)
+                region.source_hash, region.float_scalars, frozenset(b.hoisted))

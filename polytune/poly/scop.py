@@ -61,6 +61,7 @@ class Scop:
     names_in_use: frozenset[str]  # every identifier of the region (to pick fresh names)
     source_hash: str
     float_scalars: dict = field(default_factory=dict)  # name -> "fp32"/"fp64": floating scalars in scope
+    local_names: frozenset[str] = frozenset()  # variables declared inside the region (dead after it)
 
     @cached_property
     def domain(self) -> isl.UnionSet:
