@@ -27,6 +27,12 @@ def kernels() -> list[str]:
     return sorted(f[:-2] for f in os.listdir(KERNEL_DIR) if f.endswith(".c"))
 
 
+def use_dir(path: str) -> None:
+    """Take the kernels from another directory (benchmarks/styles: the same loops written other ways)."""
+    global KERNEL_DIR
+    KERNEL_DIR = os.path.abspath(path)
+
+
 def compile_c(src: str, exe: str, openmp: bool, defines: list[str]) -> float:
     t0 = time.perf_counter()
     cmd = ["gcc", *CFLAGS, *(["-fopenmp"] if openmp else []), *defines, src, "-o", exe, "-lm"]
@@ -82,7 +88,8 @@ def geomean(xs: list[float]) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--kernels", help="comma-separated subset (default: all of benchmarks/pluto)")
+    ap.add_argument("--kernels", help="comma-separated subset (default: all of the directory's)")
+    ap.add_argument("--dir", help="kernel directory (default: benchmarks/pluto)")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--threads", default="2,1")
     ap.add_argument("--tile-sizes", default=None, help="passed to polytune optimize (default: 32)")
@@ -90,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-D", dest="defines", action="append", default=[])
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args(argv)
+    if args.dir:
+        use_dir(args.dir)
     threads = [int(t) for t in args.threads.split(",")]
     names = args.kernels.split(",") if args.kernels else kernels()
     defines = [f"-D{d}" for d in args.defines]
