@@ -304,9 +304,10 @@ class _Transformer:
         return _mark_member(node, last, f"{IVDEP_MARK}@{depth}" + (f"@{order}" if order else ""))
 
     def mark_outer_simd(self, node, m: int, depth: int):
-        """Mark band member *m*, a loop with inner loops, for `#pragma omp simd lastprivate(s, ...)` when it
-        is parallel only once scalars are privatized (a scalar accumulator: `s = 0; for k: s += a[i][k] *
-        b[k][j]; c[i][j] = s` in a j loop) and every access is invariant or unit-stride along it. gcc
+        """Mark band member *m*, a loop with inner loops, for `#pragma omp simd` (its scalars privatized as
+        on a parallel loop: `private` or `lastprivate`, see the C printer) when it is parallel only once
+        scalars are privatized (a scalar accumulator: `s = 0; for k: s += a[i][k] * b[k][j]; c[i][j] =
+        s` in a j loop) and every access is invariant or unit-stride along it. gcc
         vectorizes such an outer loop on its own (a vector of accumulators), except inside an OpenMP
         parallel loop, where it does not (3.7x slower at 1 thread on a 1500^2 matmul); the pragma asks for
         it there too. Returns the lowest band node."""
