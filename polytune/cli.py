@@ -173,6 +173,8 @@ def cmd_optimize(args) -> int:
     from .pipeline import analyze, generate, write_atomically
     opts = _options(args)
     program = analyze(args.file, tuple(args.includes), tuple(args.defines))
+    for w in program.warnings:
+        print(w, file=sys.stderr)
     result = generate(program, opts)
     out = args.output or default_output(args.file, opts.target)
     report = json.dumps(result.report, indent=2) + "\n"

@@ -35,6 +35,7 @@ class Region:
     body: c_ast.Compound  # parsed region (statements between the pragmas)
     typedefs: tuple[str, ...]
     float_scalars: dict = field(default_factory=dict)  # name -> "fp32"/"fp64": floating scalars in scope
+    shared_params: tuple[str, ...] = ()  # the enclosing function's array/pointer parameters without restrict
 
     @property
     def source_hash(self) -> str:
@@ -269,5 +270,35 @@ def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, 
     for begin, end, text, at in find_regions(path, pre):
         body = parse_region(path, text, typedefs, begin)
         upto = "".join(line for line in lines[:at] if not _MARKER.match(line))  # the declarations in scope
-        out.append(Region(path, begin, end, text, body, typedefs, declared_float_scalars(upto)))
+        out.append(Region(path, begin, end, text, body, typedefs, declared_float_scalars(upto),
+                          unrestricted_params(upto, typedefs)))
     return out
+
+
+_FUNC_HEAD = re.compile(r"\b([A-Za-z_]\w*)\s*\(((?:[^()]|\([^()]*\))*)\)\s*\{")
+_NOT_FUNCTIONS = {"if", "for", "while", "switch", "return", "sizeof"}
+
+
+def unrestricted_params(upto: str, typedefs: tuple[str, ...]) -> tuple[str, ...]:
+    """The array and pointer parameters, not declared `restrict`, of the function whose body the region
+    is in (the last function header before it in the preprocessed text): arrays that C lets a caller
+    pass overlapping (`smooth(A, A)`). Empty when the header cannot be found or read."""
+    heads = [m for m in _FUNC_HEAD.finditer(upto) if m.group(1) not in _NOT_FUNCTIONS]
+    if not heads:
+        return ()
+    params = heads[-1].group(2)
+    prelude = "".join(f"typedef int {t};\n" for t in typedefs)
+    try:
+        ast = c_parser.CParser().parse(prelude + f"void polytune_f({params});")
+    except Exception:  # noqa: BLE001 - a header we cannot read: no warning rather than a failure
+        return ()
+    decl = ast.ext[-1].type
+    out = []
+    for p in getattr(decl.args, "params", None) or []:
+        t = getattr(p, "type", None)
+        if not isinstance(t, (c_ast.PtrDecl, c_ast.ArrayDecl)) or not getattr(p, "name", None):
+            continue
+        quals = t.quals if isinstance(t, c_ast.PtrDecl) else (t.dim_quals or [])
+        if "restrict" not in quals:
+            out.append(p.name)
+    return tuple(out)

@@ -69,6 +69,7 @@ class Program:
     text: str
     scops: tuple[AnalyzedScop, ...]
     guards: tuple[tuple[str, ...], ...] = ()  # per scop: preprocessor lines checking its macros' values
+    warnings: tuple[str, ...] = ()  # one line each (file:line: warning: ...)
     _bands: dict = field(default_factory=dict, repr=False)
     _triton: dict = field(default_factory=dict, repr=False)  # triton_variants, by block option
 
@@ -96,13 +97,20 @@ def analyze(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] 
     regions = read_regions(path, includes, defines)
     with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:  # keep CRLF as it is
         text = f.read()
-    scops = []
+    scops, warnings = [], []
     for r in regions:
         scop = build_scop(r)
         deps = compute_dependences(scop)
         scops.append(AnalyzedScop(scop, deps, compute_base_schedule(scop, deps)))
+        shared = [a for a in scop.arrays if a.name in r.shared_params and a.ndim > 0]
+        if len(shared) >= 2 and any(a.written for a in shared):
+            # Like Pluto, polytune takes distinctly named arrays for distinct memory: C allows a caller to
+            # pass one array for two parameters (`smooth(A, A)`), and the transformed code is then wrong.
+            warnings.append(f"{path}:{r.begin_line}: warning: the array parameters {', '.join(a.name for a in shared)} "
+                            "are assumed not to overlap (as Pluto assumes): declare them restrict, and do "
+                            "not pass one array for two of them")
     guards = macro_guards(path, text, [(r.begin_line, r.end_line) for r in regions], includes, defines)
-    return Program(path, text, tuple(scops), tuple(guards))
+    return Program(path, text, tuple(scops), tuple(guards), tuple(warnings))
 
 
 def _guarded(program: Program, k: int, code: str) -> str:

@@ -193,3 +193,22 @@ def test_linearized_arrays_are_tiled(tmp_path):
     assert band["members"] == 3 and band["tiled"] and band["permutable"]
     assert compile_run(str(out), str(tmp_path / "o"), ["-ffp-contract=off"], True) == \
         compile_run(str(src), str(tmp_path / "r"), ["-ffp-contract=off"], True)
+
+
+def test_overlapping_array_parameters_get_a_warning(tmp_path, capsys):
+    """C lets a caller pass one array for two parameters (`smooth(A, A)`); like Pluto, polytune assumes
+    distinct arrays, so it says so for parameters not declared restrict (and not for restrict ones)."""
+    body = ("{\n  int i, j;\n#pragma scop\n  for (i = 1; i < N - 1; i++)\n    for (j = 1; j < N - 1; j++)\n"
+            "      out[i][j] = 0.25 * (in[i - 1][j] + in[i + 1][j] + w[0]);\n#pragma endscop\n}\n")
+    for params, warned in (("double out[N][N], double in[N][N], const double *w", "in, out, w"),
+                           ("double out[restrict N][N], double (*restrict in)[N], const double *w", None)):
+        src = tmp_path / "s.c"
+        src.write_text(f"#define N 40\nvoid smooth({params})\n" + body)
+        assert main(["optimize", str(src), "-o", str(tmp_path / "s.opt.c")]) == 0
+        err = capsys.readouterr().err
+        lines = [x for x in err.splitlines() if "warning" in x]
+        if warned:
+            assert lines == [f"{src}:5: warning: the array parameters {warned} are assumed not to overlap (as "
+                             "Pluto assumes): declare them restrict, and do not pass one array for two of them"]
+        else:
+            assert not lines, err
