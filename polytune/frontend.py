@@ -276,14 +276,13 @@ def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, 
 
 
 _FUNC_HEAD = re.compile(r"\b([A-Za-z_]\w*)\s*\(((?:[^()]|\([^()]*\))*)\)\s*\{")
-_NOT_FUNCTIONS = {"if", "for", "while", "switch", "return", "sizeof"}
 
 
 def unrestricted_params(upto: str, typedefs: tuple[str, ...]) -> tuple[str, ...]:
     """The array and pointer parameters, not declared `restrict`, of the function whose body the region
     is in (the last function header before it in the preprocessed text): arrays that C lets a caller
     pass overlapping (`smooth(A, A)`). Empty when the header cannot be found or read."""
-    heads = [m for m in _FUNC_HEAD.finditer(upto) if m.group(1) not in _NOT_FUNCTIONS]
+    heads = [m for m in _FUNC_HEAD.finditer(upto) if m.group(1) not in _OTHER_KEYWORDS]  # not `if (..) {`
     if not heads:
         return ()
     params = heads[-1].group(2)

@@ -100,6 +100,18 @@ def load_module(text: str, workdir: str):
     return mod
 
 
+def run_args(mod, rn: dict, arrays: dict, numbers: dict) -> dict:
+    """The arguments of the module's run(), by its parameter names: the tensors of *arrays* and the values
+    of *numbers*, both keyed by C name (*rn*: C name -> Python name)."""
+    back = {v: k for k, v in rn.items()}  # Python name in run() -> C name
+    args = {}
+    for name in mod.run.__code__.co_varnames[:mod.run.__code__.co_argcount - 1]:
+        c = back.get(name, name)
+        # an array no executed access touches was not recorded: the launcher does not use it either
+        args[name] = arrays[c] if c in arrays else numbers.get(c)
+    return args
+
+
 def forget_compiled(mod) -> None:
     """Drop the module's in-memory compiled kernels, so that kernel_resources afterwards sees those of the
     next launch alone (Triton's on-disk cache makes a recompile of a configuration seen before cheap)."""
@@ -183,13 +195,7 @@ class TritonHarness:
 
     def _args(self, mod) -> dict:
         """run()'s arguments: the live arrays (restored in place before each run) and the numbers."""
-        back = {v: k for k, v in self.rn.items()}  # Python name in run() -> C name
-        args = {}
-        for name in mod.run.__code__.co_varnames[:mod.run.__code__.co_argcount - 1]:
-            c = back.get(name, name)
-            # an array no executed access touches was not recorded: the launcher does not use it either
-            args[name] = self.live[c] if c in self.live else self.data.numbers.get(c)
-        return args
+        return run_args(mod, self.rn, self.live, self.data.numbers)
 
     def _call(self, mod, config: dict) -> None:
         mod.run(**self._args(mod), config=config)
@@ -326,12 +332,13 @@ def tile_problem(mod, config: dict, gpu: bool = True) -> str:
         return ""
     cfg = dict(mod.CONFIG, **config)
     threads = 32 * cfg["num_warps"]
-    for name, elements in tiles(config).items():
+    per_kernel = tiles(config)
+    for name, elements in per_kernel.items():
         if elements > MAX_TILE_PER_THREAD * threads:
             return (f"{name}: tiles of {elements} elements for {threads} threads (more than "
                     f"{MAX_TILE_PER_THREAD} per thread)")
     small = [k for k in ("BLOCK_X", "BLOCK_Y", "BLOCK_K") if cfg[k] < MIN_DOT] if gpu else []
-    for name in tiles(config) if small else ():
+    for name in per_kernel if small else ():
         fn = getattr(mod, name)
         if "tl.dot(" in inspect.getsource(getattr(fn, "fn", fn)):
             return f"{name}: tl.dot needs blocks of at least {MIN_DOT} ({', '.join(f'{k}={cfg[k]}' for k in small)})"

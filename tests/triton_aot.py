@@ -23,7 +23,7 @@ from triton.compiler import ASTSource  # noqa: E402
 
 from polytune.emit.triton import py_names  # noqa: E402
 from polytune.measure import BuildConfig  # noqa: E402
-from polytune.measure_triton import load_module, run_probe, triton_variants  # noqa: E402
+from polytune.measure_triton import load_module, run_args, run_probe, triton_variants  # noqa: E402
 from polytune.pipeline import OptimizeOptions, analyze  # noqa: E402
 
 CONFIGS = ({}, {"BLOCK_X": 32, "BLOCK_Y": 32, "BLOCK_Z": 2, "BLOCK_K": 16, "BLOCK_M": 2, "BLOCK_R": 64,
@@ -57,13 +57,11 @@ def check(src: str, defines: tuple[str, ...], target) -> int:
     compiled = 0
     with tempfile.TemporaryDirectory() as tmp:
         data = run_probe(program, BuildConfig(cflags=("-O1",), defines=defines), tmp)
-        back = {v: k for k, v in py_names(program.scops[0].scop).items()}
+        rn = py_names(program.scops[0].scop)
+        arrays = {k: torch.from_numpy(v.copy()) for k, v in data.arrays.items()}
         for text in triton_variants(program, OptimizeOptions(target="triton")).values():
             mod = load_module(text, tmp)
-            args = {}
-            for name in mod.run.__code__.co_varnames[:mod.run.__code__.co_argcount - 1]:
-                c = back.get(name, name)
-                args[name] = torch.from_numpy(data.arrays[c].copy()) if c in data.arrays else data.numbers.get(c)
+            args = run_args(mod, rn, arrays, data.numbers)
             for config in CONFIGS:
                 launches = {}
                 mod._launch = lambda kernel, grid, *rest: launches.setdefault(kernel, rest)  # noqa: B023
