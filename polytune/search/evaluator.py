@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 from polytune.measurement import Config, Measurement
 from polytune.search.budget import Budget, BudgetExhausted, StopReason
+from polytune.search.compare import ImprovementTest, Verdict
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,9 @@ class Step:
 class Evaluator:
     """Memoizing, budget-enforcing wrapper of ``evaluate(config) -> Measurement``.
 
-    Also holds the incumbent and the trajectory, so every strategy reports progress the same way.
+    Also holds the incumbent and the trajectory, so every strategy reports progress the same way, and the
+    improvement ``test`` of the running strategy (set by the strategy; default: a lower median), which
+    :meth:`keep_best` applies when the search stops.
     """
 
     def __init__(
@@ -56,6 +59,7 @@ class Evaluator:
         self.seed: Measurement | None = None
         self.incumbent: Measurement | None = None
         self.iterations = 0
+        self.test = ImprovementTest()
 
     @property
     def elapsed(self) -> float:
@@ -109,3 +113,15 @@ class Evaluator:
         self.trajectory.append(Step(self.iterations, measurement.config, measurement, phase, self.evals))
         if is_move and self.iterations >= self.budget.max_iterations:
             raise BudgetExhausted(StopReason.MAX_ITERATIONS)
+
+    def keep_best(self) -> None:
+        """Called once the search has stopped, whatever stopped it: while a measured configuration beats the
+        incumbent under ``test`` (the strategy's own move test), the fastest such one (lowest median; the
+        earlier evaluated on a tie) becomes the incumbent, as a step of phase ``"best_measured"`` that is not
+        a move. A neighbour measured just before the budget ran out is thus never lost."""
+        while True:
+            beating = [r.measurement for r in self.records
+                       if self.test(r.measurement, self.incumbent) is Verdict.BETTER]
+            if not beating:
+                return
+            self.accept(min(beating, key=lambda m: m.value), "best_measured", is_move=False)

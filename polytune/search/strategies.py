@@ -17,8 +17,12 @@ none: local searches then start at the space's origin, sampling strategies measu
   then with probability >= 1 - delta the best lies in the fastest q-quantile); exhaustive if that covers
   the grid.
 
-All use :func:`polytune.search.compare.improves` to decide whether a candidate becomes the incumbent.
-Failed measurements never do. The result's best is the final incumbent.
+All use :func:`polytune.search.compare.improves` to decide whether a candidate becomes the incumbent:
+hill with ``alpha`` and ``threshold``, coordesc with ``alpha`` and ``eps``, the scans with a lower median
+alone. Failed measurements never do. Whatever stops the search (convergence, a budget, the iteration cap,
+KeyboardInterrupt, the end of the sample), the driver then applies :meth:`Evaluator.keep_best`: a measured
+configuration that beats the final incumbent under that same test becomes the result, so a faster
+neighbour measured just before the budget ran out is never lost. The result's best is that incumbent.
 """
 from __future__ import annotations
 
@@ -31,7 +35,7 @@ from dataclasses import dataclass
 from polytune.errors import UsageError
 from polytune.measurement import Config, Measurement
 from polytune.search.budget import Budget, BudgetExhausted, StopReason
-from polytune.search.compare import Verdict, improves
+from polytune.search.compare import ImprovementTest, Verdict
 from polytune.search.evaluator import EvalRecord, Evaluator, Step
 from polytune.search.space import Parameter, SearchSpace
 
@@ -93,7 +97,7 @@ def _climb(space: SearchSpace, ev: Evaluator, options: SearchOptions, phase: str
         insignificant = False
         for neighbour in space.neighbours(incumbent.config, options.degree, hop=hop):
             measurement = ev(neighbour, phase)
-            verdict = improves(measurement, incumbent, options.alpha, options.threshold)
+            verdict = ev.test(measurement, incumbent)
             if verdict is Verdict.INSIGNIFICANT:
                 insignificant = True
             elif verdict is Verdict.BETTER and (chosen is None or measurement.value < chosen.value):
@@ -106,6 +110,7 @@ def _climb(space: SearchSpace, ev: Evaluator, options: SearchOptions, phase: str
 
 
 def hill(space: SearchSpace, ev: Evaluator, seed: Config | None, options: SearchOptions) -> StopReason:
+    ev.test = ImprovementTest(options.alpha, options.threshold)
     ev.start(space.origin if seed is None else seed)
     reason = _climb(space, ev, options, "hill", hop=False)
     if options.shortest_hop:
@@ -129,6 +134,7 @@ def scaled(param: Parameter, value: int, up: bool) -> int | None:
 
 
 def coordesc(space: SearchSpace, ev: Evaluator, seed: Config | None, options: SearchOptions) -> StopReason:
+    ev.test = ImprovementTest(options.alpha, options.eps)
     ev.start(space.origin if seed is None else seed)
     while True:
         improved = insignificant = False
@@ -141,7 +147,7 @@ def coordesc(space: SearchSpace, ev: Evaluator, seed: Config | None, options: Se
                     continue
                 candidate = incumbent.config[:i] + (value,) + incumbent.config[i + 1:]
                 measurement = ev(candidate, "coordesc")
-                verdict = improves(measurement, incumbent, options.alpha, options.eps)
+                verdict = ev.test(measurement, incumbent)
                 if verdict is Verdict.BETTER:
                     ev.accept(measurement, "coordesc")
                     improved = True
@@ -156,9 +162,10 @@ def _scan(ev: Evaluator, configs: Iterable[Config], phase: str, options: SearchO
 
     No significance test here: a scan does not decide where to go next, it reports the fastest
     configuration it measured (gating on a t-test kept a slower incumbent on gemver)."""
+    ev.test = ImprovementTest(None, 0.0)
     for config in configs:
         measurement = ev(config, phase)
-        if improves(measurement, ev.incumbent, None, 0.0) is Verdict.BETTER:
+        if ev.test(measurement, ev.incumbent) is Verdict.BETTER:
             ev.accept(measurement, phase, is_move=False)
     return StopReason.EXHAUSTED
 
@@ -235,6 +242,9 @@ def run_search(
         reason = run(space, ev, None if seed is None else space.check(seed), options)
     except BudgetExhausted as stop:
         reason = stop.reason
+    except KeyboardInterrupt:
+        reason = StopReason.INTERRUPTED
+    ev.keep_best()
     incumbent = ev.incumbent
     return SearchResult(
         strategy=strategy,
