@@ -1,4 +1,4 @@
-"""Empirical search over a space of integer parameters; sees only ``evaluate(config) -> Measurement``."""
+"""Empirical search over integer and categorical parameters; sees only ``evaluate(config) -> Measurement``."""
 from __future__ import annotations
 
 from polytune.search.budget import Budget, BudgetExhausted, StopReason

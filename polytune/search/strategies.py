@@ -11,7 +11,8 @@ none: local searches then start at the space's origin, sampling strategies measu
   domain's [min, max]. A failed seed is still the starting point; any finite neighbour improves on it.
 - ``coordesc``: Algorithm 9.2; per parameter try doubling then halving (the domain value nearest to 2x
   among larger values / to x/2 among smaller ones: exactly 2x and x/2 on a full power-of-two domain),
-  accepting a candidate beating the incumbent by ``eps``.
+  accepting a candidate beating the incumbent by ``eps``; a categorical parameter tries each other category
+  in order instead.
 - ``exhaustive``: every grid point in row-major order.
 - ``random``: ``options.samples`` distinct grid points, or ceil(ln(1/delta)/q) of them (Prop. 9.3:
   then with probability >= 1 - delta the best lies in the fastest q-quantile); exhaustive if that covers
@@ -133,16 +134,24 @@ def scaled(param: Parameter, value: int, up: bool) -> int | None:
     return min(pool, key=lambda v: (abs(v - target), abs(v - value)))
 
 
+def _coordesc_value(param: Parameter, value: int, move: int) -> int | None:
+    """The ``move``-th candidate value of one coordinate: ordinal, 0 doubles and 1 halves (:func:`scaled`);
+    categorical, move j tries category j (None for the current one)."""
+    if param.is_categorical:
+        return None if move == value else move
+    return scaled(param, value, up=move == 0)
+
+
 def coordesc(space: SearchSpace, ev: Evaluator, seed: Config | None, options: SearchOptions) -> StopReason:
     ev.test = ImprovementTest(options.alpha, options.eps)
     ev.start(space.origin if seed is None else seed)
     while True:
         improved = insignificant = False
         for i, param in enumerate(space.params):
-            for up in (True, False):
+            for move in range(len(param.values) if param.is_categorical else 2):
                 incumbent = ev.incumbent
                 assert incumbent is not None
-                value = scaled(param, incumbent.config[i], up)
+                value = _coordesc_value(param, incumbent.config[i], move)
                 if value is None:
                     continue
                 candidate = incumbent.config[:i] + (value,) + incumbent.config[i + 1:]
