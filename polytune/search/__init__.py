@@ -4,6 +4,7 @@ from __future__ import annotations
 from polytune.search.budget import Budget, BudgetExhausted, StopReason
 from polytune.search.compare import Verdict, improves
 from polytune.search.evaluator import EvalRecord, Evaluator, Step
+from polytune.search.pool import Pool, SerialPool, ThreadPool
 from polytune.search.replay import ReplayEvaluator
 from polytune.search.space import Parameter, SearchSpace, parse_domain, pow2_domain
 from polytune.search.strategies import STRATEGIES, SearchOptions, SearchResult, run_search
@@ -15,12 +16,15 @@ __all__ = [
     "EvalRecord",
     "Evaluator",
     "Parameter",
+    "Pool",
     "ReplayEvaluator",
     "SearchOptions",
     "SearchResult",
     "SearchSpace",
+    "SerialPool",
     "Step",
     "StopReason",
+    "ThreadPool",
     "Verdict",
     "improves",
     "parse_domain",

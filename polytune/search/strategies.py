@@ -31,6 +31,7 @@ import math
 import random
 import time
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 
 from polytune.errors import UsageError
@@ -38,6 +39,7 @@ from polytune.measurement import Config, Measurement
 from polytune.search.budget import Budget, BudgetExhausted, StopReason
 from polytune.search.compare import ImprovementTest, Verdict
 from polytune.search.evaluator import EvalRecord, Evaluator, Step
+from polytune.search.pool import Pool
 from polytune.search.space import Parameter, SearchSpace
 
 
@@ -96,15 +98,19 @@ def _climb(space: SearchSpace, ev: Evaluator, options: SearchOptions, phase: str
         assert incumbent is not None
         chosen: Measurement | None = None
         insignificant = False
-        for neighbour in space.neighbours(incumbent.config, options.degree, hop=hop):
-            measurement = ev(neighbour, phase)
-            verdict = ev.test(measurement, incumbent)
-            if verdict is Verdict.INSIGNIFICANT:
-                insignificant = True
-            elif verdict is Verdict.BETTER and (chosen is None or measurement.value < chosen.value):
-                chosen = measurement
-                if options.fit == "first":
-                    break
+        neighbours = space.neighbours(incumbent.config, options.degree, hop=hop)
+        # best-fit needs the whole neighbourhood: one batch; first-fit reads in order, measuring ahead
+        # speculatively as far as there are workers
+        ahead = ev.workers if options.fit == "first" else None
+        with closing(ev.stream(neighbours, phase, ahead)) as results:
+            for measurement in results:
+                verdict = ev.test(measurement, incumbent)
+                if verdict is Verdict.INSIGNIFICANT:
+                    insignificant = True
+                elif verdict is Verdict.BETTER and (chosen is None or measurement.value < chosen.value):
+                    chosen = measurement
+                    if options.fit == "first":
+                        break
         if chosen is None:
             return _stalled(options, insignificant)
         ev.accept(chosen, phase)
@@ -145,23 +151,32 @@ def _coordesc_value(param: Parameter, value: int, move: int) -> int | None:
 def coordesc(space: SearchSpace, ev: Evaluator, seed: Config | None, options: SearchOptions) -> StopReason:
     ev.test = ImprovementTest(options.alpha, options.eps)
     ev.start(space.origin if seed is None else seed)
+    # a round tries every (parameter, move) slot in order, each from the incumbent of its time; the slots
+    # still to come are measured ahead speculatively (as far as there are workers) and rebuilt after a move
+    slots = [(i, move) for i, param in enumerate(space.params)
+             for move in range(len(param.values) if param.is_categorical else 2)]
     while True:
         improved = insignificant = False
-        for i, param in enumerate(space.params):
-            for move in range(len(param.values) if param.is_categorical else 2):
-                incumbent = ev.incumbent
-                assert incumbent is not None
-                value = _coordesc_value(param, incumbent.config[i], move)
-                if value is None:
-                    continue
-                candidate = incumbent.config[:i] + (value,) + incumbent.config[i + 1:]
-                measurement = ev(candidate, "coordesc")
-                verdict = ev.test(measurement, incumbent)
-                if verdict is Verdict.BETTER:
-                    ev.accept(measurement, "coordesc")
-                    improved = True
-                elif verdict is Verdict.INSIGNIFICANT:
-                    insignificant = True
+        start = 0
+        while start < len(slots):
+            incumbent = ev.incumbent
+            assert incumbent is not None
+            todo = []
+            for k in range(start, len(slots)):
+                i, move = slots[k]
+                value = _coordesc_value(space.params[i], incumbent.config[i], move)
+                if value is not None:
+                    todo.append((k, incumbent.config[:i] + (value,) + incumbent.config[i + 1:]))
+            start = len(slots)
+            with closing(ev.stream([c for _, c in todo], "coordesc", ev.workers)) as results:
+                for (k, _), measurement in zip(todo, results):
+                    verdict = ev.test(measurement, incumbent)
+                    if verdict is Verdict.BETTER:
+                        ev.accept(measurement, "coordesc")
+                        improved, start = True, k + 1
+                        break
+                    if verdict is Verdict.INSIGNIFICANT:
+                        insignificant = True
         if not improved:
             return _stalled(options, insignificant)
 
@@ -172,10 +187,10 @@ def _scan(ev: Evaluator, configs: Iterable[Config], phase: str, options: SearchO
     No significance test here: a scan does not decide where to go next, it reports the fastest
     configuration it measured (gating on a t-test kept a slower incumbent on gemver)."""
     ev.test = ImprovementTest(None, 0.0)
-    for config in configs:
-        measurement = ev(config, phase)
-        if ev.test(measurement, ev.incumbent) is Verdict.BETTER:
-            ev.accept(measurement, phase, is_move=False)
+    with closing(ev.stream(configs, phase)) as results:  # one batch: every configuration is needed
+        for measurement in results:
+            if ev.test(measurement, ev.incumbent) is Verdict.BETTER:
+                ev.accept(measurement, phase, is_move=False)
     return StopReason.EXHAUSTED
 
 
@@ -232,21 +247,27 @@ class SearchResult:
 
 def run_search(
     space: SearchSpace,
-    evaluate: Callable[[Config], Measurement],
+    evaluate: Callable[[Config], Measurement] | None,
     strategy: str = "hill",
-    seed: Sequence[int] | None = None,
+    seed: Sequence[int | str] | None = None,
     options: SearchOptions | None = None,
     budget: Budget | None = None,
     on_eval: Callable[[EvalRecord], object] | None = None,
     clock: Callable[[], float] = time.monotonic,
+    pool: Pool | None = None,
 ) -> SearchResult:
-    """Run the named strategy on ``space``; ``on_eval(record)`` follows every new evaluation."""
+    """Run the named strategy on ``space``; ``on_eval(record)`` follows every new evaluation.
+
+    Candidates are measured by ``evaluate``, one at a time, or through ``pool`` (e.g. a
+    :class:`~polytune.search.pool.ThreadPool`; ``evaluate`` may then be None): the result is the same
+    when the measurements are (see :meth:`Evaluator.stream`). The caller closes the pool.
+    """
     try:
         run = STRATEGIES[strategy]
     except KeyError:
         raise UsageError(f"unknown search strategy {strategy!r} (known: {', '.join(STRATEGIES)})") from None
     options = SearchOptions() if options is None else options
-    ev = Evaluator(evaluate, Budget() if budget is None else budget, on_eval, clock)
+    ev = Evaluator(evaluate, Budget() if budget is None else budget, on_eval, clock, pool)
     try:
         reason = run(space, ev, None if seed is None else space.check(seed), options)
     except BudgetExhausted as stop:
