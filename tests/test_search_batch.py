@@ -15,6 +15,7 @@ from polytune.search import (
     BudgetExhausted,
     Evaluator,
     Pool,
+    SearchInterrupted,
     SearchOptions,
     SearchSpace,
     SerialPool,
@@ -194,8 +195,9 @@ def test_keyboard_interrupt_in_a_worker_keeps_what_finished():
             raise KeyboardInterrupt
         return table[config]
 
-    with ThreadPool(evaluate, 4) as pool:
-        result = run_search(SPACE3, None, "hill", (1, 32, 32), SearchOptions(degree=3), pool=pool)
+    with ThreadPool(evaluate, 4) as pool, pytest.raises(SearchInterrupted) as interrupt:
+        run_search(SPACE3, None, "hill", (1, 32, 32), SearchOptions(degree=3), pool=pool)
+    result = interrupt.value.result
     assert result.stop_reason is StopReason.INTERRUPTED
     assert 0 < result.evals < 20 + 4  # the other workers' candidates finished; the interrupted one is lost
     assert interrupted[0] not in [r.config for r in result.evaluations]
@@ -268,3 +270,34 @@ def test_an_exception_in_evaluate_propagates_through_the_pool():
 def test_an_evaluator_needs_evaluate_or_a_pool():
     with pytest.raises(TypeError):
         Evaluator(None, Budget())
+
+
+def test_closing_a_thread_pool_cancels_what_has_not_started():
+    entered, gate = threading.Event(), threading.Event()
+
+    def evaluate(config: Config) -> Measurement:
+        entered.set()
+        gate.wait(5)
+        return Measurement(config, (1.0,))
+
+    pool = ThreadPool(evaluate, 1)
+    futures = [pool.submit((i,)) for i in range(4)]
+    assert entered.wait(5)
+    threading.Timer(0.05, gate.set).start()
+    pool.close()  # waits for the one running
+    assert futures[0].result().value == 1.0
+    assert all(f.cancelled() for f in futures[1:])
+
+
+def test_a_thread_pool_search_on_a_mixed_space_with_a_plain_evaluate():
+    # the helper takes a plain evaluate(config) and a worker count; nothing else changes for the caller
+    space = SearchSpace.from_domains({"fusion": ("max", "smart", "none"), "T": SIDES})
+
+    def evaluate(config: Config) -> Measurement:
+        fusion, tile = space.decode(config).values()
+        return Measurement(config, ({"max": 3, "smart": 1, "none": 2}[fusion] + abs(tile - 16) / 8,))
+
+    with ThreadPool(evaluate, 3) as pool:
+        result = run_search(space, None, "hill", ("max", 64), SearchOptions(degree=2), pool=pool)
+    assert space.decode(result.best_config) == {"fusion": "smart", "T": 16}
+    assert summary(result) == summary(run_search(space, evaluate, "hill", ("max", 64), SearchOptions(degree=2)))

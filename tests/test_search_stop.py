@@ -11,6 +11,7 @@ from polytune.search import (
     STRATEGIES,
     Budget,
     ReplayEvaluator,
+    SearchInterrupted,
     SearchOptions,
     SearchSpace,
     StopReason,
@@ -123,8 +124,13 @@ def test_an_insignificantly_faster_neighbour_does_not_replace_the_incumbent():
 
 
 def run_variant(strategy: str, options: SearchOptions, evaluate: Callable, **kwargs):
+    """The search's result, also when it was interrupted (then it comes with the SearchInterrupted raised)."""
     seed = None if strategy == "random" else (32, 32)  # random without a seed, exhaustive with one
-    return run_search(SPACE, evaluate, strategy, seed=seed, options=options, **kwargs)
+    try:
+        return run_search(SPACE, evaluate, strategy, seed=seed, options=options, **kwargs)
+    except SearchInterrupted as interrupt:
+        assert isinstance(interrupt, KeyboardInterrupt)  # a caller that does not know it is interrupted
+        return interrupt.result
 
 
 @pytest.mark.parametrize(("strategy", "options"), VARIANTS, ids=IDS)
@@ -210,6 +216,8 @@ def test_interrupt_during_the_seed_leaves_no_best():
     def interrupted(config: Config) -> Measurement:
         raise KeyboardInterrupt
 
-    result = run_search(SPACE, interrupted, "hill", seed=(32, 32))
+    with pytest.raises(KeyboardInterrupt) as interrupt:
+        run_search(SPACE, interrupted, "hill", seed=(32, 32))
+    result = interrupt.value.result
     assert result.stop_reason is StopReason.INTERRUPTED
     assert result.best is None and result.evals == 0

@@ -7,7 +7,7 @@ from polytune.search.evaluator import EvalRecord, Evaluator, Step
 from polytune.search.pool import Pool, SerialPool, ThreadPool
 from polytune.search.replay import ReplayEvaluator
 from polytune.search.space import Parameter, SearchSpace, parse_domain, pow2_domain
-from polytune.search.strategies import STRATEGIES, SearchOptions, SearchResult, run_search
+from polytune.search.strategies import STRATEGIES, SearchInterrupted, SearchOptions, SearchResult, run_search
 
 __all__ = [
     "STRATEGIES",
@@ -18,6 +18,7 @@ __all__ = [
     "Parameter",
     "Pool",
     "ReplayEvaluator",
+    "SearchInterrupted",
     "SearchOptions",
     "SearchResult",
     "SearchSpace",

@@ -22,8 +22,9 @@ All use :func:`polytune.search.compare.improves` to decide whether a candidate b
 hill with ``alpha`` and ``threshold``, coordesc with ``alpha`` and ``eps``, the scans with a lower median
 alone. Failed measurements never do. Whatever stops the search (convergence, a budget, the iteration cap,
 KeyboardInterrupt, the end of the sample), the driver then applies :meth:`Evaluator.keep_best`: a measured
-configuration that beats the final incumbent under that same test becomes the result, so a faster
-neighbour measured just before the budget ran out is never lost. The result's best is that incumbent.
+configuration that beats the final incumbent under that same test becomes the result, so a faster neighbour
+measured just before the budget ran out is never lost. The result's best is that incumbent. After a
+KeyboardInterrupt the result travels in the :class:`SearchInterrupted` raised again.
 """
 from __future__ import annotations
 
@@ -245,6 +246,16 @@ class SearchResult:
         return self.trajectory[-1].iteration if self.trajectory else 0
 
 
+class SearchInterrupted(KeyboardInterrupt):
+    """KeyboardInterrupt during a search, carrying what the search had found (``result``, stop reason
+    ``interrupted``, its best kept as for any other stop): a caller that does not catch it is interrupted as
+    before; one that does can report or write the best so far."""
+
+    def __init__(self, result: SearchResult):
+        super().__init__("search interrupted")
+        self.result = result
+
+
 def run_search(
     space: SearchSpace,
     evaluate: Callable[[Config], Measurement] | None,
@@ -257,6 +268,9 @@ def run_search(
     pool: Pool | None = None,
 ) -> SearchResult:
     """Run the named strategy on ``space``; ``on_eval(record)`` follows every new evaluation.
+
+    KeyboardInterrupt ends the search like a budget would, and is then raised again as
+    :class:`SearchInterrupted` with the result.
 
     Candidates are measured by ``evaluate``, one at a time, or through ``pool`` (e.g. a
     :class:`~polytune.search.pool.ThreadPool`; ``evaluate`` may then be None): the result is the same
@@ -276,7 +290,7 @@ def run_search(
         reason = StopReason.INTERRUPTED
     ev.keep_best()
     incumbent = ev.incumbent
-    return SearchResult(
+    result = SearchResult(
         strategy=strategy,
         best=incumbent if incumbent is not None and incumbent.ok else None,
         seed=ev.seed,
@@ -285,3 +299,6 @@ def run_search(
         stop_reason=reason,
         elapsed=ev.elapsed,
     )
+    if reason is StopReason.INTERRUPTED:
+        raise SearchInterrupted(result)
+    return result
