@@ -11,6 +11,7 @@ import concurrent.futures
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
+from contextlib import closing
 from dataclasses import dataclass, replace
 
 from polytune.measurement import Config, Measurement
@@ -38,7 +39,7 @@ class Step:
     iteration: int
     config: Config
     measurement: Measurement
-    phase: str
+    phase: str  # the strategy's phase, or "best_measured" (adopted when the search stopped: keep_best)
     evals: int  # evaluations spent when it was accepted
 
 
@@ -100,7 +101,8 @@ class Evaluator:
         known = self._memo.get(tuple(int(v) for v in config))
         if known is not None:
             return known
-        return next(self.stream((config,), phase))
+        with closing(self.stream((config,), phase)) as results:
+            return next(results)
 
     def _budget_left(self, reserved: int) -> StopReason | None:
         """Why no further evaluation may start while ``reserved`` started ones are not yet handed out."""
