@@ -5,6 +5,7 @@ import random
 import threading
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -14,6 +15,7 @@ from polytune.search import (
     Budget,
     BudgetExhausted,
     Evaluator,
+    MappedPool,
     Pool,
     SearchInterrupted,
     SearchOptions,
@@ -301,3 +303,47 @@ def test_a_thread_pool_search_on_a_mixed_space_with_a_plain_evaluate():
         result = run_search(space, None, "hill", ("max", 64), SearchOptions(degree=2), pool=pool)
     assert space.decode(result.best_config) == {"fusion": "smart", "T": 16}
     assert summary(result) == summary(run_search(space, evaluate, "hill", ("max", 64), SearchOptions(degree=2)))
+
+
+def test_a_mapped_pool_adapts_a_pool_of_other_results():
+    # an inner pool that knows nothing of Measurements (as polytune.workers' pools return WorkResults)
+    table = surface(SPACE3, 7)
+    replay = Jittered(table)
+    with ThreadPoolExecutor(max_workers=5) as inner:
+        pool = MappedPool(lambda config: inner.submit(lambda: ("work", replay(config))), 5,
+                          convert=lambda result: result[1])
+        assert isinstance(pool, Pool)
+        parallel = run_search(SPACE3, None, "hill", (1, 32, 32), SearchOptions(fit="first", degree=2), pool=pool)
+    serial = run_search(SPACE3, Jittered(table, 0.0), "hill", (1, 32, 32), SearchOptions(fit="first", degree=2))
+    assert summary(parallel) == summary(serial)
+
+
+def test_cancelling_a_mapped_future_cancels_the_inner_one():
+    entered, gate = threading.Event(), threading.Event()
+
+    def slow(config: Config) -> Measurement:
+        entered.set()
+        gate.wait(5)
+        return Measurement(config, (1.0,))
+
+    with ThreadPoolExecutor(max_workers=1) as inner:
+        inners = []
+
+        def submit(config: Config):
+            inners.append(inner.submit(slow, config))
+            return inners[-1]
+
+        pool = MappedPool(submit, 1)
+        first, second = pool.submit((1,)), pool.submit((2,))
+        assert entered.wait(5)
+        assert not first.cancel()  # running: cannot be cancelled
+        assert second.cancel() and inners[1].cancelled()
+        gate.set()
+        assert first.result().value == 1.0
+
+
+def test_a_failing_convert_reaches_the_search():
+    with ThreadPoolExecutor(max_workers=2) as inner:
+        pool = MappedPool(lambda config: inner.submit(lambda: config), 2, convert=lambda result: 1 / 0)
+        with pytest.raises(ZeroDivisionError):
+            run_search(SPACE2, None, "exhaustive", pool=pool)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from polytune.search.budget import Budget, BudgetExhausted, StopReason
 from polytune.search.compare import Verdict, improves
 from polytune.search.evaluator import EvalRecord, Evaluator, Step
-from polytune.search.pool import Pool, SerialPool, ThreadPool
+from polytune.search.pool import MappedPool, Pool, SerialPool, ThreadPool
 from polytune.search.replay import ReplayEvaluator
 from polytune.search.space import Parameter, SearchSpace, parse_domain, pow2_domain
 from polytune.search.strategies import STRATEGIES, SearchInterrupted, SearchOptions, SearchResult, run_search
@@ -15,6 +15,7 @@ __all__ = [
     "BudgetExhausted",
     "EvalRecord",
     "Evaluator",
+    "MappedPool",
     "Parameter",
     "Pool",
     "ReplayEvaluator",

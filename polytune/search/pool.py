@@ -9,14 +9,14 @@ strategy in the strategy's order, so a search ends in the same place with one wo
 - :class:`SerialPool` (the default): ``evaluate`` runs inside ``submit``, in the caller's thread.
 - :class:`ThreadPool`: ``workers`` threads call a thread-safe ``evaluate``; for evaluations that wait on
   something else (a compiler, a remote machine) rather than on Python.
-- A cluster runner (Ray) is one more class with ``workers`` and ``submit``; ``ray.ObjectRef.future()`` is a
-  :class:`concurrent.futures.Future`.
+- :class:`MappedPool`: any other ``submit(config) -> Future[R]`` (a compile-in-parallel or Ray pool with its
+  steps bound), its results turned into Measurements by ``convert``.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from polytune.errors import UsageError
 from polytune.measurement import Config, Measurement
@@ -72,3 +72,51 @@ class ThreadPool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _Mapped(Future):
+    """The evaluator's side of an inner future: cancelling it cancels the inner one (if not yet started)."""
+
+    def __init__(self, inner: Future):
+        super().__init__()
+        self._inner = inner
+
+    def cancel(self) -> bool:
+        return self._inner.cancel() and super().cancel()
+
+
+class MappedPool:
+    """A :class:`Pool` over ``submit(config) -> Future[R]`` and ``convert(R) -> Measurement``.
+
+    For a pool that knows nothing of configurations (e.g. one running a compile step and a timing step on
+    a payload): bind its steps in ``submit``, unwrap its result in ``convert``. An exception of the inner
+    future or of ``convert`` reaches the search through the future, as one of ``evaluate`` would.
+    """
+
+    def __init__(self, submit: Callable[[Config], Future], workers: int,
+                 convert: Callable[[Any], Measurement] = lambda result: result):
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise UsageError(f"workers must be a positive integer, got {workers!r}")
+        self._submit = submit
+        self._convert = convert
+        self.workers = workers
+
+    def submit(self, config: Config) -> Future[Measurement]:
+        inner = self._submit(config)
+        outer = _Mapped(inner)
+
+        def finished(done: Future) -> None:
+            if done.cancelled():
+                Future.cancel(outer)
+                return
+            error = done.exception()
+            if error is not None:
+                outer.set_exception(error)
+                return
+            try:
+                outer.set_result(self._convert(done.result()))
+            except BaseException as exc:  # convert failed: the search sees it as evaluate raising
+                outer.set_exception(exc)
+
+        inner.add_done_callback(finished)
+        return outer
