@@ -8,6 +8,8 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from polytune.errors import UsageError
 from polytune.measurement import Config, ErrorKind, Measurement
@@ -347,3 +349,15 @@ def test_a_failing_convert_reaches_the_search():
         pool = MappedPool(lambda config: inner.submit(lambda: config), 2, convert=lambda result: 1 / 0)
         with pytest.raises(ZeroDivisionError):
             run_search(SPACE2, None, "exhaustive", pool=pool)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.integers(1, 30)), min_size=48, max_size=48),
+       st.sampled_from(range(len(VARIANTS))), st.one_of(st.none(), st.integers(1, 30)), st.sampled_from([2, 4, 8]))
+def test_any_surface_any_budget_any_worker_count_gives_the_serial_result(costs, variant, max_evals, workers):
+    # equal costs included: ties must be broken the same way whatever finished first
+    table = {c: Measurement(c, error=ErrorKind.TIMEOUT) if t is None else Measurement(c, (float(t),))
+             for c, t in zip(SPACE3.configs(), costs)}
+    strategy, options = VARIANTS[variant]
+    serial, parallel, _ = run_both(SPACE3, table, strategy, options, Budget(max_evals=max_evals), workers)
+    assert summary(parallel) == summary(serial)
