@@ -95,7 +95,7 @@ def test_a_categorical_coordinate_holds_only_its_categories(bad):
 
 
 def test_bad_categorical_parameters():
-    for categories in [(), ("a", "a"), ("a", ""), ("a", 1)]:
+    for categories in [(), ("a", "a"), ("a", ""), ("a", 1), "abc"]:
         with pytest.raises(UsageError):
             Parameter.categorical("p", categories)
     with pytest.raises(UsageError):

@@ -63,6 +63,8 @@ class Parameter:
         if not self.name:
             raise UsageError("parameter name must not be empty")
         if self.categories is not None:
+            if isinstance(self.categories, str):
+                raise UsageError(f"parameter {self.name}: categories must be a sequence of names, not one string")
             categories = tuple(self.categories)
             if not categories:
                 raise UsageError(f"parameter {self.name}: no categories")
@@ -85,7 +87,7 @@ class Parameter:
     @classmethod
     def categorical(cls, name: str, categories: Sequence[str]) -> Parameter:
         """A parameter choosing one of ``categories`` (its first is index 0, the origin's choice)."""
-        return cls(name, categories=tuple(categories))
+        return cls(name, categories=categories)  # type: ignore[arg-type]  # __post_init__ makes it a tuple
 
     @property
     def is_categorical(self) -> bool:
