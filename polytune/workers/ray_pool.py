@@ -270,6 +270,11 @@ class RayPool:
         self._last_refresh = time.monotonic()
         for node in nodes:
             self._start_timers(node)
+        starting = [ref for ref, (kind, _, _) in self._inflight.items() if kind == "timer"]
+        ray.wait(starting, num_returns=len(starting), timeout=timeout)
+        for ref in starting:  # the timers that started are named now; a late one is named by the dispatcher
+            if ray.wait([ref], timeout=0)[0]:
+                self._finished(ref)
         return reference
 
     def _judge(self, node: _Node, reference: MachineIdentity) -> None:
