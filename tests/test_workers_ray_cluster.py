@@ -10,7 +10,9 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
+import shutil  # noqa: E402
 import signal  # noqa: E402
+import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from concurrent.futures import wait  # noqa: E402
@@ -32,6 +34,8 @@ def two_nodes():
     --address`` refuses a second node while Ray is kept on loopback)."""
     from ray.cluster_utils import Cluster
 
+    ray_exe = shutil.which("ray") or os.path.join(os.path.dirname(sys.executable), "ray")
+    subprocess.run([ray_exe, "get-auth-token", "--generate"], capture_output=True)  # Ray < 2.5x has no tokens
     cluster = Cluster(initialize_head=True, head_node_args={
         "num_cpus": 1, "resources": {"polytune_timer": 1}, "include_dashboard": False})
     try:

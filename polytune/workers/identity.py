@@ -23,7 +23,7 @@ class MachineIdentity:
     gpu: str  # '' without a GPU
 
     def differences(self, other: MachineIdentity) -> list[str]:
-        """``field: ours != theirs`` for each field that differs."""
+        """``field: other's value != ours`` for each field that differs."""
         return [f"{f.name}: {getattr(other, f.name)!r} != {getattr(self, f.name)!r}"
                 for f in fields(self) if getattr(self, f.name) != getattr(other, f.name)]
 
@@ -63,3 +63,23 @@ def local_identity(cc: str = "gcc") -> MachineIdentity:
     gpus = _first_line(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"])
     return MachineIdentity(platform.machine(), _cpu_model(), cores, _memory_gib(),
                            _first_line([cc, "--version"]) or cc, gpus)
+
+
+def choose_reference(nodes: list[tuple[str, bool, bool, MachineIdentity]], driver_node: str,
+                     expect: MachineIdentity | None) -> MachineIdentity | None:
+    """The identity every node must have: ``expect``; else the driver's node's if it times; else the first timing
+    node's, head first. ``nodes``: (node id, is head, times candidates, identity) in Ray's order."""
+    if expect is not None:
+        return expect
+    timing = [n for n in nodes if n[2]]
+    for node_id, _, _, ident in timing:
+        if node_id == driver_node:
+            return ident
+    timing.sort(key=lambda n: not n[1])
+    return timing[0][3] if timing else None
+
+
+def refusal(name: str, address: str, ident: MachineIdentity, reference: MachineIdentity) -> str:
+    """The one-line message for a refused node."""
+    return (f"polytune: Ray node {name} ({address}) refused: its machine differs from the reference "
+            "(node != reference): " + "; ".join(reference.differences(ident)))

@@ -35,7 +35,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from polytune.errors import UsageError
 from polytune.workers.base import Done, Progress, ProgressFn, Stage, WorkerLost, WorkResult
-from polytune.workers.identity import MachineIdentity, local_identity
+from polytune.workers.identity import MachineIdentity, choose_reference, local_identity, refusal
 from polytune.workers.local import TimerLock, compile_step, default_lock_path, time_step
 
 TIMER_RESOURCE = "polytune_timer"
@@ -143,26 +143,6 @@ class _Candidate:
     compiled_on: str = ""
     compile_span: tuple[float, float] = (0.0, 0.0)
     started: bool = False  # its future is running: its timing started once (and may be retried)
-
-
-def choose_reference(nodes: list[tuple[str, bool, bool, MachineIdentity]], driver_node: str,
-                     expect: MachineIdentity | None) -> MachineIdentity | None:
-    """The identity every node must have: ``expect``; else the driver's node's if it times; else the first timing
-    node's, head first. ``nodes``: (node id, is head, times candidates, identity) in Ray's order."""
-    if expect is not None:
-        return expect
-    timing = [n for n in nodes if n[2]]
-    for node_id, _, _, ident in timing:
-        if node_id == driver_node:
-            return ident
-    timing.sort(key=lambda n: not n[1])
-    return timing[0][3] if timing else None
-
-
-def refusal(name: str, address: str, ident: MachineIdentity, reference: MachineIdentity) -> str:
-    """The one-line message for a refused node."""
-    return (f"polytune: Ray node {name} ({address}) refused, its machine differs from the reference: "
-            + "; ".join(reference.differences(ident)))
 
 
 class RayPool:
