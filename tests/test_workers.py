@@ -16,7 +16,7 @@ from functools import partial
 
 import pytest
 
-from polytune.workers import Done, LocalPool, MachineIdentity, Stage, TimerLock, WorkerLost, local_identity
+from polytune.workers import Done, LocalPool, MachineIdentity, Stage, TimerLock, WorkerLost, local_identity, open_pool
 from polytune.workers.identity import choose_reference, refusal
 
 
@@ -234,3 +234,10 @@ def test_refusal_is_one_line_naming_the_node_and_each_difference():
     line = refusal("box/1a2b3c4d", "10.0.0.7", _ident("Epyc", 8), _ident("Xeon 1", 16))
     assert "\n" not in line and line.startswith("polytune: Ray node box/1a2b3c4d (10.0.0.7) refused")
     assert "cpu: 'Epyc' != 'Xeon 1'" in line and "cores: 8 != 16" in line and "memory" not in line
+
+
+def test_open_pool_without_ray_is_a_local_pool_with_the_jobs_asked_for():
+    with open_pool(jobs=2) as pool:
+        assert isinstance(pool, LocalPool) and pool.jobs == 2
+        (r,) = run_all(pool, partial(slow_compile, 0.0), partial(slow_time, 0.0), [5])
+    assert r.value["payload"] == 5

@@ -110,3 +110,29 @@ def test_node_that_dies_mid_timing_costs_a_retry_on_the_other(two_nodes, tmp_pat
     assert retried and all(r.attempts == 2 and r.value[1] != odd for r in retried)
     with open(log) as f:
         assert sorted(int(x) for x in f) == list(range(6))  # each measured once
+
+
+def gpu_timed(artifact):
+    start = time.time()
+    time.sleep(0.3)
+    return artifact["payload"], ray.get_gpu_ids(), (start, time.time())
+
+
+def test_gpu_pool_puts_one_timer_on_each_gpu_and_times_on_both():
+    """Two GPUs declared on a CPU-only head (Ray only counts them): one timer each, timing at the same time."""
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "num_gpus": 2, "include_dashboard": False})
+    try:
+        connect(cluster.address)
+        with RayPool(gpu=True) as pool:
+            workers = pool.workers
+            out = results(pool, quick_compile, gpu_timed, range(6))
+    finally:
+        disconnect()
+        cluster.shutdown()
+    assert len(workers) == 2 and {w.rsplit("/", 1)[1] for w in workers} == {"gpu0", "gpu1"}
+    assert {r.worker for r in out} == set(workers)
+    assert all(len(r.value[1]) == 1 and r.worker.endswith(f"gpu{r.value[1][0]}") for r in out)
+    spans = [r.value[2] for r in out]
+    assert any(a[0] < b[1] and b[0] < a[1] for i, a in enumerate(spans) for b in spans[i + 1:])

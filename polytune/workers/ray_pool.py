@@ -36,7 +36,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from polytune.errors import UsageError
 from polytune.workers.base import Done, Progress, ProgressFn, Stage, WorkerLost, WorkResult
 from polytune.workers.identity import MachineIdentity, choose_reference, local_identity, refusal
-from polytune.workers.local import TimerLock, compile_step, default_lock_path, time_step
+from polytune.workers.local import TimerLock, compile_step, time_step
 
 TIMER_RESOURCE = "polytune_timer"
 MAX_ATTEMPTS = 3
@@ -151,14 +151,16 @@ class RayPool:
     ``gpu``: one timer per GPU (``num_gpus=1``) instead of one per unit of ``resource``. ``jobs``: most compiles
     in flight over the cluster (default: one per CPU of the accepted nodes). ``identity``: a picklable
     callable run on each node to fingerprint it. ``on_refused``: gets each refusal's line (default: stderr).
-    ``lock_path``: the machine-wide timing lock used on CPU timer nodes (None: none; GPUs never use it).
+    ``lock_path``: a file whose ``flock`` the CPU timers hold while timing (``local.default_lock_path()``: one
+    timing per machine even with several nodes on it). None by default: several nodes on one machine are then
+    on purpose (e.g. pinned to disjoint cores with ``taskset``) and time at once. GPU timers never use it.
     """
 
     def __init__(self, *, gpu: bool = False, resource: str = TIMER_RESOURCE, jobs: int | None = None,
                  expect: MachineIdentity | None = None,
                  identity: Callable[[], MachineIdentity] = partial(local_identity, "gcc"),
                  on_progress: ProgressFn | None = None, on_refused: Callable[[str], object] | None = None,
-                 lock_path: str | None = default_lock_path(), refresh_s: float = 5.0, probe_timeout: float = 120):
+                 lock_path: str | None = None, refresh_s: float = 5.0, probe_timeout: float = 120):
         if not ray.is_initialized():
             raise UsageError("RayPool needs a Ray connection: call polytune.workers.ray_pool.connect first")
         self.gpu = gpu
