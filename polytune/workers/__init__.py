@@ -14,11 +14,12 @@ __all__ = ["Done", "LocalPool", "MachineIdentity", "Progress", "Stage", "TimerLo
 
 
 def open_pool(jobs: int | None = None, ray_address: str | None = None, *, gpu: bool = False, cc: str = "gcc",
-              on_progress=None, on_refused=None):
+              quiet: bool = False, on_progress=None, on_refused=None):
     """The pool the CLI asks for: ``--ray ADDRESS`` (``auto``: a local instance) gives a ``RayPool`` (Ray is
-    imported only then), else a ``LocalPool`` compiling ``jobs`` at once (default: the cores)."""
+    imported only then), else a ``LocalPool`` compiling ``jobs`` at once (default: the cores); ``quiet``: no
+    compile while a candidate is timed (local only)."""
     if ray_address is None:
-        return LocalPool(jobs, on_progress=on_progress)
+        return LocalPool(jobs, quiet=quiet, on_progress=on_progress)
     from functools import partial
 
     try:

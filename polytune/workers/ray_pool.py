@@ -249,6 +249,8 @@ class RayPool:
         if not any(n.accepted and n.timer_slots for n in nodes):
             raise UsageError("every Ray node that can time candidates was refused: "
                              + " | ".join(self.refused.values()))
+        if not any(n.accepted and n.cpus for n in nodes):
+            raise UsageError("no accepted Ray node has a CPU to compile on (ray start --num-cpus)")
         self._last_refresh = time.monotonic()
         for node in nodes:
             self._start_timers(node)
