@@ -58,16 +58,9 @@ class _Builder:
         return UnsupportedError(msg, self.region.file, _line(node, self.region.begin_line))
 
     # ---- affine expressions as isl text ---------------------------------------------------------------
-    # An integer expression is a list of pieces (guard, expr): isl accepts floor/min/max inside
-    # constraints but not '?:', so C's ternaries and truncating divisions are split into guarded pieces.
-    def affine(self, e: c_ast.Node, iters: tuple[str, ...]) -> str:
-        """isl text of an expression for a map's output (may contain '?:')."""
-        pieces = self.pieces(e, iters)
-        out = pieces[-1][1]
-        for guard, expr in reversed(pieces[:-1]):
-            out = f"({guard} ? ({expr}) : ({out}))"  # isl's parser wants no parentheses around the guard
-        return out
-
+    # An integer expression is a list of pieces (guard, expr), disjoint guards in isl's constraint syntax:
+    # C's ternaries and truncating divisions split into guarded pieces; an access's subscripts become
+    # isl piecewise quasi-affine functions of these pieces (`_access_map`).
     def pieces(self, e: c_ast.Node, iters: tuple[str, ...]) -> list[tuple[str, str]]:
         if isinstance(e, c_ast.Constant):
             value = _const(e)
@@ -143,13 +136,13 @@ class _Builder:
                 terms = []
                 for (ga, a), (gb, b) in ((x, y) for x in self.pieces(e.left, iters)
                                          for y in self.pieces(e.right, iters)):
-                    rel = f"not ({a} = {b})" if cmp == "!=" else f"{a} {cmp} {b}"
+                    rel = f"({a} < {b} or {a} > {b})" if cmp == "!=" else f"{a} {cmp} {b}"
                     terms.append(_and(_and(ga, gb), rel))
                 return " or ".join(f"({t})" for t in terms)
         if isinstance(e, c_ast.UnaryOp) and e.op == "!":
             return f"not ({self.condition(e.expr, iters)})"
         # A plain integer expression used as a truth value.
-        return " or ".join(f"({_and(g, f'not ({x} = 0)')})" for g, x in self.pieces(e, iters))
+        return " or ".join(f"({_and(g, f'({x} < 0 or {x} > 0)')})" for g, x in self.pieces(e, iters))
 
     # ---- walking statements --------------------------------------------------------------------------
     def walk(self, node, loops: list[_Loop], conds: list[str]) -> None:
@@ -340,14 +333,14 @@ class _Builder:
         if not isinstance(node, c_ast.ID):
             raise self.fail(e, f"unsupported array base '{_GEN.visit(node)}' (pointer arithmetic or call)")
         self.idents.add(node.name)
-        texts = []
+        pieces = []
         for s in subs:
             try:
-                texts.append(self.affine(s, iters))
+                pieces.append(self.pieces(s, iters))
             except NonAffine as err:
                 raise self.fail(e, f"non-affine subscript ({err}): {_GEN.visit(e)}") from None
         self.note_array(e, node.name, len(subs))
-        out.append((node.name, texts, is_write, e))
+        out.append((node.name, pieces, is_write, e))
 
     def note_array(self, node, name: str, ndim: int) -> None:
         old = self.array_dims.setdefault(name, ndim)
@@ -361,6 +354,22 @@ def _and(a: str, b: str) -> str:
     if b == "true":
         return a
     return f"({a}) and ({b})"
+
+
+def _access_map(head: str, array: str, subs: list[list[tuple[str, str]]]) -> isl.Map:
+    """``S[i, ...] -> A[...]`` from each subscript's guarded pieces (*head*: ``[params] -> { S[i, ...]``): every
+    subscript is an isl piecewise quasi-affine function, the union of its pieces over their (disjoint) guards."""
+    if not subs:
+        return isl.Map(f"{head} -> {array}[] }}", context=CTX)
+    rel = None
+    for pieces in subs:
+        pa = None
+        for guard, expr in pieces:
+            piece = isl.PwAff(f"{head} -> [({expr})] : {guard} }}", context=CTX)
+            pa = piece if pa is None else pa.union_add(piece)
+        m = isl.Map.from_pw_aff(pa)
+        rel = m if rel is None else rel.flat_range_product(m)
+    return rel.set_tuple_name(isl.dim_type.out, array)
 
 
 def _combine(left, right, op) -> list[tuple[str, str]]:
@@ -460,8 +469,9 @@ def build_scop(region: Region) -> Scop:
         cons = " and ".join(f"({c})" for c in conds) or "true"
         try:
             domain = isl.Set(f"{ptext} -> {{ {name}[{vars_}] : {cons} }}", context=CTX)
-        except isl.Error as e:
-            raise UnsupportedError(f"cannot model the iteration domain: {e}", region.file, line) from None
+        except isl.Error:
+            raise UnsupportedError("cannot model the iteration domain (its bounds and conditions are not "
+                                   "piecewise quasi-affine)", region.file, line) from None
         pos = positions[key]
         sched = []
         for k in range(len(iters)):
@@ -474,11 +484,10 @@ def build_scop(region: Region) -> Scop:
             if array not in written and not subs:
                 continue  # a read-only scalar is a constant of the region
             try:
-                rel = isl.Map(f"{ptext} -> {{ {name}[{vars_}] -> {isl_name(array)}[{', '.join(subs)}] }}",
-                              context=CTX)
-            except isl.Error as e:
-                raise UnsupportedError(f"cannot model the access {_GEN.visit(node)}: {e}", region.file,
-                                       _line(node, line)) from None
+                rel = _access_map(f"{ptext} -> {{ {name}[{vars_}]", isl_name(array), subs)
+            except isl.Error:
+                raise UnsupportedError(f"cannot model the access {_GEN.visit(node)} (its subscripts are not "
+                                       "piecewise quasi-affine)", region.file, _line(node, line)) from None
             accs.append(Access(array, rel, is_write))
         statements.append(Statement(name, iters, domain, schedule, expr, line, tuple(accs)))
     arrays = tuple(Array(n, d, n in written) for n, d in sorted(b.array_dims.items()))
