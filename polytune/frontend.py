@@ -36,6 +36,7 @@ class Region:
     typedefs: tuple[str, ...]
     float_scalars: dict = field(default_factory=dict)  # name -> "fp32"/"fp64": floating scalars in scope
     shared_params: tuple[str, ...] = ()  # the enclosing function's array/pointer parameters without restrict
+    pure_functions: frozenset[str] = frozenset()  # declared __attribute__((pure/const)) or named by --pure
 
     @property
     def source_hash(self) -> str:
@@ -256,8 +257,10 @@ def parse_region(path: str, text: str, typedefs: tuple[str, ...], begin_line: in
     raise ParseError("cannot parse the scop region", path, begin_line)  # pragma: no cover
 
 
-def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = ()) -> list[Region]:
-    """All scop regions of *path*, in file order; raises PolytuneError with file:line on bad input."""
+def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = (),
+                 pure: tuple[str, ...] = ()) -> list[Region]:
+    """All scop regions of *path*, in file order; raises PolytuneError with file:line on bad input. *pure*:
+    functions the user says have no side effects (besides those declared so in the file)."""
     try:
         with open(path, encoding="utf-8", errors="replace"):
             pass
@@ -267,12 +270,35 @@ def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, 
     typedefs = _typedef_names(pre)
     out = []
     lines = pre.splitlines(keepends=True)
+    pure_functions = declared_pure(pre) | frozenset(pure)
     for begin, end, text, at in find_regions(path, pre):
         body = parse_region(path, text, typedefs, begin)
         upto = "".join(line for line in lines[:at] if not _MARKER.match(line))  # the declarations in scope
         out.append(Region(path, begin, end, text, body, typedefs, declared_float_scalars(upto),
-                          unrestricted_params(upto, typedefs)))
+                          unrestricted_params(upto, typedefs), pure_functions))
     return out
+
+
+_PURE_ATTR = re.compile(r"\b__attribute__\s*\(\([^;{}]*?\b(?:__)?(?:pure|const)(?:__)?\b")
+_ATTRIBUTE = re.compile(r"\b__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)")
+
+
+def declared_pure(pre: str) -> frozenset[str]:
+    """Functions declared `__attribute__((pure))` or `__attribute__((const))` (or `__pure__`, `__const__`) in
+    preprocessed text: they have no side effects, so a call is a read of its arguments. pycparser does not
+    read attributes, so the declarations are found in the text: the declaration around each such attribute
+    (from the previous `;`, `{` or `}` to the next `;` or `{`), attributes removed, names the function
+    before its first parenthesis."""
+    out = set()
+    for m in _PURE_ATTR.finditer(pre):
+        start = max(pre.rfind(c, 0, m.start()) for c in ";{}") + 1
+        ends = [k for k in (pre.find(";", m.end()), pre.find("{", m.end())) if k >= 0]
+        decl = _ATTRIBUTE.sub(" ", pre[start:min(ends) if ends else len(pre)])
+        decl = "\n".join(line for line in decl.splitlines() if not _MARKER.match(line))
+        name = re.search(r"\b([A-Za-z_]\w*)\s*\(", decl)
+        if name and name.group(1) not in _C_KEYWORDS | _OTHER_KEYWORDS:
+            out.add(name.group(1))
+    return frozenset(out)
 
 
 _FUNC_HEAD = re.compile(r"\b([A-Za-z_]\w*)\s*\(((?:[^()]|\([^()]*\))*)\)\s*\{")

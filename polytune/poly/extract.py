@@ -291,13 +291,18 @@ class _Builder:
             return
         if isinstance(e, c_ast.FuncCall):
             fname = e.name.name if isinstance(e.name, c_ast.ID) else None
-            if fname not in PURE_FUNCTIONS:
-                raise self.fail(e, f"call to '{fname or _GEN.visit(e.name)}' inside the scop: its side "
-                                   "effects are unknown (only pure math functions are allowed)")
+            declared = fname in self.region.pure_functions and fname not in PURE_FUNCTIONS
+            if fname not in PURE_FUNCTIONS and not declared:
+                name = fname or _GEN.visit(e.name)
+                raise self.fail(e, f"call to '{name}' inside the scop: its side effects are unknown (if it has "
+                                   f"none, declare it __attribute__((pure)) in the file or pass --pure {name})")
             if top:
                 raise self.fail(e, f"call to '{fname}' as a statement has no effect")
             for a in (e.args.exprs if e.args else []):
-                self.collect(a, iters, out, False)
+                if declared and isinstance(a, (c_ast.ID, c_ast.ArrayRef)):
+                    self.call_argument(a, iters, out)
+                else:
+                    self.collect(a, iters, out, False)
             return
         if isinstance(e, c_ast.StructRef):
             raise self.fail(e, "struct member access inside the scop is not supported")
@@ -342,6 +347,27 @@ class _Builder:
         self.note_array(e, node.name, len(subs))
         out.append((node.name, pieces, is_write, e))
 
+    def call_argument(self, e: c_ast.ID | c_ast.ArrayRef, iters, out) -> None:
+        """An argument of a user's pure function: an array passed by name is read whole, a row `A[i]` of a
+        2-d array reads the row, an element reads the element (the array's rank is known once the whole
+        region is read: `_Slice`)."""
+        if isinstance(e, c_ast.ID) and e.name in iters:
+            return
+        subs, node = [], e
+        while isinstance(node, c_ast.ArrayRef):
+            subs.append(node.subscript)
+            node = node.name
+        if not isinstance(node, c_ast.ID):
+            raise self.fail(e, f"unsupported array base '{_GEN.visit(node)}' (pointer arithmetic or call)")
+        self.idents.add(node.name)
+        pieces = _Slice()
+        for s in reversed(subs):
+            try:
+                pieces.append(self.pieces(s, iters))
+            except NonAffine as err:
+                raise self.fail(e, f"non-affine subscript ({err}): {_GEN.visit(e)}") from None
+        out.append((node.name, pieces, False, e))
+
     def note_array(self, node, name: str, ndim: int) -> None:
         old = self.array_dims.setdefault(name, ndim)
         if old != ndim:
@@ -356,9 +382,18 @@ def _and(a: str, b: str) -> str:
     return f"({a}) and ({b})"
 
 
-def _access_map(head: str, array: str, subs: list[list[tuple[str, str]]]) -> isl.Map:
+class _Slice(list):
+    """The leading subscripts of an array passed to a user's pure function: it reads every element below."""
+
+
+def _access_map(head: str, array: str, subs: list[list[tuple[str, str]]], ndim: int | None = None) -> isl.Map:
     """``S[i, ...] -> A[...]`` from each subscript's guarded pieces (*head*: ``[params] -> { S[i, ...]``): every
     subscript is an isl piecewise quasi-affine function, the union of its pieces over their (disjoint) guards."""
+    if ndim is not None and ndim > len(subs):  # the elements of a row, or of the whole array
+        free = ", ".join(f"_pt_o{k}" for k in range(ndim - len(subs)))
+        rest = isl.Map(f"{head} -> [{free}] }}", context=CTX)
+        return (_access_map(head, "", subs).flat_range_product(rest) if subs else rest) \
+            .set_tuple_name(isl.dim_type.out, array)
     if not subs:
         return isl.Map(f"{head} -> {array}[] }}", context=CTX)
     rel = None
@@ -481,10 +516,14 @@ def build_scop(region: Region) -> Scop:
         schedule = isl.Map(f"{ptext} -> {{ {name}[{vars_}] -> [{', '.join(sched)}] }}", context=CTX)
         accs = []
         for (array, subs, is_write, node) in accesses:
-            if array not in written and not subs:
+            ndim = b.array_dims.get(array, len(subs)) if isinstance(subs, _Slice) else None
+            if ndim is not None and ndim < len(subs):
+                raise UnsupportedError(f"'{array}' is used with {ndim} and with {len(subs)} subscripts",
+                                       region.file, _line(node, line))
+            if array not in written and not subs and not ndim:
                 continue  # a read-only scalar is a constant of the region
             try:
-                rel = _access_map(f"{ptext} -> {{ {name}[{vars_}]", isl_name(array), subs)
+                rel = _access_map(f"{ptext} -> {{ {name}[{vars_}]", isl_name(array), subs, ndim)
             except isl.Error:
                 raise UnsupportedError(f"cannot model the access {_GEN.visit(node)} (its subscripts are not "
                                        "piecewise quasi-affine)", region.file, _line(node, line)) from None
