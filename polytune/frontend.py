@@ -248,7 +248,8 @@ def parse_region(path: str, text: str, typedefs: tuple[str, ...], begin_line: in
         m = re.match(r"^(.*?):(\d+):(?:\d+:)?\s*(.*)$", str(e))
         if m and m.group(1) == path:
             raise ParseError(f"syntax error: {m.group(3)}", path, int(m.group(2))) from None
-        raise ParseError(f"syntax error in the scop region: {e}", path, begin_line) from None
+        detail = str(e).removeprefix(f"{path}:").strip()  # pycparser names the file without a line
+        raise ParseError(f"syntax error in the scop region: {detail}", path, begin_line) from None
     except Exception as e:  # pycparser raises assorted errors on odd input
         raise ParseError(f"cannot parse the scop region: {e}", path, begin_line) from None
     for ext in ast.ext:
