@@ -280,7 +280,7 @@ def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, 
     return out
 
 
-_PURE_ATTR = re.compile(r"\b__attribute__\s*\(\([^;{}]*?\b(?:__)?(?:pure|const)(?:__)?\b")
+_PURE_WORD = re.compile(r"\b(?:__)?(?:pure|const)(?:__)?\b")
 _ATTRIBUTE = re.compile(r"\b__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)")
 
 
@@ -291,7 +291,9 @@ def declared_pure(pre: str) -> frozenset[str]:
     (from the previous `;`, `{` or `}` to the next `;` or `{`), attributes removed, names the function
     before its first parenthesis."""
     out = set()
-    for m in _PURE_ATTR.finditer(pre):
+    for m in _ATTRIBUTE.finditer(pre):
+        if not _PURE_WORD.search(m.group(0)):
+            continue
         start = max(pre.rfind(c, 0, m.start()) for c in ";{}") + 1
         ends = [k for k in (pre.find(";", m.end()), pre.find("{", m.end())) if k >= 0]
         decl = _ATTRIBUTE.sub(" ", pre[start:min(ends) if ends else len(pre)])

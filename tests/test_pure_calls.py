@@ -106,7 +106,9 @@ def test_attributes_found_on_declarations():
             "__attribute__ ((__const__)) static inline int sq(int);\n"
             "extern double foo(int) __attribute__ ((__nothrow__ , __leaf__));\n"
             "int bar(int) __attribute__((noinline));\n"
-            "static int baz(int x) __attribute__((const)) ;\n")
+            "static int baz(int x) __attribute__((const)) ;\n"
+            "__attribute__((format(printf, 1, 2))) void say(const char *fmt, ...);\n"
+            "extern int fprintf(FILE *s, const char *f, ...) __attribute__ ((__nonnull__ (1)));\n")
     assert declared_pure(text) == {"diff", "sq", "baz"}
 
 
@@ -116,3 +118,14 @@ def test_gpu_targets_refuse_a_c_function_in_one_line(src, target, tmp_path, caps
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"{src}:") and "diff" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_pure_option_for_inspect_and_tune(src, tmp_path, capsys):
+    assert main(["inspect", src]) == 2
+    capsys.readouterr()
+    assert main(["inspect", src, "--pure", "total"]) == 0
+    assert "S1 (line 25)" in capsys.readouterr().out
+    best = tmp_path / "best.c"
+    assert main(["tune", src, "--pure", "total", "--max-evals", "2", "--runs", "1", "--no-cache", "-o",
+                 str(best)]) == 0
+    assert "total(" in best.read_text()
