@@ -87,7 +87,36 @@ int main(void) {
 }
 """
 
-CASES = {"periodic_2d": PERIODIC_2D, "periodic_3d": PERIODIC_3D}
+# Double buffering written with bit operations, comparisons used as numbers.
+BITS_1D = r"""
+#include <stdio.h>
+#ifndef N
+#define N 29
+#endif
+#ifndef T
+#define T 6
+#endif
+static double A[2][N + 2];
+static void kernel(void) {
+  int t, i;
+#pragma scop
+  for (t = 0; t < T; t++)
+    for (i = 0; i < N; i++)
+      A[(t + 1) & 1][i + (i == N - 1)] = 0.3 * (A[t & 1][(i > 0) * (i - 1)] + A[t & 1][i] + A[t & 1][(i + 1) >> 0])
+                                        + 0.01 * A[t & 1][i << 1 >> 1];
+#pragma endscop
+}
+int main(void) {
+  for (int i = 0; i < N + 2; i++) { A[0][i] = (i * 7) % 5; A[1][i] = 0; }
+  kernel();
+  double s = 0;
+  for (int i = 0; i < N + 2; i++) s += (A[0][i] + 2 * A[1][i]) * (i + 1);
+  printf("checksum: %.12e\n", s);
+  return 0;
+}
+"""
+
+CASES = {"periodic_2d": PERIODIC_2D, "periodic_3d": PERIODIC_3D, "bits_1d": BITS_1D}
 SHAPES = [[], ["--schedule", "outer"], ["--tile-sizes", "3,5,7,2,3"],
           ["--schedule", "outer", "--tile-sizes", "5,3,7,1,3"], ["--no-tile"]]
 
@@ -156,3 +185,36 @@ def test_triton_prints_conditional_subscripts(kernel, tmp_path):
             assert m.ok, (cfg, m.error, m.detail)
     finally:
         h.close()
+
+
+@pytest.mark.parametrize("subscript,want", [
+    ("i & 3", "{ S0[i] -> A[o] : o = i mod 4 }"),
+    ("i << 2", "{ S0[i] -> A[4i] }"),
+    ("i >> 1", "{ S0[i] -> A[o] : o = floor(i / 2) }"),
+    ("(i > 2) + 1", "{ S0[i] -> A[2] : i > 2; S0[i] -> A[1] : i <= 2 }"),
+    ("i == 3", "{ S0[i] -> A[1] : i = 3; S0[i] -> A[0] : i != 3 }"),
+    ("!i + (i != 5 && i < 7)", "{ S0[i] -> A[o] : (i = 0 and o = 2) or (0 < i < 7 and i != 5 and o = 1) or "
+                               "((i = 5 or i >= 7) and o = 0) }"),
+])
+def test_comparisons_and_bit_operations_as_numbers(subscript, want, tmp_path):
+    """A comparison used as a number is 1 or 0; `&` by 2^b - 1 is mod 2^b; shifts by constants are products
+    and floor divisions (C's >> of a negative int is arithmetic in gcc)."""
+    import islpy as isl
+
+    from polytune.pipeline import analyze
+    src = tmp_path / "s.c"
+    src.write_text(f"double A[40], B[40];\nvoid f(void) {{\n#pragma scop\n  for (int i = 0; i < 20; i++)\n"
+                   f"    B[i] = A[{subscript}];\n#pragma endscop\n}}\n")
+    st = analyze(str(src)).scops[0].scop.statements[0]
+    got = st.reads[0].relation.intersect_domain(st.domain)
+    assert got.is_equal(isl.Map(want).intersect_domain(st.domain).align_params(got.get_space()))
+
+
+@pytest.mark.parametrize("subscript", ["i | 1", "i & 5", "i ^ 1", "i << N"])
+def test_other_bit_operations_are_refused_in_one_line(subscript, tmp_path, capsys):
+    src = tmp_path / "s.c"
+    src.write_text(f"double A[40], B[40];\nvoid f(int N) {{\n#pragma scop\n  for (int i = 0; i < 20; i++)\n"
+                   f"    B[i] = A[{subscript}];\n#pragma endscop\n}}\n")
+    assert main(["optimize", str(src), "-o", str(tmp_path / "o.c")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"{src}:5: non-affine subscript (operator")

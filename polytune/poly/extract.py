@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 
 import islpy as isl
@@ -21,6 +22,8 @@ PURE_FUNCTIONS = frozenset(
     for suffix in ("", "f", "l")
 ) | {"abs", "labs", "min", "max", "MIN", "MAX", "__builtin_fabs", "__builtin_sqrt"}
 
+_LITERAL = re.compile(r"\(?-?\d+\)?")  # an integer piece: its products stay affine
+_TRUTH_OPS = frozenset({"<", "<=", ">", ">=", "==", "!=", "&&", "||"})
 CONSTANT_PARAM_MIN = 8  # smaller constants stay literal; isl's scheduler is slow on constant bounds
 _ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
 _GEN = c_generator.CGenerator()
@@ -82,10 +85,28 @@ class _Builder:
                 return [(g, f"(-{x})") for g, x in self.pieces(e.expr, iters)]
             if e.op == "+":
                 return self.pieces(e.expr, iters)
+            if e.op == "!":
+                return self.truth_value(e, iters)
             raise NonAffine(f"operator '{e.op}'")
         if isinstance(e, c_ast.Cast):
             return self.pieces(e.expr, iters)
+        if isinstance(e, c_ast.BinaryOp) and e.op in _TRUTH_OPS:
+            return self.truth_value(e, iters)
+        if isinstance(e, c_ast.BinaryOp) and e.op in ("<<", ">>", "&"):
+            k = _const(e.right)
+            if e.op == "&" and k is not None and k >= 0 and (k + 1) & k == 0:  # a mask 2^b - 1: mod 2^b
+                return [(g, f"(({x}) mod {k + 1})") for g, x in self.pieces(e.left, iters)]
+            if e.op != "&" and k is not None and 0 <= k < 31:  # * 2^k, floor(/ 2^k): an arithmetic shift
+                return [(g, f"({x} * {2 ** k})" if e.op == "<<" else f"floor(({x})/{2 ** k})")
+                        for g, x in self.pieces(e.left, iters)]
+            raise NonAffine(f"operator '{e.op}' by {'a non-constant' if k is None else _GEN.visit(e.right)}")
+        if isinstance(e, c_ast.BinaryOp) and e.op not in ("+", "-", "*", "/", "%"):
+            raise NonAffine(f"operator '{e.op}'")
         if isinstance(e, c_ast.BinaryOp):
+            if e.op == "*" and _const(e.left) is None and _const(e.right) is None:
+                left, right = self.pieces(e.left, iters), self.pieces(e.right, iters)
+                if all(_LITERAL.fullmatch(x) for _, x in left) or all(_LITERAL.fullmatch(x) for _, x in right):
+                    return _combine(left, right, lambda a, b: f"({a} * {b})")  # `(i > 0) * (i - 1)`
             if e.op in ("*", "/", "%") and _const(e.right) is None and not (e.op == "*" and
                                                                             _const(e.left) is not None):
                 raise NonAffine("product of two variables" if e.op == "*" else f"'{e.op}' by a non-constant")
@@ -125,6 +146,11 @@ class _Builder:
         if isinstance(e, c_ast.FuncCall):
             raise NonAffine("function call")
         raise NonAffine(type(e).__name__)
+
+    def truth_value(self, e: c_ast.Node, iters: tuple[str, ...]) -> list[tuple[str, str]]:
+        """A comparison or logical expression used as an integer: 1 where it holds, 0 elsewhere."""
+        c = self.condition(e, iters)
+        return [(f"({c})", "1"), (f"not ({c})", "0")]
 
     def condition(self, e: c_ast.Node, iters: tuple[str, ...]) -> str:
         if isinstance(e, c_ast.BinaryOp):
