@@ -20,6 +20,7 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="include directory for the C preprocessor")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
                    help="macro definition for the C preprocessor")
+    p.add_argument("--pure", action="append", default=[], metavar="NAME", help="a function without side effects")
 
 
 def _unroll_jam(p: argparse.ArgumentParser) -> None:
@@ -172,7 +173,7 @@ def _options(args):
 def cmd_optimize(args) -> int:
     from .pipeline import analyze, generate, write_atomically
     opts = _options(args)
-    program = analyze(args.file, tuple(args.includes), tuple(args.defines))
+    program = analyze(args.file, tuple(args.includes), tuple(args.defines), tuple(args.pure))
     for w in program.warnings:
         print(w, file=sys.stderr)
     result = generate(program, opts)
@@ -193,7 +194,7 @@ def cmd_optimize(args) -> int:
 def cmd_inspect(args) -> int:
     from .pipeline import analyze
     opts = _options(args)
-    program = analyze(args.file, tuple(args.includes), tuple(args.defines))
+    program = analyze(args.file, tuple(args.includes), tuple(args.defines), tuple(args.pure))
     sizes = list(opts.tile_sizes)
     w = sys.stdout.write
     for k, a in enumerate(program.scops):
@@ -236,7 +237,7 @@ def cmd_tune(args) -> int:
                        eps=args.eps, rng_seed=args.rng_seed,
                        cache=None if args.no_cache else (args.cache or default_cache_path()),
                        parallel=not args.no_parallel, target=args.target, schedule=args.schedule,
-                       **_jam(args))
+                       pure=tuple(args.pure), **_jam(args))
     if args.target == "cuda":
         from .measure_cuda import CudaBuildConfig
         cls, extra = CudaBuildConfig, {}

@@ -36,6 +36,7 @@ class Region:
     typedefs: tuple[str, ...]
     float_scalars: dict = field(default_factory=dict)  # name -> "fp32"/"fp64": floating scalars in scope
     shared_params: tuple[str, ...] = ()  # the enclosing function's array/pointer parameters without restrict
+    pure_functions: frozenset[str] = frozenset()  # declared __attribute__((pure/const)) or named by --pure
 
     @property
     def source_hash(self) -> str:
@@ -247,7 +248,8 @@ def parse_region(path: str, text: str, typedefs: tuple[str, ...], begin_line: in
         m = re.match(r"^(.*?):(\d+):(?:\d+:)?\s*(.*)$", str(e))
         if m and m.group(1) == path:
             raise ParseError(f"syntax error: {m.group(3)}", path, int(m.group(2))) from None
-        raise ParseError(f"syntax error in the scop region: {e}", path, begin_line) from None
+        detail = str(e).removeprefix(f"{path}:").strip()  # pycparser names the file without a line
+        raise ParseError(f"syntax error in the scop region: {detail}", path, begin_line) from None
     except Exception as e:  # pycparser raises assorted errors on odd input
         raise ParseError(f"cannot parse the scop region: {e}", path, begin_line) from None
     for ext in ast.ext:
@@ -256,8 +258,10 @@ def parse_region(path: str, text: str, typedefs: tuple[str, ...], begin_line: in
     raise ParseError("cannot parse the scop region", path, begin_line)  # pragma: no cover
 
 
-def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = ()) -> list[Region]:
-    """All scop regions of *path*, in file order; raises PolytuneError with file:line on bad input."""
+def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = (),
+                 pure: tuple[str, ...] = ()) -> list[Region]:
+    """All scop regions of *path*, in file order; raises PolytuneError with file:line on bad input. *pure*:
+    functions the user says have no side effects (besides those declared so in the file)."""
     try:
         with open(path, encoding="utf-8", errors="replace"):
             pass
@@ -267,21 +271,49 @@ def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, 
     typedefs = _typedef_names(pre)
     out = []
     lines = pre.splitlines(keepends=True)
+    pure_functions = declared_pure(pre) | frozenset(pure)
     for begin, end, text, at in find_regions(path, pre):
         body = parse_region(path, text, typedefs, begin)
         upto = "".join(line for line in lines[:at] if not _MARKER.match(line))  # the declarations in scope
         out.append(Region(path, begin, end, text, body, typedefs, declared_float_scalars(upto),
-                          unrestricted_params(upto, typedefs)))
+                          unrestricted_params(upto, typedefs, pre), pure_functions))
     return out
+
+
+_PURE_WORD = re.compile(r"\b(?:__)?(?:pure|const)(?:__)?\b")
+_ATTRIBUTE = re.compile(r"\b__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)")
+
+
+def declared_pure(pre: str) -> frozenset[str]:
+    """Functions declared `__attribute__((pure))` or `__attribute__((const))` (or `__pure__`, `__const__`) in
+    preprocessed text: they have no side effects, so a call is a read of its arguments. pycparser does not
+    read attributes, so the declarations are found in the text: the declaration around each such attribute
+    (from the previous `;`, `{` or `}` to the next `;` or `{`), attributes removed, names the function
+    before its first parenthesis."""
+    out = set()
+    for m in _ATTRIBUTE.finditer(pre):
+        if not _PURE_WORD.search(m.group(0)):
+            continue
+        start = max(pre.rfind(c, 0, m.start()) for c in ";{}") + 1
+        ends = [k for k in (pre.find(";", m.end()), pre.find("{", m.end())) if k >= 0]
+        decl = _ATTRIBUTE.sub(" ", pre[start:min(ends) if ends else len(pre)])
+        decl = "\n".join(line for line in decl.splitlines() if not _MARKER.match(line))
+        name = re.search(r"\b([A-Za-z_]\w*)\s*\(", decl)
+        if name and name.group(1) not in _C_KEYWORDS | _OTHER_KEYWORDS:
+            out.add(name.group(1))
+    return frozenset(out)
 
 
 _FUNC_HEAD = re.compile(r"\b([A-Za-z_]\w*)\s*\(((?:[^()]|\([^()]*\))*)\)\s*\{")
 
 
-def unrestricted_params(upto: str, typedefs: tuple[str, ...]) -> tuple[str, ...]:
+def unrestricted_params(upto: str, typedefs: tuple[str, ...], pre: str | None = None) -> tuple[str, ...]:
     """The array and pointer parameters, not declared `restrict`, of the function whose body the region
-    is in (the last function header before it in the preprocessed text): arrays that C lets a caller
-    pass overlapping (`smooth(A, A)`). Empty when the header cannot be found or read."""
+    is in (the last function header before it in the preprocessed text), that some caller may pass
+    overlapping memory (`smooth(A, A)`). With the whole translation unit *pre*, a `static` function whose
+    name is used only in calls keeps only the parameters that some call passes an argument that may overlap
+    another's (`_overlapping`); otherwise (not static: a caller elsewhere could) all of them. Empty when the
+    header cannot be found or read."""
     heads = [m for m in _FUNC_HEAD.finditer(upto) if m.group(1) not in _OTHER_KEYWORDS]  # not `if (..) {`
     if not heads:
         return ()
@@ -292,12 +324,102 @@ def unrestricted_params(upto: str, typedefs: tuple[str, ...]) -> tuple[str, ...]
     except Exception:  # noqa: BLE001 - a header we cannot read: no warning rather than a failure
         return ()
     decl = ast.ext[-1].type
-    out = []
-    for p in getattr(decl.args, "params", None) or []:
+    out: dict[int, str] = {}
+    for k, p in enumerate(getattr(decl.args, "params", None) or []):
         t = getattr(p, "type", None)
         if not isinstance(t, (c_ast.PtrDecl, c_ast.ArrayDecl)) or not getattr(p, "name", None):
             continue
         quals = t.quals if isinstance(t, c_ast.PtrDecl) else (t.dim_quals or [])
         if "restrict" not in quals:
-            out.append(p.name)
-    return tuple(out)
+            out[k] = p.name
+    if pre is None or len(out) < 2:
+        return tuple(out.values())
+    positions = _overlapping(pre, heads[-1].group(1), tuple(out))
+    return tuple(name for k, name in out.items() if k in positions)
+
+
+_LITERAL = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
+_CAST = re.compile(r"\(\s*[A-Za-z_]\w*(?:\s+[A-Za-z_]\w*)*[\s*]*(?:\(\s*\*\s*\))?\s*(?:\[\s*\w*\s*\]\s*)*\)")
+
+
+def _overlapping(pre: str, func: str, positions: tuple[int, ...]) -> set[int]:
+    """Of *positions* (parameter indexes of *func*), those that some caller may pass memory overlapping
+    another's: all of them unless *func* is `static` and every use of its name in the translation unit is
+    a call; else those of a call where two arguments have the same base name (`A`, `*A`, `A[1]`, `(T *)A`),
+    an argument is not a name (`p + 1`), or both are parameters of the calling function (not restrict: its
+    own callers decide). Distinct names otherwise count as distinct arrays (a pointer copied from
+    another, `p = A; f(A, p)`, is not followed)."""
+    text = _LITERAL.sub('""', "\n".join(line for line in pre.splitlines() if not _MARKER.match(line)))
+    everything = set(positions)
+    if not re.search(rf"\bstatic\b[^;{{}}()]*\b{re.escape(func)}\s*\(", text):
+        return everything
+    found: set[int] = set()
+    for m in re.finditer(rf"\b{re.escape(func)}\b", text):
+        if text.count("{", 0, m.start()) == text.count("}", 0, m.start()):
+            continue  # at file scope: a declaration or the definition
+        args = _call_args(text, m.end())
+        if args is None:
+            return everything  # its address is taken: a call through the pointer is not seen
+        caller = _caller_params(text, m.start())
+        bases = {}
+        for pos in positions:
+            if pos >= len(args):
+                return everything
+            base = _base_name(args[pos])
+            if base is None:
+                return everything
+            bases[pos] = base
+        for a in positions:
+            for b in positions:
+                if a < b and (bases[a] == bases[b] or (bases[a] in caller and bases[b] in caller)):
+                    found |= {a, b}
+    return found
+
+
+def _call_args(text: str, at: int) -> list[str] | None:
+    """The top-level arguments of the call whose name ends at *at*; None if no call follows."""
+    m = re.compile(r"\s*\(").match(text, at)
+    if not m:
+        return None
+    depth, start, args = 1, m.end(), []
+    for i in range(m.end(), len(text)):
+        ch = text[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                args.append(text[start:i])
+                return [a.strip() for a in args] if any(a.strip() for a in args) else []
+        elif ch == "," and depth == 1:
+            args.append(text[start:i])
+            start = i + 1
+    return None
+
+
+def _base_name(arg: str) -> str | None:
+    """`A`, `*A`, `&A`, `A[1]`, `(double *)A`, `(A)` -> "A"; anything else (arithmetic, calls) -> None."""
+    prev = None
+    while arg != prev:
+        prev, arg = arg, arg.strip().lstrip("*&").strip()
+        cast = _CAST.match(arg)
+        if cast and arg[cast.end():].strip():
+            arg = arg[cast.end():]
+        elif arg.startswith("(") and arg.endswith(")") and _call_args(arg[:-1] + ")", 0) == [arg[1:-1].strip()]:
+            arg = arg[1:-1]
+    m = re.fullmatch(r"([A-Za-z_]\w*)\s*(?:\[[^\[\]]*\]\s*)*", arg.strip())
+    return m.group(1) if m else None
+
+
+def _caller_params(text: str, at: int) -> set[str]:
+    """The array and pointer parameter names (not restrict) of the function whose body contains *at*."""
+    heads = [m for m in _FUNC_HEAD.finditer(text, 0, at) if m.group(1) not in _OTHER_KEYWORDS]
+    if not heads:
+        return set()
+    out = set()
+    for p in heads[-1].group(2).split(","):
+        if ("*" in p or "[" in p) and "restrict" not in p:
+            name = re.search(r"([A-Za-z_]\w*)\s*(?:\)\s*)?(?:\[[^\]]*\]\s*)*$", p.strip())
+            if name:
+                out.add(name.group(1))
+    return out

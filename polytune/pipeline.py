@@ -93,8 +93,9 @@ class OptimizeResult:
     report: dict = field(default_factory=dict)
 
 
-def analyze(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = ()) -> Program:
-    regions = read_regions(path, includes, defines)
+def analyze(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = (),
+            pure: tuple[str, ...] = ()) -> Program:
+    regions = read_regions(path, includes, defines, pure)
     with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:  # keep CRLF as it is
         text = f.read()
     scops, warnings = [], []

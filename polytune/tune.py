@@ -50,6 +50,7 @@ class TuneOptions:
     target: str = "c"  # "c": tile sizes of the C/OpenMP code; "cuda": the thread-block shape
     schedule: str = "pluto"  # the C target's schedule: "pluto", "outer", or "auto" (the faster seed's)
     unroll_jam: int = OptimizeOptions.unroll_jam  # the C target's unroll-and-jam factor (0: none)
+    pure: tuple[str, ...] = ()  # functions without side effects (--pure)
 
 
 @dataclass(frozen=True, eq=False)
@@ -214,7 +215,7 @@ def choose_schedule(program: Program, tune_opts: TuneOptions, build: BuildConfig
 def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig = BuildConfig(),
          progress=None) -> TuneResult:
     """Tune the tile sizes of *path*; every candidate is verified against the original program."""
-    program = analyze(path, build.includes, build.defines)
+    program = analyze(path, build.includes, build.defines, tune_opts.pure)
     schedule_choice = harness = original = None
     if tune_opts.schedule == "auto":
         tune_opts, schedule_choice, harness, original = choose_schedule(program, tune_opts, build)

@@ -19,8 +19,10 @@ import re
 from dataclasses import dataclass
 
 import islpy as isl
+from pycparser import c_ast, c_generator
 
-from ..errors import UsageError
+from ..errors import UnsupportedError, UsageError
+from ..poly.extract import PURE_FUNCTIONS
 from ..poly.gpu import KERNEL_MARK, GpuSchedule, KernelInfo, bound_as_params
 from ..poly.islutil import isl_name, sets_of
 from ..poly.scop import Scop
@@ -28,6 +30,7 @@ from .c import _Printer, _strip, build_ast, fresh_prefix, param_expr
 
 DEFAULT_BLOCKS = {0: (1,), 1: (1024,), 2: (32, 32), 3: (32, 8, 4)}
 MAX_THREADS = 1024
+_GEN = c_generator.CGenerator()
 MAX_DIM = (1024, 1024, 64)
 MAX_GRID = (2**31 - 1, 65535, 65535)
 
@@ -238,11 +241,24 @@ def array_extent(scop: Scop, array: str) -> isl.PwAff | None:
     return isl.Map.from_range(s).lexmax_pw_multi_aff().get_pw_aff(0)
 
 
+def _check_calls(scop: Scop) -> None:
+    """The user's own (pure) functions are host code: a kernel can call only CUDA's math functions."""
+    for st in scop.statements:
+        todo = [st.body]
+        while todo:
+            n = todo.pop()
+            todo += [child for _, child in n.children()]
+            if isinstance(n, c_ast.FuncCall) and not (isinstance(n.name, c_ast.ID) and n.name.name in PURE_FUNCTIONS):
+                raise UnsupportedError(f"CUDA target: '{_GEN.visit(n.name)}' is a C function, which a CUDA kernel "
+                                       "cannot call (use --target c)", scop.file, st.line)
+
+
 def generate_cuda_region(scop: Scop, gs: GpuSchedule, block: tuple[int, ...] = (), indent: int = 1,
                          avoid: frozenset[str] = frozenset(), serve: bool = False, dump: str = "",
                          prefix: str | None = None, scop_index: int = 0) -> CudaRegion:
     """Kernels and host code for one region. *serve*: a tuning build (see the module doc); *dump* is the
     C code that dumps what the region wrote (run on request after each configuration)."""
+    _check_calls(scop)
     block = block or default_block(gs.max_mapped)
     check_block(block)
     p = prefix or fresh_prefix(scop, avoid, "pt")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 
 import islpy as isl
@@ -21,6 +22,8 @@ PURE_FUNCTIONS = frozenset(
     for suffix in ("", "f", "l")
 ) | {"abs", "labs", "min", "max", "MIN", "MAX", "__builtin_fabs", "__builtin_sqrt"}
 
+_LITERAL = re.compile(r"\(?-?\d+\)?")  # an integer piece: its products stay affine
+_TRUTH_OPS = frozenset({"<", "<=", ">", ">=", "==", "!=", "&&", "||"})
 CONSTANT_PARAM_MIN = 8  # smaller constants stay literal; isl's scheduler is slow on constant bounds
 _ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
 _GEN = c_generator.CGenerator()
@@ -58,16 +61,9 @@ class _Builder:
         return UnsupportedError(msg, self.region.file, _line(node, self.region.begin_line))
 
     # ---- affine expressions as isl text ---------------------------------------------------------------
-    # An integer expression is a list of pieces (guard, expr): isl accepts floor/min/max inside
-    # constraints but not '?:', so C's ternaries and truncating divisions are split into guarded pieces.
-    def affine(self, e: c_ast.Node, iters: tuple[str, ...]) -> str:
-        """isl text of an expression for a map's output (may contain '?:')."""
-        pieces = self.pieces(e, iters)
-        out = pieces[-1][1]
-        for guard, expr in reversed(pieces[:-1]):
-            out = f"({guard} ? ({expr}) : ({out}))"  # isl's parser wants no parentheses around the guard
-        return out
-
+    # An integer expression is a list of pieces (guard, expr), disjoint guards in isl's constraint syntax:
+    # C's ternaries and truncating divisions split into guarded pieces; an access's subscripts become
+    # isl piecewise quasi-affine functions of these pieces (`_access_map`).
     def pieces(self, e: c_ast.Node, iters: tuple[str, ...]) -> list[tuple[str, str]]:
         if isinstance(e, c_ast.Constant):
             value = _const(e)
@@ -89,10 +85,28 @@ class _Builder:
                 return [(g, f"(-{x})") for g, x in self.pieces(e.expr, iters)]
             if e.op == "+":
                 return self.pieces(e.expr, iters)
+            if e.op == "!":
+                return self.truth_value(e, iters)
             raise NonAffine(f"operator '{e.op}'")
         if isinstance(e, c_ast.Cast):
             return self.pieces(e.expr, iters)
+        if isinstance(e, c_ast.BinaryOp) and e.op in _TRUTH_OPS:
+            return self.truth_value(e, iters)
+        if isinstance(e, c_ast.BinaryOp) and e.op in ("<<", ">>", "&"):
+            k = _const(e.right)
+            if e.op == "&" and k is not None and k >= 0 and (k + 1) & k == 0:  # a mask 2^b - 1: mod 2^b
+                return [(g, f"(({x}) mod {k + 1})") for g, x in self.pieces(e.left, iters)]
+            if e.op != "&" and k is not None and 0 <= k < 31:  # * 2^k, floor(/ 2^k): an arithmetic shift
+                return [(g, f"({x} * {2 ** k})" if e.op == "<<" else f"floor(({x})/{2 ** k})")
+                        for g, x in self.pieces(e.left, iters)]
+            raise NonAffine(f"operator '{e.op}' by {'a non-constant' if k is None else _GEN.visit(e.right)}")
+        if isinstance(e, c_ast.BinaryOp) and e.op not in ("+", "-", "*", "/", "%"):
+            raise NonAffine(f"operator '{e.op}'")
         if isinstance(e, c_ast.BinaryOp):
+            if e.op == "*" and _const(e.left) is None and _const(e.right) is None:
+                left, right = self.pieces(e.left, iters), self.pieces(e.right, iters)
+                if all(_LITERAL.fullmatch(x) for _, x in left) or all(_LITERAL.fullmatch(x) for _, x in right):
+                    return _combine(left, right, lambda a, b: f"({a} * {b})")  # `(i > 0) * (i - 1)`
             if e.op in ("*", "/", "%") and _const(e.right) is None and not (e.op == "*" and
                                                                             _const(e.left) is not None):
                 raise NonAffine("product of two variables" if e.op == "*" else f"'{e.op}' by a non-constant")
@@ -133,6 +147,11 @@ class _Builder:
             raise NonAffine("function call")
         raise NonAffine(type(e).__name__)
 
+    def truth_value(self, e: c_ast.Node, iters: tuple[str, ...]) -> list[tuple[str, str]]:
+        """A comparison or logical expression used as an integer: 1 where it holds, 0 elsewhere."""
+        c = self.condition(e, iters)
+        return [(f"({c})", "1"), (f"not ({c})", "0")]
+
     def condition(self, e: c_ast.Node, iters: tuple[str, ...]) -> str:
         if isinstance(e, c_ast.BinaryOp):
             if e.op in ("&&", "||"):
@@ -143,13 +162,13 @@ class _Builder:
                 terms = []
                 for (ga, a), (gb, b) in ((x, y) for x in self.pieces(e.left, iters)
                                          for y in self.pieces(e.right, iters)):
-                    rel = f"not ({a} = {b})" if cmp == "!=" else f"{a} {cmp} {b}"
+                    rel = f"({a} < {b} or {a} > {b})" if cmp == "!=" else f"{a} {cmp} {b}"
                     terms.append(_and(_and(ga, gb), rel))
                 return " or ".join(f"({t})" for t in terms)
         if isinstance(e, c_ast.UnaryOp) and e.op == "!":
             return f"not ({self.condition(e.expr, iters)})"
         # A plain integer expression used as a truth value.
-        return " or ".join(f"({_and(g, f'not ({x} = 0)')})" for g, x in self.pieces(e, iters))
+        return " or ".join(f"({_and(g, f'({x} < 0 or {x} > 0)')})" for g, x in self.pieces(e, iters))
 
     # ---- walking statements --------------------------------------------------------------------------
     def walk(self, node, loops: list[_Loop], conds: list[str]) -> None:
@@ -298,13 +317,18 @@ class _Builder:
             return
         if isinstance(e, c_ast.FuncCall):
             fname = e.name.name if isinstance(e.name, c_ast.ID) else None
-            if fname not in PURE_FUNCTIONS:
-                raise self.fail(e, f"call to '{fname or _GEN.visit(e.name)}' inside the scop: its side "
-                                   "effects are unknown (only pure math functions are allowed)")
+            declared = fname in self.region.pure_functions and fname not in PURE_FUNCTIONS
+            if fname not in PURE_FUNCTIONS and not declared:
+                name = fname or _GEN.visit(e.name)
+                raise self.fail(e, f"call to '{name}' inside the scop: its side effects are unknown (if it has "
+                                   f"none, declare it __attribute__((pure)) in the file or pass --pure {name})")
             if top:
                 raise self.fail(e, f"call to '{fname}' as a statement has no effect")
             for a in (e.args.exprs if e.args else []):
-                self.collect(a, iters, out, False)
+                if declared and isinstance(a, (c_ast.ID, c_ast.ArrayRef)):
+                    self.call_argument(a, iters, out)
+                else:
+                    self.collect(a, iters, out, False)
             return
         if isinstance(e, c_ast.StructRef):
             raise self.fail(e, "struct member access inside the scop is not supported")
@@ -340,14 +364,35 @@ class _Builder:
         if not isinstance(node, c_ast.ID):
             raise self.fail(e, f"unsupported array base '{_GEN.visit(node)}' (pointer arithmetic or call)")
         self.idents.add(node.name)
-        texts = []
+        pieces = []
         for s in subs:
             try:
-                texts.append(self.affine(s, iters))
+                pieces.append(self.pieces(s, iters))
             except NonAffine as err:
                 raise self.fail(e, f"non-affine subscript ({err}): {_GEN.visit(e)}") from None
         self.note_array(e, node.name, len(subs))
-        out.append((node.name, texts, is_write, e))
+        out.append((node.name, pieces, is_write, e))
+
+    def call_argument(self, e: c_ast.ID | c_ast.ArrayRef, iters, out) -> None:
+        """An argument of a user's pure function: an array passed by name is read whole, a row `A[i]` of a
+        2-d array reads the row, an element reads the element (the array's rank is known once the whole
+        region is read: `_Slice`)."""
+        if isinstance(e, c_ast.ID) and e.name in iters:
+            return
+        subs, node = [], e
+        while isinstance(node, c_ast.ArrayRef):
+            subs.append(node.subscript)
+            node = node.name
+        if not isinstance(node, c_ast.ID):
+            raise self.fail(e, f"unsupported array base '{_GEN.visit(node)}' (pointer arithmetic or call)")
+        self.idents.add(node.name)
+        pieces = _Slice()
+        for s in reversed(subs):
+            try:
+                pieces.append(self.pieces(s, iters))
+            except NonAffine as err:
+                raise self.fail(e, f"non-affine subscript ({err}): {_GEN.visit(e)}") from None
+        out.append((node.name, pieces, False, e))
 
     def note_array(self, node, name: str, ndim: int) -> None:
         old = self.array_dims.setdefault(name, ndim)
@@ -361,6 +406,31 @@ def _and(a: str, b: str) -> str:
     if b == "true":
         return a
     return f"({a}) and ({b})"
+
+
+class _Slice(list):
+    """The leading subscripts of an array passed to a user's pure function: it reads every element below."""
+
+
+def _access_map(head: str, array: str, subs: list[list[tuple[str, str]]], ndim: int | None = None) -> isl.Map:
+    """``S[i, ...] -> A[...]`` from each subscript's guarded pieces (*head*: ``[params] -> { S[i, ...]``): every
+    subscript is an isl piecewise quasi-affine function, the union of its pieces over their (disjoint) guards."""
+    if ndim is not None and ndim > len(subs):  # the elements of a row, or of the whole array
+        free = ", ".join(f"_pt_o{k}" for k in range(ndim - len(subs)))
+        rest = isl.Map(f"{head} -> [{free}] }}", context=CTX)
+        return (_access_map(head, "", subs).flat_range_product(rest) if subs else rest) \
+            .set_tuple_name(isl.dim_type.out, array)
+    if not subs:
+        return isl.Map(f"{head} -> {array}[] }}", context=CTX)
+    rel = None
+    for pieces in subs:
+        pa = None
+        for guard, expr in pieces:
+            piece = isl.PwAff(f"{head} -> [({expr})] : {guard} }}", context=CTX)
+            pa = piece if pa is None else pa.union_add(piece)
+        m = isl.Map.from_pw_aff(pa)
+        rel = m if rel is None else rel.flat_range_product(m)
+    return rel.set_tuple_name(isl.dim_type.out, array)
 
 
 def _combine(left, right, op) -> list[tuple[str, str]]:
@@ -460,8 +530,9 @@ def build_scop(region: Region) -> Scop:
         cons = " and ".join(f"({c})" for c in conds) or "true"
         try:
             domain = isl.Set(f"{ptext} -> {{ {name}[{vars_}] : {cons} }}", context=CTX)
-        except isl.Error as e:
-            raise UnsupportedError(f"cannot model the iteration domain: {e}", region.file, line) from None
+        except isl.Error:
+            raise UnsupportedError("cannot model the iteration domain (its bounds and conditions are not "
+                                   "piecewise quasi-affine)", region.file, line) from None
         pos = positions[key]
         sched = []
         for k in range(len(iters)):
@@ -471,14 +542,17 @@ def build_scop(region: Region) -> Scop:
         schedule = isl.Map(f"{ptext} -> {{ {name}[{vars_}] -> [{', '.join(sched)}] }}", context=CTX)
         accs = []
         for (array, subs, is_write, node) in accesses:
-            if array not in written and not subs:
+            ndim = b.array_dims.get(array, len(subs)) if isinstance(subs, _Slice) else None
+            if ndim is not None and ndim < len(subs):
+                raise UnsupportedError(f"'{array}' is used with {ndim} and with {len(subs)} subscripts",
+                                       region.file, _line(node, line))
+            if array not in written and not subs and not ndim:
                 continue  # a read-only scalar is a constant of the region
             try:
-                rel = isl.Map(f"{ptext} -> {{ {name}[{vars_}] -> {isl_name(array)}[{', '.join(subs)}] }}",
-                              context=CTX)
-            except isl.Error as e:
-                raise UnsupportedError(f"cannot model the access {_GEN.visit(node)}: {e}", region.file,
-                                       _line(node, line)) from None
+                rel = _access_map(f"{ptext} -> {{ {name}[{vars_}]", isl_name(array), subs, ndim)
+            except isl.Error:
+                raise UnsupportedError(f"cannot model the access {_GEN.visit(node)} (its subscripts are not "
+                                       "piecewise quasi-affine)", region.file, _line(node, line)) from None
             accs.append(Access(array, rel, is_write))
         statements.append(Statement(name, iters, domain, schedule, expr, line, tuple(accs)))
     arrays = tuple(Array(n, d, n in written) for n, d in sorted(b.array_dims.items()))
