@@ -119,7 +119,8 @@ class Builder:
     def includes(self, kdir: str) -> list[str]:
         return ["-I", self.util, "-I", kdir]
 
-    def optimize(self, src: str, dst: str, flags: list[str], dataset: str, extra_defs: list[str]) -> tuple[int, str, float]:
+    def optimize(self, src: str, dst: str, flags: list[str], dataset: str,
+                 extra_defs: list[str]) -> tuple[int, str, float]:
         kdir = os.path.dirname(src)
         env = dict(os.environ)
         env["PYTHONPATH"] = REPO + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")

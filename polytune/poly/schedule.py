@@ -10,13 +10,14 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import islpy as isl
 
 from ..errors import PolytuneError
 from .deps import Dependences, ScalarInfo
 from .islutil import CTX, bounded, maps_of, sets_of
+from .privatize import PrivateArray, array_flows, privatizable
 from .scop import Scop
 
 # Marks name the schedule depth of the loop they are for ("omp_parallel@3"): when that loop is degenerate
@@ -54,6 +55,7 @@ class TiledSchedule:
     schedule: isl.Schedule  # the final schedule tree, with marks for OpenMP/ivdep
     bands: tuple[BandInfo, ...]
     tile_sizes: tuple[int, ...]  # flattened, in band order: what the tuner tunes
+    private_arrays: dict = field(default_factory=dict)  # loop depth -> its PrivateArray copies
 
     @property
     def tunable_bands(self) -> tuple[BandInfo, ...]:
@@ -171,10 +173,11 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
     base = base if base is not None else compute_base_schedule(scop, deps)
     t = _Transformer(scop, deps.all.intersect_params(scop.context), list(tile_sizes), tile, parallel,
                      deps.scalars, unroll)
+    t.deps_object = deps
     root = t.visit(base.get_root(), inside_parallel=False, outer_members=0)
     schedule = root.get_schedule()
     check_legal(schedule, deps, scop)
-    return TiledSchedule(schedule, tuple(t.bands), tuple(t.used_sizes))
+    return TiledSchedule(schedule, tuple(t.bands), tuple(t.used_sizes), dict(t.copies))
 
 
 class _Transformer:
@@ -185,6 +188,10 @@ class _Transformer:
         self.unroll = unroll  # unroll-and-jam factor of the point loops (0: none)
         self.scalars = scalars  # privatizable scalars (OpenMP loops only; None: keep every scalar shared)
         self.private: tuple[str, ...] = ()  # what the last loop first_parallel found needs privatized
+        self.private_arrays: tuple[PrivateArray, ...] = ()  # arrays that loop needs a private copy of
+        self.deps_object: Dependences | None = None  # for the per-array dependences (computed on first use)
+        self._array_flows = None
+        self.copies: dict[int, tuple[PrivateArray, ...]] = {}  # by the depth of their loop
         self.bands: list[BandInfo] = []
         self.used_sizes: list[int] = []
 
@@ -425,6 +432,7 @@ class _Transformer:
 
     # -------------------------------------------------------------------------------------------------
     def first_parallel(self, node, members) -> int | None:
+        self.private_arrays = ()
         for m in members:
             if self.is_parallel(node, m):
                 self.private = ()
@@ -433,11 +441,41 @@ class _Transformer:
             if private is not None:
                 self.private = private
                 return m
+            arrays = self.privatizing_arrays(node, m)
+            if arrays:
+                self.private, self.private_arrays = (), arrays
+                return m
         return None
 
+    def privatizing_arrays(self, node, m: int) -> tuple[PrivateArray, ...]:
+        """The scratch arrays whose private copies make band member *m* parallel (`poly/privatize.py`);
+        () where none do. Scalars are not privatized along with them."""
+        if self.deps_object is None:
+            return ()
+        if self._array_flows is None:
+            self._array_flows = array_flows(self.scop, self.deps_object) or False
+        if not self._array_flows:
+            return ()
+        dom = node.get_domain()
+        copies = privatizable(self._array_flows, dom, _iterations(node, dom, m + 1), self.scop.context)
+        if not copies:
+            return ()
+        deps = self._array_flows.without(frozenset(c.name for c in copies), self.deps_object)
+        if not self.is_parallel(node, m, deps):
+            return ()
+        # only the copies whose dependences the loop carries are needed
+        needed = tuple(c for c in copies if not self.is_parallel(
+            node, m, self._array_flows.without(frozenset(x.name for x in copies if x != c), self.deps_object)))
+        return needed or copies
+
     def mark_name(self, depth: int) -> str:
-        """The OpenMP mark of the loop at schedule *depth*, with the scalars it must privatize."""
-        return f"{PARALLEL_MARK}@{depth}" + (f"@{','.join(self.private)}" if self.private else "")
+        """The OpenMP mark of the loop at schedule *depth*, with the scalars it must privatize and the
+        arrays it needs private copies of (their copies are kept in TiledSchedule.private_arrays)."""
+        arrays = ",".join(a.name for a in self.private_arrays)
+        if arrays:
+            self.copies[depth] = self.private_arrays
+        return f"{PARALLEL_MARK}@{depth}" + (f"@{','.join(self.private)}" if self.private or arrays else "") \
+            + (f"@{arrays}" if arrays else "")
 
     def privatizing(self, node, m: int) -> tuple[str, ...] | None:
         """The scalars that, made `lastprivate`, let band member *m* run in parallel (None: none do).
