@@ -121,7 +121,10 @@ class _Printer:
             inner = None
             if name == PARALLEL_MARK and self.parallel:
                 extra, _, arrays = extra.partition("@")  # arrays: private copies (poly/privatize.py)
-                inner = (f"{self.prefix}{depth}", f"#pragma omp parallel for{self.private(extra)}", (), arrays)
+                arrays, _, clause = arrays.partition("@")  # the schedule clause, if not the default
+                clause = f" schedule({clause})" if clause else ""
+                inner = (f"{self.prefix}{depth}", f"#pragma omp parallel for{self.private(extra)}{clause}", (),
+                         arrays)
             elif name == SIMD_MARK and self.ivdep:
                 inner = (f"{self.prefix}{depth}", f"#pragma omp simd{self.private(extra)}")
             elif name == IVDEP_MARK and self.ivdep:

@@ -141,8 +141,6 @@ def private_copy(info: ArrayFlow, dom: isl.UnionSet, iters: isl.UnionMap,
     if not ts[0].reset_tuple_id().intersect(negative.align_params(ts[0].get_space())).is_empty():
         return None
     rows = ts[0].reset_tuple_id().dim_max(0).add_constant_val(isl.Val.one(ts[0].get_ctx()))
-    if len(rows.get_pieces()) != 1 or len(last.get_pieces()) != 1:
-        return None
     return PrivateArray(info.name, rows, last)
 
 
