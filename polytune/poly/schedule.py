@@ -285,7 +285,9 @@ class _Transformer:
             node = node.child(0).band_set_ast_build_options(
                 isl.UnionSet("{ separate[x] }", context=CTX)).parent()
         if par is not None:
-            node = _mark_member(node, par, self.mark_name(outer_members + par, self.schedule_clause(node, par, True)))
+            # (a tile wavefront's tiles are independent of the loops' shape: no clause there)
+            clause = "" if wavefront or diamond is not None else self.schedule_clause(node, par, True)
+            node = _mark_member(node, par, self.mark_name(outer_members + par, clause))
         # (not where the innermost point loop is a short one: the copies belong around the strided loop)
         point, jam = (node.child(0), None) if _short_extent(extents, order[-1]) else \
             self.unroll_jam(node.child(0), [sizes[k] for k in order])
