@@ -39,9 +39,10 @@ def _shape(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tile-sizes-file", help="Pluto's tile.sizes format: one integer per line")
     p.add_argument("--no-tile", action="store_true", help="do not tile")
     p.add_argument("--no-parallel", action="store_true", help="no OpenMP pragmas, no wavefront")
-    p.add_argument("--schedule", default="pluto", choices=["pluto", "outer"],
-                   help="CPU schedule: pluto (tiling hyperplanes with skewing: stencils are time-tiled, the "
-                        "default) or outer (outer parallel loops first: a stencil's time loop stays outside)")
+    p.add_argument("--schedule", default="model", choices=["model", "pluto", "outer"],
+                   help="CPU schedule: pluto (tiling hyperplanes with skewing: stencils are time-tiled), outer "
+                        "(outer parallel loops first: a stencil's time loop stays outside), or model (the "
+                        "default: of the two, the one a cost model ranks first, per scop, without measuring)")
     _unroll_jam(p)
     p.add_argument("--target", default="c", choices=["c", "cuda", "triton"],
                    help="code to emit: c (C with OpenMP, the default), cuda (host code and kernels) or "
