@@ -113,17 +113,19 @@ class Builder:
         self.util = os.path.join(self.pb, "utilities")
         self.out = os.path.abspath(args.out)
         self.clang = None if args.no_clang else find_clang()
-        self.polly = polly_flags(self.clang) if self.clang else None
+        self.polly = polly_flags(self.clang) if self.clang and not args.no_polly else None
         self.variants = parse_variants(args.variant)
+        self.roots = dict(x.split("=", 1) for x in args.variant_root)  # variant -> polytune checkout
 
     def includes(self, kdir: str) -> list[str]:
         return ["-I", self.util, "-I", kdir]
 
-    def optimize(self, src: str, dst: str, flags: list[str], dataset: str,
-                 extra_defs: list[str]) -> tuple[int, str, float]:
+    def optimize(self, src: str, dst: str, flags: list[str], dataset: str, extra_defs: list[str],
+                 variant: str = "") -> tuple[int, str, float]:
         kdir = os.path.dirname(src)
         env = dict(os.environ)
-        env["PYTHONPATH"] = REPO + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        root = os.path.abspath(self.roots.get(variant, REPO))
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         cmd = [sys.executable, "-m", "polytune", "optimize", src, "-o", dst, *self.includes(kdir),
                f"-D{dataset}_DATASET", *extra_defs, *flags, "--report", dst + ".report.json"]
         t0 = time.perf_counter()
@@ -149,7 +151,7 @@ class Builder:
         jobs: list[tuple[str, str, list[str], str]] = [("gcc", "gcc", gcc_flags + static, src)]
         for v, flags in self.variants.items():
             dst = os.path.join(kout, f"{name}.{v}.c")
-            rc, log, secs = self.optimize(src, dst, flags, a.dataset, ["-DPOLYBENCH_TIME"])
+            rc, log, secs = self.optimize(src, dst, flags, a.dataset, ["-DPOLYBENCH_TIME"], v)
             rec["optimize_s"][v] = round(secs, 3)
             if rc != 0:
                 rec["errors"][v] = "optimize: " + log.strip().splitlines()[-1] if log.strip() else f"rc {rc}"
@@ -169,6 +171,8 @@ class Builder:
             if rc != 0:
                 rec["errors"][v] = "compile: " + " | ".join(log.strip().splitlines()[-3:])
             else:
+                if a.strip:
+                    sh(["strip", exe])
                 rec["binaries"][v] = os.path.relpath(exe, self.out)
         if a.check_dataset:
             rec["check"] = self.check(name, src, kdir, kout)
@@ -192,7 +196,7 @@ class Builder:
         builds: list[tuple[str, str, list[str], str, bool]] = []
         for v, flags in self.variants.items():
             dst = os.path.join(cdir, f"{name}.{v}.c")
-            rc, log, _ = self.optimize(src, dst, flags, a.check_dataset, ["-DPOLYBENCH_DUMP_ARRAYS"])
+            rc, log, _ = self.optimize(src, dst, flags, a.check_dataset, ["-DPOLYBENCH_DUMP_ARRAYS"], v)
             if rc != 0:
                 out[v] = "optimize failed: " + (log.strip().splitlines() or [""])[-1]
                 continue
@@ -298,7 +302,11 @@ def cmd_build(args) -> int:
 
 # ------------------------------------------------------------------------------------------------ run
 def parse_time(stdout: str) -> float | None:
-    """PolyBench's POLYBENCH_TIME output: the kernel's seconds, printed alone on a line."""
+    """PolyBench's POLYBENCH_TIME output: the kernel's seconds, printed alone on a line (or, in the
+    programs of benchmarks/pluto, after `time:`)."""
+    m = re.search(r"^time:\s*([0-9.eE+-]+)", stdout, re.M)
+    if m:
+        return float(m.group(1))
     for line in reversed(stdout.strip().splitlines()):
         try:
             return float(line.strip())
@@ -458,7 +466,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--check-march", default="native", help="-march of the check binaries (they run here)")
     p.add_argument("--variant", action="append", default=[], metavar="NAME=FLAGS",
                    help="a polytune variant: its name and `polytune optimize` flags (repeat; default polytune=)")
+    p.add_argument("--variant-root", action="append", default=[], metavar="NAME=DIR",
+                   help="run that variant's polytune from another checkout (e.g. the code before a change)")
     p.add_argument("--no-clang", action="store_true")
+    p.add_argument("--no-polly", action="store_true")
+    p.add_argument("--strip", action="store_true", help="strip the binaries (smaller, to copy elsewhere)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p = sub.add_parser("run", help="time every binary, interleaved rounds (python3 stdlib only)")
     p.add_argument("--dir", required=True)
