@@ -10,7 +10,7 @@ from conftest import ROOT, compile_run
 
 from polytune.errors import UsageError
 from polytune.pipeline import OptimizeOptions, analyze, generate
-from polytune.poly.choice import ScheduleChoice, alternatives, coordinates
+from polytune.poly.choice import ScheduleChoice, alternatives, coordinates, parse_choice
 
 CORPUS = os.path.join(ROOT, "tests", "data", "polybench")
 FLAGS = ["-ffp-contract=off"]
@@ -20,6 +20,7 @@ ALTERNATIVES = {
     "fusion-none": ScheduleChoice(fusion="none"),
     "dynamic": ScheduleChoice(omp_schedule="dynamic", unroll=2),
     "no-array-copies": ScheduleChoice(privatize_arrays=False, unroll=0),
+    "vector-order": ScheduleChoice(point_order="vector"),
 }
 FAST = ("doitgen", "gramschmidt", "syrk", "atax", "trmm")
 
@@ -28,18 +29,35 @@ def test_the_default_choice_is_first_and_the_seed():
     alts = alternatives()
     assert alts[0] == ScheduleChoice()
     assert len(alts) == len(set(alts))
-    assert set(coordinates()) == {"scheduler", "fusion", "omp_schedule", "privatize_arrays", "unroll"}
+    assert set(coordinates()) == {"scheduler", "fusion", "omp_schedule", "privatize_arrays", "point_order", "unroll"}
 
 
 def test_choice_round_trips_through_its_record():
-    c = ScheduleChoice(scheduler="outer", fusion="none", omp_schedule="dynamic", privatize_arrays=False, unroll=2)
+    c = ScheduleChoice(scheduler="outer", fusion="none", omp_schedule="dynamic", privatize_arrays=False,
+                       point_order="vector", unroll=2)
     assert ScheduleChoice.from_record(c.to_record()) == c
+    assert parse_choice("scheduler=outer,fusion=none,omp_schedule=dynamic,privatize_arrays=0,"
+                        "point_order=vector,unroll=2") == c
 
 
 @pytest.mark.parametrize("field,value", [("scheduler", "ppcg"), ("fusion", "some"), ("omp_schedule", "guided")])
 def test_unknown_choice_is_a_usage_error(field, value):
     with pytest.raises(UsageError, match=f"unknown {field}"):
         ScheduleChoice(**{field: value})
+
+
+@pytest.mark.parametrize("text", ["fusion", "colour=red", "unroll=x"])
+def test_bad_choice_text_is_a_usage_error(text):
+    with pytest.raises(UsageError):
+        parse_choice(text)
+
+
+def test_optimize_takes_a_choice_on_the_command_line(tmp_path):
+    from polytune.cli import main
+    out = tmp_path / "syrk.c"
+    assert main(["optimize", os.path.join(CORPUS, "syrk.c"), "--choice", "point_order=vector,unroll=0",
+                 "-o", str(out)]) == 0
+    assert main(["optimize", os.path.join(CORPUS, "syrk.c"), "--choice", "fusion=some", "-o", str(out)]) == 2
 
 
 def _check(name: str, choice: ScheduleChoice, tmp_path) -> None:

@@ -19,6 +19,7 @@ from .scop import Scop
 SCHEDULERS = ("pluto", "outer")  # tiling hyperplanes with skewing / parallel outer members first (PPCG)
 FUSIONS = ("smart", "max", "none")  # isl SCC by SCC / whole connected components / SCCs one after another
 OMP_SCHEDULES = ("auto", "static", "dynamic")  # auto: static, dynamic or cyclic on triangles
+POINT_ORDERS = ("stride", "vector")  # best strides innermost / the same among vectorizable loops
 UNROLLS = (0, 2, 4, 8)
 
 
@@ -30,10 +31,12 @@ class ScheduleChoice:
     fusion: str = "smart"
     omp_schedule: str = "auto"
     privatize_arrays: bool = True
+    point_order: str = "stride"
     unroll: int = DEFAULT_UNROLL
 
     def __post_init__(self) -> None:
-        for name, allowed in (("scheduler", SCHEDULERS), ("fusion", FUSIONS), ("omp_schedule", OMP_SCHEDULES)):
+        for name, allowed in (("scheduler", SCHEDULERS), ("fusion", FUSIONS), ("omp_schedule", OMP_SCHEDULES),
+                              ("point_order", POINT_ORDERS)):
             if getattr(self, name) not in allowed:
                 raise UsageError(f"unknown {name} '{getattr(self, name)}' (choose from {', '.join(allowed)})")
         if self.unroll < 0:
@@ -49,9 +52,27 @@ class ScheduleChoice:
 
 def coordinates() -> dict[str, tuple]:
     """The tuner's categorical coordinates and their values (the default first)."""
+    unrolls = (DEFAULT_UNROLL,) + tuple(u for u in UNROLLS if u != DEFAULT_UNROLL)
     return {"scheduler": SCHEDULERS, "fusion": FUSIONS, "omp_schedule": OMP_SCHEDULES,
-            "privatize_arrays": (True, False), "unroll": (DEFAULT_UNROLL,) + tuple(u for u in UNROLLS
-                                                                                  if u != DEFAULT_UNROLL)}
+            "privatize_arrays": (True, False), "point_order": POINT_ORDERS, "unroll": unrolls}
+
+
+def parse_choice(text: str) -> ScheduleChoice:
+    """`scheduler=outer,fusion=none,point_order=vector,...` (the command line's --choice)."""
+    kw: dict = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or key not in coordinates():
+            raise UsageError(f"bad --choice item '{item}' (NAME=VALUE, NAME one of {', '.join(coordinates())})")
+        if key == "privatize_arrays":
+            kw[key] = value.lower() in ("1", "true", "yes", "on")
+        elif key == "unroll":
+            if not value.isdigit():
+                raise UsageError(f"bad --choice item '{item}': unroll takes a non-negative integer")
+            kw[key] = int(value)
+        else:
+            kw[key] = value
+    return ScheduleChoice(**kw)
 
 
 def alternatives() -> list[ScheduleChoice]:
@@ -71,4 +92,5 @@ def schedule_with(scop: Scop, deps: Dependences, choice: ScheduleChoice, tile_si
     """The tiled, parallel, checked schedule of one alternative (*base*: its base schedule, if computed)."""
     base = base if base is not None else base_schedule(scop, deps, choice)
     return make_schedule(scop, deps, tile_sizes, tile=tile, parallel=parallel, base=base, unroll=choice.unroll,
-                         omp_schedule=choice.omp_schedule, privatize_arrays=choice.privatize_arrays)
+                         omp_schedule=choice.omp_schedule, privatize_arrays=choice.privatize_arrays,
+                         point_order=choice.point_order)

@@ -173,15 +173,18 @@ def _is_short(st: isl.Set, i: int) -> bool:
 def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (), tile: bool = True,
                   parallel: bool = True, base: isl.Schedule | None = None,
                   unroll: int = DEFAULT_UNROLL, omp_schedule: str = "auto",
-                  privatize_arrays: bool = True) -> TiledSchedule:
+                  privatize_arrays: bool = True, point_order: str = "stride") -> TiledSchedule:
     """The tiled, parallel schedule of *base*. *omp_schedule*: the OpenMP schedule clause of the parallel
     loops: static (none printed), dynamic, or auto (static, except on a loop over a triangle, see
-    `_Transformer.schedule_clause`). *privatize_arrays*: private copies of scratch arrays (privatize.py)."""
+    `_Transformer.schedule_clause`). *privatize_arrays*: private copies of scratch arrays (privatize.py).
+    *point_order*: stride (the best access strides innermost) or vector (the same among the point loops
+    along which no statement depends on itself, where there are such)."""
     base = base if base is not None else compute_base_schedule(scop, deps)
     t = _Transformer(scop, deps.all.intersect_params(scop.context), list(tile_sizes), tile, parallel,
                      deps.scalars, unroll)
     t.deps_object = deps if privatize_arrays else None
     t.omp_schedule = omp_schedule
+    t.point_rule = point_order
     root = t.visit(base.get_root(), inside_parallel=False, outer_members=0)
     schedule = root.get_schedule()
     check_legal(schedule, deps, scop)
@@ -201,6 +204,7 @@ class _Transformer:
         self._array_flows = None
         self.copies: dict[int, tuple[PrivateArray, ...]] = {}  # by the depth of their loop
         self.omp_schedule = "static"  # static | dynamic | auto (make_schedule's argument)
+        self.point_rule = "stride"  # stride | vector (make_schedule's argument)
         self.bands: list[BandInfo] = []
         self.used_sizes: list[int] = []
 
@@ -562,11 +566,30 @@ class _Transformer:
         for moved in self.steps(point):
             for m in range(n):
                 scores[m] += sum(_stride_class(*x) for x in moved(m) if x is not None)
-        # Highest score innermost; ties keep the later member innermost (the original order).
-        best = max(range(n), key=lambda m: (scores[m], m))
+        # Highest score innermost; ties keep the later member innermost (the original order). With the
+        # "vector" rule (Pluto's intra-tile choice), only among members along which no statement depends on
+        # itself, where there are such: a reduction innermost is not vectorized (gcc keeps FP order).
+        pool = list(range(n))
+        if self.point_rule == "vector":
+            pool = [m for m in range(n) if not self.carries_self(point, m)] or pool
+        best = max(pool, key=lambda m: (scores[m], m))
         short = [] if _short_extent(extents, best) else \
             [m for m in range(1, n) if m != best and _short_extent(extents, m)]
         return [k for k in range(n) if k != best and k not in short] + [best] + short
+
+    def carries_self(self, point, m: int) -> bool:
+        """Whether point member *m*, run innermost, would carry a dependence of a statement on itself."""
+        dom = point.get_domain()
+        mupa = point.band_get_partial_schedule()
+        pre = point.get_prefix_schedule_union_map().intersect_domain(dom)
+        for k in range(point.band_n_member()):
+            if k != m:
+                pre = pre.flat_range_product(_member_map(mupa, k, dom))
+        deps = self.deps.intersect_domain(dom).intersect_range(dom).intersect(pre.apply_range(pre.reverse()))
+        f = _member_map(mupa, m, dom)
+        carried = deps.subtract(f.apply_range(f.reverse()))
+        return any(d.get_tuple_name(isl.dim_type.in_) == d.get_tuple_name(isl.dim_type.out)
+                   for d in maps_of(carried))
 
     def steps(self, point):
         """For each statement of the band, a function of a member m that gives, for each access of the
