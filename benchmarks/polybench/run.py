@@ -355,10 +355,18 @@ def cmd_run(args) -> int:
             else:
                 times.setdefault(k, {}).setdefault(v, []).append(t)
             print(f"round {r + 1}/{args.rounds} {k} {v}: {err or f'{t:.4f} s'}", file=sys.stderr, flush=True)
+        write_results(args, manifest, jobs, times, errors, cpus, t_start, r + 1)
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def write_results(args, manifest: dict, jobs: list, times: dict, errors: dict, cpus: list[int], t_start: float,
+                  rounds: int) -> None:
+    """results.json after each round (a run cut short keeps the rounds it finished)."""
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     result = {
         "dataset": manifest["dataset"], "march": manifest["march"], "cpus": args.cpus, "threads": len(cpus),
-        "rounds": args.rounds, "variants": manifest["variants"], "polytune_variants": manifest["polytune_variants"],
+        "rounds": rounds, "variants": manifest["variants"], "polytune_variants": manifest["polytune_variants"],
         "machine": platform.node(), "cpu": _cpu_model(), "started": time.strftime("%Y-%m-%d %H:%M:%S UTC",
                                                                                  time.gmtime(t_start)),
         "seconds": round(time.time() - t_start, 1), "load_after": load,
@@ -370,8 +378,6 @@ def cmd_run(args) -> int:
     }
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
-    print(f"wrote {args.out}", file=sys.stderr)
-    return 0
 
 
 def _cpu_model() -> str:
