@@ -69,9 +69,9 @@ def find_kernels(polybench: str) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
-def sh(cmd: list[str], env: dict | None = None, timeout: float = 900) -> tuple[int, str]:
+def sh(cmd: list[str], env: dict | None = None, timeout: float = 900, cwd: str | None = None) -> tuple[int, str]:
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, cwd=cwd)
     except subprocess.TimeoutExpired:
         return 124, f"timed out after {timeout:.0f} s: {shlex.join(cmd)}"
     return p.returncode, (p.stdout + p.stderr)[-4000:]
@@ -129,7 +129,7 @@ class Builder:
         cmd = [sys.executable, "-m", "polytune", "optimize", src, "-o", dst, *self.includes(kdir),
                f"-D{dataset}_DATASET", *extra_defs, *flags, "--report", dst + ".report.json"]
         t0 = time.perf_counter()
-        rc, log = sh(cmd, env=env)
+        rc, log = sh(cmd, env=env, cwd=root)  # `python -m` puts the working directory first on sys.path
         return rc, log, time.perf_counter() - t0
 
     def compile(self, cc: str, flags: list[str], src: str, kdir: str, exe: str, defs: list[str]) -> tuple[int, str]:
