@@ -131,21 +131,23 @@ class _Printer:
         else:  # pragma: no cover
             raise NotImplementedError(f"isl AST node {t}")
 
-    def private(self, names: str) -> str:
-        """The OpenMP clauses for the scalars a loop privatizes (comma-separated): `private` for variables
-        declared inside the region (dead after it), `lastprivate` for the others (their final value is
-        the last iteration's). gcc does not vectorize an `omp simd` loop whose accumulator is lastprivate
-        both there and in the enclosing parallel loop."""
-        names = [x for x in names.split(",") if x]
-        local = [x for x in names if x in self.scop.local_names]
-        other = [x for x in names if x not in self.scop.local_names]
-        return "".join(f" {kind}({', '.join(xs)})" for kind, xs in (("private", local), ("lastprivate", other)) if xs)
+    def private(self, clauses: str) -> str:
+        """The OpenMP clauses of a parallel or simd mark (`private:a,b@lastprivate:c`): `private` for
+        scalars dead after the loop, `lastprivate` for the others (their final value is the last
+        iteration's). gcc does not vectorize an `omp simd` loop whose accumulator is lastprivate both there
+        and in the enclosing parallel loop."""
+        out = []
+        for part in clauses.split("@"):
+            kind, _, names = part.partition(":")
+            if names:
+                out.append(f" {kind}({', '.join(names.split(','))})")
+        return "".join(out)
 
     def for_(self, n: isl.AstNode, indent: int, pragma: tuple[str, str] | None) -> None:
         it = self.expr(n.for_get_iterator())
         init, cond, inc = (_strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(), n.for_get_inc()))
         step = f"{it}++" if inc == "1" else f"{it} += {inc}"
-        close = 0
+        close, base = 0, indent
         if pragma and pragma[0] == it:
             ivdep = pragma[1] == "#pragma GCC ivdep"
             if not ivdep or _in_order(n.for_get_body(), pragma[2]):
@@ -157,12 +159,20 @@ class _Printer:
                     self.emit(f"const {COUNTER_TYPE} {self.prefix}_ub = {bound.group(2)};", indent)
                     cond = f"{it} {bound.group(1)} {self.prefix}_ub"
                     close = 1
+                if "lastprivate(" in pragma[1]:
+                    # OpenMP leaves a lastprivate variable unspecified after a loop that runs no iteration
+                    # (gcc copies the uninitialized private copy back): enter the loop only when it runs.
+                    first = re.sub(rf"\b{re.escape(it)}\b", f"({init})", cond)
+                    self.emit(f"if ({first}) {{", indent)
+                    close += 1
+                    indent += 1
                 self.emit(pragma[1], indent)
             pragma = None
         self.emit(f"for ({COUNTER_TYPE} {it} = {init}; {cond}; {step}) {{", indent)
         self.node(n.for_get_body(), indent + 1, pragma)
         self.emit("}", indent)
-        if close:
+        for _ in range(close):
+            indent -= 1 if indent > base else 0
             self.emit("}", indent)
 
     def user(self, call: isl.AstExpr, indent: int) -> None:

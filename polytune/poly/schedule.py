@@ -184,7 +184,7 @@ class _Transformer:
         self.tile, self.parallel = tile, parallel
         self.unroll = unroll  # unroll-and-jam factor of the point loops (0: none)
         self.scalars = scalars  # privatizable scalars (OpenMP loops only; None: keep every scalar shared)
-        self.private: tuple[str, ...] = ()  # what the last loop first_parallel found needs privatized
+        self.private = ""  # the clauses of the last loop first_parallel found ("private:s@lastprivate:t")
         self.bands: list[BandInfo] = []
         self.used_sizes: list[int] = []
 
@@ -319,7 +319,7 @@ class _Transformer:
         for moved in self.steps(node):
             if any(x is not None and not _changes_within(x[0], x[1], 1) for x in moved(m)):
                 return node
-        return _mark_member(node, m, f"{SIMD_MARK}@{depth}@{','.join(private)}")
+        return _mark_member(node, m, f"{SIMD_MARK}@{depth}@{private}")
 
     def carried_pairs(self, node, m: int) -> set[tuple[str, str]] | None:
         """The (source, sink) statement pairs of the dependences band member *m* carries; None if one of
@@ -427,7 +427,7 @@ class _Transformer:
     def first_parallel(self, node, members) -> int | None:
         for m in members:
             if self.is_parallel(node, m):
-                self.private = ()
+                self.private = ""
                 return m
             private = self.privatizing(node, m)
             if private is not None:
@@ -437,15 +437,19 @@ class _Transformer:
 
     def mark_name(self, depth: int) -> str:
         """The OpenMP mark of the loop at schedule *depth*, with the scalars it must privatize."""
-        return f"{PARALLEL_MARK}@{depth}" + (f"@{','.join(self.private)}" if self.private else "")
+        return f"{PARALLEL_MARK}@{depth}" + (f"@{self.private}" if self.private else "")
 
-    def privatizing(self, node, m: int) -> tuple[str, ...] | None:
-        """The scalars that, made `lastprivate`, let band member *m* run in parallel (None: none do).
+    def privatizing(self, node, m: int) -> str | None:
+        """The OpenMP clauses (`private:s@lastprivate:t`, "" for none needed) for the scalars that, made
+        private, let band member *m* run in parallel (None: none do).
         A scalar qualifies when, inside the loop, every value it carries is written and read in one
         iteration (its flow dependences in the subtree stay within an iteration and none comes from
         outside it, nor from before the region), and every iteration writes it (so the last iteration's
         value is the sequential program's final value). Only its anti and output dependences are then
-        dropped from the parallelism test."""
+        dropped from the parallelism test. It is `private` when it is dead after the loop (declared inside
+        the region and no read after the loop gets its value from the loop), `lastprivate` otherwise; the
+        printer enters a loop with lastprivate scalars only when it runs (OpenMP leaves them unspecified
+        after a loop of no iteration)."""
         if self.scalars is None or not self.is_parallel(node, m, self.scalars.without_false):
             return None
         dom = node.get_domain()
@@ -463,7 +467,9 @@ class _Transformer:
             if not iterations.is_subset(prefix.intersect_domain(writes).range()):
                 return None
             out.append(s)
-        return tuple(out)
+        return _clauses(out, [s for s in out if s not in self.scop.local_names
+                              or not self.scalars.flow[s].intersect_domain(dom).subtract_range(dom)
+                              .intersect_params(self.scop.context).is_empty()])
 
     def is_parallel(self, node, m: int, deps: isl.UnionMap | None = None) -> bool:
         """Exact test: no dependence between instances of this subtree that agree on every outer
@@ -566,6 +572,12 @@ class _Transformer:
         if not options.is_empty():  # the same options (separate) in the isolated part
             options = options.union(isl.UnionSet("{ [isolate[] -> separate[x]] }", context=CTX))
         return node.band_set_ast_build_options(options.union(full)), (m, u)
+
+
+def _clauses(names: list[str], live: list[str]) -> str:
+    """The privatization part of a parallel or simd mark: `private:a,b@lastprivate:c` ("" for none)."""
+    dead = [s for s in names if s not in live]
+    return "@".join(f"{kind}:{','.join(xs)}" for kind, xs in (("private", dead), ("lastprivate", live)) if xs)
 
 
 def _full_blocks(point, m: int, u: int) -> isl.UnionSet:
