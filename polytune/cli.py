@@ -176,6 +176,7 @@ def cmd_optimize(args) -> int:
     for w in program.warnings:
         print(w, file=sys.stderr)
     result = generate(program, opts)
+    print(*result.report.get("notes", ()), sep="\n", end="\n" if result.report.get("notes") else "", file=sys.stderr)
     out = args.output or default_output(args.file, opts.target)
     report = json.dumps(result.report, indent=2) + "\n"
     if out == "-":

@@ -27,6 +27,7 @@ SIMD_MARK = "omp_simd"
 DEFAULT_TILE = 32
 DEFAULT_UNROLL = 4  # unroll-and-jam factor of a point loop into the innermost one (register tiling)
 SCHEDULER_OPERATIONS = 20_000_000  # isl operation quota of the scheduler; past it: the original order
+TRANSFORM_OPERATIONS = 20_000_000  # quota of tiling, marks and the legality check; past it: the base schedule
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class TiledSchedule:
     schedule: isl.Schedule  # the final schedule tree, with marks for OpenMP/ivdep
     bands: tuple[BandInfo, ...]
     tile_sizes: tuple[int, ...]  # flattened, in band order: what the tuner tunes
+    fallback: str = ""  # what was done instead of the transformations, when isl ran out of its quota
 
     @property
     def tunable_bands(self) -> tuple[BandInfo, ...]:
@@ -72,17 +74,20 @@ def schedule_options() -> None:
 
 
 def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool = False,
-                          whole_component: bool = False) -> isl.Schedule:
+                          whole_component: bool = False, notes: list[str] | None = None) -> isl.Schedule:
     """isl's scheduler (Pluto-like: tiling hyperplanes, proximity, coincidence) over the dependences;
     *outer_coincidence* asks for parallel outer members (the GPU mapping's choice, as in PPCG);
     *whole_component* schedules each connected component at once instead of its strongly connected
-    parts one by one, which fuses statements that the incremental scheduler distributes."""
+    parts one by one, which fuses statements that the incremental scheduler distributes. A fallback to the
+    original order is noted in *notes*."""
+    if not deps.complete:
+        return original_order(scop)
     schedule_options()
     CTX.set_schedule_outer_coincidence(1 if outer_coincidence else 0)
     CTX.set_schedule_whole_component(1 if whole_component else 0)
-    d = _possible(deps.all, scop.context)
-    sc = isl.ScheduleConstraints.on_domain(scop.domain).set_validity(d).set_proximity(d).set_coincidence(d)
     try:
+        d = bounded(lambda: _possible(deps.all, scop.context), SCHEDULER_OPERATIONS)
+        sc = isl.ScheduleConstraints.on_domain(scop.domain).set_validity(d).set_proximity(d).set_coincidence(d)
         schedule = bounded(sc.compute_schedule, SCHEDULER_OPERATIONS)
         if _skews_short_loop(schedule):
             # isl skewed a loop by a short constant-extent loop (depthwise: `y + ky`, the filter taps): the
@@ -101,12 +106,20 @@ def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool
                     return other
         return schedule
     except isl.Error:
-        # isl's scheduler can fail ("unable to carry dependences"): keep the original order, untiled.
-        mupa = isl.MultiUnionPwAff.from_union_map(scop.schedule)
-        return isl.Schedule.from_domain(scop.domain).insert_partial_schedule(mupa)
+        # isl's scheduler can fail ("unable to carry dependences") or run out of its operation quota: keep
+        # the original order, untiled.
+        if notes is not None:
+            notes.append("isl's scheduler failed or exceeded its operation limit: the original loop order is kept")
+        return original_order(scop)
     finally:
         CTX.set_schedule_outer_coincidence(0)
         CTX.set_schedule_whole_component(0)
+
+
+def original_order(scop: Scop) -> isl.Schedule:
+    """The region's own order (its 2d+1 schedule) as a schedule tree: one band, not permutable."""
+    mupa = isl.MultiUnionPwAff.from_union_map(scop.schedule)
+    return isl.Schedule.from_domain(scop.domain).insert_partial_schedule(mupa)
 
 
 def _possible(deps: isl.UnionMap, context: isl.Set) -> isl.UnionMap:
@@ -168,13 +181,26 @@ def _is_short(st: isl.Set, i: int) -> bool:
 def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (), tile: bool = True,
                   parallel: bool = True, base: isl.Schedule | None = None,
                   unroll: int = DEFAULT_UNROLL) -> TiledSchedule:
+    if not deps.complete:  # no dependences known: the original order, nothing transformed or marked
+        return TiledSchedule(original_order(scop), (), ())
     base = base if base is not None else compute_base_schedule(scop, deps)
-    t = _Transformer(scop, deps.all.intersect_params(scop.context), list(tile_sizes), tile, parallel,
-                     deps.scalars, unroll)
-    root = t.visit(base.get_root(), inside_parallel=False, outer_members=0)
-    schedule = root.get_schedule()
-    check_legal(schedule, deps, scop)
-    return TiledSchedule(schedule, tuple(t.bands), tuple(t.used_sizes))
+
+    def transform() -> TiledSchedule:
+        t = _Transformer(scop, deps.all.intersect_params(scop.context), list(tile_sizes), tile, parallel,
+                         deps.scalars, unroll)
+        root = t.visit(base.get_root(), inside_parallel=False, outer_members=0)
+        schedule = root.get_schedule()
+        check_legal(schedule, deps, scop)
+        return TiledSchedule(schedule, tuple(t.bands), tuple(t.used_sizes))
+
+    try:
+        return bounded(transform, TRANSFORM_OPERATIONS)
+    except isl.Error:
+        # Tiling, parallel marks and their tests ran out of their quota: the base schedule as it is (isl's
+        # scheduler respected every dependence; the check confirms it), no loop marked.
+        check_legal(base, deps, scop)
+        return TiledSchedule(base, (), (), "tiling and parallelization exceeded their isl operation limit: "
+                                           "the schedule is left untiled and sequential")
 
 
 class _Transformer:
