@@ -39,7 +39,7 @@ class Region:
 
     @property
     def source_hash(self) -> str:
-        return hashlib.sha256(self.text.encode()).hexdigest()[:16]
+        return hashlib.sha256(self.text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def preprocess(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = (),
@@ -59,7 +59,9 @@ def _run_cpp(path: str, includes: tuple[str, ...], defines: tuple[str, ...], cpp
     args = [cc, "-E"] if not cc.endswith("cpp") else [cc]
     args += list(extra) + [f"-I{d}" for d in includes] + [f"-D{d}" for d in defines] + [path]
     try:
-        return subprocess.run(args, capture_output=True, text=True, timeout=120)
+        # bytes that are not UTF-8 (a Latin-1 string literal) pass through unchanged, as in the file itself
+        return subprocess.run(args, capture_output=True, text=True, encoding="utf-8", errors="surrogateescape",
+                              timeout=120)
     except OSError as e:
         raise UsageError(f"cannot run the preprocessor {cc}: {e}") from None
 

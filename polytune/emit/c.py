@@ -11,6 +11,7 @@ import re
 import islpy as isl
 from pycparser import c_ast, c_generator
 
+from ..errors import UnsupportedError
 from ..poly.islutil import CTX, isl_name, sets_of
 from ..poly.schedule import IVDEP_MARK, PARALLEL_MARK, SIMD_MARK, TiledSchedule
 from ..poly.scop import Scop
@@ -260,8 +261,20 @@ def _replace_child(node, name: str, new) -> None:
         setattr(node, name, new)
 
 
+def _clone(node: c_ast.Node) -> c_ast.Node:
+    """A copy of a pycparser tree (copy.deepcopy takes about five Python frames per level, and a
+    statement of 160 terms exceeded the recursion limit)."""
+    out = copy.copy(node)
+    for slot in getattr(out, "__slots__", ()):
+        if isinstance(getattr(out, slot, None), list):
+            setattr(out, slot, list(getattr(out, slot)))  # lists of children are not shared with *node*
+    for name, child in node.children():
+        _replace_child(out, name, _clone(child))
+    return out
+
+
 def _substitute(body: c_ast.Node, subst: dict[str, str]) -> c_ast.Node:
-    body = copy.deepcopy(body)
+    body = _clone(body)
     if isinstance(body, c_ast.ID) and body.name in subst:  # pragma: no cover
         return c_ast.ID(subst[body.name])
     _Subst(subst).visit(body)
@@ -334,9 +347,17 @@ def generate_region(scop: Scop, tiled: TiledSchedule, parallel: bool = True, ivd
                     indent: int = 1, avoid: frozenset[str] = frozenset()) -> str:
     """The C text that replaces the region (from '#pragma scop' to '#pragma endscop' inclusive)."""
     prefix = fresh_prefix(scop, avoid)
-    ast = build_ast(scop, tiled, prefix)
+    try:
+        ast = build_ast(scop, tiled, prefix)
+    except isl.Error:
+        raise UnsupportedError("isl's code generator failed on this region's schedule", scop.file,
+                               scop.begin_line) from None
     p = _Printer(scop, parallel, ivdep, prefix)
-    p.node(ast, indent + 1)
+    try:
+        p.node(ast, indent + 1)
+    except RecursionError:
+        raise UnsupportedError("an expression of the region is nested too deeply to print", scop.file,
+                               scop.begin_line) from None
     body = p.lines
     head = ["  " * indent + "{"]
     head += ["  " * (indent + 1) + d for d in scop.hoisted_decls]

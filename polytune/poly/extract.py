@@ -445,7 +445,11 @@ def _check_iterators_used_outside(b: _Builder) -> None:
 def build_scop(region: Region) -> Scop:
     """Model *region* with isl; raises UnsupportedError (file:line) for constructs outside the model."""
     b = _Builder(region)
-    b.walk(region.body, [], [])
+    try:
+        b.walk(region.body, [], [])
+    except RecursionError:
+        raise UnsupportedError("an expression or nest of the region is too deep to analyze", region.file,
+                               region.begin_line) from None
     if not b.stmts:
         raise UnsupportedError("the scop region contains no statement", region.file, region.begin_line)
     written = set()
@@ -473,8 +477,9 @@ def build_scop(region: Region) -> Scop:
         cons = " and ".join(f"({c})" for c in conds) or "true"
         try:
             domain = isl.Set(f"{ptext} -> {{ {name}[{vars_}] : {cons} }}", context=CTX)
-        except isl.Error as e:
-            raise UnsupportedError(f"cannot model the iteration domain: {e}", region.file, line) from None
+        except isl.Error:
+            raise UnsupportedError("cannot model the iteration domain of this statement", region.file,
+                                   line) from None
         pos = positions[key]
         sched = []
         for k in range(len(iters)):
@@ -489,8 +494,8 @@ def build_scop(region: Region) -> Scop:
             try:
                 rel = isl.Map(f"{ptext} -> {{ {name}[{vars_}] -> {isl_name(array)}[{', '.join(subs)}] }}",
                               context=CTX)
-            except isl.Error as e:
-                raise UnsupportedError(f"cannot model the access {_GEN.visit(node)}: {e}", region.file,
+            except isl.Error:
+                raise UnsupportedError(f"cannot model the access {_GEN.visit(node)}", region.file,
                                        _line(node, line)) from None
             accs.append(Access(array, rel, is_write))
         statements.append(Statement(name, iters, domain, schedule, expr, line, tuple(accs)))

@@ -116,6 +116,17 @@ def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool
         CTX.set_schedule_whole_component(0)
 
 
+def _ast_builds(scop: Scop, ts: TiledSchedule) -> bool:
+    """Whether isl's AST builder accepts the schedule (only asked where a band was unrolled and jammed)."""
+    if not any(b.unroll_jam for b in ts.bands):
+        return True
+    try:
+        isl.AstBuild.from_context(scop.context).node_from_schedule(ts.schedule)
+        return True
+    except isl.Error:
+        return False
+
+
 def original_order(scop: Scop) -> isl.Schedule:
     """The region's own order (its 2d+1 schedule) as a schedule tree: one band, not permutable."""
     mupa = isl.MultiUnionPwAff.from_union_map(scop.schedule)
@@ -185,16 +196,20 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
         return TiledSchedule(original_order(scop), (), ())
     base = base if base is not None else compute_base_schedule(scop, deps)
 
-    def transform() -> TiledSchedule:
+    def transform(u: int) -> TiledSchedule:
         t = _Transformer(scop, deps.all.intersect_params(scop.context), list(tile_sizes), tile, parallel,
-                         deps.scalars, unroll)
+                         deps.scalars, u)
         root = t.visit(base.get_root(), inside_parallel=False, outer_members=0)
         schedule = root.get_schedule()
         check_legal(schedule, deps, scop)
         return TiledSchedule(schedule, tuple(t.bands), tuple(t.used_sizes))
 
     try:
-        return bounded(transform, TRANSFORM_OPERATIONS)
+        ts = bounded(lambda: transform(unroll), TRANSFORM_OPERATIONS)
+        if unroll and not _ast_builds(scop, ts):
+            # isl's AST builder failed on the unrolled copies: the same schedule without unroll-and-jam
+            ts = bounded(lambda: transform(0), TRANSFORM_OPERATIONS)
+        return ts
     except isl.Error:
         # Tiling, parallel marks and their tests ran out of their quota: the base schedule as it is (isl's
         # scheduler respected every dependence; the check confirms it), no loop marked.
