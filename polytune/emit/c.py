@@ -298,7 +298,16 @@ def build_ast(scop: Scop, tiled: TiledSchedule, prefix: str) -> isl.AstNode:
     for k in range(depth):
         ids = ids.add(isl.Id(f"{prefix}{k}", context=CTX))
     build = build.set_iterators(ids)
-    return build.node_from_schedule(tiled.schedule)
+    # A lastprivate scalar takes the value of the loop's last iteration, which must then run a statement.
+    # isl drops a guard that inner loops' bounds make redundant (an `if (n >= 2)` around a loop whose body
+    # is empty at n = 1), so that a generated loop may run iterations without statements: keep the guards.
+    exact = "lastprivate:" in str(tiled.schedule)
+    old = CTX.get_ast_build_exploit_nested_bounds()
+    CTX.set_ast_build_exploit_nested_bounds(0 if exact else old)
+    try:
+        return build.node_from_schedule(tiled.schedule)
+    finally:
+        CTX.set_ast_build_exploit_nested_bounds(old)
 
 
 def _max_depth(schedule: isl.Schedule) -> int:
