@@ -27,6 +27,7 @@ SIMD_MARK = "omp_simd"
 DEFAULT_TILE = 32
 DEFAULT_UNROLL = 4  # unroll-and-jam factor of a point loop into the innermost one (register tiling)
 SCHEDULER_OPERATIONS = 20_000_000  # isl operation quota of the scheduler; past it: the original order
+MANY_STATEMENTS = 50  # above this, isl's scheduler does not try to fuse (its search is not bounded by the quota)
 TRANSFORM_OPERATIONS = 20_000_000  # quota of tiling, marks and the legality check; past it: the base schedule
 
 
@@ -85,11 +86,19 @@ def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool
     schedule_options()
     CTX.set_schedule_outer_coincidence(1 if outer_coincidence else 0)
     CTX.set_schedule_whole_component(1 if whole_component else 0)
+    many = len(scop.statements) > MANY_STATEMENTS
     try:
         d = bounded(lambda: _possible(deps.all, scop.context), SCHEDULER_OPERATIONS)
         sc = isl.ScheduleConstraints.on_domain(scop.domain).set_validity(d).set_proximity(d).set_coincidence(d)
+        if many:
+            # isl's operation quota does not stop its scheduler's search for fusions (200 one-line loops:
+            # over 10 minutes; 0.3 s with the strongly connected components scheduled one after another)
+            CTX.set_schedule_serialize_sccs(1)
+            if notes is not None:
+                notes.append(f"{len(scop.statements)} statements: loops are not fused (isl's scheduler takes "
+                             "each strongly connected component on its own)")
         schedule = bounded(sc.compute_schedule, SCHEDULER_OPERATIONS)
-        if _skews_short_loop(schedule):
+        if not many and _skews_short_loop(schedule):
             # isl skewed a loop by a short constant-extent loop (depthwise: `y + ky`, the filter taps): the
             # accumulation is spread over the outer loop, and the point loops get a loop of 1-3 iterations
             # and guards in the innermost body. Ask for parallel outer members instead (PPCG's choice,
@@ -114,6 +123,7 @@ def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool
     finally:
         CTX.set_schedule_outer_coincidence(0)
         CTX.set_schedule_whole_component(0)
+        CTX.set_schedule_serialize_sccs(0)
 
 
 def _ast_builds(scop: Scop, ts: TiledSchedule) -> bool:
