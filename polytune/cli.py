@@ -63,11 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     _shape(p)
     p.add_argument("-o", "--output", help="output file (default: FILE.polytune.c; '-' for stdout)")
+    p.add_argument("--force", action="store_true", help="allow -o to name the input file (overwrite it)")
     p.add_argument("--report", help="write a JSON report of what was done to each scop")
     p = sub.add_parser("tune", help="tune by measurement: tile sizes (c), block shape (cuda) or launch "
                                             "configuration (triton), by hill climbing from the default")
     _common(p)
     p.add_argument("-o", "--output", help="write the best program here")
+    p.add_argument("--force", action="store_true", help="allow -o to name the input file (overwrite it)")
     p.add_argument("--report", help="JSON report: every evaluation, the trajectory, the summary")
     p.add_argument("--tile-sizes-out", help="write the best sizes in Pluto's tile.sizes format")
     p.add_argument("--strategy", default="hill", choices=["hill", "exhaustive", "random", "coordesc"])
@@ -178,20 +180,24 @@ def _options(args):
 
 
 def cmd_optimize(args) -> int:
-    from .pipeline import analyze, generate, write_atomically
+    from .outpath import check_output, write_output
+    from .pipeline import analyze, generate
     opts = _options(args)
+    out = args.output or default_output(args.file, opts.target)
+    for path in (out, args.report):
+        check_output(path, (args.file,), args.force)
     program = analyze(args.file, tuple(args.includes), tuple(args.defines), tuple(args.pure))
     for w in program.warnings:
         print(w, file=sys.stderr)
     result = generate(program, opts)
-    out = args.output or default_output(args.file, opts.target)
+    print(*result.report.get("notes", ()), sep="\n", end="\n" if result.report.get("notes") else "", file=sys.stderr)
     report = json.dumps(result.report, indent=2) + "\n"
     if out == "-":
         sys.stdout.write(result.text)
     else:
-        write_atomically(out, result.text)
+        write_output(out, result.text)
     if args.report:
-        write_atomically(args.report, report)
+        write_output(args.report, report)
     if out != "-":
         n = len(result.report["scops"])
         print(f"polytune: {n} scop region{'s' if n != 1 else ''} optimized -> {out}", file=sys.stderr)
@@ -232,7 +238,10 @@ def cmd_inspect(args) -> int:
 
 def cmd_tune(args) -> int:
     from .measure import BuildConfig, shell_flags
-    from .pipeline import write_atomically
+    from .outpath import check_output
+    from .outpath import write_output as write_atomically
+    for path in (args.output, args.report, args.tile_sizes_out):
+        check_output(path, (args.file,), args.force)
     from .tune import TuneOptions, default_cache_path, progress_printer, summary, tune, write_report
     if args.runs < 1:
         raise UsageError("--runs must be at least 1")

@@ -40,7 +40,7 @@ class Region:
 
     @property
     def source_hash(self) -> str:
-        return hashlib.sha256(self.text.encode()).hexdigest()[:16]
+        return hashlib.sha256(self.text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def preprocess(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = (),
@@ -60,7 +60,9 @@ def _run_cpp(path: str, includes: tuple[str, ...], defines: tuple[str, ...], cpp
     args = [cc, "-E"] if not cc.endswith("cpp") else [cc]
     args += list(extra) + [f"-I{d}" for d in includes] + [f"-D{d}" for d in defines] + [path]
     try:
-        return subprocess.run(args, capture_output=True, text=True, timeout=120)
+        # bytes that are not UTF-8 (a Latin-1 string literal) pass through unchanged, as in the file itself
+        return subprocess.run(args, capture_output=True, text=True, encoding="utf-8", errors="surrogateescape",
+                              timeout=120)
     except OSError as e:
         raise UsageError(f"cannot run the preprocessor {cc}: {e}") from None
 
@@ -252,10 +254,19 @@ def parse_region(path: str, text: str, typedefs: tuple[str, ...], begin_line: in
         raise ParseError(f"syntax error in the scop region: {detail}", path, begin_line) from None
     except Exception as e:  # pycparser raises assorted errors on odd input
         raise ParseError(f"cannot parse the scop region: {e}", path, begin_line) from None
-    for ext in ast.ext:
-        if isinstance(ext, c_ast.FuncDef) and ext.decl.name == _REGION_FUNC:
-            return ext.body
-    raise ParseError("cannot parse the scop region", path, begin_line)  # pragma: no cover
+    others = ast.ext[len(used):]
+    if len(others) != 1 or not (isinstance(others[0], c_ast.FuncDef) and others[0].decl.name == _REGION_FUNC):
+        # the region's text closed its function's body and went on with more declarations (an endscop
+        # in the next function): parsed in the wrapper, everything after the first '}' would be lost
+        where = next((_line(x, begin_line) for x in others[1:]), begin_line)
+        raise ParseError("the scop region crosses a function boundary ('#pragma endscop' is not in the "
+                         "function of its '#pragma scop')", path, where)
+    return others[0].body
+
+
+def _line(node: c_ast.Node, default: int) -> int:
+    coord = getattr(node, "coord", None)
+    return coord.line if coord is not None and coord.line else default
 
 
 def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = (),

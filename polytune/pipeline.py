@@ -7,7 +7,7 @@ import tempfile
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from .errors import UsageError
+from .errors import UnsupportedError, UsageError
 from .frontend import macro_guards, read_regions
 from .poly.choice import ScheduleChoice, schedule_with
 from .poly.cost import choose_scheduler
@@ -117,7 +117,9 @@ def analyze(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] 
     for r in regions:
         scop = build_scop(r)
         deps = compute_dependences(scop)
-        scops.append(AnalyzedScop(scop, deps, compute_base_schedule(scop, deps)))
+        notes = [deps.fallback] if deps.fallback else []
+        scops.append(AnalyzedScop(scop, deps, compute_base_schedule(scop, deps, notes=notes)))
+        warnings += [f"{path}:{r.begin_line}: note: {n}" for n in notes]
         shared = [a for a in scop.arrays if a.name in r.shared_params and a.ndim > 0]
         if len(shared) >= 2 and any(a.written for a in shared):
             # Like Pluto, polytune takes distinctly named arrays for distinct memory: C allows a caller to
@@ -231,6 +233,11 @@ def gpu_report(program: Program, opts: OptimizeOptions) -> list[dict]:
 def generate(program: Program, opts: OptimizeOptions = OptimizeOptions()) -> OptimizeResult:
     """Replace every region of the program by optimized code; everything else stays byte for byte."""
     _check(opts)
+    if opts.target != "c":
+        for a in program.scops:
+            if not a.deps.complete:
+                raise UnsupportedError(f"the GPU targets need the region's dependences ({a.deps.fallback})",
+                                       a.scop.file, a.scop.begin_line)
     if opts.target == "cuda":
         text = generate_cuda(program, opts)
         return OptimizeResult(text, {"file": program.path, "target": "cuda", "scops": gpu_report(program, opts)})
@@ -240,8 +247,11 @@ def generate(program: Program, opts: OptimizeOptions = OptimizeOptions()) -> Opt
     tiled = schedules(program, opts)
     codes = generate_regions(program, opts, tiled)
     reports = [scop_report(a, ts) for a, ts in zip(program.scops, tiled)]
+    notes = [f"{a.scop.file}:{a.scop.begin_line}: note: {ts.fallback}" for a, ts in zip(program.scops, tiled)
+             if ts.fallback]
     replacements = [(a.scop.begin_line, a.scop.end_line, code) for a, code in zip(program.scops, codes)]
-    return OptimizeResult(splice(program.text, replacements), {"file": program.path, "scops": reports})
+    return OptimizeResult(splice(program.text, replacements), {"file": program.path, "scops": reports,
+                                                               **({"notes": notes} if notes else {})})
 
 
 def _indent_of(text: str, line: int) -> int:

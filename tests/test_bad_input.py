@@ -242,3 +242,92 @@ def test_outside_preserved_odd_text(variant: str, tmp_path: Path, capsys):
     original = text.decode("utf-8", errors="surrogateescape")
     optimized = out.read_bytes().decode("utf-8", errors="surrogateescape")
     assert_outside_preserved(original, optimized)
+
+
+# ---- odd files and output paths (issue 14): one line, exit code 2, never an internal error ------------
+
+SMALL = """#include <stdio.h>
+#define N 8
+double A[N];
+int main(void)
+{
+  int i;
+  for (i = 0; i < N; i++) A[i] = i;
+#pragma scop
+  for (i = 0; i < N; i++)
+    A[i] = 2.0 * A[i] + 1.0;
+#pragma endscop
+  printf("%g\\n", A[3]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_binary_garbage_is_one_line(seed: int, tmp_path: Path, capsys):
+    """Random bytes: one line (the preprocessor's or the parser's complaint), never an internal error."""
+    import random
+    src = tmp_path / "garbage.c"
+    src.write_bytes(bytes(random.Random(seed).randrange(256) for _ in range(4000)))
+    out = tmp_path / "out.c"
+    rc, _, err = run_cli(["optimize", str(src), "-o", str(out)], capsys)
+    assert_one_error_line(err)  # an error, or the count of regions optimized
+    assert rc == 2 or rc == 0 and out.read_bytes() == src.read_bytes(), err  # (no region: left as it is)
+
+
+@needs_gcc
+def test_latin1_byte_outside_the_region_is_kept(tmp_path: Path, capsys):
+    """A Latin-1 string literal (not UTF-8) outside the region: optimized, and the byte is kept as it is."""
+    src = tmp_path / "latin1.c"
+    text = SMALL.replace('printf("%g\\n", A[3]);', 'printf("%g caf\xe9\\n", A[3]);')
+    src.write_bytes(text.encode("latin-1"))
+    out = tmp_path / "out.c"
+    rc, _, err = run_cli(["optimize", str(src), "-o", str(out)], capsys)
+    assert rc == 0, err
+    assert b'"%g caf\xe9\\n"' in out.read_bytes()
+
+
+@needs_gcc
+def test_statement_of_160_terms(tmp_path: Path, capsys):
+    src = tmp_path / "terms.c"
+    terms = " + ".join(f"B[i + {k % 5}]" for k in range(160))
+    src.write_text(SMALL.replace("double A[N];", "double A[N], B[N + 8];")
+                   .replace("A[i] = 2.0 * A[i] + 1.0;", f"A[i] = {terms};"))
+    out = tmp_path / "out.c"
+    rc, _, err = run_cli(["optimize", str(src), "-o", str(out)], capsys)
+    assert rc == 0, err
+    assert _compile_and_run(out, tmp_path / "opt", [], True) == _compile_and_run(src, tmp_path / "ref", [], False)
+
+
+@pytest.mark.parametrize("where, substring", [
+    ("{tmp}/missing/out.c", "does not exist"),
+    ("{tmp}", "directory"),
+    ("/proc/self/polytune-out.c", "cannot write"),
+    ("/proc/version", "cannot write"),
+    ("/sys/polytune-out.c", "cannot write"),
+], ids=["missing-dir", "a-directory", "proc-new", "proc-existing", "read-only-fs"])
+@pytest.mark.parametrize("command", ["optimize", "optimize-report"])
+def test_unwritable_output_is_one_line(where: str, substring: str, command: str, tmp_path: Path, capsys):
+    if where.startswith("/sys") and not os.path.isdir("/sys"):
+        pytest.skip("no /sys")
+    src = tmp_path / "small.c"
+    src.write_text(SMALL)
+    target = where.format(tmp=tmp_path)
+    argv = ["optimize", str(src), "-o", target] if command == "optimize" else \
+        ["optimize", str(src), "-o", str(tmp_path / "ok.c"), "--report", target]
+    rc, _, err = run_cli(argv, capsys)
+    msg = assert_one_error_line(err)
+    assert rc == 2 and substring in msg, msg
+    assert not (tmp_path / "ok.c").exists()  # checked before any output is written
+
+
+def test_output_over_the_input_is_refused_unless_forced(tmp_path: Path, capsys):
+    src = tmp_path / "same.c"
+    src.write_text(SMALL)
+    rc, _, err = run_cli(["optimize", str(src), "-o", str(src)], capsys)
+    msg = assert_one_error_line(err)
+    assert rc == 2 and "overwrite the input" in msg, msg
+    assert src.read_text() == SMALL
+    rc, _, err = run_cli(["optimize", str(src), "-o", str(src), "--force"], capsys)
+    assert rc == 0, err
+    assert "#pragma omp" in src.read_text()

@@ -122,3 +122,47 @@ def test_scalar_accumulators_get_an_outer_simd_loop(tmp_path):
     for threads in (1, 2, 3):
         assert compile_run(str(out), str(tmp_path / "opt"), ["-ffp-contract=off"], openmp=True,
                            threads=threads) == ref
+
+
+# Loops that run no iteration for some parameter values, or at the edge of an outer loop: OpenMP leaves a
+# lastprivate scalar unspecified after a loop of no iteration (gcc copied back an uninitialized private
+# copy: issue 14), and a scalar declared in the region but read after the loop is not dead there.
+ZERO_TRIP = {
+    "parametric": ("static double kernel(int n, double s)\n{\n  int i;\n#pragma scop\n"
+                   "  for (i = 0; i < n; i++) { s = A[i] * 2.0; B[i] = s + 1.0; }\n#pragma endscop\n"
+                   "  return s;\n}\n"),
+    "inner_edge": ("static double kernel(int n, double s)\n{\n  int k, l;\n#pragma scop\n"
+                   "  for (k = 0; k < n; k++) {\n    for (l = k + 1; l < n; l++) { s = A[l] * 2.0 + k; B[l] += s; }\n"
+                   "    C[k] = s;\n  }\n#pragma endscop\n  return s;\n}\n"),
+    "local_live": ("static double kernel(int n, double s0)\n{\n  int i;\n#pragma scop\n  double s = s0;\n"
+                   "  for (i = 0; i < n; i++) { s = A[i] * 2.0; B[i] = s + 1.0; }\n  C[0] = s;\n"
+                   "#pragma endscop\n  return C[0];\n}\n"),
+}
+ZERO_TRIP_MAIN = """
+int main(void)
+{
+  int i, n;
+  for (i = 0; i < 20; i++) A[i] = i;
+  for (n = 0; n < 4; n++)
+    printf("%d %.17g\\n", n, kernel(n, 42.0));
+  printf("%.17g\\n", kernel(20, 42.0));
+  for (i = 0; i < 20; i++) printf("%.17g %.17g\\n", B[i], C[i]);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("options", [[], ["--schedule", "outer"], ["--no-tile"], ["--tile-sizes", "3,5,7"]],
+                         ids=["default", "outer", "no-tile", "odd-tiles"])
+@pytest.mark.parametrize("name", sorted(ZERO_TRIP))
+def test_scalar_after_a_loop_of_no_iteration_keeps_its_value(tmp_path, name, options):
+    """A scalar written in a parallel loop keeps its value when the loop runs no iteration (n = 0, or an
+    inner loop `l = k + 1 .. n - 1` at k = n - 1), at 1 and 2 threads, under every option set."""
+    src = tmp_path / f"{name}.c"
+    src.write_text("#include <stdio.h>\nstatic double A[20], B[20], C[20];\n" + ZERO_TRIP[name] + ZERO_TRIP_MAIN)
+    out = tmp_path / f"{name}.opt.c"
+    assert main(["optimize", str(src), "-o", str(out), *options]) == 0
+    ref = compile_run(str(src), str(tmp_path / "ref"), [], openmp=False)
+    assert "0 42\n" in ref
+    for threads in (1, 2):
+        assert compile_run(str(out), str(tmp_path / "opt"), [], openmp=True, threads=threads) == ref

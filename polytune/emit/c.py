@@ -11,6 +11,7 @@ import re
 import islpy as isl
 from pycparser import c_ast, c_generator
 
+from ..errors import UnsupportedError
 from ..poly.islutil import CTX, isl_name, sets_of
 from ..poly.schedule import IVDEP_MARK, PARALLEL_MARK, SIMD_MARK, TiledSchedule
 from ..poly.scop import Scop
@@ -136,21 +137,23 @@ class _Printer:
         else:  # pragma: no cover
             raise NotImplementedError(f"isl AST node {t}")
 
-    def private(self, names: str) -> str:
-        """The OpenMP clauses for the scalars a loop privatizes (comma-separated): `private` for variables
-        declared inside the region (dead after it), `lastprivate` for the others (their final value is
-        the last iteration's). gcc does not vectorize an `omp simd` loop whose accumulator is lastprivate
-        both there and in the enclosing parallel loop."""
-        names = [x for x in names.split(",") if x]
-        local = [x for x in names if x in self.scop.local_names]
-        other = [x for x in names if x not in self.scop.local_names]
-        return "".join(f" {kind}({', '.join(xs)})" for kind, xs in (("private", local), ("lastprivate", other)) if xs)
+    def private(self, clauses: str) -> str:
+        """The OpenMP clauses of a parallel or simd mark (`private:a,b;lastprivate:c`): `private` for
+        scalars dead after the loop, `lastprivate` for the others (their final value is the last
+        iteration's). gcc does not vectorize an `omp simd` loop whose accumulator is lastprivate both there
+        and in the enclosing parallel loop."""
+        out = []
+        for part in clauses.split(";"):
+            kind, _, names = part.partition(":")
+            if names:
+                out.append(f" {kind}({', '.join(names.split(','))})")
+        return "".join(out)
 
     def for_(self, n: isl.AstNode, indent: int, pragma: tuple[str, str] | None) -> None:
         it = self.expr(n.for_get_iterator())
         init, cond, inc = (_strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(), n.for_get_inc()))
         step = f"{it}++" if inc == "1" else f"{it} += {inc}"
-        close = 0
+        close, base = 0, indent
         private_arrays = ""
         copies: list = []
         if pragma and pragma[0] == it:
@@ -165,6 +168,13 @@ class _Printer:
                     self.emit(f"const {COUNTER_TYPE} {self.prefix}_ub = {bound.group(2)};", indent)
                     cond = f"{it} {bound.group(1)} {self.prefix}_ub"
                     close = 1
+                if "lastprivate(" in pragma[1]:
+                    # OpenMP leaves a lastprivate variable unspecified after a loop that runs no iteration
+                    # (gcc copies the uninitialized private copy back): enter the loop only when it runs.
+                    first = re.sub(rf"\b{re.escape(it)}\b", f"({init})", cond)
+                    self.emit(f"if ({first}) {{", indent)
+                    close += 1
+                    indent += 1
                 copies = self.copies_at(it, private_arrays) if not ivdep else []
                 if copies:
                     # one buffer per thread for each privatized array, allocated in the parallel region
@@ -191,6 +201,7 @@ class _Printer:
         for c in copies:
             self.emit(f"__builtin_free({self.prefix}_{c.name}_copy);", indent)
         for _ in range(close):
+            indent -= 1 if indent > base else 0
             self.emit("}", indent)
 
     def copies_at(self, it: str, names: str) -> list:
@@ -296,8 +307,20 @@ def _replace_child(node, name: str, new) -> None:
         setattr(node, name, new)
 
 
+def _clone(node: c_ast.Node) -> c_ast.Node:
+    """A copy of a pycparser tree (copy.deepcopy takes about five Python frames per level, and a
+    statement of 160 terms exceeded the recursion limit)."""
+    out = copy.copy(node)
+    for slot in getattr(out, "__slots__", ()):
+        if isinstance(getattr(out, slot, None), list):
+            setattr(out, slot, list(getattr(out, slot)))  # lists of children are not shared with *node*
+    for name, child in node.children():
+        _replace_child(out, name, _clone(child))
+    return out
+
+
 def _substitute(body: c_ast.Node, subst: dict[str, str]) -> c_ast.Node:
-    body = copy.deepcopy(body)
+    body = _clone(body)
     if isinstance(body, c_ast.ID) and body.name in subst:  # pragma: no cover
         return c_ast.ID(subst[body.name])
     _Subst(subst).visit(body)
@@ -321,7 +344,16 @@ def build_ast(scop: Scop, tiled: TiledSchedule, prefix: str) -> isl.AstNode:
     for k in range(depth):
         ids = ids.add(isl.Id(f"{prefix}{k}", context=CTX))
     build = build.set_iterators(ids)
-    return build.node_from_schedule(tiled.schedule)
+    # A lastprivate scalar takes the value of the loop's last iteration, which must then run a statement.
+    # isl drops a guard that inner loops' bounds make redundant (an `if (n >= 2)` around a loop whose body
+    # is empty at n = 1), so that a generated loop may run iterations without statements: keep the guards.
+    exact = "lastprivate:" in str(tiled.schedule)
+    old = CTX.get_ast_build_exploit_nested_bounds()
+    CTX.set_ast_build_exploit_nested_bounds(0 if exact else old)
+    try:
+        return build.node_from_schedule(tiled.schedule)
+    finally:
+        CTX.set_ast_build_exploit_nested_bounds(old)
 
 
 def _max_depth(schedule: isl.Schedule) -> int:
@@ -388,9 +420,17 @@ def generate_region(scop: Scop, tiled: TiledSchedule, parallel: bool = True, ivd
                     indent: int = 1, avoid: frozenset[str] = frozenset()) -> str:
     """The C text that replaces the region (from '#pragma scop' to '#pragma endscop' inclusive)."""
     prefix = fresh_prefix(scop, avoid)
-    ast = build_ast(scop, tiled, prefix)
+    try:
+        ast = build_ast(scop, tiled, prefix)
+    except isl.Error:
+        raise UnsupportedError("isl's code generator failed on this region's schedule", scop.file,
+                               scop.begin_line) from None
     p = _Printer(scop, parallel, ivdep, prefix, tiled)
-    p.node(ast, indent + 1)
+    try:
+        p.node(ast, indent + 1)
+    except RecursionError:
+        raise UnsupportedError("an expression of the region is nested too deeply to print", scop.file,
+                               scop.begin_line) from None
     body = p.lines
     head = ["  " * indent + "{"]
     head += ["  " * (indent + 1) + d for d in scop.hoisted_decls]

@@ -278,7 +278,9 @@ def generate_cuda_region(scop: Scop, gs: GpuSchedule, block: tuple[int, ...] = (
             continue
         ext = hp.bound_expr(extent)
         lines.append(i1 + f"decltype(&{a.name}[0]) {p}_d_{a.name};")
-        lines.append(i1 + f"const size_t {p}_s_{a.name} = (size_t)(({ext}) + 1) * sizeof({a.name}[0]);")
+        # (the extent is the largest subscript accessed: negative where no access happens for these sizes)
+        lines.append(i1 + f"const size_t {p}_s_{a.name} = (size_t)(({ext}) >= 0 ? ({ext}) + 1 : 0) * "
+                          f"sizeof({a.name}[0]);")
         copies.append((a.name, f"{p}_d_{a.name}", f"{p}_s_{a.name}", a.written))
     for s in sorted(scalars_on_device & used):
         lines.append(i1 + f"decltype(&{s}) {p}_d_{s};")

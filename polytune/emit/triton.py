@@ -1502,7 +1502,7 @@ def generate_probe(scop: Scop, phase: str, avoid: frozenset[str] = frozenset()) 
             continue
         ext = _strip(printer.expr(param_expr(scop, pa)))
         elem = a.name + "[0]" * a.ndim
-        dims = [f"(size_t)(({ext}) + 1)"]
+        dims = [f"(size_t)(({ext}) >= 0 ? ({ext}) + 1 : 0)"]  # negative where nothing is accessed
         for k in range(1, a.ndim):
             dims.append(f"sizeof({a.name}{'[0]' * k}) / sizeof({a.name}{'[0]' * (k + 1)})")
         lines.append(f"{{ const size_t pt_dims[] = {{{', '.join(dims)}}}; "

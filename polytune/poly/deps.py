@@ -7,25 +7,33 @@ memory-based dependence follows from these by transitivity, and the scheduler is
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import islpy as isl
 
 from .islutil import bounded
 from .scop import Scop
 
-# isl operation quotas (about 1-2 s each on this machine); past them, the safe fallbacks are used.
-DATAFLOW_OPERATIONS = 2_000_000
+# isl operation quotas (2 M: about 1-2 s on this machine); past one, the next, simpler analysis is used.
+DATAFLOW_OPERATIONS = 3_000_000  # each step of the exact (value-based) analysis (200 one-line loops need 3 M)
+MEMORY_OPERATIONS = 2_000_000  # the memory-based fallback
 
 
 @dataclass(frozen=True, eq=False)
 class Dependences:
-    """Statement-instance relations ``S[i] -> T[j]``: T[j] must run after S[i]."""
+    """Statement-instance relations ``S[i] -> T[j]``: T[j] must run after S[i]. When even the memory-based
+    analysis runs out of its quota, the relations are None (*complete* is False): the region then keeps
+    its original order, untransformed, and any use of the missing relations fails loudly."""
 
-    flow: isl.UnionMap  # read-after-write, value-based (last writer)
-    anti: isl.UnionMap  # write-after-read, direct (reads since the previous write)
-    output: isl.UnionMap  # write-after-write, direct (previous write)
+    flow: isl.UnionMap | None  # read-after-write, value-based (last writer)
+    anti: isl.UnionMap | None  # write-after-read, direct (reads since the previous write)
+    output: isl.UnionMap | None  # write-after-write, direct (previous write)
     scalars: ScalarInfo | None = field(default=None)  # for privatizing scalars the region writes
+    fallback: str = ""  # what was used instead of the exact analysis, for a one-line note ("" if nothing)
+
+    @property
+    def complete(self) -> bool:
+        return self.flow is not None
 
     @property
     def all(self) -> isl.UnionMap:
@@ -45,61 +53,84 @@ class ScalarInfo:
     writes: dict  # scalar name -> instances that write it (isl.UnionSet)
 
 
-def _false_dependences(writes: isl.UnionMap, reads: isl.UnionMap, sched: isl.UnionMap, before: isl.UnionMap):
-    try:
-        false = bounded(lambda: isl.UnionAccessInfo.from_sink(writes).set_must_source(writes)
-                        .set_may_source(reads).set_schedule_map(sched).compute_flow(), DATAFLOW_OPERATIONS)
-        output = false.get_must_dependence()
-        anti = false.get_may_dependence().subtract(output).intersect(reads.apply_range(writes.reverse()))
-    except isl.Error:
-        output = writes.apply_range(writes.reverse()).intersect(before)
-        anti = reads.apply_range(writes.reverse()).intersect(before)
+def _false_dependences(writes: isl.UnionMap, reads: isl.UnionMap, sched: isl.UnionMap):
+    false = isl.UnionAccessInfo.from_sink(writes).set_must_source(writes).set_may_source(reads) \
+        .set_schedule_map(sched).compute_flow()
+    output = false.get_must_dependence()
+    anti = false.get_may_dependence().subtract(output).intersect(reads.apply_range(writes.reverse()))
     return anti, output
 
 
-def scalar_info(scop: Scop, flow: isl.UnionMap) -> ScalarInfo | None:
-    """Dependences for privatizing the scalars *scop* writes (None when it writes none, or when isl's
-    analysis gives up: the scalars then stay shared)."""
+def _scalar_info(scop: Scop, flow: isl.UnionMap) -> ScalarInfo | None:
+    """Dependences for privatizing the scalars *scop* writes (None when it writes none)."""
     names = [a.name for a in scop.arrays if a.ndim == 0 and a.written]
     if not names:
         return None
     sched, reads, writes = scop.schedule, scop.reads, scop.writes
-    before = sched.lex_lt_union_map(sched)
     space = isl.UnionSet.empty(writes.get_space())
     per = {}
     for s in names:
         one = isl.UnionSet(isl.Set(f"{{ {s}[] }}", context=scop.context.get_ctx()))
         space = space.union(one)
         per[s] = (reads.intersect_range(one), writes.intersect_range(one))
-    try:
-        anti, output = _false_dependences(writes.subtract_range(space), reads.subtract_range(space), sched, before)
-        sflow, exposed, wdom = {}, {}, {}
-        for s, (r, w) in per.items():
-            f = bounded(lambda r=r, w=w: isl.UnionAccessInfo.from_sink(r).set_must_source(w)
-                        .set_schedule_map(sched).compute_flow(), DATAFLOW_OPERATIONS)
-            sflow[s] = f.get_may_dependence()
-            exposed[s] = f.get_may_no_source().domain()
-            wdom[s] = w.domain()
-    except isl.Error:
-        return None
+    anti, output = _false_dependences(writes.subtract_range(space), reads.subtract_range(space), sched)
+    sflow, exposed, wdom = {}, {}, {}
+    for s, (r, w) in per.items():
+        f = isl.UnionAccessInfo.from_sink(r).set_must_source(w).set_schedule_map(sched).compute_flow()
+        sflow[s] = f.get_may_dependence()
+        exposed[s] = f.get_may_no_source().domain()
+        wdom[s] = w.domain()
     return ScalarInfo(flow.union(anti).union(output).coalesce(), sflow, exposed, wdom)
 
 
-def compute_dependences(scop: Scop) -> Dependences:
+def _exact(scop: Scop) -> Dependences:
     sched = scop.schedule
     reads, writes = scop.reads, scop.writes
-    info = isl.UnionAccessInfo.from_sink(reads).set_must_source(writes).set_schedule_map(sched)
-    before = sched.lex_lt_union_map(sched)
-    memory_flow = writes.apply_range(reads.reverse()).intersect(before)
-    try:
-        flow = bounded(lambda: info.compute_flow().get_may_dependence(), DATAFLOW_OPERATIONS)
-    except isl.Error:  # isl has failed here on some quasi-affine accesses: use the safe superset
-        flow = memory_flow
-    if not memory_flow.range().is_subset(flow.range()):
-        # Every read instance that follows some write of its element must have a last writer. isl's
-        # dataflow analysis has been seen to drop one (a strided, disjunctive domain): fall back to the
-        # memory-based flow dependences, a safe superset.
-        flow = memory_flow
-    anti, output = _false_dependences(writes, reads, sched, before)
+    # Each step has its own quota: one quota over all of them let a 16-statement nest spend 90 s in the
+    # anti/output step after the flow step had used little; per step, both stop in seconds.
+    result = bounded(isl.UnionAccessInfo.from_sink(reads).set_must_source(writes).set_schedule_map(sched)
+                     .compute_flow, DATAFLOW_OPERATIONS)
+    flow = result.get_may_dependence()
+    # Every read that follows some write of its element must have a last writer. isl's dataflow analysis
+    # has been seen to drop one (a strided, disjunctive domain): then use the memory-based flow
+    # dependences, a safe superset. Only the reads isl found no writer for are checked (ordering all pairs
+    # of statements took 7 s of 10 on 200 one-line loops).
+    orphans = result.get_may_no_source()
+    mupa = isl.MultiUnionPwAff.from_union_map(sched)
+    if not bounded(writes.apply_range(orphans.reverse()).lex_lt_at_multi_union_pw_aff(mupa).is_empty,
+                   DATAFLOW_OPERATIONS):
+        flow = writes.apply_range(reads.reverse()).lex_lt_at_multi_union_pw_aff(mupa)
+    anti, output = bounded(lambda: _false_dependences(writes, reads, sched), DATAFLOW_OPERATIONS)
     flow = flow.coalesce()
-    return Dependences(flow, anti.coalesce(), output.coalesce(), scalar_info(scop, flow))
+    try:
+        scalars = bounded(lambda: _scalar_info(scop, flow), DATAFLOW_OPERATIONS)
+    except isl.Error:  # (isl has failed here on quasi-affine accesses) the scalars then stay shared
+        scalars = None
+    return Dependences(flow, anti.coalesce(), output.coalesce(), scalars)
+
+
+def _memory_based(scop: Scop) -> Dependences:
+    """Pluto's memory-based dependences (every earlier access of an element that one of the two writes): a
+    superset of the exact ones, without isl's dataflow analysis. No scalar is privatized."""
+    sched, reads, writes = scop.schedule, scop.reads, scop.writes
+    before = sched.lex_lt_union_map(sched)
+    flow = writes.apply_range(reads.reverse()).intersect(before)
+    anti = reads.apply_range(writes.reverse()).intersect(before)
+    output = writes.apply_range(writes.reverse()).intersect(before)
+    return Dependences(flow.coalesce(), anti.coalesce(), output.coalesce())
+
+
+def compute_dependences(scop: Scop) -> Dependences:
+    """The exact dependences; past isl's operation quota, the memory-based ones; past that too, none
+    (the region keeps its original order). Each fallback says what it did in ``fallback``."""
+    try:
+        return _exact(scop)
+    except isl.Error:  # out of quota, or isl failed (it has, on some quasi-affine accesses)
+        pass
+    try:
+        deps = bounded(lambda: _memory_based(scop), MEMORY_OPERATIONS)
+        return replace(deps, fallback="the exact dependence analysis exceeded its isl operation limit: "
+                                      "memory-based dependences used")
+    except isl.Error:
+        return Dependences(None, None, None, None, "the dependence analysis exceeded its isl operation limit: "
+                                                   "the region keeps its original order")

@@ -500,15 +500,32 @@ def _positions(body: c_ast.Compound) -> dict[int, list[int]]:
     return out
 
 
+def _check_iterators_used_outside(b: _Builder) -> None:
+    """A loop iterator read where it is not the counter of an enclosing loop (after its loop: C gives it
+    the exit value) is not a constant of the region: refuse it rather than read the value it had before."""
+    uses = [(line, p) for p, line in b.params.items() if p in b.iterators_all]
+    uses += [(_line(node, line), array) for (_, _, _, _, _, line, accesses, _) in b.stmts
+             for (array, _, _, node) in accesses if array in b.iterators_all]
+    if uses:
+        line, name = min(uses)
+        raise UnsupportedError(f"loop iterator '{name}' is read outside its loop (its value after the loop "
+                               "is not modeled)", b.region.file, line)
+
+
 def build_scop(region: Region) -> Scop:
     """Model *region* with isl; raises UnsupportedError (file:line) for constructs outside the model."""
     b = _Builder(region)
-    b.walk(region.body, [], [])
+    try:
+        b.walk(region.body, [], [])
+    except RecursionError:
+        raise UnsupportedError("an expression or nest of the region is too deep to analyze", region.file,
+                               region.begin_line) from None
     if not b.stmts:
         raise UnsupportedError("the scop region contains no statement", region.file, region.begin_line)
     written = set()
     for (_, _, _, _, _, _, accesses, _) in b.stmts:
         written |= {a for (a, _, w, _) in accesses if w}
+    _check_iterators_used_outside(b)
     for p, line in b.params.items():
         if p in written:
             raise UnsupportedError(f"loop bound or subscript uses '{p}', which is written inside the scop "

@@ -28,6 +28,8 @@ SIMD_MARK = "omp_simd"
 DEFAULT_TILE = 32
 DEFAULT_UNROLL = 4  # unroll-and-jam factor of a point loop into the innermost one (register tiling)
 SCHEDULER_OPERATIONS = 20_000_000  # isl operation quota of the scheduler; past it: the original order
+MANY_STATEMENTS = 50  # above this, isl's scheduler does not try to fuse (its search is not bounded by the quota)
+TRANSFORM_OPERATIONS = 20_000_000  # quota of tiling, marks and the legality check; past it: the base schedule
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class TiledSchedule:
     bands: tuple[BandInfo, ...]
     tile_sizes: tuple[int, ...]  # flattened, in band order: what the tuner tunes
     private_arrays: dict = field(default_factory=dict)  # loop depth -> its PrivateArray copies
+    fallback: str = ""  # what was done instead of the transformations, when isl ran out of its quota
 
     @property
     def tunable_bands(self) -> tuple[BandInfo, ...]:
@@ -74,21 +77,33 @@ def schedule_options() -> None:
 
 
 def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool = False,
-                          whole_component: bool = False, serialize_sccs: bool = False) -> isl.Schedule:
+                          whole_component: bool = False, serialize_sccs: bool = False,
+                          notes: list[str] | None = None) -> isl.Schedule:
     """isl's scheduler (Pluto-like: tiling hyperplanes, proximity, coincidence) over the dependences;
     *outer_coincidence* asks for parallel outer members (the GPU mapping's choice, as in PPCG);
     *whole_component* schedules each connected component at once instead of its strongly connected
     parts one by one, which fuses statements that the incremental scheduler distributes;
-    *serialize_sccs* puts the strongly connected components one after the other (no fusion)."""
+    *serialize_sccs* puts the strongly connected components one after the other (no fusion). A fallback to
+    the original order is noted in *notes*."""
+    if not deps.complete:
+        return original_order(scop)
     schedule_options()
     CTX.set_schedule_outer_coincidence(1 if outer_coincidence else 0)
     CTX.set_schedule_whole_component(1 if whole_component else 0)
     CTX.set_schedule_serialize_sccs(1 if serialize_sccs else 0)
-    d = _possible(deps.all, scop.context)
-    sc = isl.ScheduleConstraints.on_domain(scop.domain).set_validity(d).set_proximity(d).set_coincidence(d)
+    many = len(scop.statements) > MANY_STATEMENTS
     try:
+        d = bounded(lambda: _possible(deps.all, scop.context), SCHEDULER_OPERATIONS)
+        sc = isl.ScheduleConstraints.on_domain(scop.domain).set_validity(d).set_proximity(d).set_coincidence(d)
+        if many:
+            # isl's operation quota does not stop its scheduler's search for fusions (200 one-line loops:
+            # over 10 minutes; 0.3 s with the strongly connected components scheduled one after another)
+            CTX.set_schedule_serialize_sccs(1)
+            if notes is not None:
+                notes.append(f"{len(scop.statements)} statements: loops are not fused (isl's scheduler takes "
+                             "each strongly connected component on its own)")
         schedule = bounded(sc.compute_schedule, SCHEDULER_OPERATIONS)
-        if _skews_short_loop(schedule):
+        if not many and _skews_short_loop(schedule):
             # isl skewed a loop by a short constant-extent loop (depthwise: `y + ky`, the filter taps): the
             # accumulation is spread over the outer loop, and the point loops get a loop of 1-3 iterations
             # and guards in the innermost body. Ask for parallel outer members instead (PPCG's choice,
@@ -105,13 +120,32 @@ def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool
                     return other
         return schedule
     except isl.Error:
-        # isl's scheduler can fail ("unable to carry dependences"): keep the original order, untiled.
-        mupa = isl.MultiUnionPwAff.from_union_map(scop.schedule)
-        return isl.Schedule.from_domain(scop.domain).insert_partial_schedule(mupa)
+        # isl's scheduler can fail ("unable to carry dependences") or run out of its operation quota: keep
+        # the original order, untiled.
+        if notes is not None:
+            notes.append("isl's scheduler failed or exceeded its operation limit: the original loop order is kept")
+        return original_order(scop)
     finally:
         CTX.set_schedule_outer_coincidence(0)
         CTX.set_schedule_whole_component(0)
         CTX.set_schedule_serialize_sccs(0)
+
+
+def _ast_builds(scop: Scop, ts: TiledSchedule) -> bool:
+    """Whether isl's AST builder accepts the schedule (only asked where a band was unrolled and jammed)."""
+    if not any(b.unroll_jam for b in ts.bands):
+        return True
+    try:
+        isl.AstBuild.from_context(scop.context).node_from_schedule(ts.schedule)
+        return True
+    except isl.Error:
+        return False
+
+
+def original_order(scop: Scop) -> isl.Schedule:
+    """The region's own order (its 2d+1 schedule) as a schedule tree: one band, not permutable."""
+    mupa = isl.MultiUnionPwAff.from_union_map(scop.schedule)
+    return isl.Schedule.from_domain(scop.domain).insert_partial_schedule(mupa)
 
 
 def _possible(deps: isl.UnionMap, context: isl.Set) -> isl.UnionMap:
@@ -179,16 +213,33 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
     `_Transformer.schedule_clause`). *privatize_arrays*: private copies of scratch arrays (privatize.py).
     *point_order*: stride (the best access strides innermost) or vector (the same among the point loops
     along which no statement depends on itself, where there are such)."""
+    if not deps.complete:  # no dependences known: the original order, nothing transformed or marked
+        return TiledSchedule(original_order(scop), (), ())
     base = base if base is not None else compute_base_schedule(scop, deps)
-    t = _Transformer(scop, deps.all.intersect_params(scop.context), list(tile_sizes), tile, parallel,
-                     deps.scalars, unroll)
-    t.deps_object = deps if privatize_arrays else None
-    t.omp_schedule = omp_schedule
-    t.point_rule = point_order
-    root = t.visit(base.get_root(), inside_parallel=False, outer_members=0)
-    schedule = root.get_schedule()
-    check_legal(schedule, deps, scop)
-    return TiledSchedule(schedule, tuple(t.bands), tuple(t.used_sizes), dict(t.copies))
+
+    def transform(u: int) -> TiledSchedule:
+        t = _Transformer(scop, deps.all.intersect_params(scop.context), list(tile_sizes), tile, parallel,
+                         deps.scalars, u)
+        t.deps_object = deps if privatize_arrays else None
+        t.omp_schedule = omp_schedule
+        t.point_rule = point_order
+        root = t.visit(base.get_root(), inside_parallel=False, outer_members=0)
+        schedule = root.get_schedule()
+        check_legal(schedule, deps, scop)
+        return TiledSchedule(schedule, tuple(t.bands), tuple(t.used_sizes), dict(t.copies))
+
+    try:
+        ts = bounded(lambda: transform(unroll), TRANSFORM_OPERATIONS)
+        if unroll and not _ast_builds(scop, ts):
+            # isl's AST builder failed on the unrolled copies: the same schedule without unroll-and-jam
+            ts = bounded(lambda: transform(0), TRANSFORM_OPERATIONS)
+        return ts
+    except isl.Error:
+        # Tiling, parallel marks and their tests ran out of their quota: the base schedule as it is (isl's
+        # scheduler respected every dependence; the check confirms it), no loop marked.
+        check_legal(base, deps, scop)
+        return TiledSchedule(base, (), (), fallback="tiling and parallelization exceeded their isl operation "
+                                                    "limit: the schedule is left untiled and sequential")
 
 
 class _Transformer:
@@ -198,7 +249,7 @@ class _Transformer:
         self.tile, self.parallel = tile, parallel
         self.unroll = unroll  # unroll-and-jam factor of the point loops (0: none)
         self.scalars = scalars  # privatizable scalars (OpenMP loops only; None: keep every scalar shared)
-        self.private: tuple[str, ...] = ()  # what the last loop first_parallel found needs privatized
+        self.private = ""  # the scalar clauses of the last loop first_parallel found ("private:s;lastprivate:t")
         self.private_arrays: tuple[PrivateArray, ...] = ()  # arrays that loop needs a private copy of
         self.deps_object: Dependences | None = None  # for the per-array dependences (computed on first use)
         self._array_flows = None
@@ -343,7 +394,7 @@ class _Transformer:
         for moved in self.steps(node):
             if any(x is not None and not _changes_within(x[0], x[1], 1) for x in moved(m)):
                 return node
-        return _mark_member(node, m, f"{SIMD_MARK}@{depth}@{','.join(private)}")
+        return _mark_member(node, m, f"{SIMD_MARK}@{depth}@{private}")
 
     def carried_pairs(self, node, m: int) -> set[tuple[str, str]] | None:
         """The (source, sink) statement pairs of the dependences band member *m* carries; None if one of
@@ -452,7 +503,7 @@ class _Transformer:
         self.private_arrays = ()
         for m in members:
             if self.is_parallel(node, m):
-                self.private = ()
+                self.private = ""
                 return m
             private = self.privatizing(node, m)
             if private is not None:
@@ -460,7 +511,7 @@ class _Transformer:
                 return m
             arrays = self.privatizing_arrays(node, m)
             if arrays:
-                self.private, self.private_arrays = (), arrays
+                self.private, self.private_arrays = "", arrays
                 return m
         return None
 
@@ -505,16 +556,20 @@ class _Transformer:
         arrays = ",".join(a.name for a in self.private_arrays)
         if arrays:
             self.copies[depth] = self.private_arrays
-        return f"{PARALLEL_MARK}@{depth}" + (f"@{','.join(self.private)}" if self.private or arrays or clause else "") \
+        return f"{PARALLEL_MARK}@{depth}" + (f"@{self.private}" if self.private or arrays or clause else "") \
             + (f"@{arrays}" if arrays or clause else "") + (f"@{clause}" if clause else "")
 
-    def privatizing(self, node, m: int) -> tuple[str, ...] | None:
-        """The scalars that, made `lastprivate`, let band member *m* run in parallel (None: none do).
+    def privatizing(self, node, m: int) -> str | None:
+        """The OpenMP clauses (`private:s;lastprivate:t`, "" for none needed) for the scalars that, made
+        private, let band member *m* run in parallel (None: none do).
         A scalar qualifies when, inside the loop, every value it carries is written and read in one
         iteration (its flow dependences in the subtree stay within an iteration and none comes from
         outside it, nor from before the region), and every iteration writes it (so the last iteration's
         value is the sequential program's final value). Only its anti and output dependences are then
-        dropped from the parallelism test."""
+        dropped from the parallelism test. It is `private` when it is dead after the loop (declared inside
+        the region and no read after the loop gets its value from the loop), `lastprivate` otherwise; the
+        printer enters a loop with lastprivate scalars only when it runs (OpenMP leaves them unspecified
+        after a loop of no iteration)."""
         if self.scalars is None or not self.is_parallel(node, m, self.scalars.without_false):
             return None
         dom = node.get_domain()
@@ -532,7 +587,9 @@ class _Transformer:
             if not iterations.is_subset(prefix.intersect_domain(writes).range()):
                 return None
             out.append(s)
-        return tuple(out)
+        return _clauses(out, [s for s in out if s not in self.scop.local_names
+                              or not self.scalars.flow[s].intersect_domain(dom).subtract_range(dom)
+                              .intersect_params(self.scop.context).is_empty()])
 
     def is_parallel(self, node, m: int, deps: isl.UnionMap | None = None) -> bool:
         """Exact test: no dependence between instances of this subtree that agree on every outer
@@ -654,6 +711,12 @@ class _Transformer:
         if not options.is_empty():  # the same options (separate) in the isolated part
             options = options.union(isl.UnionSet("{ [isolate[] -> separate[x]] }", context=CTX))
         return node.band_set_ast_build_options(options.union(full)), (m, u)
+
+
+def _clauses(names: list[str], live: list[str]) -> str:
+    """The privatization part of a parallel or simd mark: `private:a,b;lastprivate:c` ("" for none)."""
+    dead = [s for s in names if s not in live]
+    return ";".join(f"{kind}:{','.join(xs)}" for kind, xs in (("private", dead), ("lastprivate", live)) if xs)
 
 
 def _full_blocks(point, m: int, u: int) -> isl.UnionSet:

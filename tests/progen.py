@@ -1,0 +1,175 @@
+"""Random C programs with the shapes tests/nestgen.py does not make (issue 14), seeded by one integer.
+
+Each program has 1-3 functions ``kernel<k>(int n, double s)``, each with one ``#pragma scop`` region, and
+``main`` calls every kernel for n = 0, 1, 2, 3 and NMAX, in order, printing each returned ``s``; at the end
+it prints every array element and the global scalar ``t``. So:
+- loop bounds are parametric (``i < n - 1``, ``j < n - i``) and empty for some n (0 and 1 always run);
+- inner ranges are empty at the edges of outer loops (``j = i + 1 .. n - 1`` at i = n - 1);
+- loops count down and step by 2 or 3 under triangular bounds;
+- the scalar ``s`` is live into the region (a parameter) and out of it (returned), and is written, read
+  and accumulated across loops; ``t`` (a global) lives across regions and functions;
+- several regions sit in several functions.
+Every subscript stays inside the arrays for every n <= NMAX (checked by construction: iterators lie in
+[0, NMAX], subscripts are `v + c`, `2 * v + c`, `NMAX + 4 - v` or constants). Values stay bounded:
+coefficients of an assignment sum to at most 1, accumulations add an eighth.
+
+``COND_SUBSCRIPTS`` turns on conditionals in subscripts (``A[v < 4 ? v : 4]``); it waits for the
+frontend's support of them (issue 14 item 3; the "front" helper's work in poly/extract.py).
+
+``python tests/progen.py SEED`` prints one program.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+NMAX = 9
+SIZE = 2 * NMAX + 8  # every subscript is in [0, 2 * NMAX + 4]
+N_VALUES = (0, 1, 2, 3, NMAX)
+COND_SUBSCRIPTS = False  # switch on once conditional subscripts are supported (the front helper's work)
+ITERS = ("i", "j", "k")
+
+
+@dataclass(frozen=True)
+class Program:
+    seed: int
+    source: str
+    kernels: int
+    summary: str
+
+    def __repr__(self) -> str:
+        return f"Program(seed={self.seed}: {self.summary})\n{self.source}"
+
+
+class _Gen:
+    def __init__(self, seed: int):
+        self.r = random.Random(seed)
+        self.features: set[str] = set()
+
+    def pick(self, xs):
+        return self.r.choice(list(xs))
+
+    def loop(self, var: str, outer: list[str]) -> str:
+        """A loop whose iterator stays in [0, NMAX] for every n <= NMAX (bounds: lower inclusive, upper
+        exclusive)."""
+        lows = ["0", "1"] + outer + [f"{o} + 1" for o in outer]
+        highs = ["n", "n - 1", "n - 2", "n - 3"] + outer + [f"{o} + 1" for o in outer] + \
+            [f"n - {o}" for o in outer] + ["3"]
+        lo, hi = self.pick(lows), self.pick(highs)
+        if hi.startswith("n") or hi in outer or "+" in hi:
+            self.features.add("parametric" if hi.startswith("n") else "triangular")
+        kind = self.pick(["up"] * 5 + ["down", "down", "step", "step"])
+        if kind == "down":
+            self.features.add("decreasing")
+            step = self.pick(["--", " -= 2"])
+            return f"for ({var} = {hi} - 1; {var} >= {lo}; {var}{step})"
+        if kind == "step":
+            self.features.add("strided")
+            return f"for ({var} = {lo}; {var} < {hi}; {var} += {self.pick(['2', '3'])})"
+        return f"for ({var} = {lo}; {var} < {hi}; {var}++)"
+
+    def subscript(self, iters: list[str]) -> str:
+        if not iters or self.r.random() < 0.1:
+            return str(self.pick([0, 2, 5, NMAX]))
+        v = self.pick(iters)
+        if COND_SUBSCRIPTS and self.r.random() < 0.1:
+            self.features.add("conditional-subscript")
+            return f"({v} < 4 ? {v} : 4)"
+        form = self.r.random()
+        if form < 0.7:
+            return f"{v} + {self.pick([0, 0, 1, 2, 3])}"
+        if form < 0.85:
+            return f"2 * {v} + {self.pick([0, 1, 2])}"
+        return f"{NMAX + 4} - {v}"
+
+    def access(self, arrays: list[str], iters: list[str]) -> str:
+        return f"{self.pick(arrays)}[{self.subscript(iters)}][{self.subscript(iters)}]"
+
+    def statement(self, arrays: list[str], iters: list[str]) -> str:
+        kind = self.pick(["assign"] * 4 + ["accumulate", "scalar_write", "scalar_acc", "scalar_read",
+                                           "global_write", "global_read"])
+        read = lambda: self.access(arrays, iters)  # noqa: E731
+        if kind == "assign":
+            text = f"{read()} = {read()} * 0.5 + {read()} * 0.25 + 1.0;"
+        elif kind == "accumulate":
+            text = f"{read()} += {read()} * 0.125;"
+        elif kind == "scalar_write":
+            self.features.add("scalar")
+            text = f"s = {read()} * 0.5 + {self.pick(['0.25', 's * 0.25'])};"
+        elif kind == "scalar_acc":
+            self.features.add("scalar")
+            text = f"s += {read()} * 0.125;"
+        elif kind == "scalar_read":
+            self.features.add("scalar")
+            text = f"{read()} = s * 0.5 + {read()} * 0.25;"
+        elif kind == "global_write":
+            self.features.add("global-scalar")
+            text = f"t = {read()} * 0.5 + t * 0.25;"
+        else:
+            self.features.add("global-scalar")
+            text = f"{read()} = t * 0.25 + {read()} * 0.5;"
+        if iters and self.r.random() < 0.12:
+            v = self.pick(iters)
+            text = f"if ({self.pick([f'{v} > 1', f'{v} % 2 == 0', f'{v} < n - 2'])})\n  {text}"
+        return text
+
+    def region(self, arrays: list[str]) -> list[str]:
+        """The statements of one region: nests sharing outer loops with the previous statement or not."""
+        top: list = []
+        prev: list = []  # path of (header, body list) of the previous statement
+        for s in range(self.r.randint(1, 4)):
+            depth = self.r.randint(1, 3)
+            share = self.r.randint(0, min(depth, len(prev))) if s else 0
+            path = prev[:share]
+            for lvl in range(share, depth):
+                node = (self.loop(ITERS[lvl], [ITERS[q] for q in range(lvl)]), [])
+                (path[-1][1] if path else top).append(node)
+                path.append(node)
+            path[-1][1].append(self.statement(arrays, list(ITERS[:depth])))
+            prev = path
+        return _render(top, 1)
+
+
+def _render(items: list, indent: int) -> list[str]:
+    pad = "  " * indent
+    out: list[str] = []
+    for it in items:
+        if isinstance(it, str):
+            out += [pad + line for line in it.split("\n")]
+        else:
+            header, body = it
+            out.append(pad + header + " {")
+            out += _render(body, indent + 1)
+            out.append(pad + "}")
+    return out
+
+
+def program(seed: int) -> Program:
+    g = _Gen(seed)
+    arrays = ["A", "B", "C"][:g.r.randint(1, 3)]
+    nk = g.pick([1, 1, 2, 3])
+    if nk > 1:
+        g.features.add("several-regions")
+    decls = ", ".join(f"{a}[{SIZE}][{SIZE}]" for a in arrays)
+    src = ["#include <stdio.h>", "", f"#define NMAX {NMAX}", f"static double {decls};", "static double t = 0.5;", ""]
+    for k in range(nk):
+        src += [f"static double kernel{k}(int n, double s)", "{", "  int i, j, k;", "#pragma scop"]
+        src += g.region(arrays)
+        src += ["#pragma endscop", "  return s;", "}", ""]
+    src += ["int main(void)", "{", "  int i, j, n;", f"  for (i = 0; i < {SIZE}; i++)",
+            f"    for (j = 0; j < {SIZE}; j++) {{"]
+    src += [f"      {a}[i][j] = (double)((i * {7 + 2 * q} + j * {3 + q} + {q}) % 17) * 0.125 - 1.0;"
+            for q, a in enumerate(arrays)]
+    src += ["    }", f"  for (n = 0; n < {len(N_VALUES)}; n++) {{",
+            f"    static const int ns[] = {{{', '.join(map(str, N_VALUES))}}};"]
+    src += [f'    printf("%.17g\\n", kernel{k}(ns[n], 0.75 + {k}));' for k in range(nk)]
+    src += ["  }", f"  for (i = 0; i < {SIZE}; i++)", f"    for (j = 0; j < {SIZE}; j++) {{"]
+    src += [f'      printf("%.17g\\n", {a}[i][j]);' for a in arrays]
+    src += ["    }", '  printf("%.17g\\n", t);', "  return 0;", "}", ""]
+    return Program(seed, "\n".join(src), nk, ", ".join(sorted(g.features)) or "plain")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    import sys
+
+    print(program(int(sys.argv[1]) if len(sys.argv) > 1 else 0))
