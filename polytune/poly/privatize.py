@@ -75,7 +75,6 @@ def array_flows(scop: Scop, deps: Dependences) -> ArrayPrivatization | None:
     if not names:
         return None
     sched = scop.schedule
-    before = sched.lex_lt_union_map(sched)
     out = {}
     try:
         for name in names:
@@ -83,7 +82,7 @@ def array_flows(scop: Scop, deps: Dependences) -> ArrayPrivatization | None:
             r, w = scop.reads.intersect_range(one), scop.writes.intersect_range(one)
             f = bounded(lambda r=r, w=w: isl.UnionAccessInfo.from_sink(r).set_must_source(w)
                         .set_schedule_map(sched).compute_flow(), ANALYSIS_OPERATIONS)
-            anti, output = false_dependences_of(w, r, sched, before)
+            anti, output = bounded(lambda r=r, w=w: false_dependences_of(w, r, sched), ANALYSIS_OPERATIONS)
             ndim = next(a.ndim for a in scop.arrays if a.name == name)
             out[name] = ArrayFlow(name, ndim, f.get_may_dependence(), f.get_may_no_source().domain(), w,
                                   r.union(w), anti.union(output))
@@ -94,8 +93,9 @@ def array_flows(scop: Scop, deps: Dependences) -> ArrayPrivatization | None:
             for s in scalars:
                 one = _array_space(scop, s)
                 space = one if space is None else space.union(one)
-            anti, output = false_dependences_of(scop.writes.intersect_range(space),
-                                                scop.reads.intersect_range(space), sched, before)
+            anti, output = bounded(lambda: false_dependences_of(scop.writes.intersect_range(space),
+                                                                scop.reads.intersect_range(space), sched),
+                                   ANALYSIS_OPERATIONS)
             sfalse = anti.union(output)
     except isl.Error:
         return None
