@@ -24,7 +24,8 @@ from ..errors import UsageError
 from pycparser import c_ast, c_generator
 
 from ..poly.gpu import (KERNEL_MARK, POINTS_MARK, SHARED_MARK, TILE_MARK, CudaMapping, GpuSchedule, KernelInfo,
-                        KernelPlan, TiledGpu, bound_as_params, dims_as_params, fold_axes, plan_tiled, point_value,
+                        KernelPlan, TiledGpu, bound_as_params, dims_as_params, fold_axes, kernel_choices, plan_tiled,
+                        point_value,
                         staged_box)
 from ..poly.deps import Dependences
 from ..poly.islutil import isl_name, sets_of
@@ -373,24 +374,25 @@ class _TiledKernelPrinter(_Printer):
         if self.points is not None:
             # a point member without a loop here (isl fixed it): the thread whose point it is runs it
             conds = []
+            names = [f"{self.prefix}_a{i}" for i in range(len(args))]
             for j in range(self.plan.info.mapped):
                 if j not in self.point_loops:
-                    aff = point_value(self.plan, j, name)
-                    text = _aff_text(self.scop, aff, args) if aff is not None else None
-                    if text is None:
-                        raise NotPromotable(f"point member {j} of {name}")
-                    conds.append(f"{text} == {self.prefix}{self.points + j}")
+                    value = dims_as_params(point_value(self.plan, j, name), isl.dim_type.in_, names)
+                    conds.append(f"({self._expr_of(value)}) == {self.prefix}{self.points + j}")
             if conds:
-                self.emit(f"if ({' && '.join(conds)}) {{", indent)
-                indent += 1
-                close = 1
+                self.emit("{", indent)
+                for n_, a in zip(names, args):
+                    self.emit(f"const long {n_} = {a};", indent + 1)
+                self.emit(f"if ({' && '.join(conds)}) {{", indent + 1)
+                indent += 2
+                close = 2
         subst = dict(zip(st.iterators, args))
         subst.update(self.renamed)
         body = _substitute(st.body, subst)
         body = _rewrite_refs(body, self._ref)
         self.emit(self.gen.visit(body) + ";", indent)
-        if close:
-            self.emit("}", indent - 1)
+        for k in range(close):
+            self.emit("}", indent - 1 - k)
 
     def _ref(self, array: str, subs: list[str]) -> str | None:
         p = self.prefix
@@ -429,23 +431,6 @@ def _statements_in(n: isl.AstNode) -> set[str]:
 
     walk(n)
     return out
-
-
-def _aff_text(scop: Scop, aff: isl.Aff, args: list[str]) -> str | None:
-    """An affine function of a statement's iterators as C, with *args* for the iterators."""
-    if aff.get_denominator_val().to_str() != "1":
-        return None
-    terms = [aff.get_constant_val().to_str()]
-    for i, a in enumerate(args):
-        c = aff.get_coefficient_val(isl.dim_type.in_, i).to_str()
-        if c != "0":
-            terms.append(f"{c} * {a}")
-    for i in range(aff.dim(isl.dim_type.param)):
-        c = aff.get_coefficient_val(isl.dim_type.param, i).to_str()
-        if c != "0":
-            name = aff.get_dim_name(isl.dim_type.param, i)
-            terms.append(f"{c} * {scop.constants.get(name, _c(name))}")
-    return "(" + " + ".join(terms) + ")"
 
 
 def _rewrite_refs(body: c_ast.Node, ref) -> c_ast.Node:
@@ -619,30 +604,32 @@ def array_extent(scop: Scop, array: str) -> isl.PwAff | None:
 def generate_cuda_region(scop: Scop, gs: GpuSchedule, block: tuple[int, ...] = (), indent: int = 1,
                          avoid: frozenset[str] = frozenset(), serve: bool = False, dump: str = "",
                          prefix: str | None = None, scop_index: int = 0, mapping: CudaMapping | None = None,
-                         deps: Dependences | None = None) -> CudaRegion:
+                         deps: Dependences | None = None, timing: bool = False) -> CudaRegion:
     """Kernels and host code for one region. *serve*: a tuning build (see the module doc); *dump* is the
     C code that dumps what the region wrote (run on request after each configuration). *mapping*: how
     the kernels use the GPU (default: the tiled default mapping when *deps* is given, else the flat one);
     a tiled mapping needs *deps* (the transformed schedule is checked against them). A serve build
-    without a mapping is flat: it reads its block shapes from the pipe; a tiled one has them built in."""
+    without a mapping is flat: it reads its block shapes from the pipe; a tiled one has them built in.
+    *timing*: the program prints the region's kernel time (CUDA events around its launches) to stderr as
+    `polytune-kernel-ms: <ms>` (benchmarks)."""
     mapping = resolve_mapping(mapping if mapping is not None else CudaMapping(block=block, flat=deps is None or serve),
                               gs.max_mapped)
     p = prefix or fresh_prefix(scop, avoid, "pt")
     if mapping.flat:
-        return _region(scop, gs, mapping, indent, serve, dump, p, scop_index)
+        return _region(scop, gs, mapping, indent, serve, dump, p, scop_index, timing)
     if deps is None:
         raise ValueError("a tiled CUDA mapping needs the dependences")
     try:
         tiled = plan_tiled(scop, deps, gs, mapping, mapping.block)
-        return _region(scop, tiled, mapping, indent, serve, dump, p, scop_index)
+        return _region(scop, tiled, mapping, indent, serve, dump, p, scop_index, timing)
     except NotPromotable:
         # a statement of a kernel with registers runs where the thread's point is not known
         tiled = plan_tiled(scop, deps, gs, replace(mapping, registers=False), mapping.block)
-        return _region(scop, tiled, mapping, indent, serve, dump, p, scop_index)
+        return _region(scop, tiled, mapping, indent, serve, dump, p, scop_index, timing)
 
 
 def _region(scop: Scop, gs: GpuSchedule | TiledGpu, mapping: CudaMapping, indent: int, serve: bool, dump: str,
-            p: str, scop_index: int) -> CudaRegion:
+            p: str, scop_index: int, timing: bool = False) -> CudaRegion:
     block = mapping.block
     used = {a.array for st in scop.statements for a in st.accesses}
     arrays = [a for a in scop.arrays if a.name in used and a.ndim > 0]
@@ -675,7 +662,14 @@ def _region(scop: Scop, gs: GpuSchedule | TiledGpu, mapping: CudaMapping, indent
     # The helper macros are used by the sizes too: define them before everything, undefine after.
     lines = lines[:1] + hp.macro_defs() + lines[1:]
     if not serve:
+        if timing:
+            lines += [i1 + f"cudaEvent_t {p}_t0, {p}_t1;", i1 + f"cudaEventCreate(&{p}_t0);",
+                      i1 + f"cudaEventCreate(&{p}_t1);", i1 + f"cudaEventRecord({p}_t0);"]
         lines += hp.lines
+        if timing:
+            lines += [i1 + f"cudaEventRecord({p}_t1);", i1 + f"cudaEventSynchronize({p}_t1);",
+                      i1 + f"{{ float {p}_ms = 0; cudaEventElapsedTime(&{p}_ms, {p}_t0, {p}_t1);",
+                      i1 + f"  fprintf(stderr, \"polytune-kernel-ms: %.6f\\n\", {p}_ms); }}"]
         lines.append(i1 + f"{p}_check(cudaDeviceSynchronize(), \"kernels\");")
         lines += [i1 + c for c in copy_back + frees]
     else:
@@ -751,3 +745,75 @@ def _serve_loop(p: str, indent: int, copies, body: list[str], copy_back: list[st
 
 
 
+
+
+# ---- the search space of the CUDA target ------------------------------------------------------------------
+POW2 = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def mapping_space(regions: list[tuple[Scop, GpuSchedule]]) -> list[tuple[str, tuple[int, ...]]]:
+    """The tuning dimensions of the CUDA target for a program's regions (scop, GPU schedule), each an
+    integer domain: block shape, points per thread per block axis, the reduction tile, shared memory on
+    (1) or off (0) per array that some kernel could stage, registers on/off, and the flat (previous)
+    mapping. Dimensions that no kernel uses are left out. A configuration maps to a CudaMapping with
+    mapping_from_config; default_config gives the default mapping's values (the seed)."""
+    dims = max((gs.max_mapped for _, gs in regions), default=0)
+    shareable, private, reduction = set(), False, False
+    for scop, gs in regions:
+        for ch in kernel_choices(scop, gs).values():
+            shareable |= set(ch.shared) if ch.reduction else set()
+            private |= bool(ch.private)
+            reduction |= ch.reduction and bool(ch.shared)
+    out: list[tuple[str, tuple[int, ...]]] = [("block_x", POW2[3:])]
+    if dims >= 2:
+        out.append(("block_y", POW2[:7]))
+    if dims >= 3:
+        out.append(("block_z", POW2[:5]))
+    out.append(("points_x", (1, 2, 4, 8)))
+    if dims >= 2:
+        out.append(("points_y", (1, 2, 4, 8)))
+    if dims >= 3:
+        out.append(("points_z", (1, 2, 4)))
+    if reduction:
+        out.append(("reduction_tile", (4, 8, 16, 32, 64)))
+    out += [(f"shared_{a}", (0, 1)) for a in sorted(shareable)]
+    if private:
+        out.append(("registers", (0, 1)))
+    out.append(("flat", (0, 1)))
+    return out
+
+
+def mapping_from_config(config: dict) -> CudaMapping:
+    """The CudaMapping of a configuration of mapping_space's dimensions (absent ones take defaults)."""
+    block = tuple(config[k] for k in ("block_x", "block_y", "block_z") if k in config)
+    points = tuple(config[k] for k in ("points_x", "points_y", "points_z") if k in config)
+    shared_keys = [k for k in config if k.startswith("shared_")]
+    shared = tuple(k[len("shared_"):] for k in shared_keys if config[k]) if shared_keys else None
+    return CudaMapping(block=block, points=points, shared=shared,
+                       reduction_tile=int(config.get("reduction_tile", 32)),
+                       registers=bool(config.get("registers", 1)), flat=bool(config.get("flat", 0)))
+
+
+def default_config(regions: list[tuple[Scop, GpuSchedule]]) -> dict:
+    """The default tiled mapping as values of mapping_space's dimensions."""
+    space = dict(mapping_space(regions))
+    dims = max((gs.max_mapped for _, gs in regions), default=0)
+    block, points = DEFAULT_TILED[max(0, min(3, dims))]
+    out: dict = {}
+    for k, v in zip(("block_x", "block_y", "block_z"), block):
+        out[k] = v
+    for k, v in zip(("points_x", "points_y", "points_z"), points):
+        out[k] = v
+    defaults = set()
+    for scop, gs in regions:
+        for ch in kernel_choices(scop, gs).values():
+            defaults |= set(ch.shared_default)
+    for k in space:
+        if k.startswith("shared_"):
+            out[k] = int(k[len("shared_"):] in defaults)
+    if "reduction_tile" in space:
+        out["reduction_tile"] = 32
+    if "registers" in space:
+        out["registers"] = 1
+    out["flat"] = 0
+    return {k: out.get(k, 1) for k in space}

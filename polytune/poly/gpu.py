@@ -432,7 +432,10 @@ def staged_box(scop: Scop, plan: KernelPlan, k: int, statements: set[str], prese
         md = m.project_out(isl.dim_type.out, d + 1, n - d - 1).project_out(isl.dim_type.out, 0, d)
         lo = md.lexmin_pw_multi_aff().get_pw_aff(0)
         hi = md.lexmax_pw_multi_aff().get_pw_aff(0)
-        size = hi.sub(lo).max_val()
+        try:
+            size = hi.sub(lo).max_val()
+        except isl.Error:  # bounds with integer divisions: isl's max_val wants plain affine pieces
+            return None
         if not size.is_int():
             return None
         los.append(lo)
@@ -440,15 +443,10 @@ def staged_box(scop: Scop, plan: KernelPlan, k: int, statements: set[str], prese
     return m, los, sizes
 
 
-def point_value(plan: KernelPlan, j: int, statement: str) -> isl.Aff | None:
-    """Mapped member *j* of *plan* as an affine function of *statement*'s iterators (None if it is not
-    one affine piece)."""
+def point_value(plan: KernelPlan, j: int, statement: str) -> isl.PwAff:
+    """Mapped member *j* of *plan* as a function of *statement*'s iterators."""
     maps = [m for m in maps_of(plan.point_maps[j]) if m.get_tuple_name(isl.dim_type.in_) == statement]
-    if len(maps) != 1:
-        return None
-    pieces = []
-    maps[0].lexmin_pw_multi_aff().get_pw_aff(0).foreach_piece(lambda s, a: pieces.append(a))
-    return pieces[0] if len(pieces) == 1 else None
+    return maps[0].lexmin_pw_multi_aff().get_pw_aff(0)
 
 
 def dims_as_params(obj, kind: isl.dim_type, names: list[str | None]):
