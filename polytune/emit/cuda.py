@@ -23,7 +23,7 @@ import islpy as isl
 from ..errors import UsageError
 from pycparser import c_ast, c_generator
 
-from ..poly.gpu import (KERNEL_MARK, POINTS_MARK, SHARED_MARK, TILE_MARK, CudaMapping, GpuSchedule, KernelInfo,
+from ..poly.gpu import (KERNEL_MARK, POINTS_MARK, REDUCE_MARK, SHARED_MARK, TILE_MARK, CudaMapping, GpuSchedule, KernelInfo,
                         KernelPlan, TiledGpu, bound_as_params, dims_as_params, fold_axes, kernel_choices, plan_tiled,
                         point_value,
                         staged_box)
@@ -126,6 +126,8 @@ def resolve_mapping(mapping: CudaMapping, max_mapped: int) -> CudaMapping:
         raise UsageError("points per thread: 1 to 3 positive integers (x[,y[,z]])")
     if mapping.reduction_tile < 1:
         raise UsageError("the reduction tile must be a positive integer")
+    if mapping.reduction not in ("thread", "warp"):
+        raise UsageError(f"unknown reduction strategy '{mapping.reduction}' (choose from thread, warp)")
     return replace(mapping, block=block, points=points)
 
 
@@ -208,6 +210,9 @@ class _TiledKernelPrinter(_Printer):
         self.staged: dict[str, tuple[list[str], list[int]]] = {}  # array -> (offset names, sizes)
         self.shared_sizes: dict[str, list[int]] = {}
         self.private = set(plan.private)
+        self.lane_loop = False  # the next loop is shared by the lanes of a warp
+        self.reducing = False  # inside such a loop: statements add into the lanes' partial sums
+        self.partials: set[str] = set()
         p = prefix
         bx, by, bz = plan.block
         self.tid = f"(threadIdx.x + {bx} * (threadIdx.y + {by} * threadIdx.z))"
@@ -215,7 +220,7 @@ class _TiledKernelPrinter(_Printer):
 
     # ---- names ---------------------------------------------------------------------------------------
     def _point_var(self, j: int, r: str) -> str:
-        ax = self.plan.info.axes[j]
+        ax = self.plan.axes[j]
         return (f"{self.plan.tiles[j]} * {self.prefix}{self.d + j} + threadIdx.{'xyz'[ax]} + "
                 f"{r} * {self.plan.block[ax]}")
 
@@ -264,6 +269,8 @@ class _TiledKernelPrinter(_Printer):
                 return self.stage(n.mark_get_node(), indent)
             if name.startswith(POINTS_MARK):
                 return self.point_band(int(name.rpartition("@")[2]), n.mark_get_node(), indent)
+            if name.startswith(REDUCE_MARK) and self.plan.warp:
+                return self.reduce(n.mark_get_node(), indent)
         super().node(n, indent, None)
 
     def for_(self, n: isl.AstNode, indent: int, pragma) -> None:
@@ -272,6 +279,21 @@ class _TiledKernelPrinter(_Printer):
         if self.points is not None and it.startswith(self.prefix) and it[len(self.prefix):].isdigit():
             j = int(it[len(self.prefix):]) - self.points
             j = j if 0 <= j < self.plan.info.mapped else None
+        if self.lane_loop and it not in self.tile_its and j is None:
+            # the lanes of the warp take the loop's iterations in turn; each sums its own in a register
+            self.lane_loop = False
+            init, cond, inc = (_strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(),
+                                                               n.for_get_inc()))
+            self.loops.append(it)
+            self.emit(f"for (long {it} = ({init}) + (long)threadIdx.x * {inc}; {cond}; {it} += 32 * {inc}) {{",
+                      indent)
+            self.reducing = True
+            self.node(n.for_get_body(), indent + 1, None)
+            self.reducing = False
+            self.emit("}", indent)
+            self.loops.pop()
+            self.lane_loop = True
+            return
         if it not in self.tile_its and j is None:
             self.loops.append(it)
             super().for_(n, indent, None)
@@ -308,7 +330,8 @@ class _TiledKernelPrinter(_Printer):
             self.emit(f"{self._elem_type(a)} {p}_reg_{a}{dims};", indent)
             loads.append(f"if ({dom}) {reg} = {a}{subs};")
             if any(x.name == a and x.written for x in self.scop.arrays):
-                stores.append(f"if ({dom}) {a}{subs} = {reg};")
+                lane0 = "threadIdx.x == 0 && " if plan.warp else ""  # the lanes' sum is in lane 0's registers
+                stores.append(f"if ({lane0}({dom})) {a}{subs} = {reg};")
         names = [f"{p}_v{j}" for j in range(plan.info.mapped)]
         if loads:
             self._point_loops(indent, lambda i: [self.emit(x, i) for x in loads], names)
@@ -359,6 +382,30 @@ class _TiledKernelPrinter(_Printer):
         self.emit("}", indent)
         self.staged = outer
 
+    def reduce(self, body: isl.AstNode, indent: int) -> None:
+        """A row reduction shared by a warp: partial sums per lane, the loop split over the lanes, then a
+        tree of shuffles down to lane 0, which adds the row's sum into its register."""
+        p, plan = self.prefix, self.plan
+        dims = "".join(f"[{c}]" for c in plan.points)
+        idx = "".join(f"[{p}_r{j}]" for j in range(plan.info.mapped))
+        self.emit("{", indent)
+        i1 = indent + 1
+        for a in plan.private:
+            self.emit(f"{self._elem_type(a)} {p}_part_{a}{dims};", i1)
+        self._point_loops(i1, lambda i: [self.emit(f"{p}_part_{a}{idx} = 0;", i) for a in plan.private],
+                          [f"{p}_v{j}" for j in range(plan.info.mapped)])
+        self.lane_loop = True
+        self.node(body, i1, None)
+        self.lane_loop = False
+
+        def combine(i: int) -> None:
+            for a in sorted(self.partials):
+                self.emit(f"for (int {p}_off = 16; {p}_off > 0; {p}_off /= 2)", i)
+                self.emit(f"{p}_part_{a}{idx} += __shfl_down_sync(0xffffffffu, {p}_part_{a}{idx}, {p}_off);", i + 1)
+                self.emit(f"if (threadIdx.x == 0) {p}_reg_{a}{idx} += {p}_part_{a}{idx};", i)
+        self._point_loops(i1, combine, [f"{p}_v{j}" for j in range(plan.info.mapped)])
+        self.emit("}", indent)
+
     def point_band(self, depth: int, body: isl.AstNode, indent: int) -> None:
         names = [f"{self.prefix}{depth + j}" for j in range(self.plan.info.mapped)]
         self.points = depth
@@ -389,10 +436,34 @@ class _TiledKernelPrinter(_Printer):
         subst = dict(zip(st.iterators, args))
         subst.update(self.renamed)
         body = _substitute(st.body, subst)
+        if self.reducing:
+            body = self._partial(body)
         body = _rewrite_refs(body, self._ref)
         self.emit(self.gen.visit(body) + ";", indent)
         for k in range(close):
             self.emit("}", indent - 1 - k)
+
+    def _partial(self, body: c_ast.Node) -> c_ast.Node:
+        """`X op= e`, `X = X + e` or `X = e + X` (X the thread's element, e free of X) as `partial += e`."""
+        gen = c_generator.CGenerator()
+        p = self.prefix
+        if isinstance(body, c_ast.Assignment):
+            target = _array_of(body.lvalue)
+            if target in self.private:
+                e = None
+                if body.op in ("+=", "-="):
+                    e = body.rvalue if body.op == "+=" else c_ast.UnaryOp("-", body.rvalue)
+                elif body.op == "=" and isinstance(body.rvalue, c_ast.BinaryOp) and body.rvalue.op in "+-":
+                    lv = gen.visit(body.lvalue)
+                    if gen.visit(body.rvalue.left) == lv:
+                        e = body.rvalue.right if body.rvalue.op == "+" else c_ast.UnaryOp("-", body.rvalue.right)
+                    elif body.rvalue.op == "+" and gen.visit(body.rvalue.right) == lv:
+                        e = body.rvalue.left
+                if e is not None and not _mentions(e, target):
+                    self.partials.add(target)
+                    idx = "".join(f"[{p}_r{j}]" for j in range(self.plan.info.mapped))
+                    return c_ast.Assignment("+=", c_ast.ID(f"{p}_part_{target}{idx}"), e)
+        raise NotPromotable("not a sum into the thread's element")
 
     def _ref(self, array: str, subs: list[str]) -> str | None:
         p = self.prefix
@@ -431,6 +502,18 @@ def _statements_in(n: isl.AstNode) -> set[str]:
 
     walk(n)
     return out
+
+
+def _array_of(node: c_ast.Node) -> str | None:
+    while isinstance(node, c_ast.ArrayRef):
+        node = node.name
+    return node.name if isinstance(node, c_ast.ID) else None
+
+
+def _mentions(node: c_ast.Node, name: str) -> bool:
+    if isinstance(node, c_ast.ID) and node.name == name:
+        return True
+    return any(_mentions(c, name) for _, c in node.children())
 
 
 def _rewrite_refs(body: c_ast.Node, ref) -> c_ast.Node:
@@ -623,8 +706,8 @@ def generate_cuda_region(scop: Scop, gs: GpuSchedule, block: tuple[int, ...] = (
         tiled = plan_tiled(scop, deps, gs, mapping, mapping.block)
         return _region(scop, tiled, mapping, indent, serve, dump, p, scop_index, timing)
     except NotPromotable:
-        # a statement of a kernel with registers runs where the thread's point is not known
-        tiled = plan_tiled(scop, deps, gs, replace(mapping, registers=False), mapping.block)
+        # a reduction statement that is not a plain sum: one thread per point
+        tiled = plan_tiled(scop, deps, gs, replace(mapping, reduction="thread"), mapping.block)
         return _region(scop, tiled, mapping, indent, serve, dump, p, scop_index, timing)
 
 
@@ -758,9 +841,10 @@ def mapping_space(regions: list[tuple[Scop, GpuSchedule]]) -> list[tuple[str, tu
     mapping. Dimensions that no kernel uses are left out. A configuration maps to a CudaMapping with
     mapping_from_config; default_config gives the default mapping's values (the seed)."""
     dims = max((gs.max_mapped for _, gs in regions), default=0)
-    shareable, private, reduction = set(), False, False
+    shareable, private, reduction, warp = set(), False, False, False
     for scop, gs in regions:
         for ch in kernel_choices(scop, gs).values():
+            warp |= ch.warp
             shareable |= set(ch.shared) if ch.reduction else set()
             private |= bool(ch.private)
             reduction |= ch.reduction and bool(ch.shared)
@@ -779,6 +863,8 @@ def mapping_space(regions: list[tuple[Scop, GpuSchedule]]) -> list[tuple[str, tu
     out += [(f"shared_{a}", (0, 1)) for a in sorted(shareable)]
     if private:
         out.append(("registers", (0, 1)))
+    if warp:
+        out.append(("warp_reduction", (0, 1)))
     out.append(("flat", (0, 1)))
     return out
 
@@ -791,7 +877,8 @@ def mapping_from_config(config: dict) -> CudaMapping:
     shared = tuple(k[len("shared_"):] for k in shared_keys if config[k]) if shared_keys else None
     return CudaMapping(block=block, points=points, shared=shared,
                        reduction_tile=int(config.get("reduction_tile", 32)),
-                       registers=bool(config.get("registers", 1)), flat=bool(config.get("flat", 0)))
+                       registers=bool(config.get("registers", 1)), flat=bool(config.get("flat", 0)),
+                       reduction="warp" if config.get("warp_reduction") else "thread")
 
 
 def default_config(regions: list[tuple[Scop, GpuSchedule]]) -> dict:
@@ -815,5 +902,7 @@ def default_config(regions: list[tuple[Scop, GpuSchedule]]) -> dict:
         out["reduction_tile"] = 32
     if "registers" in space:
         out["registers"] = 1
+    if "warp_reduction" in space:
+        out["warp_reduction"] = 0
     out["flat"] = 0
     return {k: out.get(k, 1) for k in space}

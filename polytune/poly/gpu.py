@@ -17,6 +17,7 @@ grid is sized from them and each thread re-checks the exact loop bounds.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import islpy as isl
@@ -165,6 +166,7 @@ def bound_as_params(pa: isl.PwAff, names: list[str]) -> isl.PwAff:
 TILE_MARK = "gpu_tile"  # below a kernel's tile band: what one thread keeps in registers over its tile
 SHARED_MARK = "gpu_shared"  # where the shared-memory tiles are staged (inside the strip-mined reduction loop)
 POINTS_MARK = "gpu_points"  # above the thread's point band, sunk to every leaf of the kernel
+REDUCE_MARK = "gpu_reduce"  # above a reduction loop that the lanes of a warp share
 
 
 @dataclass(frozen=True)
@@ -177,7 +179,10 @@ class CudaMapping:
     reused across the threads of a block, where the kernel has a reduction loop). *reduction_tile*: the
     strip of the reduction loop staged at once. *registers*: keep the elements a thread owns in registers
     over its tile where that is legal. *flat*: the previous mapping (one point per thread, grid-stride
-    loops, nothing staged); the other fields but *block* are then ignored."""
+    loops, nothing staged); the other fields but *block* are then ignored. *reduction* "warp": in a 1-D
+    kernel whose inner loop accumulates into the thread's own element (a row reduction), the 32 lanes of
+    a warp share each point's loop and combine their partial sums with shuffles (the block's threads /
+    32 points per block); kernels where that is not possible keep one thread per point."""
 
     block: tuple[int, ...] = ()
     points: tuple[int, ...] = ()
@@ -185,6 +190,7 @@ class CudaMapping:
     reduction_tile: int = 32
     registers: bool = True
     flat: bool = False
+    reduction: str = "thread"  # "warp": a warp per point of a 1-D kernel that reduces along an inner loop
 
 
 def fold_axes(mapped: int, values: tuple[int, ...]) -> tuple[int, int, int]:
@@ -215,6 +221,12 @@ class KernelPlan:
     stage_prefix: isl.UnionMap | None  # instance -> the schedule dims above the staging point
     stage_depth: int  # number of schedule dims above the staging point
     point_maps: tuple[isl.UnionMap, ...]  # per mapped member: statement instance -> its value
+    thread_axes: tuple[int, ...] = ()  # per mapped member: the thread axis of its points (() = info.axes)
+    warp: bool = False  # a warp per point: lanes split the reduction loop (REDUCE_MARK)
+
+    @property
+    def axes(self) -> tuple[int, ...]:
+        return self.thread_axes or self.info.axes
 
     @property
     def mark(self) -> str:
@@ -244,6 +256,7 @@ class KernelChoices:
     shared: tuple[str, ...]
     shared_default: tuple[str, ...]
     reduction: bool  # the kernel has a loop below its mapped band
+    warp: bool = False  # a 1-D kernel with a row reduction a warp can share (see CudaMapping.reduction)
 
 
 def _kernel_nodes(node: isl.ScheduleNode, out: list) -> None:
@@ -320,7 +333,35 @@ def _choices(scop: Scop, info: KernelInfo, band: isl.ScheduleNode) -> KernelChoi
             shared.append(name)
             if reduction and not m.is_injective():  # several threads read the same elements
                 default.append(name)
-    return KernelChoices(tuple(private), tuple(shared), tuple(default), reduction)
+    warp = False
+    if info.mapped == 1 and reduction and private:
+        written = {a.array for st in scop.statements if st.name in info.statements for a in st.writes}
+        red = _reduction_band(below)
+        # the loop's statements must be sums into the thread's element: checked where they are printed
+        warp = red is not None and written <= set(private)
+    return KernelChoices(tuple(private), tuple(shared), tuple(default), reduction, warp)
+
+
+def _reduction_band(node: isl.ScheduleNode) -> isl.ScheduleNode | None:
+    """The kernel's one inner loop (a one-member band with no band below it), where the kernel's body
+    is that band or a sequence with it as the only band; None otherwise."""
+    def leaf_band(n):
+        return (n.get_type() == isl.schedule_node_type.band and n.band_n_member() == 1
+                and not _has_band(n.child(0)))
+    if leaf_band(node):
+        return node
+    if node.get_type() != isl.schedule_node_type.sequence:
+        return None
+    found = None
+    for i in range(node.n_children()):
+        f = node.child(i)
+        c = f.child(0)
+        if c.get_type() == isl.schedule_node_type.leaf:
+            continue
+        if found is not None or not leaf_band(c):
+            return None
+        found = c
+    return found
 
 
 def _has_band(node: isl.ScheduleNode) -> bool:
@@ -360,6 +401,14 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
         tiles = tuple(kblock[ax] * kpoints[ax] for ax in info.axes)
         shared = ch.shared_default if mapping.shared is None else tuple(a for a in ch.shared if a in mapping.shared)
         private = ch.private if mapping.registers else ()
+        threads = math.prod(kblock)
+        warp = mapping.reduction == "warp" and ch.warp and bool(private) and threads % 32 == 0
+        thread_axes: tuple[int, ...] = ()
+        if warp:  # lanes on x, one point per warp on y
+            kblock = (32, threads // 32, 1)
+            thread_axes = (1,)
+            tiles = (kblock[1] * pts[0],)
+            shared = ()
         band = _find_mark(root, name).child(0)
         # (host dims, mapped values) of each instance, before tiling: the private arrays' maps
         below = band.child(0)
@@ -373,6 +422,8 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
         pointband = tileband.child(0).insert_mark(isl.Id(f"{TILE_MARK}#{info.index}", context=CTX)).child(0)
         pmupa = pointband.band_get_partial_schedule()
         sub = pointband.delete()  # the point band's child, now right below the tile band
+        if warp:
+            sub = _mark_reduction(sub, info.index)
         stage = sub
         if shared and sub.get_type() == isl.schedule_node_type.band:
             if sub.band_n_member() > 1:
@@ -387,10 +438,21 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
         stage = _sink_points(stage.child(0), pmupa, info.index).parent()
         root = stage.get_schedule().get_root()
         plans[name] = KernelPlan(info, kblock, pts, tiles, tuple(private), private_maps, tuple(shared),
-                                 tuple(shared_maps), sprefix, stage_depth, point_maps)
+                                 tuple(shared_maps), sprefix, stage_depth, point_maps, thread_axes, warp)
     schedule = root.get_schedule()
     check_legal(schedule, deps, scop)
     return TiledGpu(schedule, gs.kernels, plans)
+
+
+def _mark_reduction(node: isl.ScheduleNode, index: int) -> isl.ScheduleNode:
+    """A mark above the kernel's reduction band (see _reduction_band); returns the node at *node*'s place."""
+    if node.get_type() == isl.schedule_node_type.band:
+        return node.insert_mark(isl.Id(f"{REDUCE_MARK}#{index}", context=CTX))
+    for i in range(node.n_children()):
+        c = node.child(i).child(0)
+        if c.get_type() == isl.schedule_node_type.band:
+            return c.insert_mark(isl.Id(f"{REDUCE_MARK}#{index}", context=CTX)).parent().parent()
+    return node
 
 
 def _sink_points(node: isl.ScheduleNode, mupa: isl.MultiUnionPwAff, index: int) -> isl.ScheduleNode:
