@@ -51,17 +51,20 @@ VARIANTS_2D = {
     "64x64 on 16x16, K16": CudaMapping(block=(16, 16), points=(4, 4), reduction_tile=16),
     "64x64 on 32x8, K16": CudaMapping(block=(32, 8), points=(2, 8), reduction_tile=16),
     "32x32 on 16x16, K32": CudaMapping(block=(16, 16), points=(2, 2), reduction_tile=32),
+    "128x128 on 16x16, K8": CudaMapping(block=(16, 16), points=(8, 8), reduction_tile=8),
     "default, no shared": CudaMapping(block=(32, 8), points=(1, 4), shared=()),
     "default, no registers": CudaMapping(block=(32, 8), points=(1, 4), registers=False),
 }
 VARIANTS_1D = {
+    "warp per row, 256 threads": CudaMapping(block=(256,), points=(1,), reduction="warp"),
+    "warp per row, 128 threads, 2 rows per warp": CudaMapping(block=(128,), points=(2,), reduction="warp"),
     "128 threads": CudaMapping(block=(128,), points=(1,)),
     "64 threads": CudaMapping(block=(64,), points=(1,)),
     "256 threads, 2 points": CudaMapping(block=(256,), points=(2,)),
     "default, no registers": CudaMapping(block=(256,), points=(1,), registers=False),
 }
 QUICK_2D = ("64x64 on 16x16, K16",)
-QUICK_1D = ("128 threads",)
+QUICK_1D = ("warp per row, 256 threads",)
 
 
 def program_text(program, mapping: CudaMapping | None) -> str:

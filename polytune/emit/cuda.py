@@ -328,7 +328,8 @@ class _TiledKernelPrinter(_Printer):
             reg = f"{p}_reg_{a}" + "".join(f"[{p}_r{j}]" for j in range(plan.info.mapped))
             dims = "".join(f"[{c}]" for c in plan.points)
             self.emit(f"{self._elem_type(a)} {p}_reg_{a}{dims};", indent)
-            loads.append(f"if ({dom}) {reg} = {a}{subs};")
+            if not plan.live_in or plan.live_in[k]:
+                loads.append(f"if ({dom}) {reg} = {a}{subs};")
             if any(x.name == a and x.written for x in self.scop.arrays):
                 lane0 = "threadIdx.x == 0 && " if plan.warp else ""  # the lanes' sum is in lane 0's registers
                 stores.append(f"if ({lane0}({dom})) {a}{subs} = {reg};")

@@ -222,6 +222,7 @@ class KernelPlan:
     stage_depth: int  # number of schedule dims above the staging point
     point_maps: tuple[isl.UnionMap, ...]  # per mapped member: statement instance -> its value
     thread_axes: tuple[int, ...] = ()  # per mapped member: the thread axis of its points (() = info.axes)
+    live_in: tuple[bool, ...] = ()  # per private array: some read may see a value from before the kernel
     warp: bool = False  # a warp per point: lanes split the reduction loop (REDUCE_MARK)
 
     @property
@@ -415,6 +416,7 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
         inv = below.get_prefix_schedule_union_map().intersect_domain(band.get_domain()).reverse()
         private_maps = tuple(_union_to_map(inv.apply_range(_accesses(scop, info.statements, isl_name(a))))
                              for a in private)
+        live_in = tuple(_live_in(scop, info.statements, isl_name(a)) for a in private)
         mupa = band.band_get_partial_schedule()
         dom = band.get_domain().intersect_params(scop.context)
         point_maps = tuple(_member_map(mupa, k, dom) for k in range(info.mapped))
@@ -438,10 +440,22 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
         stage = _sink_points(stage.child(0), pmupa, info.index).parent()
         root = stage.get_schedule().get_root()
         plans[name] = KernelPlan(info, kblock, pts, tiles, tuple(private), private_maps, tuple(shared),
-                                 tuple(shared_maps), sprefix, stage_depth, point_maps, thread_axes, warp)
+                                 tuple(shared_maps), sprefix, stage_depth, point_maps, thread_axes=thread_axes,
+                                 warp=warp, live_in=live_in)
     schedule = root.get_schedule()
     check_legal(schedule, deps, scop)
     return TiledGpu(schedule, gs.kernels, plans)
+
+
+def _live_in(scop: Scop, statements: tuple[str, ...], array: str) -> bool:
+    """Whether a read of *array* in the kernel may see a value written before it (else the registers
+    need no load: each point writes its element before reading it, as gemm's C = 0 before the sum)."""
+    reads = _accesses(scop, statements, array, writes=False)
+    if reads.is_empty():
+        return False
+    writes = _accesses(scop, statements, array, writes=True)
+    flow = isl.UnionAccessInfo.from_sink(reads).set_must_source(writes).set_schedule_map(scop.schedule).compute_flow()
+    return not flow.get_may_no_source().is_empty()
 
 
 def _mark_reduction(node: isl.ScheduleNode, index: int) -> isl.ScheduleNode:
