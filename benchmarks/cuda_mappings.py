@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import shutil
@@ -302,7 +301,8 @@ def main() -> int:
                         torch_times += torch_matmul_ms(MATMUL_N, 5)
                     except Exception as e:  # noqa: BLE001
                         result["torch_error"] = str(e)
-            print(f"round {rnd + 1}/{rounds} done at {time.perf_counter() - t_start:.0f} s", file=sys.stderr, flush=True)
+            print(f"round {rnd + 1}/{rounds} done at {time.perf_counter() - t_start:.0f} s", file=sys.stderr,
+                  flush=True)
         for rows_ in by_kernel.values():
             for row in rows_:
                 row["kernel_ms_median"] = median(row.get("kernel_ms", []))

@@ -206,3 +206,26 @@ void f(void) {
             f.write(src)
         text = cuda_text(path, CudaMapping(block=(64,), reduction="warp"))
     assert "__shfl_down_sync" not in text and "pt_reg_s" in text
+
+
+NVCC = shutil.which("nvcc")
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
+@pytest.mark.parametrize("name,mapping", [
+    ("matmul_vanilla", CudaMapping(block=(16, 16), points=(4, 4), reduction_tile=16)),
+    ("reduction_vanilla", CudaMapping(block=(256,), points=(2,), reduction="warp")),
+])
+def test_nvcc_compiles_tiled_tuning_builds(name, mapping, tmp_path):
+    """The serve build (one per configuration for tiled mappings: the block is built in) compiles for sm_90."""
+    from polytune.emit.c import generate_dump
+    from polytune.measure_cuda import SERVE_PRELUDE
+    program = analyze(os.path.join(GPU_DIR, name + ".c"), defines=("N=256",))
+    dumps = [generate_dump(a.scop, indent=3, avoid=program.identifiers) for a in program.scops]
+    text = SERVE_PRELUDE + generate_cuda(program, OptimizeOptions(target="cuda"), serve=True, dumps=dumps,
+                                         mapping=mapping)
+    assert "__syncthreads" in text or "__shfl_down_sync" in text
+    (tmp_path / "s.cu").write_text(text)
+    proc = subprocess.run([NVCC, "-arch=sm_90", "-O1", "-c", str(tmp_path / "s.cu"), "-o", str(tmp_path / "s.o"),
+                           "-Xcompiler", "-w", "-DN=256"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]

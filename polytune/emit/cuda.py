@@ -19,15 +19,28 @@ import re
 from dataclasses import dataclass, replace
 
 import islpy as isl
-
-from ..errors import UsageError
 from pycparser import c_ast, c_generator
 
-from ..poly.gpu import (KERNEL_MARK, POINTS_MARK, REDUCE_MARK, SHARED_MARK, TILE_MARK, CudaMapping, GpuSchedule, KernelInfo,
-                        KernelPlan, TiledGpu, bound_as_params, dims_as_params, fold_axes, kernel_choices, plan_tiled,
-                        point_value,
-                        staged_box)
+from ..errors import UsageError
 from ..poly.deps import Dependences
+from ..poly.gpu import (
+    KERNEL_MARK,
+    POINTS_MARK,
+    REDUCE_MARK,
+    SHARED_MARK,
+    TILE_MARK,
+    CudaMapping,
+    GpuSchedule,
+    KernelInfo,
+    KernelPlan,
+    TiledGpu,
+    bound_as_params,
+    dims_as_params,
+    kernel_choices,
+    plan_tiled,
+    point_value,
+    staged_box,
+)
 from ..poly.islutil import isl_name, sets_of
 from ..poly.scop import Scop
 from .c import _list, _Printer, _replace_child, _strip, _substitute, build_ast, fresh_prefix, param_expr
@@ -75,7 +88,9 @@ static void {p}_check(cudaError_t e, const char *what)
   }
 }
 #include <type_traits>
-template <typename T> struct {p}_elem { typedef typename std::remove_cv<typename std::remove_reference<T>::type>::type type; };
+template <typename T> struct {p}_elem {
+  typedef typename std::remove_cv<typename std::remove_reference<T>::type>::type type;
+};
 static inline long {p}_fdiv(long a, long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 static unsigned {p}_blocks(long n, unsigned b, unsigned most)
 {
@@ -213,7 +228,6 @@ class _TiledKernelPrinter(_Printer):
         self.lane_loop = False  # the next loop is shared by the lanes of a warp
         self.reducing = False  # inside such a loop: statements add into the lanes' partial sums
         self.partials: set[str] = set()
-        p = prefix
         bx, by, bz = plan.block
         self.tid = f"(threadIdx.x + {bx} * (threadIdx.y + {by} * threadIdx.z))"
         self.nthreads = bx * by * bz

@@ -173,9 +173,10 @@ REDUCE_MARK = "gpu_reduce"  # above a reduction loop that the lanes of a warp sh
 class CudaMapping:
     """How the kernels of a region use the GPU: the tuning parameters of the CUDA target.
 
-    *block*: threads per block x[,y[,z]] (() = the default for the deepest kernel). *points*: points per
-    thread along x[,y[,z]] (folded into a kernel's axes like the block); a block then covers a tile of
-    block x points iterations. *shared*: arrays staged in shared memory (None: every read-only array
+    *block*: threads per block x[,y[,z]] (() = the default for the deepest kernel; a kernel with fewer
+    mapped loops folds the extra dims into its last one). *points*: points per thread along x[,y[,z]]
+    (a kernel with fewer mapped loops ignores the extra ones); a block then covers a tile of block x
+    points iterations. *shared*: arrays staged in shared memory (None: every read-only array
     reused across the threads of a block, where the kernel has a reduction loop). *reduction_tile*: the
     strip of the reduction loop staged at once. *registers*: keep the elements a thread owns in registers
     over its tile where that is legal. *flat*: the previous mapping (one point per thread, grid-stride
@@ -397,7 +398,7 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
             continue
         ch = choices[name]
         kblock = fold_axes(info.mapped, block)
-        kpoints = fold_axes(info.mapped, points)
+        kpoints = (tuple(points) + (1, 1, 1))[:info.mapped] + (1,) * (3 - info.mapped)  # extra axes: dropped
         pts = tuple(kpoints[ax] for ax in info.axes)
         tiles = tuple(kblock[ax] * kpoints[ax] for ax in info.axes)
         shared = ch.shared_default if mapping.shared is None else tuple(a for a in ch.shared if a in mapping.shared)
