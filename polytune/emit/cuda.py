@@ -607,6 +607,8 @@ class _HostPrinter(_Printer):
             kp = _KernelPrinter(self.scop, p, info, self.scalars_on_device)
         else:
             kp = _TiledKernelPrinter(self.scop, p, plan, self.scalars_on_device, present)
+            # the block is built in: bounds of the thread indices let nvcc drop guards a tile always passes
+            loops = [f"  __builtin_assume(threadIdx.{d} < {b});" for d, b in zip("xyz", plan.block)] + loops
             for j in range(info.mapped):
                 loops.append("  " * depth + f"const long {p}{info.depth + j} = {p}_lo{j} + {p}_g{info.axes[j]};")
         kp.node(body, depth)

@@ -18,6 +18,7 @@ static dim3 blockIdx, threadIdx, blockDim, gridDim;
 #define __global__
 #define __launch_bounds__(n)
 #define __restrict__
+#define __builtin_assume(x) ((void)0)
 #define __shared__ static
 typedef int cudaError_t;
 enum { cudaSuccess = 0, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice };
