@@ -13,7 +13,7 @@ compiles run in parallel first. Then rounds: in each round every variant runs on
 The first round also verifies each variant: PolyBench arrays (POLYBENCH_DUMP_ARRAYS) against the CPU
 program's within a relative tolerance, matmul's checksum against the previous mapping's.
 
-    python3 benchmarks/cuda_mappings.py --out results.json [--quick] [--rounds 5] [--polybench DIR]
+    python3 benchmarks/cuda_mappings.py --out results.json [--quick] [--rounds 3] [--polybench DIR]
     python3 benchmarks/cuda_mappings.py --compile-only ...   # no GPU needed: generate and compile only
 
 PolyBench is not part of this repository: --polybench names a copy of PolyBench/C 4.2.1 as distributed
@@ -238,7 +238,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="JSON file for the results")
     ap.add_argument("--quick", action="store_true", help="fewer variants and rounds (a smoke run)")
-    ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 5, quick 2)")
+    ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 3, quick 2)")
     ap.add_argument("--kernels", default="matmul_vanilla," + ",".join(POLYBENCH))
     ap.add_argument("--polybench", default=os.environ.get("POLYBENCH", "/work/polybench"))
     ap.add_argument("--arch", default="sm_90")
@@ -246,7 +246,7 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 1))
     ap.add_argument("--work", help="keep the generated files here (default: a temporary directory)")
     args = ap.parse_args()
-    rounds = args.rounds or (2 if args.quick else 5)
+    rounds = args.rounds or (2 if args.quick else 3)
     work = args.work or tempfile.mkdtemp(prefix="polytune-cuda-mappings-")
     os.makedirs(work, exist_ok=True)
     t_start = time.perf_counter()
