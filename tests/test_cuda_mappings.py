@@ -4,9 +4,11 @@ shared memory behave as on the GPU) and compared with the original program: rand
 mappings, partial tiles, triangular domains."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -229,3 +231,17 @@ def test_nvcc_compiles_tiled_tuning_builds(name, mapping, tmp_path):
     proc = subprocess.run([NVCC, "-arch=sm_90", "-O1", "-c", str(tmp_path / "s.cu"), "-o", str(tmp_path / "s.o"),
                            "-Xcompiler", "-w", "-DN=256"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
+def test_mapping_benchmark_generates_and_compiles_without_a_gpu(tmp_path):
+    out = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "cuda_mappings.py"), "--out", str(out),
+                           "--quick", "--compile-only", "--kernels", "matmul_vanilla", "--jobs", "2"],
+                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
+    rows = json.loads(out.read_text())["kernels"][0]["rows"]
+    assert [r["variant"] for r in rows][:2] == ["previous (flat, default block)", "new default"]
+    assert all("error" not in r and r["registers"] > 0 for r in rows)
+    assert rows[1]["smem_bytes"] > 0 and rows[0]["smem_bytes"] == 0
