@@ -27,6 +27,7 @@ GXX = shutil.which("g++")
 GCC = shutil.which("gcc")
 needs_gcc = pytest.mark.skipif(GXX is None or GCC is None, reason="needs gcc and g++")
 GPU_DIR = os.path.join(ROOT, "benchmarks", "gpu")
+NVCC = shutil.which("nvcc")
 ALL = ("A", "B", "C", "s", "x", "y", "data", "cov", "mean")
 
 
@@ -40,9 +41,9 @@ def cuda_text(path: str, mapping: CudaMapping, defines: tuple[str, ...] = ()) ->
 
 
 def check_mapping(source: str, mapping: CudaMapping, what: str = "", defines: tuple[str, ...] = (),
-                  exact: bool = True) -> str:
-    """The program's CUDA output under *mapping*, emulated, prints what the original prints; returns
-    the CUDA text."""
+                  exact: bool = True, gpu: bool = False) -> str:
+    """The program's CUDA output under *mapping*, emulated (or, with *gpu*, compiled with nvcc without
+    fused multiply-adds and run on the GPU), prints what the original prints; returns the CUDA text."""
     with tempfile.TemporaryDirectory(prefix="polytune-map-") as d:
         tmp = Path(d)
         src, emu = tmp / "nest.c", tmp / "emu.cpp"
@@ -50,8 +51,13 @@ def check_mapping(source: str, mapping: CudaMapping, what: str = "", defines: tu
         flags = [f"-D{x}" for x in defines]
         expected = _run([GCC, "-O1", *flags, str(src), "-o", str(tmp / "orig"), "-lm"], tmp / "orig")
         text = cuda_text(str(src), mapping, defines)
-        emu.write_text(emulate(text))
-        got = _run([GXX, "-O1", "-w", *flags, "-x", "c++", str(emu), "-o", str(tmp / "emu"), "-lm"], tmp / "emu")
+        if gpu:
+            (tmp / "k.cu").write_text(text)
+            got = _run([NVCC, "-O3", "-arch=native", "-fmad=false", "-Xcompiler", "-w", *flags, str(tmp / "k.cu"),
+                        "-o", str(tmp / "k"), "-lm"], tmp / "k")
+        else:
+            emu.write_text(emulate(text))
+            got = _run([GXX, "-O1", "-w", *flags, "-x", "c++", str(emu), "-o", str(tmp / "emu"), "-lm"], tmp / "emu")
         if exact and (mapping is None or mapping.reduction != "warp"):
             assert got == expected, f"CUDA output differs ({what}, {mapping})\n{text}"
         elif exact:  # a warp's lanes add in another order: every printed value within rounding
@@ -210,8 +216,6 @@ void f(void) {
     assert "__shfl_down_sync" not in text and "pt_reg_s" in text
 
 
-NVCC = shutil.which("nvcc")
-
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
 @pytest.mark.parametrize("name,mapping", [
@@ -245,3 +249,35 @@ def test_mapping_benchmark_generates_and_compiles_without_a_gpu(tmp_path):
     assert [r["variant"] for r in rows][:2] == ["previous (flat, default block)", "new default"]
     assert all("error" not in r and r["registers"] > 0 for r in rows)
     assert rows[1]["smem_bytes"] > 0 and rows[0]["smem_bytes"] == 0
+
+
+def _gpu() -> bool:
+    from polytune.measure import gpu_id
+    return NVCC is not None and bool(gpu_id())
+
+
+@pytest.mark.gpu
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(prog=programs(), mapping=mappings)
+def test_gpu_random_nest_under_random_mapping_prints_the_same_values(prog, mapping):
+    if not _gpu():
+        pytest.skip("needs nvcc and an NVIDIA GPU")
+    check_mapping(prog.source, mapping, prog.summary, gpu=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("src,defines,mapping", [
+    (MATMUL, ("N=300",), None),
+    (MATMUL, ("N=300",), CudaMapping(block=(16, 16), points=(4, 4), reduction_tile=16)),
+    (MATMUL, ("N=300",), CudaMapping(block=(16, 16), points=(8, 8), reduction_tile=8)),
+    (MATMUL, ("N=300",), CudaMapping(block=(8, 32), points=(3, 1), reduction_tile=7, registers=False)),
+    (SYRK_TRI, (), CudaMapping(block=(8, 4), points=(1, 2), reduction_tile=4)),
+    (open(os.path.join(GPU_DIR, "reduction_vanilla.c")).read(), ("N=1000", "M=777"),
+     CudaMapping(block=(256,), points=(2,), reduction="warp")),
+    (open(os.path.join(GPU_DIR, "reduction_interchange.c")).read(), ("N=1000", "M=777"),
+     CudaMapping(block=(128,), reduction="warp")),
+], ids=["matmul-default", "matmul-64", "matmul-128", "matmul-odd", "triangular", "rows-warp", "rows-warp-2"])
+def test_gpu_tiled_mappings_match_cpu(src, defines, mapping):
+    if not _gpu():
+        pytest.skip("needs nvcc and an NVIDIA GPU")
+    check_mapping(src, mapping, "gpu", defines, exact=src is SYRK_TRI, gpu=True)
