@@ -39,6 +39,8 @@ from ..poly.gpu import (
     kernel_choices,
     plan_tiled,
     point_value,
+    private_access,
+    private_live_in,
     staged_box,
 )
 from ..poly.islutil import isl_name, sets_of
@@ -324,35 +326,42 @@ class _TiledKernelPrinter(_Printer):
         self.emit("}", indent)
 
     def tile(self, body: isl.AstNode, indent: int) -> None:
-        """The registers of the thread's points: loaded before the tile's work, stored after."""
+        """The registers of the thread's points, for the statements below this copy of the tile mark (isl
+        can print it several times for one tile, each copy with some of the statements): loaded before
+        the work where a read may see an earlier value, stored after where the copy writes."""
         plan, p = self.plan, self.prefix
-        if not plan.private:
-            return self.node(body, indent, None)
-        self.emit("{", indent)  # isl can print a tile mark more than once: each copy has its registers
-        indent += 1
-        loads, stores = [], []
+        statements = _statements_in(body)
+        names = [f"{p}{d}" if self.host_present[d] else None for d in range(self.d)]
+        names += [f"{p}_v{j}" for j in range(plan.info.mapped)]
+        decls, loads, stores = [], [], []
         for k, a in enumerate(plan.private):
-            m = plan.private_maps[k]
-            names = [f"{p}{d}" if self.host_present[d] else None for d in range(self.d)]
-            names += [f"{p}_v{j}" for j in range(plan.info.mapped)]
+            m = private_access(self.scop, plan, k, statements)
+            if m is None:
+                continue
             m = dims_as_params(m, isl.dim_type.in_, names)
-            dom = self._expr_of(m.domain())
             pma = m.lexmin_pw_multi_aff()
             subs = "".join(f"[{self._expr_of(pma.get_pw_aff(e))}]" for e in range(m.dim(isl.dim_type.out)))
             reg = f"{p}_reg_{a}" + "".join(f"[{p}_r{j}]" for j in range(plan.info.mapped))
-            dims = "".join(f"[{c}]" for c in plan.points)
-            self.emit(f"{self._elem_type(a)} {p}_reg_{a}{dims};", indent)
-            if not plan.live_in or plan.live_in[k]:
-                loads.append(f"if ({dom}) {reg} = {a}{subs};")
-            if any(x.name == a and x.written for x in self.scop.arrays):
+            decls.append(f"{self._elem_type(a)} {p}_reg_{a}{''.join(f'[{c}]' for c in plan.points)};")
+            if private_live_in(self.scop, plan, k, statements):
+                loads.append(f"if ({self._expr_of(m.domain())}) {reg} = {a}{subs};")
+            w = private_access(self.scop, plan, k, statements, writes=True)
+            if w is not None:
+                dom = self._expr_of(dims_as_params(w, isl.dim_type.in_, names).domain())
                 lane0 = "threadIdx.x == 0 && " if plan.warp else ""  # the lanes' sum is in lane 0's registers
                 stores.append(f"if ({lane0}({dom})) {a}{subs} = {reg};")
-        names = [f"{p}_v{j}" for j in range(plan.info.mapped)]
+        if not decls:
+            return self.node(body, indent, None)
+        self.emit("{", indent)
+        indent += 1
+        for d in decls:
+            self.emit(d, indent)
+        vnames = [f"{p}_v{j}" for j in range(plan.info.mapped)]
         if loads:
-            self._point_loops(indent, lambda i: [self.emit(x, i) for x in loads], names)
+            self._point_loops(indent, lambda i: [self.emit(x, i) for x in loads], vnames)
         self.node(body, indent, None)
         if stores:
-            self._point_loops(indent, lambda i: [self.emit(x, i) for x in stores], names)
+            self._point_loops(indent, lambda i: [self.emit(x, i) for x in stores], vnames)
         self.emit("}", indent - 1)
 
     def stage(self, body: isl.AstNode, indent: int) -> None:

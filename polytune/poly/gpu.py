@@ -216,14 +216,13 @@ class KernelPlan:
     points: tuple[int, ...]  # per mapped member
     tiles: tuple[int, ...]  # per mapped member: block extent x points
     private: tuple[str, ...]  # arrays held in registers over the tile
-    private_maps: tuple[isl.Map, ...]  # per private array: (host dims, mapped values) -> its element
+    private_inv: isl.UnionMap  # (host dims, mapped values) -> the kernel's instances (see private_access)
     shared: tuple[str, ...]  # arrays staged in shared memory
     shared_maps: tuple[isl.UnionMap, ...]  # per shared array: its accesses in the kernel
     stage_prefix: isl.UnionMap | None  # instance -> the schedule dims above the staging point
     stage_depth: int  # number of schedule dims above the staging point
     point_maps: tuple[isl.UnionMap, ...]  # per mapped member: statement instance -> its value
     thread_axes: tuple[int, ...] = ()  # per mapped member: the thread axis of its points (() = info.axes)
-    live_in: tuple[bool, ...] = ()  # per private array: some read may see a value from before the kernel
     warp: bool = False  # a warp per point: lanes split the reduction loop (REDUCE_MARK)
 
     @property
@@ -415,9 +414,6 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
         # (host dims, mapped values) of each instance, before tiling: the private arrays' maps
         below = band.child(0)
         inv = below.get_prefix_schedule_union_map().intersect_domain(band.get_domain()).reverse()
-        private_maps = tuple(_union_to_map(inv.apply_range(_accesses(scop, info.statements, isl_name(a))))
-                             for a in private)
-        live_in = tuple(_live_in(scop, info.statements, isl_name(a)) for a in private)
         mupa = band.band_get_partial_schedule()
         dom = band.get_domain().intersect_params(scop.context)
         point_maps = tuple(_member_map(mupa, k, dom) for k in range(info.mapped))
@@ -440,16 +436,28 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
         shared_maps = [_accesses(scop, info.statements, isl_name(a)) for a in shared]
         stage = _sink_points(stage.child(0), pmupa, info.index).parent()
         root = stage.get_schedule().get_root()
-        plans[name] = KernelPlan(info, kblock, pts, tiles, tuple(private), private_maps, tuple(shared),
+        plans[name] = KernelPlan(info, kblock, pts, tiles, tuple(private), inv, tuple(shared),
                                  tuple(shared_maps), sprefix, stage_depth, point_maps, thread_axes=thread_axes,
-                                 warp=warp, live_in=live_in)
+                                 warp=warp)
     schedule = root.get_schedule()
     check_legal(schedule, deps, scop)
     return TiledGpu(schedule, gs.kernels, plans)
 
 
-def _live_in(scop: Scop, statements: tuple[str, ...], array: str) -> bool:
-    """Whether a read of *array* in the kernel may see a value written before it (else the registers
+def private_access(scop: Scop, plan: KernelPlan, k: int, statements: set[str],
+                   writes: bool | None = None) -> isl.Map | None:
+    """(host dims, mapped values) -> the element of private array *k* that the point's instances of
+    *statements* access (only writes, only reads, or both), or None if they do not."""
+    m = _union_to_map(plan.private_inv.apply_range(_accesses(scop, statements, isl_name(plan.private[k]), writes)))
+    return None if m is None or m.is_empty() else m
+
+
+def private_live_in(scop: Scop, plan: KernelPlan, k: int, statements: set[str]) -> bool:
+    return _live_in(scop, statements, isl_name(plan.private[k]))
+
+
+def _live_in(scop: Scop, statements, array: str) -> bool:
+    """Whether a read of *array* by *statements* may see a value written before them (else the registers
     need no load: each point writes its element before reading it, as gemm's C = 0 before the sum)."""
     reads = _accesses(scop, statements, array, writes=False)
     if reads.is_empty():
