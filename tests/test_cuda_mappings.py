@@ -135,6 +135,43 @@ int main(void)
 """
 
 
+COV_TRI = """#include <stdio.h>
+#define N 21
+#define M 17
+double data[N][M], cov[M][M];
+int main(void)
+{
+  int i, j, k;
+  for (i = 0; i < N; i++) for (j = 0; j < M; j++) data[i][j] = (double)((i * 7 + j * 3) % 17) * 0.125 - 1.0;
+#pragma scop
+  for (i = 0; i < M; i++)
+    for (j = i; j < M; j++) {
+      cov[i][j] = 0.0;
+      for (k = 0; k < N; k++)
+        cov[i][j] += data[k][i] * data[k][j];
+      cov[i][j] /= (N - 1.0);
+      cov[j][i] = cov[i][j];
+    }
+#pragma endscop
+  for (i = 0; i < M; i++) for (j = 0; j < M; j++) printf("%.17g\\n", cov[i][j]);
+  return 0;
+}
+"""
+
+
+@needs_gcc
+@pytest.mark.parametrize("mapping", [
+    CudaMapping(block=(8, 4), points=(1, 2), reduction_tile=4),
+    CudaMapping(block=(4, 4), points=(2, 2), reduction_tile=5),
+    None,
+])
+def test_covariance_stages_data_in_the_strip_mined_loop_of_a_sequence(mapping):
+    """The reduction loop sits between statements (cov = 0; the k loop; cov /= n; cov[j][i] = cov[i][j]):
+    it is still strip-mined and data staged, on a triangular domain."""
+    text = check_mapping(COV_TRI, mapping, "covariance")
+    assert "pt_sh_data" in text and "__syncthreads();" in text
+
+
 @needs_gcc
 @pytest.mark.parametrize("mapping", [
     CudaMapping(block=(8, 4), points=(1, 2), reduction_tile=4),

@@ -424,18 +424,24 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
         if warp:
             sub = _mark_reduction(sub, info.index)
         stage = sub
-        if shared and sub.get_type() == isl.schedule_node_type.band:
-            if sub.band_n_member() > 1:
-                sub = sub.band_split(1)
-            sub = sub.band_tile(_multi_val(sub.band_get_space(), [max(1, mapping.reduction_tile)]))
-            stage = sub.child(0)
+        top = sub.get_tree_depth()
+        strip = _strip_band(sub) if shared else None
+        if strip is not None:
+            if strip.band_n_member() > 1:
+                strip = strip.band_split(1)
+            strip = strip.band_tile(_multi_val(strip.band_get_space(), [max(1, mapping.reduction_tile)]))
+            stage = strip.child(0)
+        elif mapping.shared is None:
+            shared = ()  # by default only inside a strip-mined loop (a whole loop's footprint can be large)
         stage = stage.insert_mark(isl.Id(f"{SHARED_MARK}#{info.index}", context=CTX))
         stage_depth = stage.get_schedule_depth()
         sdom = stage.get_domain().intersect_params(scop.context)
         sprefix = stage.child(0).get_prefix_schedule_union_map().intersect_domain(sdom)
         shared_maps = [_accesses(scop, info.statements, isl_name(a)) for a in shared]
-        stage = _sink_points(stage.child(0), pmupa, info.index).parent()
-        root = stage.get_schedule().get_root()
+        node = stage
+        while node.get_tree_depth() > top:
+            node = node.parent()
+        root = _sink_points(node, pmupa, info.index).get_schedule().get_root()
         plans[name] = KernelPlan(info, kblock, pts, tiles, tuple(private), inv, tuple(shared),
                                  tuple(shared_maps), sprefix, stage_depth, point_maps, thread_axes=thread_axes,
                                  warp=warp)
@@ -465,6 +471,18 @@ def _live_in(scop: Scop, statements, array: str) -> bool:
     writes = _accesses(scop, statements, array, writes=True)
     flow = isl.UnionAccessInfo.from_sink(reads).set_must_source(writes).set_schedule_map(scop.schedule).compute_flow()
     return not flow.get_may_no_source().is_empty()
+
+
+def _strip_band(node: isl.ScheduleNode) -> isl.ScheduleNode | None:
+    """The loop to strip-mine for shared-memory tiles: *node* if it is a band, else the only band right
+    below the filters of a sequence (covariance: cov = 0; the k loop; cov /= n), else None."""
+    if node.get_type() == isl.schedule_node_type.band:
+        return node
+    if node.get_type() not in (isl.schedule_node_type.sequence, isl.schedule_node_type.set):
+        return None
+    bands = [node.child(i).child(0) for i in range(node.n_children())
+             if node.child(i).child(0).get_type() == isl.schedule_node_type.band]
+    return bands[0] if len(bands) == 1 else None
 
 
 def _mark_reduction(node: isl.ScheduleNode, index: int) -> isl.ScheduleNode:
