@@ -179,12 +179,14 @@ def gpu_prefix(program: Program, wanted: str = "pt") -> str:
 
 
 def generate_cuda(program: Program, opts: OptimizeOptions, serve: bool = False,
-                  dumps: list[str] | None = None) -> str:
-    """The whole file as CUDA: helpers and kernels first (they need nothing of the file), regions replaced."""
+                  dumps: list[str] | None = None, mapping=None) -> str:
+    """The whole file as CUDA: helpers and kernels first (they need nothing of the file), regions replaced.
+    *mapping*: an emit.cuda.CudaMapping (None: the default for opts.block)."""
     from .emit.cuda import cuda_header, generate_cuda_region
     p = gpu_prefix(program)
     regions = [generate_cuda_region(a.scop, a.gpu, opts.block, indent=_indent_of(program.text, a.scop.begin_line),
-                                    serve=serve, dump=dumps[k] if dumps else "", prefix=p, scop_index=k)
+                                    serve=serve, dump=dumps[k] if dumps else "", prefix=p, scop_index=k,
+                                    mapping=mapping, deps=a.deps)
                for k, a in enumerate(program.scops)]
     head = cuda_header(p, serve) + "\n".join(r.kernels for r in regions)
     reps = [(a.scop.begin_line, a.scop.end_line, _guarded(program, k, r.host))

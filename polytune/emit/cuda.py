@@ -16,17 +16,37 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import islpy as isl
 from pycparser import c_ast, c_generator
 
 from ..errors import UnsupportedError, UsageError
 from ..poly.extract import PURE_FUNCTIONS
-from ..poly.gpu import KERNEL_MARK, GpuSchedule, KernelInfo, bound_as_params
+from ..poly.deps import Dependences
+from ..poly.gpu import (
+    KERNEL_MARK,
+    POINTS_MARK,
+    REDUCE_MARK,
+    SHARED_MARK,
+    TILE_MARK,
+    CudaMapping,
+    GpuSchedule,
+    KernelInfo,
+    KernelPlan,
+    TiledGpu,
+    bound_as_params,
+    dims_as_params,
+    kernel_choices,
+    plan_tiled,
+    point_value,
+    private_access,
+    private_live_in,
+    staged_box,
+)
 from ..poly.islutil import isl_name, sets_of
 from ..poly.scop import Scop
-from .c import _Printer, _strip, build_ast, fresh_prefix, param_expr
+from .c import _list, _Printer, _replace_child, _strip, _substitute, build_ast, fresh_prefix, param_expr
 
 DEFAULT_BLOCKS = {0: (1,), 1: (1024,), 2: (32, 32), 3: (32, 8, 4)}
 MAX_THREADS = 1024
@@ -71,6 +91,11 @@ static void {p}_check(cudaError_t e, const char *what)
     exit(1);
   }
 }
+#include <type_traits>
+template <typename T> struct {p}_elem {
+  typedef typename std::remove_cv<typename std::remove_reference<T>::type>::type type;
+};
+static inline long {p}_fdiv(long a, long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 static unsigned {p}_blocks(long n, unsigned b, unsigned most)
 {
   long k = (n + b - 1) / b; /* the kernels loop over what a smaller grid does not cover */
@@ -80,9 +105,63 @@ static unsigned {p}_blocks(long n, unsigned b, unsigned most)
 
 
 @dataclass(frozen=True)
+class KernelResources:
+    """What one kernel asks of a block, known before compiling: threads, shared-memory elements, and
+    elements each thread holds in registers."""
+
+    name: str
+    threads: int
+    shared_elements: int
+    register_elements: int
+
+
+@dataclass(frozen=True)
 class CudaRegion:
     kernels: str  # file-scope text: the kernel templates
     host: str  # replaces the region
+    mapping: CudaMapping = CudaMapping()  # the mapping resolved (defaults filled in)
+    resources: tuple[KernelResources, ...] = ()
+
+
+# Default tiled mappings by the deepest kernel: (block, points per thread). 2-D: a 32x32 tile on a 32x8
+# block, 4 points per thread along y (PPCG's default tile is 32x32 on a 16x32 block).
+DEFAULT_TILED = {0: ((1,), (1,)), 1: ((256,), (1,)), 2: ((32, 8), (1, 4)), 3: ((32, 4, 2), (1, 1, 1))}
+SHARED_BYTES = 48 * 1024  # static shared memory per block without the opt-in
+REGISTERS_PER_THREAD = 255
+REGISTER_ELEMENTS = 64  # at most this many register-held elements per thread (8-byte elements: 128 registers)
+
+
+def resolve_mapping(mapping: CudaMapping, max_mapped: int) -> CudaMapping:
+    """*mapping* with its defaults filled in (block, points), checked: a UsageError names what is wrong."""
+    if mapping.flat:
+        block = mapping.block or default_block(max_mapped)
+        check_block(block)
+        return replace(mapping, block=tuple(block))
+    dblock, dpoints = DEFAULT_TILED[max(0, min(3, max_mapped))]
+    block = tuple(mapping.block) or dblock
+    points = tuple(mapping.points) or (dpoints if not mapping.block else (1,))
+    check_block(block)
+    if not 1 <= len(points) <= 3 or any(x < 1 for x in points):
+        raise UsageError("points per thread: 1 to 3 positive integers (x[,y[,z]])")
+    if mapping.reduction_tile < 1:
+        raise UsageError("the reduction tile must be a positive integer")
+    if mapping.reduction not in ("thread", "warp"):
+        raise UsageError(f"unknown reduction strategy '{mapping.reduction}' (choose from thread, warp)")
+    return replace(mapping, block=block, points=points)
+
+
+def resource_problem(region: CudaRegion, element_bytes: int = 8, shared_bytes: int = SHARED_BYTES) -> str:
+    """Why the region's kernels cannot run with their mapping ('' if they can), before compiling:
+    shared-memory tiles over the static limit, or more register-held elements than a thread can keep
+    (*element_bytes*: the size of the arrays' elements; 8 assumes double)."""
+    for r in region.resources:
+        if r.shared_elements * element_bytes > shared_bytes:
+            return (f"{r.name}: shared-memory tiles of {r.shared_elements * element_bytes} bytes "
+                    f"(at most {shared_bytes} per block)")
+        regs = r.register_elements * max(1, element_bytes // 4)
+        if r.register_elements > REGISTER_ELEMENTS or r.threads * regs > 65536:
+            return f"{r.name}: {r.register_elements} elements in registers per thread x {r.threads} threads"
+    return ""
 
 
 class _KernelPrinter(_Printer):
@@ -124,10 +203,378 @@ class _KernelPrinter(_Printer):
             self.emit("}", indent - 1)
 
 
+class NotPromotable(Exception):
+    """A statement of a kernel with arrays in registers runs outside its point loops (internal: the
+    region is generated again without registers)."""
+
+
+class _TiledKernelPrinter(_Printer):
+    """The subtree of one kernel mark of a tiled mapping, as the body of a block: tile loops become the
+    block's tile (guards), the point band at each leaf becomes the thread's points (an unrolled loop over
+    its points per mapped member, each guarded by the exact bounds), registers hold the private arrays
+    over the tile, shared-memory tiles are loaded cooperatively between barriers."""
+
+    def __init__(self, scop: Scop, prefix: str, plan: KernelPlan, scalars_on_device: set[str],
+                 host_present: list[bool]):
+        super().__init__(scop, False, False, prefix)
+        self.plan = plan
+        info = plan.info
+        self.d = info.depth
+        self.tile_its = {f"{prefix}{info.depth + j}": j for j in range(info.mapped)}
+        self.renamed = {s: f"(*{s})" for s in scalars_on_device}
+        self.host_present = host_present
+        self.loops: list[str] = []  # iterators of the kernel's own loops around the current node
+        self.points: int | None = None  # schedule depth of the point band we are in
+        self.point_loops: set[int] = set()
+        self.staged: dict[str, tuple[list[str], list[int]]] = {}  # array -> (offset names, sizes)
+        self.shared_sizes: dict[str, list[int]] = {}
+        self.private = set(plan.private)
+        self.lane_loop = False  # the next loop is shared by the lanes of a warp
+        self.reducing = False  # inside such a loop: statements add into the lanes' partial sums
+        self.partials: set[str] = set()
+        bx, by, bz = plan.block
+        self.tid = f"(threadIdx.x + {bx} * (threadIdx.y + {by} * threadIdx.z))"
+        self.nthreads = bx * by * bz
+
+    # ---- names ---------------------------------------------------------------------------------------
+    def _point_var(self, j: int, r: str) -> str:
+        ax = self.plan.axes[j]
+        return (f"{self.plan.tiles[j]} * {self.prefix}{self.d + j} + threadIdx.{'xyz'[ax]} + "
+                f"{r} * {self.plan.block[ax]}")
+
+    def _point_loops(self, indent: int, body, names: list[str]) -> None:
+        """for each point of this thread (unrolled): the member values named *names*, then body()."""
+        p = self.prefix
+        for j, name in enumerate(names):
+            self.emit("#pragma unroll", indent + j)
+            self.emit(f"for (int {p}_r{j} = 0; {p}_r{j} < {self.plan.points[j]}; {p}_r{j}++) {{", indent + j)
+            self.emit(f"const long {name} = {self._point_var(j, f'{p}_r{j}')};", indent + j + 1)
+        body(indent + len(names))
+        for j in reversed(range(len(names))):
+            self.emit("}", indent + j)
+
+    def _elem_type(self, array: str) -> str:
+        ndim = next(a.ndim for a in self.scop.arrays if a.name == array)
+        return f"typename {self.prefix}_elem<decltype({array}{'[0]' * ndim})>::type"
+
+    def _present_names(self, depth: int) -> list[str | None]:
+        """Names of schedule dims 0..depth-1 where the kernel knows them (None: not emitted)."""
+        out: list[str | None] = []
+        for k in range(depth):
+            name = f"{self.prefix}{k}"
+            if k < self.d:
+                out.append(name if self.host_present[k] else None)
+            elif k < self.d + self.plan.info.mapped:
+                out.append(name)  # the tile iterators are defined from the block index
+            else:
+                out.append(name if name in self.loops else None)
+        return out
+
+    def _expr_of(self, obj) -> str:
+        if isinstance(obj, isl.Set):
+            ctx = self.scop.context.align_params(obj.get_space())
+            obj = obj.align_params(ctx.get_space()).params().gist_params(ctx)
+            return _strip(self.expr(isl.AstBuild.from_context(ctx).expr_from_set(obj)))
+        return _strip(self.expr(param_expr(self.scop, obj)))
+
+    # ---- nodes ---------------------------------------------------------------------------------------
+    def node(self, n: isl.AstNode, indent: int, pragma=None) -> None:
+        if n.get_type() == isl.ast_node_type.mark:
+            name = n.mark_get_id().get_name()
+            if name.startswith(TILE_MARK):
+                return self.tile(n.mark_get_node(), indent)
+            if name.startswith(SHARED_MARK):
+                return self.stage(n.mark_get_node(), indent)
+            if name.startswith(POINTS_MARK):
+                return self.point_band(int(name.rpartition("@")[2]), n.mark_get_node(), indent)
+            if name.startswith(REDUCE_MARK) and self.plan.warp:
+                return self.reduce(n.mark_get_node(), indent)
+        super().node(n, indent, None)
+
+    def for_(self, n: isl.AstNode, indent: int, pragma) -> None:
+        it = self.expr(n.for_get_iterator())
+        j = None
+        if self.points is not None and it.startswith(self.prefix) and it[len(self.prefix):].isdigit():
+            j = int(it[len(self.prefix):]) - self.points
+            j = j if 0 <= j < self.plan.info.mapped else None
+        if self.lane_loop and it not in self.tile_its and j is None:
+            # the lanes of the warp take the loop's iterations in turn; each sums its own in a register
+            self.lane_loop = False
+            init, cond, inc = (_strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(),
+                                                               n.for_get_inc()))
+            self.loops.append(it)
+            self.emit(f"for (long {it} = ({init}) + (long)threadIdx.x * {inc}; {cond}; {it} += 32 * {inc}) {{",
+                      indent)
+            self.reducing = True
+            self.node(n.for_get_body(), indent + 1, None)
+            self.reducing = False
+            self.emit("}", indent)
+            self.loops.pop()
+            self.lane_loop = True
+            return
+        if it not in self.tile_its and j is None:
+            self.loops.append(it)
+            super().for_(n, indent, None)
+            self.loops.pop()
+            return
+        init, cond, inc = (_strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(), n.for_get_inc()))
+        guard = f"{it} >= ({init}) && ({cond})" + (f" && ({it} - ({init})) % {inc} == 0" if inc != "1" else "")
+        self.emit(f"if ({guard}) {{", indent)
+        if j is not None:
+            self.point_loops.add(j)
+        self.node(n.for_get_body(), indent + 1, None)
+        if j is not None:
+            self.point_loops.discard(j)
+        self.emit("}", indent)
+
+    def tile(self, body: isl.AstNode, indent: int) -> None:
+        """The registers of the thread's points, for the statements below this copy of the tile mark (isl
+        can print it several times for one tile, each copy with some of the statements): loaded before
+        the work where a read may see an earlier value, stored after where the copy writes."""
+        plan, p = self.plan, self.prefix
+        statements = _statements_in(body)
+        names = [f"{p}{d}" if self.host_present[d] else None for d in range(self.d)]
+        names += [f"{p}_v{j}" for j in range(plan.info.mapped)]
+        decls, loads, stores = [], [], []
+        for k, a in enumerate(plan.private):
+            m = private_access(self.scop, plan, k, statements)
+            if m is None:
+                continue
+            m = dims_as_params(m, isl.dim_type.in_, names)
+            pma = m.lexmin_pw_multi_aff()
+            subs = "".join(f"[{self._expr_of(pma.get_pw_aff(e))}]" for e in range(m.dim(isl.dim_type.out)))
+            reg = f"{p}_reg_{a}" + "".join(f"[{p}_r{j}]" for j in range(plan.info.mapped))
+            decls.append(f"{self._elem_type(a)} {p}_reg_{a}{''.join(f'[{c}]' for c in plan.points)};")
+            if private_live_in(self.scop, plan, k, statements):
+                loads.append(f"if ({self._expr_of(m.domain())}) {reg} = {a}{subs};")
+            w = private_access(self.scop, plan, k, statements, writes=True)
+            if w is not None:
+                dom = self._expr_of(dims_as_params(w, isl.dim_type.in_, names).domain())
+                lane0 = "threadIdx.x == 0 && " if plan.warp else ""  # the lanes' sum is in lane 0's registers
+                stores.append(f"if ({lane0}({dom})) {a}{subs} = {reg};")
+        if not decls:
+            return self.node(body, indent, None)
+        self.emit("{", indent)
+        indent += 1
+        for d in decls:
+            self.emit(d, indent)
+        vnames = [f"{p}_v{j}" for j in range(plan.info.mapped)]
+        if loads:
+            self._point_loops(indent, lambda i: [self.emit(x, i) for x in loads], vnames)
+        self.node(body, indent, None)
+        if stores:
+            self._point_loops(indent, lambda i: [self.emit(x, i) for x in stores], vnames)
+        self.emit("}", indent - 1)
+
+    def stage(self, body: isl.AstNode, indent: int) -> None:
+        """Shared-memory tiles of the arrays the statements below read: box offsets, a cooperative load
+        guarded by the exact footprint, a barrier before the work and one after it."""
+        plan, p = self.plan, self.prefix
+        statements = _statements_in(body)
+        present = self._present_names(plan.stage_depth)
+        staged = []
+        for k, a in enumerate(plan.shared):
+            box = staged_box(self.scop, plan, k, statements, [x is not None for x in present])
+            if box is not None:
+                staged.append((a, box))
+        if not staged:
+            return self.node(body, indent, None)
+        self.emit("{", indent)
+        i1 = indent + 1
+        outer = dict(self.staged)
+        for a, (m, los, sizes) in staged:
+            keep = [x for x in present if x is not None]
+            offs = [f"{p}_o_{a}_{d}" for d in range(len(sizes))]
+            for d, lo in enumerate(los):
+                self.emit(f"const long {offs[d]} = {self._expr_of(dims_as_params(lo, isl.dim_type.in_, keep))};", i1)
+            elems = [f"{p}_s{d}" for d in range(len(sizes))]
+            fp = dims_as_params(dims_as_params(m, isl.dim_type.in_, keep).range(), isl.dim_type.set, elems)
+            total = math.prod(sizes)
+            self.emit(f"for (int {p}_e = {self.tid}; {p}_e < {total}; {p}_e += {self.nthreads}) {{", i1)
+            idx = []
+            for d in range(len(sizes)):
+                inner = math.prod(sizes[d + 1:])
+                idx.append(f"({p}_e / {inner}) % {sizes[d]}" if d else f"{p}_e / {inner}")
+                self.emit(f"const long {elems[d]} = {offs[d]} + {idx[d]};", i1 + 1)
+            sh = f"{p}_sh_{a}" + "".join(f"[{x}]" for x in idx)
+            self.emit(f"if ({self._expr_of(fp)}) {sh} = {a}{''.join(f'[{e}]' for e in elems)};", i1 + 1)
+            self.emit("}", i1)
+            old = self.shared_sizes.get(a, [0] * len(sizes))
+            self.shared_sizes[a] = [max(x, y) for x, y in zip(old, sizes)]
+            self.staged[a] = (offs, sizes)
+        self.emit("__syncthreads();", i1)
+        self.node(body, i1, None)
+        self.emit("__syncthreads();", i1)
+        self.emit("}", indent)
+        self.staged = outer
+
+    def reduce(self, body: isl.AstNode, indent: int) -> None:
+        """A row reduction shared by a warp: partial sums per lane, the loop split over the lanes, then a
+        tree of shuffles down to lane 0, which adds the row's sum into its register."""
+        p, plan = self.prefix, self.plan
+        dims = "".join(f"[{c}]" for c in plan.points)
+        idx = "".join(f"[{p}_r{j}]" for j in range(plan.info.mapped))
+        self.emit("{", indent)
+        i1 = indent + 1
+        for a in plan.private:
+            self.emit(f"{self._elem_type(a)} {p}_part_{a}{dims};", i1)
+        self._point_loops(i1, lambda i: [self.emit(f"{p}_part_{a}{idx} = 0;", i) for a in plan.private],
+                          [f"{p}_v{j}" for j in range(plan.info.mapped)])
+        self.lane_loop = True
+        self.node(body, i1, None)
+        self.lane_loop = False
+
+        def combine(i: int) -> None:
+            for a in sorted(self.partials):
+                self.emit(f"for (int {p}_off = 16; {p}_off > 0; {p}_off /= 2)", i)
+                self.emit(f"{p}_part_{a}{idx} += __shfl_down_sync(0xffffffffu, {p}_part_{a}{idx}, {p}_off);", i + 1)
+                self.emit(f"if (threadIdx.x == 0) {p}_reg_{a}{idx} += {p}_part_{a}{idx};", i)
+        self._point_loops(i1, combine, [f"{p}_v{j}" for j in range(plan.info.mapped)])
+        self.emit("}", indent)
+
+    def point_band(self, depth: int, body: isl.AstNode, indent: int) -> None:
+        names = [f"{self.prefix}{depth + j}" for j in range(self.plan.info.mapped)]
+        self.points = depth
+        self._point_loops(indent, lambda i: self.node(body, i, None), names)
+        self.points = None
+
+    def user(self, call: isl.AstExpr, indent: int) -> None:
+        name = call.op_get_arg(0).id_get_id().get_name()
+        st = self.scop.statement(name)
+        args = [_strip(self.expr(call.op_get_arg(i + 1))) for i in range(call.op_get_n_arg() - 1)]
+        args = [a if re.fullmatch(r"-?\w+", a) else f"({a})" for a in args]
+        close = 0
+        if self.points is not None:
+            # a point member without a loop here (isl fixed it): the thread whose point it is runs it
+            conds = []
+            names = [f"{self.prefix}_a{i}" for i in range(len(args))]
+            for j in range(self.plan.info.mapped):
+                if j not in self.point_loops:
+                    value = dims_as_params(point_value(self.plan, j, name), isl.dim_type.in_, names)
+                    conds.append(f"({self._expr_of(value)}) == {self.prefix}{self.points + j}")
+            if conds:
+                self.emit("{", indent)
+                for n_, a in zip(names, args):
+                    self.emit(f"const long {n_} = {a};", indent + 1)
+                self.emit(f"if ({' && '.join(conds)}) {{", indent + 1)
+                indent += 2
+                close = 2
+        subst = dict(zip(st.iterators, args))
+        subst.update(self.renamed)
+        body = _substitute(st.body, subst)
+        if self.reducing:
+            body = self._partial(body)
+        body = _rewrite_refs(body, self._ref)
+        self.emit(self.gen.visit(body) + ";", indent)
+        for k in range(close):
+            self.emit("}", indent - 1 - k)
+
+    def _partial(self, body: c_ast.Node) -> c_ast.Node:
+        """`X op= e`, `X = X + e` or `X = e + X` (X the thread's element, e free of X) as `partial += e`."""
+        gen = c_generator.CGenerator()
+        p = self.prefix
+        if isinstance(body, c_ast.Assignment):
+            target = _array_of(body.lvalue)
+            if target in self.private:
+                e = None
+                if body.op in ("+=", "-="):
+                    e = body.rvalue if body.op == "+=" else c_ast.UnaryOp("-", body.rvalue)
+                elif body.op == "=" and isinstance(body.rvalue, c_ast.BinaryOp) and body.rvalue.op in "+-":
+                    lv = gen.visit(body.lvalue)
+                    if gen.visit(body.rvalue.left) == lv:
+                        e = body.rvalue.right if body.rvalue.op == "+" else c_ast.UnaryOp("-", body.rvalue.right)
+                    elif body.rvalue.op == "+" and gen.visit(body.rvalue.right) == lv:
+                        e = body.rvalue.left
+                if e is not None and not _mentions(e, target):
+                    self.partials.add(target)
+                    idx = "".join(f"[{p}_r{j}]" for j in range(self.plan.info.mapped))
+                    return c_ast.Assignment("+=", c_ast.ID(f"{p}_part_{target}{idx}"), e)
+        raise NotPromotable("not a sum into the thread's element")
+
+    def _ref(self, array: str, subs: list[str]) -> str | None:
+        p = self.prefix
+        if array in self.private:
+            if self.points is None:
+                raise NotPromotable(array)
+            return f"{p}_reg_{array}" + "".join(f"[{p}_r{j}]" for j in range(self.plan.info.mapped))
+        if array in self.staged:
+            offs, _ = self.staged[array]
+            return f"{p}_sh_{array}" + "".join(f"[({s}) - {o}]" for s, o in zip(subs, offs))
+        return None
+
+    def shared_decls(self) -> list[str]:
+        return [f"  __shared__ {self._elem_type(a)} {self.prefix}_sh_{a}{''.join(f'[{x}]' for x in sizes)};"
+                for a, sizes in sorted(self.shared_sizes.items())]
+
+
+def _statements_in(n: isl.AstNode) -> set[str]:
+    out: set[str] = set()
+
+    def walk(x: isl.AstNode) -> None:
+        t = x.get_type()
+        if t == isl.ast_node_type.block:
+            for c in _list(x.block_get_children()):
+                walk(c)
+        elif t == isl.ast_node_type.if_:
+            walk(x.if_get_then_node())
+            if x.if_has_else_node():
+                walk(x.if_get_else_node())
+        elif t == isl.ast_node_type.for_:
+            walk(x.for_get_body())
+        elif t == isl.ast_node_type.mark:
+            walk(x.mark_get_node())
+        elif t == isl.ast_node_type.user:
+            out.add(x.user_get_expr().op_get_arg(0).id_get_id().get_name())
+
+    walk(n)
+    return out
+
+
+def _array_of(node: c_ast.Node) -> str | None:
+    while isinstance(node, c_ast.ArrayRef):
+        node = node.name
+    return node.name if isinstance(node, c_ast.ID) else None
+
+
+def _mentions(node: c_ast.Node, name: str) -> bool:
+    if isinstance(node, c_ast.ID) and node.name == name:
+        return True
+    return any(_mentions(c, name) for _, c in node.children())
+
+
+def _rewrite_refs(body: c_ast.Node, ref) -> c_ast.Node:
+    """Array references `A[e0][e1]` replaced by ref('A', ['e0', 'e1']) where that gives a text."""
+    gen = c_generator.CGenerator()
+
+    def chain(node):
+        subs = []
+        while isinstance(node, c_ast.ArrayRef):
+            subs.append(gen.visit(node.subscript))
+            node = node.name
+        return (node.name, subs[::-1]) if isinstance(node, c_ast.ID) else (None, [])
+
+    def visit(node):
+        if isinstance(node, c_ast.ArrayRef):
+            name, subs = chain(node)
+            if name is not None:
+                text = ref(name, subs)
+                if text is not None:
+                    return c_ast.ID(text)
+        for cname, child in list(node.children()):
+            new = visit(child)
+            if new is not child:
+                _replace_child(node, cname, new)
+        return node
+
+    return visit(body)
+
+
 class _HostPrinter(_Printer):
-    def __init__(self, scop: Scop, gs: GpuSchedule, prefix: str, block: tuple[int, ...], serve: bool,
+    def __init__(self, scop: Scop, gs: GpuSchedule | TiledGpu, prefix: str, block: tuple[int, ...], serve: bool,
                  scalars_on_device: set[str], scop_index: int):
         super().__init__(scop, False, False, prefix)
+        self.tiled = gs if isinstance(gs, TiledGpu) else None
+        self.resources: list[KernelResources] = []
         self.scop_index = scop_index
         self.loops: list[str] = []  # iterators of the host loops around the current node
         self.gs = gs
@@ -152,19 +599,33 @@ class _HostPrinter(_Printer):
 
     def launch(self, info: KernelInfo, body: isl.AstNode, indent: int) -> None:
         p = self.prefix
-        kp = _KernelPrinter(self.scop, p, info, self.scalars_on_device)
+        plan = self.tiled.plans.get(info.mark) if self.tiled is not None else None
+        present = [f"{p}{k}" in self.loops for k in range(info.depth)]
         axes_used = sorted(set(info.axes))
         # grid-stride loops, z outermost, x innermost
         depth = 1
         loops = []
         for ax in reversed(axes_used):
             d = "xyz"[ax]
-            loops.append("  " * depth + f"for (long {p}_g{ax} = (long)blockIdx.{d} * blockDim.{d} + threadIdx.{d}; "
-                         f"{p}_g{ax} < {p}_n{ax}; {p}_g{ax} += (long)gridDim.{d} * blockDim.{d}) {{")
+            if plan is None:
+                loops.append("  " * depth + f"for (long {p}_g{ax} = (long)blockIdx.{d} * blockDim.{d} + threadIdx.{d}; "
+                             f"{p}_g{ax} < {p}_n{ax}; {p}_g{ax} += (long)gridDim.{d} * blockDim.{d}) {{")
+            else:  # one block per tile: the loop is uniform in the block, so barriers inside it are safe
+                loops.append("  " * depth + f"for (long {p}_g{ax} = blockIdx.{d}; {p}_g{ax} < {p}_n{ax}; "
+                             f"{p}_g{ax} += gridDim.{d}) {{")
             depth += 1
+        if plan is None:
+            kp = _KernelPrinter(self.scop, p, info, self.scalars_on_device)
+        else:
+            kp = _TiledKernelPrinter(self.scop, p, plan, self.scalars_on_device, present)
+            # the block is built in: bounds of the thread indices let nvcc drop guards a tile always passes
+            loops = [f"  __builtin_assume(threadIdx.{d} < {b});" for d, b in zip("xyz", plan.block)] + loops
+            for j in range(info.mapped):
+                loops.append("  " * depth + f"const long {p}{info.depth + j} = {p}_lo{j} + {p}_g{info.axes[j]};")
         kp.node(body, depth)
         closers = ["  " * d + "}" for d in range(depth - 1, 0, -1)]
-        text = "\n".join(loops + kp.lines + closers)
+        decls = kp.shared_decls() if plan is not None else []
+        text = "\n".join(decls + loops + kp.lines + closers)
         text = "\n".join(kp.macro_defs() + [text] + kp.macro_undefs())
         # Arguments: the arrays and scalars of its statements, the C variables and host iterators it reads.
         names = sorted({a.array for st in self.scop.statements if st.name in info.statements for a in st.accesses})
@@ -187,29 +648,39 @@ class _HostPrinter(_Printer):
         # isl can emit a mark more than once (a loop split around a hole): each copy is its own kernel
         kname = f"{p}_kernel{self.scop_index}_{info.index}" + (f"_{len(self.kernels)}" if any(
             f" {p}_kernel{self.scop_index}_{info.index}(" in k for k in self.kernels) else "")
-        bounds = "" if self.serve or info.mapped == 0 else \
+        bounds = "" if (self.serve and plan is None) or info.mapped == 0 else \
             f"__launch_bounds__({math.prod(kernel_block(info.mapped, self.block))}) "
         head = (f"template <{', '.join(tparams)}>\n" if tparams else "")
         self.kernels.append(f"{head}__global__ void {bounds}{kname}({', '.join(params)})\n{{\n{text}\n}}\n")
+        if plan is not None:
+            self.resources.append(KernelResources(
+                kname, math.prod(plan.block), sum(math.prod(x) for x in kp.shared_sizes.values()),
+                len(plan.private) * math.prod(plan.points)))
         # Host side: bounds of the mapped loops from the parameters and the enclosing host loops.
         self.emit("{", indent)
-        present = [f"{p}{k}" in self.loops for k in range(info.depth)]
         host_names = [f"{p}{k}" for k in range(info.depth) if present[k]]
         for j in range(info.mapped):
             lo_pa, hi_pa = info.bounds(j, present)
             lo = self.bound_expr(bound_as_params(lo_pa, host_names))
             hi = self.bound_expr(bound_as_params(hi_pa, host_names))
-            self.emit(f"const long {p}_lo{j} = {lo};", indent + 1)
-            self.emit(f"const long {p}_n{info.axes[j]} = ({hi}) - {p}_lo{j} + 1;", indent + 1)
+            if plan is None:
+                self.emit(f"const long {p}_lo{j} = {lo};", indent + 1)
+                self.emit(f"const long {p}_n{info.axes[j]} = ({hi}) - {p}_lo{j} + 1;", indent + 1)
+            else:  # the range of tile numbers
+                t = plan.tiles[j]
+                self.emit(f"const long {p}_lo{j} = {p}_fdiv({lo}, {t});", indent + 1)
+                self.emit(f"const long {p}_n{info.axes[j]} = {p}_fdiv({hi}, {t}) - {p}_lo{j} + 1;", indent + 1)
         cond = " && ".join(f"{p}_n{ax} > 0" for ax in axes_used) or "1"
         self.emit(f"if ({cond}) {{", indent + 1)
-        if self.serve:
+        if plan is not None:
+            self.emit(f"const dim3 {p}_block({', '.join(map(str, plan.block))});", indent + 2)
+        elif self.serve:
             self.emit(f"const dim3 {p}_block = {p}_kernel_block({info.mapped}, {p}_bx, {p}_by, {p}_bz);", indent + 2)
         else:
             bx, by, bz = kernel_block(info.mapped, self.block)
             self.emit(f"const dim3 {p}_block({bx}, {by}, {bz});", indent + 2)
-        grid = [f"{p}_blocks({p}_n{ax}, {p}_block.{'xyz'[ax]}, {MAX_GRID[ax]}u)" if ax in axes_used else "1"
-                for ax in range(3)]
+        grid = [f"{p}_blocks({p}_n{ax}, {1 if plan else f'{p}_block.' + 'xyz'[ax]}, {MAX_GRID[ax]}u)"
+                if ax in axes_used else "1" for ax in range(3)]
         self.emit(f"const dim3 {p}_grid({', '.join(grid)});", indent + 2)
         call_args = [h for _, h in args] + scalars + [f"{p}_lo{j}" for j in range(info.mapped)] + \
             [f"{p}_n{ax}" for ax in axes_used]
@@ -255,13 +726,35 @@ def _check_calls(scop: Scop) -> None:
 
 def generate_cuda_region(scop: Scop, gs: GpuSchedule, block: tuple[int, ...] = (), indent: int = 1,
                          avoid: frozenset[str] = frozenset(), serve: bool = False, dump: str = "",
-                         prefix: str | None = None, scop_index: int = 0) -> CudaRegion:
+                         prefix: str | None = None, scop_index: int = 0, mapping: CudaMapping | None = None,
+                         deps: Dependences | None = None, timing: bool = False) -> CudaRegion:
     """Kernels and host code for one region. *serve*: a tuning build (see the module doc); *dump* is the
-    C code that dumps what the region wrote (run on request after each configuration)."""
+    C code that dumps what the region wrote (run on request after each configuration). *mapping*: how
+    the kernels use the GPU (default: the tiled default mapping when *deps* is given, else the flat one);
+    a tiled mapping needs *deps* (the transformed schedule is checked against them). A serve build
+    without a mapping is flat: it reads its block shapes from the pipe; a tiled one has them built in.
+    *timing*: the program prints the region's kernel time (CUDA events around its launches) to stderr as
+    `polytune-kernel-ms: <ms>` (benchmarks)."""
     _check_calls(scop)
-    block = block or default_block(gs.max_mapped)
-    check_block(block)
+    mapping = resolve_mapping(mapping if mapping is not None else CudaMapping(block=block, flat=deps is None or serve),
+                              gs.max_mapped)
     p = prefix or fresh_prefix(scop, avoid, "pt")
+    if mapping.flat:
+        return _region(scop, gs, mapping, indent, serve, dump, p, scop_index, timing)
+    if deps is None:
+        raise ValueError("a tiled CUDA mapping needs the dependences")
+    try:
+        tiled = plan_tiled(scop, deps, gs, mapping, mapping.block)
+        return _region(scop, tiled, mapping, indent, serve, dump, p, scop_index, timing)
+    except NotPromotable:
+        # a reduction statement that is not a plain sum: one thread per point
+        tiled = plan_tiled(scop, deps, gs, replace(mapping, reduction="thread"), mapping.block)
+        return _region(scop, tiled, mapping, indent, serve, dump, p, scop_index, timing)
+
+
+def _region(scop: Scop, gs: GpuSchedule | TiledGpu, mapping: CudaMapping, indent: int, serve: bool, dump: str,
+            p: str, scop_index: int, timing: bool = False) -> CudaRegion:
+    block = mapping.block
     used = {a.array for st in scop.statements for a in st.accesses}
     arrays = [a for a in scop.arrays if a.name in used and a.ndim > 0]
     scalars_on_device = {a.name for a in scop.arrays if a.ndim == 0 and a.written}
@@ -295,19 +788,29 @@ def generate_cuda_region(scop: Scop, gs: GpuSchedule, block: tuple[int, ...] = (
     # The helper macros are used by the sizes too: define them before everything, undefine after.
     lines = lines[:1] + hp.macro_defs() + lines[1:]
     if not serve:
+        if timing:
+            lines += [i1 + f"cudaEvent_t {p}_t0, {p}_t1;", i1 + f"cudaEventCreate(&{p}_t0);",
+                      i1 + f"cudaEventCreate(&{p}_t1);", i1 + f"cudaEventRecord({p}_t0);"]
         lines += hp.lines
+        if timing:
+            lines += [i1 + f"cudaEventRecord({p}_t1);", i1 + f"cudaEventSynchronize({p}_t1);",
+                      i1 + f"{{ float {p}_ms = 0; cudaEventElapsedTime(&{p}_ms, {p}_t0, {p}_t1);",
+                      i1 + f"  fprintf(stderr, \"polytune-kernel-ms: %.6f\\n\", {p}_ms); }}"]
         lines.append(i1 + f"{p}_check(cudaDeviceSynchronize(), \"kernels\");")
         lines += [i1 + c for c in copy_back + frees]
     else:
         lines += _serve_loop(p, indent, copies, hp.lines, copy_back, frees, dump)
     lines += hp.macro_undefs()
     lines.append("  " * indent + "}")
-    return CudaRegion("\n".join(hp.kernels), "\n".join(lines) + "\n")
+    return CudaRegion("\n".join(hp.kernels), "\n".join(lines) + "\n", mapping, tuple(hp.resources))
 
 
-def cuda_header(prefix: str, serve: bool = False) -> str:
-    """File-scope helpers the regions' host code and kernels use (once per file)."""
-    return HEADER.replace("{p}", prefix) + (SERVE_HELPERS.replace("{p}", prefix) if serve else "")
+def cuda_header(prefix: str, serve: bool = False, eager_context: bool = False) -> str:
+    """File-scope helpers the regions' host code and kernels use (once per file). *eager_context*: the
+    CUDA context is created when the program starts (a static initializer) instead of at the region's
+    first CUDA call, so the region's time as the program measures it leaves out that one-time cost."""
+    eager = f"static const int {prefix}_context = (cudaFree(0), 0);\n" if eager_context else ""
+    return HEADER.replace("{p}", prefix) + eager + (SERVE_HELPERS.replace("{p}", prefix) if serve else "")
 
 
 SERVE_HELPERS = r"""static dim3 {p}_kernel_block(int mapped, int bx, int by, int bz)
@@ -371,3 +874,81 @@ def _serve_loop(p: str, indent: int, copies, body: list[str], copy_back: list[st
 
 
 
+
+
+# ---- the search space of the CUDA target ------------------------------------------------------------------
+POW2 = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def mapping_space(regions: list[tuple[Scop, GpuSchedule]]) -> list[tuple[str, tuple[int, ...]]]:
+    """The tuning dimensions of the CUDA target for a program's regions (scop, GPU schedule), each an
+    integer domain: block shape, points per thread per block axis, the reduction tile, shared memory on
+    (1) or off (0) per array that some kernel could stage, registers on/off, and the flat (previous)
+    mapping. Dimensions that no kernel uses are left out. A configuration maps to a CudaMapping with
+    mapping_from_config; default_config gives the default mapping's values (the seed)."""
+    dims = max((gs.max_mapped for _, gs in regions), default=0)
+    shareable, private, reduction, warp = set(), False, False, False
+    for scop, gs in regions:
+        for ch in kernel_choices(scop, gs).values():
+            warp |= ch.warp
+            shareable |= set(ch.shared) if ch.reduction else set()
+            private |= bool(ch.private)
+            reduction |= ch.reduction and bool(ch.shared)
+    out: list[tuple[str, tuple[int, ...]]] = [("block_x", POW2[3:])]
+    if dims >= 2:
+        out.append(("block_y", POW2[:7]))
+    if dims >= 3:
+        out.append(("block_z", POW2[:5]))
+    out.append(("points_x", (1, 2, 4, 8)))
+    if dims >= 2:
+        out.append(("points_y", (1, 2, 4, 8)))
+    if dims >= 3:
+        out.append(("points_z", (1, 2, 4)))
+    if reduction:
+        out.append(("reduction_tile", (4, 8, 16, 32, 64)))
+    out += [(f"shared_{a}", (0, 1)) for a in sorted(shareable)]
+    if private:
+        out.append(("registers", (0, 1)))
+    if warp:
+        out.append(("warp_reduction", (0, 1)))
+    out.append(("flat", (0, 1)))
+    return out
+
+
+def mapping_from_config(config: dict) -> CudaMapping:
+    """The CudaMapping of a configuration of mapping_space's dimensions (absent ones take defaults)."""
+    block = tuple(config[k] for k in ("block_x", "block_y", "block_z") if k in config)
+    points = tuple(config[k] for k in ("points_x", "points_y", "points_z") if k in config)
+    shared_keys = [k for k in config if k.startswith("shared_")]
+    shared = tuple(k[len("shared_"):] for k in shared_keys if config[k]) if shared_keys else None
+    return CudaMapping(block=block, points=points, shared=shared,
+                       reduction_tile=int(config.get("reduction_tile", 32)),
+                       registers=bool(config.get("registers", 1)), flat=bool(config.get("flat", 0)),
+                       reduction="warp" if config.get("warp_reduction") else "thread")
+
+
+def default_config(regions: list[tuple[Scop, GpuSchedule]]) -> dict:
+    """The default tiled mapping as values of mapping_space's dimensions."""
+    space = dict(mapping_space(regions))
+    dims = max((gs.max_mapped for _, gs in regions), default=0)
+    block, points = DEFAULT_TILED[max(0, min(3, dims))]
+    out: dict = {}
+    for k, v in zip(("block_x", "block_y", "block_z"), block):
+        out[k] = v
+    for k, v in zip(("points_x", "points_y", "points_z"), points):
+        out[k] = v
+    defaults = set()
+    for scop, gs in regions:
+        for ch in kernel_choices(scop, gs).values():
+            defaults |= set(ch.shared_default)
+    for k in space:
+        if k.startswith("shared_"):
+            out[k] = int(k[len("shared_"):] in defaults)
+    if "reduction_tile" in space:
+        out["reduction_tile"] = 32
+    if "registers" in space:
+        out["registers"] = 1
+    if "warp_reduction" in space:
+        out["warp_reduction"] = 0
+    out["flat"] = 0
+    return {k: out.get(k, 1) for k in space}

@@ -17,12 +17,13 @@ grid is sized from them and each thread re-checks the exact loop bounds.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import islpy as isl
 
 from .deps import Dependences
-from .islutil import CTX, maps_of, sets_of
+from .islutil import CTX, isl_name, maps_of, sets_of
 from .schedule import _member_map, _Transformer, check_legal, compute_base_schedule
 from .scop import Scop
 
@@ -159,3 +160,406 @@ def bound_as_params(pa: isl.PwAff, names: list[str]) -> isl.PwAff:
     for j in range(k):
         out = out.set_dim_id(isl.dim_type.param, npar + j, isl.Id(names[j], context=CTX))
     return out
+
+
+# ---- tiled mappings: tiles of points per thread, registers, shared memory -------------------------------
+TILE_MARK = "gpu_tile"  # below a kernel's tile band: what one thread keeps in registers over its tile
+SHARED_MARK = "gpu_shared"  # where the shared-memory tiles are staged (inside the strip-mined reduction loop)
+POINTS_MARK = "gpu_points"  # above the thread's point band, sunk to every leaf of the kernel
+REDUCE_MARK = "gpu_reduce"  # above a reduction loop that the lanes of a warp share
+
+
+@dataclass(frozen=True)
+class CudaMapping:
+    """How the kernels of a region use the GPU: the tuning parameters of the CUDA target.
+
+    *block*: threads per block x[,y[,z]] (() = the default for the deepest kernel; a kernel with fewer
+    mapped loops folds the extra dims into its last one). *points*: points per thread along x[,y[,z]]
+    (a kernel with fewer mapped loops ignores the extra ones); a block then covers a tile of block x
+    points iterations. *shared*: arrays staged in shared memory (None: every read-only array
+    reused across the threads of a block, where the kernel has a reduction loop). *reduction_tile*: the
+    strip of the reduction loop staged at once. *registers*: keep the elements a thread owns in registers
+    over its tile where that is legal. *flat*: the previous mapping (one point per thread, grid-stride
+    loops, nothing staged); the other fields but *block* are then ignored. *reduction* "warp": in a 1-D
+    kernel whose inner loop accumulates into the thread's own element (a row reduction), the 32 lanes of
+    a warp share each point's loop and combine their partial sums with shuffles (the block's threads /
+    32 points per block); kernels where that is not possible keep one thread per point."""
+
+    block: tuple[int, ...] = ()
+    points: tuple[int, ...] = ()
+    shared: tuple[str, ...] | None = None
+    reduction_tile: int = 32
+    registers: bool = True
+    flat: bool = False
+    reduction: str = "thread"  # "warp": a warp per point of a 1-D kernel that reduces along an inner loop
+
+
+def fold_axes(mapped: int, values: tuple[int, ...]) -> tuple[int, int, int]:
+    """A kernel's (x, y, z) from the file's x[,y[,z]]: extra dims fold into the kernel's last one."""
+    b = list(values) + [1] * (3 - len(values))
+    if mapped <= 0:
+        return (1, 1, 1)
+    if mapped == 1:
+        return (b[0] * b[1] * b[2], 1, 1)
+    if mapped == 2:
+        return (b[0], b[1] * b[2], 1)
+    return (b[0], b[1], b[2])
+
+
+@dataclass(frozen=True, eq=False)
+class KernelPlan:
+    """One kernel of a tiled mapping. Schedule depths: host loops 0..depth-1, tile loops (one per mapped
+    member) depth..depth+mapped-1, then the kernel's own loops; the point band sits at every leaf."""
+
+    info: KernelInfo
+    block: tuple[int, int, int]
+    points: tuple[int, ...]  # per mapped member
+    tiles: tuple[int, ...]  # per mapped member: block extent x points
+    private: tuple[str, ...]  # arrays held in registers over the tile
+    private_inv: isl.UnionMap  # (host dims, mapped values) -> the kernel's instances (see private_access)
+    shared: tuple[str, ...]  # arrays staged in shared memory
+    shared_maps: tuple[isl.UnionMap, ...]  # per shared array: its accesses in the kernel
+    stage_prefix: isl.UnionMap | None  # instance -> the schedule dims above the staging point
+    stage_depth: int  # number of schedule dims above the staging point
+    point_maps: tuple[isl.UnionMap, ...]  # per mapped member: statement instance -> its value
+    thread_axes: tuple[int, ...] = ()  # per mapped member: the thread axis of its points (() = info.axes)
+    warp: bool = False  # a warp per point: lanes split the reduction loop (REDUCE_MARK)
+
+    @property
+    def axes(self) -> tuple[int, ...]:
+        return self.thread_axes or self.info.axes
+
+    @property
+    def mark(self) -> str:
+        return self.info.mark
+
+
+@dataclass(frozen=True, eq=False)
+class TiledGpu:
+    schedule: isl.Schedule
+    kernels: tuple[KernelInfo, ...]
+    plans: dict  # kernel mark -> KernelPlan (mapped kernels only)
+
+    @property
+    def max_mapped(self) -> int:
+        return max((k.mapped for k in self.kernels), default=0)
+
+    def kernel(self, mark: str) -> KernelInfo:
+        return next(k for k in self.kernels if k.mark == mark)
+
+
+@dataclass(frozen=True)
+class KernelChoices:
+    """What a kernel could stage: the arrays eligible for registers and for shared memory, and the
+    default shared ones (read-only, reused across threads, under a reduction loop)."""
+
+    private: tuple[str, ...]
+    shared: tuple[str, ...]
+    shared_default: tuple[str, ...]
+    reduction: bool  # the kernel has a loop below its mapped band
+    warp: bool = False  # a 1-D kernel with a row reduction a warp can share (see CudaMapping.reduction)
+
+
+def _kernel_nodes(node: isl.ScheduleNode, out: list) -> None:
+    if node.get_type() == isl.schedule_node_type.mark and node.mark_get_id().get_name().startswith(KERNEL_MARK):
+        out.append(node.mark_get_id().get_name())
+        return
+    for i in range(node.n_children()):
+        _kernel_nodes(node.child(i), out)
+
+
+def _find_mark(node: isl.ScheduleNode, name: str) -> isl.ScheduleNode | None:
+    if node.get_type() == isl.schedule_node_type.mark and node.mark_get_id().get_name() == name:
+        return node
+    for i in range(node.n_children()):
+        found = _find_mark(node.child(i), name)
+        if found is not None:
+            return found
+    return None
+
+
+def _union_to_map(um: isl.UnionMap, array: str | None = None) -> isl.Map | None:
+    maps = [m for m in maps_of(um) if array is None or m.get_tuple_name(isl.dim_type.out) == array]
+    if not maps:
+        return None
+    out = maps[0]
+    for m in maps[1:]:
+        out = out.union(m)
+    return out
+
+
+def _accesses(scop: Scop, statements: tuple[str, ...], array: str, writes: bool | None = None) -> isl.UnionMap:
+    um = isl.UnionMap.empty(scop.context.get_space())
+    for st in scop.statements:
+        if st.name in statements:
+            for a in st.accesses:
+                if a.array == array and (writes is None or a.is_write == writes):
+                    um = um.union(isl.UnionMap(a.relation))
+    return um.intersect_domain(scop.domain).intersect_params(scop.context)
+
+
+def kernel_choices(scop: Scop, gs: GpuSchedule) -> dict[str, KernelChoices]:
+    """Per mapped kernel (by mark): the arrays that can live in registers or shared memory."""
+    out = {}
+    root = gs.schedule.get_root()
+    for info in gs.kernels:
+        if not info.mapped:
+            continue
+        band = _find_mark(root, info.mark).child(0)
+        out[info.mark] = _choices(scop, info, band)
+    return out
+
+
+def _choices(scop: Scop, info: KernelInfo, band: isl.ScheduleNode) -> KernelChoices:
+    below = band.child(0)
+    reduction = _has_band(below)
+    prefix = below.get_prefix_schedule_union_map().intersect_domain(band.get_domain())
+    inv = prefix.reverse()
+    arrays = sorted({a.array for st in scop.statements if st.name in info.statements for a in st.accesses})
+    ndim = {a.name: a.ndim for a in scop.arrays}
+    private, shared, default = [], [], []
+    for name in arrays:
+        if ndim.get(name, 0) == 0:
+            continue
+        acc = _accesses(scop, info.statements, isl_name(name))
+        m = _union_to_map(inv.apply_range(acc))
+        if m is None:
+            continue
+        written = not _accesses(scop, info.statements, isl_name(name), writes=True).is_empty()
+        if written:
+            # Each point's accesses reach one element, and no other point's: no thread can see it.
+            if reduction and m.is_single_valued() and m.is_injective():
+                private.append(name)
+        else:
+            shared.append(name)
+            if reduction and not m.is_injective():  # several threads read the same elements
+                default.append(name)
+    warp = False
+    if info.mapped == 1 and reduction and private:
+        written = {a.array for st in scop.statements if st.name in info.statements for a in st.writes}
+        red = _reduction_band(below)
+        # the loop's statements must be sums into the thread's element: checked where they are printed
+        warp = red is not None and written <= set(private)
+    return KernelChoices(tuple(private), tuple(shared), tuple(default), reduction, warp)
+
+
+def _reduction_band(node: isl.ScheduleNode) -> isl.ScheduleNode | None:
+    """The kernel's one inner loop (a one-member band with no band below it), where the kernel's body
+    is that band or a sequence with it as the only band; None otherwise."""
+    def leaf_band(n):
+        return (n.get_type() == isl.schedule_node_type.band and n.band_n_member() == 1
+                and not _has_band(n.child(0)))
+    if leaf_band(node):
+        return node
+    if node.get_type() != isl.schedule_node_type.sequence:
+        return None
+    found = None
+    for i in range(node.n_children()):
+        f = node.child(i)
+        c = f.child(0)
+        if c.get_type() == isl.schedule_node_type.leaf:
+            continue
+        if found is not None or not leaf_band(c):
+            return None
+        found = c
+    return found
+
+
+def _has_band(node: isl.ScheduleNode) -> bool:
+    if node.get_type() == isl.schedule_node_type.band:
+        return True
+    return any(_has_band(node.child(i)) for i in range(node.n_children()))
+
+
+def _multi_val(space: isl.Space, values) -> isl.MultiVal:
+    mv = isl.MultiVal.zero(space)
+    for k, v in enumerate(values):
+        mv = mv.set_val(k, isl.Val(int(v), context=CTX))
+    return mv
+
+
+def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapping,
+               block: tuple[int, ...]) -> TiledGpu:
+    """The GPU schedule with each mapped kernel tiled for *mapping*: tile loops (blocks), the reduction
+    loop strip-mined where arrays are staged, and the point band (threads x points) sunk to the leaves.
+    Sinking is legal because the mapped members are parallel: instances of different points are
+    independent, so only each point's own order must stay, which the order below the band keeps (the
+    legality check runs on the result anyway)."""
+    choices = kernel_choices(scop, gs)
+    points = tuple(mapping.points) or (1,)
+    root = gs.schedule.get_root()
+    plans = {}
+    names: list[str] = []
+    _kernel_nodes(root, names)
+    for name in names:
+        info = gs.kernel(name)
+        if not info.mapped:
+            continue
+        ch = choices[name]
+        kblock = fold_axes(info.mapped, block)
+        kpoints = (tuple(points) + (1, 1, 1))[:info.mapped] + (1,) * (3 - info.mapped)  # extra axes: dropped
+        pts = tuple(kpoints[ax] for ax in info.axes)
+        tiles = tuple(kblock[ax] * kpoints[ax] for ax in info.axes)
+        shared = ch.shared_default if mapping.shared is None else tuple(a for a in ch.shared if a in mapping.shared)
+        private = ch.private if mapping.registers else ()
+        threads = math.prod(kblock)
+        warp = mapping.reduction == "warp" and ch.warp and bool(private) and threads % 32 == 0
+        thread_axes: tuple[int, ...] = ()
+        if warp:  # lanes on x, one point per warp on y
+            kblock = (32, threads // 32, 1)
+            thread_axes = (1,)
+            tiles = (kblock[1] * pts[0],)
+            shared = ()
+        band = _find_mark(root, name).child(0)
+        # (host dims, mapped values) of each instance, before tiling: the private arrays' maps
+        below = band.child(0)
+        inv = below.get_prefix_schedule_union_map().intersect_domain(band.get_domain()).reverse()
+        mupa = band.band_get_partial_schedule()
+        dom = band.get_domain().intersect_params(scop.context)
+        point_maps = tuple(_member_map(mupa, k, dom) for k in range(info.mapped))
+        tileband = band.band_tile(_multi_val(band.band_get_space(), tiles))
+        pointband = tileband.child(0).insert_mark(isl.Id(f"{TILE_MARK}#{info.index}", context=CTX)).child(0)
+        pmupa = pointband.band_get_partial_schedule()
+        sub = pointband.delete()  # the point band's child, now right below the tile band
+        if warp:
+            sub = _mark_reduction(sub, info.index)
+        stage = sub
+        top = sub.get_tree_depth()
+        strip = _strip_band(sub) if shared else None
+        if strip is not None:
+            if strip.band_n_member() > 1:
+                strip = strip.band_split(1)
+            strip = strip.band_tile(_multi_val(strip.band_get_space(), [max(1, mapping.reduction_tile)]))
+            stage = strip.child(0)
+        elif mapping.shared is None:
+            shared = ()  # by default only inside a strip-mined loop (a whole loop's footprint can be large)
+        stage = stage.insert_mark(isl.Id(f"{SHARED_MARK}#{info.index}", context=CTX))
+        stage_depth = stage.get_schedule_depth()
+        sdom = stage.get_domain().intersect_params(scop.context)
+        sprefix = stage.child(0).get_prefix_schedule_union_map().intersect_domain(sdom)
+        shared_maps = [_accesses(scop, info.statements, isl_name(a)) for a in shared]
+        node = stage
+        while node.get_tree_depth() > top:
+            node = node.parent()
+        root = _sink_points(node, pmupa, info.index).get_schedule().get_root()
+        plans[name] = KernelPlan(info, kblock, pts, tiles, tuple(private), inv, tuple(shared),
+                                 tuple(shared_maps), sprefix, stage_depth, point_maps, thread_axes=thread_axes,
+                                 warp=warp)
+    schedule = root.get_schedule()
+    check_legal(schedule, deps, scop)
+    return TiledGpu(schedule, gs.kernels, plans)
+
+
+def private_access(scop: Scop, plan: KernelPlan, k: int, statements: set[str],
+                   writes: bool | None = None) -> isl.Map | None:
+    """(host dims, mapped values) -> the element of private array *k* that the point's instances of
+    *statements* access (only writes, only reads, or both), or None if they do not."""
+    m = _union_to_map(plan.private_inv.apply_range(_accesses(scop, statements, isl_name(plan.private[k]), writes)))
+    return None if m is None or m.is_empty() else m
+
+
+def private_live_in(scop: Scop, plan: KernelPlan, k: int, statements: set[str]) -> bool:
+    return _live_in(scop, statements, isl_name(plan.private[k]))
+
+
+def _live_in(scop: Scop, statements, array: str) -> bool:
+    """Whether a read of *array* by *statements* may see a value written before them (else the registers
+    need no load: each point writes its element before reading it, as gemm's C = 0 before the sum)."""
+    reads = _accesses(scop, statements, array, writes=False)
+    if reads.is_empty():
+        return False
+    writes = _accesses(scop, statements, array, writes=True)
+    flow = isl.UnionAccessInfo.from_sink(reads).set_must_source(writes).set_schedule_map(scop.schedule).compute_flow()
+    return not flow.get_may_no_source().is_empty()
+
+
+def _strip_band(node: isl.ScheduleNode) -> isl.ScheduleNode | None:
+    """The loop to strip-mine for shared-memory tiles: *node* if it is a band, else the only band right
+    below the filters of a sequence (covariance: cov = 0; the k loop; cov /= n), else None."""
+    if node.get_type() == isl.schedule_node_type.band:
+        return node
+    if node.get_type() not in (isl.schedule_node_type.sequence, isl.schedule_node_type.set):
+        return None
+    bands = [node.child(i).child(0) for i in range(node.n_children())
+             if node.child(i).child(0).get_type() == isl.schedule_node_type.band]
+    return bands[0] if len(bands) == 1 else None
+
+
+def _mark_reduction(node: isl.ScheduleNode, index: int) -> isl.ScheduleNode:
+    """A mark above the kernel's reduction band (see _reduction_band); returns the node at *node*'s place."""
+    if node.get_type() == isl.schedule_node_type.band:
+        return node.insert_mark(isl.Id(f"{REDUCE_MARK}#{index}", context=CTX))
+    for i in range(node.n_children()):
+        c = node.child(i).child(0)
+        if c.get_type() == isl.schedule_node_type.band:
+            return c.insert_mark(isl.Id(f"{REDUCE_MARK}#{index}", context=CTX)).parent().parent()
+    return node
+
+
+def _sink_points(node: isl.ScheduleNode, mupa: isl.MultiUnionPwAff, index: int) -> isl.ScheduleNode:
+    """Put the point band (restricted to each leaf's instances) with a mark above it at every leaf below
+    *node*; returns the node at the same position."""
+    if node.get_type() == isl.schedule_node_type.leaf:
+        dom = node.get_domain()
+        if dom.is_empty():
+            return node
+        depth = node.get_schedule_depth()
+        node = node.insert_partial_schedule(mupa.intersect_domain(dom))
+        return node.insert_mark(isl.Id(f"{POINTS_MARK}#{index}@{depth}", context=CTX))
+    for i in range(node.n_children()):
+        node = _sink_points(node.child(i), mupa, index).parent()
+    return node
+
+
+def staged_box(scop: Scop, plan: KernelPlan, k: int, statements: set[str], present: list[bool]
+               ) -> tuple[isl.Map, list[isl.PwAff], list[int]] | None:
+    """The footprint of shared array *k* of *plan* for one iteration of the staging point, from the
+    accesses of *statements* (those under this copy of the staging point), as PPCG computes it: the
+    elements accessed for fixed values of the schedule dims above the point (those the AST emitted,
+    *present*), and a box over it: per array dim, the lowest element (a function of those dims) and a
+    constant size. None when no access of *statements* reaches the array or the box is not bounded."""
+    doms = isl.UnionSet.empty(scop.context.get_space())
+    for st in scop.statements:
+        if st.name in statements:
+            doms = doms.union(isl.UnionSet(st.domain))
+    acc = plan.shared_maps[k].intersect_domain(doms)
+    m = _union_to_map(plan.stage_prefix.reverse().apply_range(acc))
+    if m is None or m.is_empty():
+        return None
+    for d in reversed(range(len(present))):
+        if not present[d]:
+            m = m.project_out(isl.dim_type.in_, d, 1)
+    los, sizes = [], []
+    n = m.dim(isl.dim_type.out)
+    for d in range(n):
+        md = m.project_out(isl.dim_type.out, d + 1, n - d - 1).project_out(isl.dim_type.out, 0, d)
+        lo = md.lexmin_pw_multi_aff().get_pw_aff(0)
+        hi = md.lexmax_pw_multi_aff().get_pw_aff(0)
+        try:
+            size = hi.sub(lo).max_val()
+        except isl.Error:  # bounds with integer divisions: isl's max_val wants plain affine pieces
+            return None
+        if not size.is_int():
+            return None
+        los.append(lo)
+        sizes.append(int(size.to_str()) + 1)
+    return m, los, sizes
+
+
+def point_value(plan: KernelPlan, j: int, statement: str) -> isl.PwAff:
+    """Mapped member *j* of *plan* as a function of *statement*'s iterators."""
+    maps = [m for m in maps_of(plan.point_maps[j]) if m.get_tuple_name(isl.dim_type.in_) == statement]
+    return maps[0].lexmin_pw_multi_aff().get_pw_aff(0)
+
+
+def dims_as_params(obj, kind: isl.dim_type, names: list[str | None]):
+    """*obj* with its *kind* dims turned into parameters named *names* (None: projected out)."""
+    for d in reversed(range(len(names))):
+        if names[d] is None:
+            obj = obj.project_out(kind, d, 1)
+    keep = [x for x in names if x is not None]
+    npar = obj.dim(isl.dim_type.param)
+    obj = obj.move_dims(isl.dim_type.param, npar, kind, 0, len(keep))
+    for j, x in enumerate(keep):
+        obj = obj.set_dim_id(isl.dim_type.param, npar + j, isl.Id(x, context=CTX))
+    return obj

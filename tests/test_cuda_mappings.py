@@ -1,0 +1,320 @@
+"""Tiled CUDA mappings (several points per thread, registers, shared-memory tiles with a strip-mined
+reduction loop), run on the CPU through tests/data/cuda_emu.h (threads as coroutines, so barriers and
+shared memory behave as on the GPU) and compared with the original program: random nests under random
+mappings, partial tiles, triangular domains."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from conftest import KERNELS, ROOT
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from nestgen import programs
+from test_cuda import emulate
+
+from polytune.emit.cuda import CudaMapping, generate_cuda_region, mapping_space, resource_problem
+from polytune.errors import UsageError
+from polytune.pipeline import OptimizeOptions, analyze, generate_cuda
+
+GXX = shutil.which("g++")
+GCC = shutil.which("gcc")
+needs_gcc = pytest.mark.skipif(GXX is None or GCC is None, reason="needs gcc and g++")
+GPU_DIR = os.path.join(ROOT, "benchmarks", "gpu")
+NVCC = shutil.which("nvcc")
+ALL = ("A", "B", "C", "s", "x", "y", "data", "cov", "mean")
+
+
+def _run(cmd: list[str], exe: Path) -> bytes:
+    subprocess.run(cmd, check=True, capture_output=True, timeout=120)
+    return subprocess.run([str(exe)], check=True, capture_output=True, timeout=120).stdout
+
+
+def cuda_text(path: str, mapping: CudaMapping, defines: tuple[str, ...] = ()) -> str:
+    return generate_cuda(analyze(path, defines=defines), OptimizeOptions(target="cuda"), mapping=mapping)
+
+
+def check_mapping(source: str, mapping: CudaMapping, what: str = "", defines: tuple[str, ...] = (),
+                  exact: bool = True, gpu: bool = False) -> str:
+    """The program's CUDA output under *mapping*, emulated (or, with *gpu*, compiled with nvcc without
+    fused multiply-adds and run on the GPU), prints what the original prints; returns the CUDA text."""
+    with tempfile.TemporaryDirectory(prefix="polytune-map-") as d:
+        tmp = Path(d)
+        src, emu = tmp / "nest.c", tmp / "emu.cpp"
+        src.write_text(source)
+        flags = [f"-D{x}" for x in defines]
+        expected = _run([GCC, "-O1", *flags, str(src), "-o", str(tmp / "orig"), "-lm"], tmp / "orig")
+        text = cuda_text(str(src), mapping, defines)
+        if gpu:
+            (tmp / "k.cu").write_text(text)
+            got = _run([NVCC, "-O3", "-arch=native", "-fmad=false", "-Xcompiler", "-w", *flags, str(tmp / "k.cu"),
+                        "-o", str(tmp / "k"), "-lm"], tmp / "k")
+        else:
+            emu.write_text(emulate(text))
+            got = _run([GXX, "-O1", "-w", *flags, "-x", "c++", str(emu), "-o", str(tmp / "emu"), "-lm"], tmp / "emu")
+        if exact and (mapping is None or mapping.reduction != "warp"):
+            assert got == expected, f"CUDA output differs ({what}, {mapping})\n{text}"
+        elif exact:  # a warp's lanes add in another order: every printed value within rounding
+            g, e = got.split(), expected.split()
+            assert len(g) == len(e) and all(float(a) == pytest.approx(float(b), rel=1e-9, abs=1e-12)
+                                            for a, b in zip(g, e)), f"CUDA output differs ({what}, {mapping})\n{text}"
+        else:
+            g = [float(x.split(b":")[-1]) for x in got.split(b"\n") if x.startswith(b"checksum")]
+            e = [float(x.split(b":")[-1]) for x in expected.split(b"\n") if x.startswith(b"checksum")]
+            assert g == pytest.approx(e, rel=1e-5), (what, mapping)
+        return text
+
+
+mappings = st.builds(
+    CudaMapping,
+    block=st.sampled_from([(1, 1), (3, 2), (5,), (2, 2, 2), (4, 4)]),
+    points=st.sampled_from([(1,), (2,), (1, 3), (2, 2), (3, 1, 2)]),
+    shared=st.sampled_from([None, ALL, ()]),
+    reduction_tile=st.sampled_from([1, 2, 3, 32]),
+    registers=st.booleans(),
+    reduction=st.sampled_from(["thread", "warp"]),
+)
+
+
+@needs_gcc
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(prog=programs(), mapping=mappings)
+def test_random_nest_under_random_mapping_prints_the_same_values(prog, mapping):
+    check_mapping(prog.source, mapping, prog.summary)
+
+
+MATMUL = open(os.path.join(GPU_DIR, "matmul_vanilla.c")).read()
+
+
+@needs_gcc
+@pytest.mark.parametrize("mapping", [
+    CudaMapping(block=(16, 16), points=(2, 2), reduction_tile=8),  # 32x32 tiles over N=20: partial tiles
+    CudaMapping(block=(8, 4), points=(1, 3), reduction_tile=7),  # 8x12 tiles, a K strip that does not divide N
+    CudaMapping(block=(4, 4), points=(4, 4), shared=(), reduction_tile=5),
+    CudaMapping(block=(32, 8), points=(1, 4), registers=False),
+])
+def test_matmul_mapping_with_partial_tiles(mapping):
+    text = check_mapping(MATMUL, mapping, "matmul", ("N=20",), exact=False)
+    assert ("__syncthreads();" in text) == (mapping.shared != ())
+    assert ("pt_reg_C" in text) == mapping.registers
+
+
+def test_default_mapping_stages_gemm_operands_and_keeps_c_in_registers():
+    text = cuda_text(os.path.join(GPU_DIR, "matmul_vanilla.c"), None, ("N=64",))
+    assert "__shared__" in text and "pt_sh_A" in text and "pt_sh_B" in text and "pt_sh_C" not in text
+    assert "pt_reg_C[4][1]" in text  # 32x32 tile on a 32x8 block: 4 points per thread along y
+    assert "__launch_bounds__(256)" in text
+
+
+SYRK_TRI = """#include <stdio.h>
+#define N 19
+#define M 11
+double A[M][N], C[N][N];
+int main(void)
+{
+  int i, j, k;
+  for (i = 0; i < M; i++) for (j = 0; j < N; j++) A[i][j] = (double)((i * 7 + j * 3) % 17) * 0.125 - 1.0;
+  for (i = 0; i < N; i++) for (j = 0; j < N; j++) C[i][j] = 0.5;
+#pragma scop
+  for (i = 0; i < N; i++)
+    for (j = i; j < N; j++) {
+      C[i][j] = C[i][j] * 0.25;
+      for (k = 0; k < M; k++)
+        C[i][j] += A[k][i] * A[k][j];
+    }
+#pragma endscop
+  for (i = 0; i < N; i++) for (j = 0; j < N; j++) printf("%.17g\\n", C[i][j]);
+  return 0;
+}
+"""
+
+
+COV_TRI = """#include <stdio.h>
+#define N 21
+#define M 17
+double data[N][M], cov[M][M];
+int main(void)
+{
+  int i, j, k;
+  for (i = 0; i < N; i++) for (j = 0; j < M; j++) data[i][j] = (double)((i * 7 + j * 3) % 17) * 0.125 - 1.0;
+#pragma scop
+  for (i = 0; i < M; i++)
+    for (j = i; j < M; j++) {
+      cov[i][j] = 0.0;
+      for (k = 0; k < N; k++)
+        cov[i][j] += data[k][i] * data[k][j];
+      cov[i][j] /= (N - 1.0);
+      cov[j][i] = cov[i][j];
+    }
+#pragma endscop
+  for (i = 0; i < M; i++) for (j = 0; j < M; j++) printf("%.17g\\n", cov[i][j]);
+  return 0;
+}
+"""
+
+
+@needs_gcc
+@pytest.mark.parametrize("mapping", [
+    CudaMapping(block=(8, 4), points=(1, 2), reduction_tile=4),
+    CudaMapping(block=(4, 4), points=(2, 2), reduction_tile=5),
+    None,
+])
+def test_covariance_stages_data_in_the_strip_mined_loop_of_a_sequence(mapping):
+    """The reduction loop sits between statements (cov = 0; the k loop; cov /= n; cov[j][i] = cov[i][j]):
+    it is still strip-mined and data staged, on a triangular domain."""
+    text = check_mapping(COV_TRI, mapping, "covariance")
+    assert "pt_sh_data" in text and "__syncthreads();" in text
+
+
+@needs_gcc
+@pytest.mark.parametrize("mapping", [
+    CudaMapping(block=(8, 4), points=(1, 2), reduction_tile=4),
+    CudaMapping(block=(3, 5), points=(2, 3), reduction_tile=32),
+    CudaMapping(block=(16,), points=(3,), reduction_tile=2),
+])
+def test_triangular_domain_with_shared_tiles_and_registers(mapping):
+    text = check_mapping(SYRK_TRI, mapping, "triangular")
+    assert "pt_sh_A" in text and "__syncthreads();" in text and "pt_reg_C" in text
+
+
+@needs_gcc
+@pytest.mark.parametrize("name", ["matmul", "gemver", "mvt", "heat-3d", "gemm_bias_relu", "2d_bidirec"])
+def test_pluto_kernels_with_every_array_staged(name):
+    """(the benchmarks/pluto files that are valid C++)"""
+    path = os.path.join(KERNELS, name + ".c")
+    defines = ("N=13", "TSTEPS=3", "NC=3", "D=7")
+    arrays = tuple({a.name for s in analyze(path, defines=defines).scops for a in s.scop.arrays})
+    mapping = CudaMapping(block=(4, 2), points=(2, 3), shared=arrays, reduction_tile=3)
+    check_mapping(open(path).read(), mapping, name, defines, exact=False)
+
+
+def test_shared_tiles_over_the_limit_are_rejected_before_running():
+    program = analyze(os.path.join(GPU_DIR, "matmul_vanilla.c"), defines=("N=256",))
+    a = program.scops[0]
+    big = generate_cuda_region(a.scop, a.gpu, mapping=CudaMapping(block=(32, 32), points=(4, 4), reduction_tile=64),
+                               deps=a.deps)
+    assert "shared-memory tiles" in resource_problem(big, element_bytes=4)
+    ok = generate_cuda_region(a.scop, a.gpu, mapping=CudaMapping(block=(32, 8), points=(1, 4)), deps=a.deps)
+    assert resource_problem(ok, element_bytes=4) == ""
+    regs = generate_cuda_region(a.scop, a.gpu, mapping=CudaMapping(block=(8, 8), points=(8, 16), shared=()),
+                                deps=a.deps)
+    assert "registers" in resource_problem(regs)
+
+
+def test_bad_mappings_are_usage_errors():
+    program = analyze(os.path.join(GPU_DIR, "matmul_vanilla.c"), defines=("N=64",))
+    a = program.scops[0]
+    for bad in (CudaMapping(points=(0,)), CudaMapping(block=(64, 32)), CudaMapping(reduction_tile=0)):
+        with pytest.raises(UsageError):
+            generate_cuda_region(a.scop, a.gpu, mapping=bad, deps=a.deps)
+
+
+def test_mapping_space_lists_the_tunable_dimensions():
+    program = analyze(os.path.join(GPU_DIR, "matmul_vanilla.c"), defines=("N=64",))
+    space = dict(mapping_space([(a.scop, a.gpu) for a in program.scops]))
+    assert {"block_x", "block_y", "points_x", "points_y", "reduction_tile", "shared_A", "shared_B",
+            "registers", "flat"} <= set(space)
+    assert "shared_C" not in space  # written in the kernel: never staged
+
+
+@needs_gcc
+@pytest.mark.parametrize("name", ["reduction_vanilla", "reduction_unroll", "reduction_interchange"])
+@pytest.mark.parametrize("block,points", [((64,), (1,)), ((96,), (3,)), ((32, 2), (2,))])
+def test_row_reductions_shared_by_a_warp(name, block, points):
+    src = open(os.path.join(GPU_DIR, name + ".c")).read()
+    text = check_mapping(src, CudaMapping(block=block, points=points, reduction="warp"), name, ("N=37", "M=44"),
+                         exact=False)
+    assert "__shfl_down_sync" in text
+
+
+def test_warp_reduction_falls_back_where_a_statement_is_not_a_sum():
+    src = """double A[40][40], s[40];
+void f(void) {
+#pragma scop
+  for (int i = 0; i < 40; i++) {
+    s[i] = 1.0;
+    for (int j = 0; j < 40; j++)
+      s[i] = s[i] * 0.5 + A[i][j];
+  }
+#pragma endscop
+}
+"""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "r.c")
+        with open(path, "w") as f:
+            f.write(src)
+        text = cuda_text(path, CudaMapping(block=(64,), reduction="warp"))
+    assert "__shfl_down_sync" not in text and "pt_reg_s" in text
+
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
+@pytest.mark.parametrize("name,mapping", [
+    ("matmul_vanilla", CudaMapping(block=(16, 16), points=(4, 4), reduction_tile=16)),
+    ("reduction_vanilla", CudaMapping(block=(256,), points=(2,), reduction="warp")),
+])
+def test_nvcc_compiles_tiled_tuning_builds(name, mapping, tmp_path):
+    """The serve build (one per configuration for tiled mappings: the block is built in) compiles for sm_90."""
+    from polytune.emit.c import generate_dump
+    from polytune.measure_cuda import SERVE_PRELUDE
+    program = analyze(os.path.join(GPU_DIR, name + ".c"), defines=("N=256",))
+    dumps = [generate_dump(a.scop, indent=3, avoid=program.identifiers) for a in program.scops]
+    text = SERVE_PRELUDE + generate_cuda(program, OptimizeOptions(target="cuda"), serve=True, dumps=dumps,
+                                         mapping=mapping)
+    assert "__syncthreads" in text or "__shfl_down_sync" in text
+    (tmp_path / "s.cu").write_text(text)
+    proc = subprocess.run([NVCC, "-arch=sm_90", "-O1", "-c", str(tmp_path / "s.cu"), "-o", str(tmp_path / "s.o"),
+                           "-Xcompiler", "-w", "-DN=256"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
+def test_mapping_benchmark_generates_and_compiles_without_a_gpu(tmp_path):
+    out = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "cuda_mappings.py"), "--out", str(out),
+                           "--quick", "--compile-only", "--kernels", "matmul_vanilla", "--jobs", "2"],
+                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
+    rows = json.loads(out.read_text())["kernels"][0]["rows"]
+    assert [r["variant"] for r in rows][:2] == ["previous (flat, default block)", "new default"]
+    assert all("error" not in r and r["registers"] > 0 for r in rows)
+    assert rows[1]["smem_bytes"] > 0 and rows[0]["smem_bytes"] == 0
+
+
+def _gpu() -> bool:
+    from polytune.measure import gpu_id
+    return NVCC is not None and bool(gpu_id())
+
+
+@pytest.mark.gpu
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(prog=programs(), mapping=mappings)
+def test_gpu_random_nest_under_random_mapping_prints_the_same_values(prog, mapping):
+    if not _gpu():
+        pytest.skip("needs nvcc and an NVIDIA GPU")
+    check_mapping(prog.source, mapping, prog.summary, gpu=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("src,defines,mapping", [
+    (MATMUL, ("N=300",), None),
+    (MATMUL, ("N=300",), CudaMapping(block=(16, 16), points=(4, 4), reduction_tile=16)),
+    (MATMUL, ("N=300",), CudaMapping(block=(16, 16), points=(8, 8), reduction_tile=8)),
+    (MATMUL, ("N=300",), CudaMapping(block=(8, 32), points=(3, 1), reduction_tile=7, registers=False)),
+    (SYRK_TRI, (), CudaMapping(block=(8, 4), points=(1, 2), reduction_tile=4)),
+    (open(os.path.join(GPU_DIR, "reduction_vanilla.c")).read(), ("N=1000", "M=777"),
+     CudaMapping(block=(256,), points=(2,), reduction="warp")),
+    (open(os.path.join(GPU_DIR, "reduction_interchange.c")).read(), ("N=1000", "M=777"),
+     CudaMapping(block=(128,), reduction="warp")),
+], ids=["matmul-default", "matmul-64", "matmul-128", "matmul-odd", "triangular", "rows-warp", "rows-warp-2"])
+def test_gpu_tiled_mappings_match_cpu(src, defines, mapping):
+    if not _gpu():
+        pytest.skip("needs nvcc and an NVIDIA GPU")
+    check_mapping(src, mapping, "gpu", defines, exact=src is SYRK_TRI, gpu=True)
