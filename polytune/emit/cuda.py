@@ -22,8 +22,8 @@ import islpy as isl
 from pycparser import c_ast, c_generator
 
 from ..errors import UnsupportedError, UsageError
-from ..poly.extract import PURE_FUNCTIONS
 from ..poly.deps import Dependences
+from ..poly.extract import PURE_FUNCTIONS
 from ..poly.gpu import (
     KERNEL_MARK,
     POINTS_MARK,
