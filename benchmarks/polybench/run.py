@@ -330,7 +330,8 @@ def cmd_run(args) -> int:
     cpus = cpu_list(args.cpus)
     env = dict(os.environ, OMP_NUM_THREADS=str(len(cpus)), OMP_PROC_BIND="false")
     jobs = [(r["kernel"], v, os.path.join(args.dir, p)) for r in manifest["kernels"]
-            for v, p in r["binaries"].items() if not args.kernels or r["kernel"] in args.kernels.split(",")]
+            for v, p in r["binaries"].items() if not args.kernels or r["kernel"] in args.kernels.split(",")
+            if not args.variants or v in args.variants.split(",")]
     taskset = ["taskset", "-c", args.cpus] if shutil.which("taskset") else []
     if not taskset:
         print("warning: no taskset; runs are not pinned", file=sys.stderr)
@@ -483,6 +484,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--cpus", default="0,1", help="taskset CPU list; OMP_NUM_THREADS = their number")
     p.add_argument("--kernels", help="comma-separated subset")
+    p.add_argument("--variants", help="comma-separated subset of the built variants (default: all)")
     p.add_argument("--timeout", type=float, default=900)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="results.json")
