@@ -49,15 +49,14 @@ def _tune_outputs(program, target: str) -> dict[str, str]:
     """What `tune --target TARGET` generates for its default configuration (seed 'pluto')."""
     out: dict[str, str] = {}
     try:  # the Target interface (after issue 15)
-        from polytune.targets import get_target
+        from polytune.tune import make_target
     except ImportError:
-        get_target = None
-    if get_target is not None:
+        make_target = None
+    if make_target is not None:
         from polytune.tune import TuneOptions
-        opts = TuneOptions(target=target, cache=None)
-        tgt = get_target(target)(program, opts)
+        tgt = make_target(program, TuneOptions(target=target, cache=None))
         space = tgt.space()
-        seed = tgt.seed(space)
+        seed = tgt.seed(space, "pluto")
         out["space.json"] = _space_json(space, seed)
         for k, text in enumerate(tgt.measured_texts()):
             out[f"measured{k}.txt"] = text
@@ -75,8 +74,9 @@ def _tune_outputs(program, target: str) -> dict[str, str]:
             out[f"measured{k}.txt"] = text
         out["best.txt"] = generate_triton(program, base, dict(zip(space.names, seed)))
     else:
-        from polytune.emit.c import generate_dump
         from polytune.measure_cuda import SERVE_PRELUDE
+
+        from polytune.emit.c import generate_dump
         from polytune.pipeline import generate_cuda
         dumps = [generate_dump(a.scop, indent=3, avoid=program.identifiers) for a in program.scops]
         out["measured0.txt"] = SERVE_PRELUDE + generate_cuda(program, OptimizeOptions(target="cuda"), serve=True,

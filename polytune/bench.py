@@ -195,7 +195,7 @@ def polly_flag_sets(clang: str) -> list[tuple[str, ...]]:
 
 def detect_toolchain(opts: BenchOptions, workdir: str) -> Toolchain:
     """Find the compilers of the comparison; what is missing becomes a note, never an error (but gcc)."""
-    from .measure import compiler_id
+    from .measure.cache import compiler_id
     if shutil.which(opts.gcc) is None:
         raise UsageError(f"gcc not found ('{opts.gcc}'): polytune's output is compiled with it")
     notes: list[str] = []
@@ -220,7 +220,7 @@ def detect_toolchain(opts: BenchOptions, workdir: str) -> Toolchain:
 
 
 def _find_polly(clangs: Sequence[str], opts: BenchOptions, workdir: str, notes: list[str]) -> Compiler | None:
-    from .measure import compiler_id
+    from .measure.cache import compiler_id
     for clang in clangs:
         sets = [opts.polly_flags] if opts.polly_flags else polly_flag_sets(clang)
         for flags in sets:
@@ -353,7 +353,7 @@ def found(t: dict) -> dict | None:
 
 
 def tune_one(path: str, spec: StrategySpec, opts: BenchOptions, defines: Sequence[str]) -> dict:
-    from .measure import BuildConfig
+    from .measure.c import BuildConfig
     from .tune import TuneOptions, tune
     local = spec.strategy in ("hill", "coordesc")  # exhaustive and random are bounded by their grid / sample
     topts = TuneOptions(strategy=spec.strategy, fit=spec.fit, degree=spec.degree, shortest_hop=spec.shortest_hop,
@@ -363,7 +363,7 @@ def tune_one(path: str, spec: StrategySpec, opts: BenchOptions, defines: Sequenc
                         defines=tuple(defines))
     t0 = time.perf_counter()
     res = tune(path, topts, build)
-    return tuning_entry(spec, res.report, time.perf_counter() - t0)
+    return tuning_entry(spec, res.report.to_json(), time.perf_counter() - t0)
 
 
 # ---- one kernel -------------------------------------------------------------------------------------
@@ -376,7 +376,7 @@ def _load() -> list[float] | None:
 
 def bench_kernel(spec: KernelSpec, opts: BenchOptions, tools: Toolchain, workdir: str, log: Log) -> dict:
     from .pipeline import OptimizeOptions, analyze, generate
-    from .tune import TuneOptions, build_space
+    from .tune import TuneOptions, make_target
     name = kernel_name(spec.path)
     defines = tuple(opts.defines if spec.defines is None else spec.defines)
     strategies = opts.strategies if spec.strategies is None else spec.strategies
@@ -386,7 +386,7 @@ def bench_kernel(spec: KernelSpec, opts: BenchOptions, tools: Toolchain, workdir
     configs: dict[str, tuple | None] = {}
     try:
         program = analyze(spec.path, opts.includes, defines)
-        space = build_space(program, TuneOptions(), OptimizeOptions())
+        space = make_target(program, TuneOptions()).space()
     except PolytuneError as e:
         entry["notes"].append(f"{'not tuned' if program else 'polytune cannot optimize it'}: {e.message}")
     if space is not None:
@@ -487,7 +487,7 @@ def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None
               checkpoint: Callable[[dict], object] | None = None) -> dict:
     """Benchmark every kernel; returns the results document (see :func:`write_outputs`)."""
     from . import __version__
-    from .measure import machine_id
+    from .measure.cache import machine_id
     log = log or (lambda s: print(s, file=sys.stderr, flush=True))
     with tempfile.TemporaryDirectory(prefix="polytune-bench-") as workdir:
         tools = detect_toolchain(opts, workdir)

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 from .errors import PolytuneError, UsageError
+from .targets import TARGET_NAMES, get_target
 
 
 class _Parser(argparse.ArgumentParser):
@@ -43,7 +43,7 @@ def _shape(p: argparse.ArgumentParser) -> None:
                    help="CPU schedule: pluto (tiling hyperplanes with skewing: stencils are time-tiled, the "
                         "default) or outer (outer parallel loops first: a stencil's time loop stays outside)")
     _unroll_jam(p)
-    p.add_argument("--target", default="c", choices=["c", "cuda", "triton"],
+    p.add_argument("--target", default="c", choices=TARGET_NAMES,
                    help="code to emit: c (C with OpenMP, the default), cuda (host code and kernels) or "
                         "triton (a Python module with Triton kernels and a launcher run())")
     p.add_argument("--block", help="GPU thread-block shape x[,y[,z]] (default 1024 for 1-D kernels, 32,32 "
@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", type=int, default=3, help="timed runs per candidate (after one warm-up run)")
     p.add_argument("--threads", type=int, help="OMP_NUM_THREADS for the runs")
     _unroll_jam(p)
-    p.add_argument("--target", default="c", choices=["c", "cuda", "triton"],
+    p.add_argument("--target", default="c", choices=TARGET_NAMES,
                    help="c: tune the tile sizes of the C/OpenMP code; cuda: the GPU thread-block shape; "
                         "triton: the launch configuration (block sizes, num_warps, num_stages)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
@@ -151,10 +151,7 @@ def parse_sizes(text: str | None, file: str | None, what: str = "tile size") -> 
 
 
 def default_output(path: str, target: str = "c") -> str:
-    root, ext = os.path.splitext(path)
-    if target == "triton":
-        return f"{root.replace('.', '_').replace('-', '_')}_triton.py"
-    return f"{root}.polytune{'.cu' if target == 'cuda' else ext or '.c'}"
+    return get_target(target).default_output(path)
 
 
 def _options(args):
@@ -223,7 +220,7 @@ def cmd_inspect(args) -> int:
 
 
 def cmd_tune(args) -> int:
-    from .measure import BuildConfig, shell_flags
+    from .measure.c import shell_flags
     from .pipeline import write_atomically
     from .tune import TuneOptions, default_cache_path, progress_printer, summary, tune, write_report
     if args.runs < 1:
@@ -237,11 +234,8 @@ def cmd_tune(args) -> int:
                        cache=None if args.no_cache else (args.cache or default_cache_path()),
                        parallel=not args.no_parallel, target=args.target, schedule=args.schedule,
                        **_jam(args))
-    if args.target == "cuda":
-        from .measure_cuda import CudaBuildConfig
-        cls, extra = CudaBuildConfig, {}
-    else:
-        cls, extra = BuildConfig, {"threads": args.threads}
+    target = get_target(args.target)
+    cls, extra = target.build_class, {k: getattr(args, k) for k in target.build_options}
     given = {k: v for k, v in (("cc", args.cc), ("cflags", shell_flags(args.cflags) if args.cflags else None),
                                ("rtol", args.rtol)) if v is not None}
     build = cls(includes=tuple(args.includes), defines=tuple(args.defines) + tuple(args.param), runs=args.runs,
@@ -257,7 +251,7 @@ def cmd_tune(args) -> int:
         write_report(args.report, res.report)
     if args.plot:
         from .plots import save, tune_figure
-        print(f"polytune: search drawn -> {save(tune_figure(res.report), args.plot)}", file=sys.stderr)
+        print(f"polytune: search drawn -> {save(tune_figure(res.report.to_json()), args.plot)}", file=sys.stderr)
     return 0 if res.best_text is not None else 1
 
 

@@ -14,8 +14,8 @@ from conftest import KERNELS, ROOT, checksum_line, compile_run
 from polytune.cli import main
 from polytune.emit.cuda import check_block, kernel_block
 from polytune.errors import UsageError
-from polytune.measure import gpu_id
-from polytune.measure_cuda import block_problem, parse_ptxas
+from polytune.measure.cache import gpu_id
+from polytune.measure.cuda import block_problem, parse_ptxas
 from polytune.pipeline import analyze
 
 GPU_DIR = os.path.join(ROOT, "benchmarks", "gpu")
@@ -190,7 +190,7 @@ def test_cuda_output_emulated_on_cpu_matches(src, defines, block, tmp_path):
 @needs_nvcc
 def test_nvcc_compiles_the_tuning_build(tmp_path):
     from polytune.emit.c import generate_dump
-    from polytune.measure_cuda import SERVE_PRELUDE
+    from polytune.measure.cuda import SERVE_PRELUDE
     from polytune.pipeline import OptimizeOptions, generate_cuda
     src, defines = os.path.join(KERNELS, "heat-3d.c"), PLUTO_SMALL
     program = analyze(src, defines=tuple(d[2:] for d in defines))
