@@ -26,7 +26,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from polytune.emit.cuda import default_block
-from polytune.measure_cuda import CudaBuildConfig, CudaHarness
+from polytune.measure.cuda import CudaBuildConfig, CudaRunner
 from polytune.pipeline import analyze
 from polytune.search import Budget, Parameter, SearchOptions, SearchSpace, parse_domain, run_search
 
@@ -59,11 +59,11 @@ def run_kernel(name: str, args) -> dict:
     src = os.path.join(HERE, "gpu", name + ".c")
     program = analyze(src, defines=tuple(SIZES[name]))
     dims = max(a.gpu.max_mapped for a in program.scops)
-    harness = CudaHarness(program, CudaBuildConfig(defines=tuple(SIZES[name]), runs=args.runs))
+    harness = CudaRunner(program, CudaBuildConfig(defines=tuple(SIZES[name]), runs=args.runs))
     row: dict = {"kernel": name, "size": SIZES[name], "dims": dims}
     try:
         t0 = time.perf_counter()
-        harness.measure_reference()
+        harness.reference()
         row["reference_s"] = time.perf_counter() - t0
         seed = default_block(dims)
         row["default"] = list(seed)
@@ -71,7 +71,7 @@ def run_kernel(name: str, args) -> dict:
             measured = [0]
 
             def evaluate(config, measured=measured):
-                m = harness.measure(tuple(config))
+                m = harness.measure_block(tuple(config))
                 if m.error is None or m.error.value != "resources":
                     measured[0] += 1
                 return m

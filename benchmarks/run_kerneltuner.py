@@ -7,7 +7,7 @@ reason), at the sizes of benchmarks/run_gpu.py:
 
 - **polytune**: hill climbing, degree 1, best fit, seeded from the default block (1024 / 32x32 / 32x8x4),
   Welch t-test (alpha 0.05), shortest-hop refinement of x in steps of 8: run_gpu.py's "hill d1", measured
-  by polytune's own CudaHarness (one nvcc build, one serving process, CUDA events around the whole region).
+  by polytune's own CudaRunner (one nvcc build, one serving process, CUDA events around the whole region).
 - **Kernel Tuner** (`tune_kernel`, lang="cupy") on the kernel polytune emits for that region, with its
   template parameters fixed by typedefs (the types the host code would deduce) and made `extern "C"`:
   `brute_force`, `random_sample` (fraction 0.1) and `greedy_ils` (default options; max_fevals = the number
@@ -62,9 +62,10 @@ import numpy as np  # noqa: E402
 from run_gpu import SIZES, geomean, read_rows, run_rows, space_for  # noqa: E402
 
 from polytune.emit.cuda import MAX_GRID, MAX_THREADS, default_block, generate_cuda_region  # noqa: E402
-from polytune.measure import BuildConfig, compare_dumps, compiler_id, gpu_id  # noqa: E402
-from polytune.measure_cuda import CudaBuildConfig, CudaHarness  # noqa: E402
-from polytune.measure_triton import DTYPES, run_probe  # noqa: E402
+from polytune.measure.c import BuildConfig, compare_dumps  # noqa: E402
+from polytune.measure.cache import compiler_id, gpu_id  # noqa: E402
+from polytune.measure.cuda import CudaBuildConfig, CudaRunner  # noqa: E402
+from polytune.measure.triton import DTYPES, run_probe  # noqa: E402
 from polytune.pipeline import Program, analyze, gpu_prefix  # noqa: E402
 from polytune.search import Budget, SearchOptions, run_search  # noqa: E402
 
@@ -293,16 +294,16 @@ def run_kt(kk: KtKernel, strategy: str, options: dict, iterations: int, seed: in
 
 
 def run_polytune(program: Program, defines: tuple[str, ...], dims: int, runs: int) -> dict:
-    """run_gpu.py's hill d1: hill climbing from the default block with polytune's CudaHarness."""
-    harness = CudaHarness(program, CudaBuildConfig(defines=defines, runs=runs))
+    """run_gpu.py's hill d1: hill climbing from the default block with polytune's CudaRunner."""
+    harness = CudaRunner(program, CudaBuildConfig(defines=defines, runs=runs))
     try:
         t0 = time.perf_counter()
-        harness.measure_reference()
+        harness.reference()
         reference_s = time.perf_counter() - t0
         measured = [0]
 
         def evaluate(config):
-            m = harness.measure(tuple(config))
+            m = harness.measure_block(tuple(config))
             if m.error is None or m.error.value != "resources":
                 measured[0] += 1
             return m

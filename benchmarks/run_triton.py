@@ -26,12 +26,12 @@ from run_gpu import read_rows, run_rows
 
 from polytune.emit.cuda import default_block
 from polytune.emit.triton import DEFAULT_CONFIG
-from polytune.measure import BuildConfig
-from polytune.measure_cuda import CudaBuildConfig, CudaHarness
-from polytune.measure_triton import TritonHarness
+from polytune.measure import Memo
+from polytune.measure.c import BuildConfig
+from polytune.measure.cuda import CudaBuildConfig, CudaRunner
 from polytune.pipeline import OptimizeOptions, analyze
 from polytune.search import Budget, SearchOptions, run_search
-from polytune.tune import TuneOptions, build_space, triton_seed
+from polytune.targets.triton import TritonTarget, triton_seed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SIZES = {"matmul_vanilla": ["N=2048"], "softmax": ["N=4096"], "stencil2d_vanilla": ["N=2048"],
@@ -97,13 +97,15 @@ def run_kernel(name: str, args) -> dict:
     defines = tuple(args.define) if args.define else tuple(SIZES[name])
     program = analyze(src, defines=defines)
     row: dict = {"kernel": name, "size": list(defines)}
-    th = TritonHarness(program, BuildConfig(defines=defines), runs=args.runs)
+    target = TritonTarget(program, OptimizeOptions(target="triton"), BuildConfig(defines=defines, runs=args.runs))
+    th = target.runner()
+    memo = Memo(th)
     try:
-        th.measure_reference()
-        space = build_space(program, TuneOptions(target="triton"), OptimizeOptions(target="triton"))
+        th.reference()
+        space = target.space()
         names = space.names
         default = tuple(DEFAULT_CONFIG[n] for n in names)
-        m = th.measure(default, names)
+        m = memo.measure(target.variant(names, default))
         row["triton_default"] = {"config": dict(zip(names, default)), "ms": m.value * 1e3 if m.ok else None,
                                  "error": m.detail if not m.ok else None}
         t0 = time.perf_counter()
@@ -111,9 +113,9 @@ def run_kernel(name: str, args) -> dict:
 
         def evaluate(config):
             count[0] += 1
-            return th.measure(tuple(config), names)
+            return memo.measure(target.variant(names, tuple(config)))
 
-        seed, choice = triton_seed(th, space, evaluate, default)
+        seed, choice = triton_seed(th.key, space, evaluate, default)
         res = run_search(space, evaluate, "hill", seed, SearchOptions(alpha=0.05),
                          Budget(max_evals=args.max_evals, time_limit=args.time_limit))
         row["triton_tuned"] = {"config": dict(zip(names, res.best.config)) if res.best else None,
@@ -130,16 +132,16 @@ def run_kernel(name: str, args) -> dict:
         row["triton_error"] = f"{type(e).__name__}: {e}"
     finally:
         th.close()
-    ch = CudaHarness(program, CudaBuildConfig(defines=defines, runs=args.runs))
+    ch = CudaRunner(program, CudaBuildConfig(defines=defines, runs=args.runs))
     try:
-        ch.measure_reference()
+        ch.reference()
         dims = max(a.gpu.max_mapped for a in program.scops)
         from polytune.search import Parameter, SearchSpace, parse_domain
         params = [Parameter("block_x", parse_domain("8:1024:pow2"), hop=8)]
         params += [Parameter(n, parse_domain(d), hop=0) for n, d in (("block_y", "1:128:pow2"),
                                                                     ("block_z", "1:64:pow2"))[:dims - 1]]
         t0 = time.perf_counter()
-        res = run_search(SearchSpace(tuple(params)), lambda c: ch.measure(tuple(c)), "hill", default_block(dims),
+        res = run_search(SearchSpace(tuple(params)), lambda c: ch.measure_block(tuple(c)), "hill", default_block(dims),
                          SearchOptions(alpha=0.05, shortest_hop=True),
                          Budget(max_iterations=100, time_limit=args.time_limit))
         row["cuda_default_ms"] = res.seed.value * 1e3 if res.seed and res.seed.ok else None

@@ -19,7 +19,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from polytune.errors import PolytuneError
-from polytune.measure import BuildConfig
+from polytune.measure.c import BuildConfig
 from polytune.tune import TuneOptions, tune
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -38,7 +38,7 @@ def run_kernel(name: str, args) -> dict:
         row["error"] = str(e)
         return row
     row["hill_wall"] = time.perf_counter() - t0
-    r = hill.report
+    r = hill.report.to_json()
     row["original"] = r["original"]["median"]
     row["seed"] = r["seed"]["median"] if r["seed"] else None
     row["seed_config"] = r["seed"]["config"] if r["seed"] else None
@@ -52,10 +52,11 @@ def run_kernel(name: str, args) -> dict:
         row["seed_eval_s"] = seed_rec["compile_time"] + (args.runs + 1) * seed_rec["median"]
     if name in args.exhaustive:
         ex = tune(src, TuneOptions(strategy="exhaustive", domains=domains, cache=None), build)
-        row["exhaustive"] = ex.report["best"]["median"] if ex.report["best"] else None
-        row["exhaustive_config"] = ex.report["best"]["config"] if ex.report["best"] else None
-        row["exhaustive_evals"] = ex.report["evals"]
-        row["exhaustive_time"] = ex.report["search_time"]
+        er = ex.report.to_json()
+        row["exhaustive"] = er["best"]["median"] if er["best"] else None
+        row["exhaustive_config"] = er["best"]["config"] if er["best"] else None
+        row["exhaustive_evals"] = er["evals"]
+        row["exhaustive_time"] = er["search_time"]
     return row
 
 

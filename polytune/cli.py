@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 from .errors import PolytuneError, UsageError
+from .targets import TARGET_NAMES, get_target
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,7 +49,7 @@ def _shape(p: argparse.ArgumentParser) -> None:
                         "fusion=smart|max|none, omp_schedule=auto|static|dynamic, privatize_arrays=1|0, "
                         "point_order=stride|vector, unroll=U")
     _unroll_jam(p)
-    p.add_argument("--target", default="c", choices=["c", "cuda", "triton"],
+    p.add_argument("--target", default="c", choices=TARGET_NAMES,
                    help="code to emit: c (C with OpenMP, the default), cuda (host code and kernels) or "
                         "triton (a Python module with Triton kernels and a launcher run())")
     p.add_argument("--block", help="GPU thread-block shape x[,y[,z]] (default 1024 for 1-D kernels, 32,32 "
@@ -94,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", type=int, default=3, help="timed runs per candidate (after one warm-up run)")
     p.add_argument("--threads", type=int, help="OMP_NUM_THREADS for the runs")
     _unroll_jam(p)
-    p.add_argument("--target", default="c", choices=["c", "cuda", "triton"],
+    p.add_argument("--target", default="c", choices=TARGET_NAMES,
                    help="c: tune the tile sizes of the C/OpenMP code; cuda: the GPU thread-block shape; "
                         "triton: the launch configuration (block sizes, num_warps, num_stages)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
@@ -159,10 +159,7 @@ def parse_sizes(text: str | None, file: str | None, what: str = "tile size") -> 
 
 
 def default_output(path: str, target: str = "c") -> str:
-    root, ext = os.path.splitext(path)
-    if target == "triton":
-        return f"{root.replace('.', '_').replace('-', '_')}_triton.py"
-    return f"{root}.polytune{'.cu' if target == 'cuda' else ext or '.c'}"
+    return get_target(target).default_output(path)
 
 
 def _options(args):
@@ -237,7 +234,7 @@ def cmd_inspect(args) -> int:
 
 
 def cmd_tune(args) -> int:
-    from .measure import BuildConfig, shell_flags
+    from .measure.c import shell_flags
     from .outpath import check_output
     from .outpath import write_output as write_atomically
     for path in (args.output, args.report, args.tile_sizes_out):
@@ -254,11 +251,8 @@ def cmd_tune(args) -> int:
                        cache=None if args.no_cache else (args.cache or default_cache_path()),
                        parallel=not args.no_parallel, target=args.target, schedule=args.schedule,
                        pure=tuple(args.pure), **_jam(args))
-    if args.target == "cuda":
-        from .measure_cuda import CudaBuildConfig
-        cls, extra = CudaBuildConfig, {}
-    else:
-        cls, extra = BuildConfig, {"threads": args.threads}
+    target = get_target(args.target)
+    cls, extra = target.build_class, {k: getattr(args, k) for k in target.build_options}
     given = {k: v for k, v in (("cc", args.cc), ("cflags", shell_flags(args.cflags) if args.cflags else None),
                                ("rtol", args.rtol)) if v is not None}
     build = cls(includes=tuple(args.includes), defines=tuple(args.defines) + tuple(args.param), runs=args.runs,
@@ -273,13 +267,13 @@ def cmd_tune(args) -> int:
     if args.report:
         write_report(args.report, res.report)
     if args.plot:
-        from .plots import save, tune_figure
-        print(f"polytune: search drawn -> {save(tune_figure(res.report), args.plot)}", file=sys.stderr)
+        from .study.plots import save, tune_figure
+        print(f"polytune: search drawn -> {save(tune_figure(res.report.to_json()), args.plot)}", file=sys.stderr)
     return 0 if res.best_text is not None else 1
 
 
 def cmd_bench(args) -> int:
-    from .bench import main_from_args
+    from .study.bench import main_from_args
     return main_from_args(args)
 
 

@@ -17,8 +17,6 @@ from .poly.gpu import GpuSchedule, map_to_gpu
 from .poly.schedule import DEFAULT_UNROLL, BandInfo, TiledSchedule, compute_base_schedule
 from .poly.scop import Scop
 
-TARGETS = ("c", "cuda", "triton")
-
 
 @dataclass(frozen=True)
 class OptimizeOptions:
@@ -138,8 +136,8 @@ def _guarded(program: Program, k: int, code: str) -> str:
 
 
 def _check(opts: OptimizeOptions) -> None:
-    if opts.target not in TARGETS:
-        raise UsageError(f"unknown target '{opts.target}' (choose from {', '.join(TARGETS)})")
+    if opts.target not in EMITTERS:
+        raise UsageError(f"unknown target '{opts.target}' (choose from {', '.join(EMITTERS)})")
     if opts.schedule not in ("pluto", "outer", "model"):
         raise UsageError(f"unknown schedule '{opts.schedule}' (choose from pluto, outer, model)")
     if opts.unroll_jam < 0:
@@ -196,26 +194,36 @@ def generate_cuda(program: Program, opts: OptimizeOptions, serve: bool = False,
 
 def generate_triton(program: Program, opts: OptimizeOptions, config: dict | None = None) -> str:
     """A Python module: the Triton kernels of every scop and a launcher run_<k>() per scop (run = run_0)."""
-    from .emit.triton import generate_triton_module
+    return triton_module(program, opts, config).text
+
+
+def triton_module(program: Program, opts: OptimizeOptions, config: dict | None = None):
+    """generate_triton's module with the launch parameters it reads (an emit.triton.TritonModule)."""
+    from .emit.triton import triton_module as emit_module
     cfg = dict(config or {})
     if opts.block:
         cfg.update(zip(("BLOCK_X", "BLOCK_Y", "BLOCK_Z"), opts.block))
     fuse = bool(cfg.get("FUSE"))
-    return generate_triton_module(program.path, [(a.scop, a.gpu_fused if fuse else a.gpu) for a in program.scops],
-                                  gpu_prefix(program, "c"), cfg)
+    return emit_module(program.path, [(a.scop, a.gpu_fused if fuse else a.gpu) for a in program.scops],
+                       gpu_prefix(program, "c"), cfg)
 
 
-def triton_variants(program: Program, opts: OptimizeOptions) -> dict[int, str]:
+def triton_modules(program: Program, opts: OptimizeOptions) -> dict:
     """The Triton modules worth measuring, by FUSE value: the PPCG-like mapping (0) and, where it differs,
     the mapping of the whole-component schedule (1). The choice between them is a tuning parameter.
-    Computed once per program (the search space and the harness both need them)."""
+    Computed once per program (the search space and the runner both need them)."""
     if opts.block not in program._triton:
-        out = {0: generate_triton(program, opts, {"FUSE": 0})}
-        fused = generate_triton(program, opts, {"FUSE": 1})
-        if fused.split("\n@triton.jit", 1)[-1] != out[0].split("\n@triton.jit", 1)[-1]:
+        out = {0: triton_module(program, opts, {"FUSE": 0})}
+        fused = triton_module(program, opts, {"FUSE": 1})
+        if fused.text.split("\n@triton.jit", 1)[-1] != out[0].text.split("\n@triton.jit", 1)[-1]:
             out[1] = fused
         program._triton[opts.block] = out
     return dict(program._triton[opts.block])
+
+
+def triton_variants(program: Program, opts: OptimizeOptions) -> dict[int, str]:
+    """The texts of triton_modules, by FUSE value."""
+    return {f: m.text for f, m in triton_modules(program, opts).items()}
 
 
 def gpu_report(program: Program, opts: OptimizeOptions) -> list[dict]:
@@ -240,12 +248,20 @@ def generate(program: Program, opts: OptimizeOptions = OptimizeOptions()) -> Opt
             if not a.deps.complete:
                 raise UnsupportedError(f"the GPU targets need the region's dependences ({a.deps.fallback})",
                                        a.scop.file, a.scop.begin_line)
-    if opts.target == "cuda":
-        text = generate_cuda(program, opts)
-        return OptimizeResult(text, {"file": program.path, "target": "cuda", "scops": gpu_report(program, opts)})
-    if opts.target == "triton":
-        return OptimizeResult(generate_triton(program, opts),
-                              {"file": program.path, "target": "triton", "scops": gpu_report(program, opts)})
+    return EMITTERS[opts.target](program, opts)
+
+
+def _emit_cuda(program: Program, opts: OptimizeOptions) -> OptimizeResult:
+    return OptimizeResult(generate_cuda(program, opts),
+                          {"file": program.path, "target": opts.target, "scops": gpu_report(program, opts)})
+
+
+def _emit_triton(program: Program, opts: OptimizeOptions) -> OptimizeResult:
+    return OptimizeResult(generate_triton(program, opts),
+                          {"file": program.path, "target": opts.target, "scops": gpu_report(program, opts)})
+
+
+def _emit_c(program: Program, opts: OptimizeOptions) -> OptimizeResult:
     tiled = schedules(program, opts)
     codes = generate_regions(program, opts, tiled)
     reports = [scop_report(a, ts) for a, ts in zip(program.scops, tiled)]
@@ -254,6 +270,10 @@ def generate(program: Program, opts: OptimizeOptions = OptimizeOptions()) -> Opt
     replacements = [(a.scop.begin_line, a.scop.end_line, code) for a, code in zip(program.scops, codes)]
     return OptimizeResult(splice(program.text, replacements), {"file": program.path, "scops": reports,
                                                                **({"notes": notes} if notes else {})})
+
+
+# The code generator of each target (polytune.targets holds the same names, with what tuning needs).
+EMITTERS = {"c": _emit_c, "cuda": _emit_cuda, "triton": _emit_triton}
 
 
 def _indent_of(text: str, line: int) -> int:

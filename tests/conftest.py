@@ -27,3 +27,32 @@ def checksum_line(out: str) -> str:
 def _need_gcc():
     if shutil.which("gcc") is None:
         pytest.skip("gcc is required")
+
+
+class TritonHarness:
+    """The Triton target's runner driven as the tuner drives it: each configuration's variant from the
+    target, a configuration that runs the same code as one measured before answered by Memo (same_as)."""
+
+    def __init__(self, program, build, runs: int = 5):
+        import dataclasses
+
+        from polytune.measure import Memo
+        from polytune.pipeline import OptimizeOptions
+        from polytune.targets.triton import TritonTarget
+        self.target = TritonTarget(program, OptimizeOptions(target="triton"), dataclasses.replace(build, runs=runs))
+        self.runner = self.target.runner()
+        self.memo = Memo(self.runner)
+
+    def __getattr__(self, name):  # the runner's state (mods, text, resources, ...)
+        if name in ("runner", "target", "memo"):
+            raise AttributeError(name)
+        return getattr(self.runner, name)
+
+    def measure_reference(self):
+        return self.runner.reference()
+
+    def measure(self, config, names):
+        return self.memo.measure(self.target.variant(tuple(names), tuple(config)))
+
+    def close(self) -> None:
+        self.runner.close()

@@ -14,8 +14,8 @@ from conftest import KERNELS, ROOT, checksum_line, compile_run
 from polytune.cli import main
 from polytune.emit.cuda import check_block, kernel_block
 from polytune.errors import UsageError
-from polytune.measure import gpu_id
-from polytune.measure_cuda import block_problem, parse_ptxas
+from polytune.measure.cache import gpu_id
+from polytune.measure.cuda import block_problem, parse_ptxas
 from polytune.pipeline import analyze
 
 GPU_DIR = os.path.join(ROOT, "benchmarks", "gpu")
@@ -147,10 +147,15 @@ def _cases():
 
 
 CASES = list(_cases())
+# The default suite builds the GPU benchmarks with nvcc; the Pluto kernels' builds are a long sweep (-m slow).
+NVCC_CASES = [pytest.param(*c, id=os.path.basename(c[0])[:-2],
+                           marks=[] if c[0].startswith(GPU_DIR) else [pytest.mark.slow]) for c in CASES]
+# Every kernel with the default block shape by default; the odd and the 1x1 shapes are a long sweep (-m slow).
+SLOW_BLOCKS = [None, pytest.param("24,40", marks=pytest.mark.slow), pytest.param("1,1", marks=pytest.mark.slow)]
 
 
 @needs_nvcc
-@pytest.mark.parametrize("src,defines", CASES, ids=[os.path.basename(c[0])[:-2] for c in CASES])
+@pytest.mark.parametrize("src,defines", NVCC_CASES)
 def test_nvcc_compiles_generated_cuda(src, defines, tmp_path):
     out = tmp_path / "k.cu"
     assert main(["optimize", src, *defines, "--target", "cuda", "-o", str(out)]) == 0
@@ -170,7 +175,7 @@ def emulate(cu_text: str) -> str:
 
 
 @pytest.mark.parametrize("src,defines", CASES, ids=[os.path.basename(c[0])[:-2] for c in CASES])
-@pytest.mark.parametrize("block", [None, "24,40", "1,1"])
+@pytest.mark.parametrize("block", SLOW_BLOCKS)
 def test_cuda_output_emulated_on_cpu_matches(src, defines, block, tmp_path):
     """Host code, launch bounds, grid-stride loops and guards, run sequentially on the CPU."""
     ref = _checksum(checksum_line(compile_run(src, str(tmp_path / "ref"), defines, False)))
@@ -190,7 +195,7 @@ def test_cuda_output_emulated_on_cpu_matches(src, defines, block, tmp_path):
 @needs_nvcc
 def test_nvcc_compiles_the_tuning_build(tmp_path):
     from polytune.emit.c import generate_dump
-    from polytune.measure_cuda import SERVE_PRELUDE
+    from polytune.measure.cuda import SERVE_PRELUDE
     from polytune.pipeline import OptimizeOptions, generate_cuda
     src, defines = os.path.join(KERNELS, "heat-3d.c"), PLUTO_SMALL
     program = analyze(src, defines=tuple(d[2:] for d in defines))

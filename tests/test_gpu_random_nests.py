@@ -47,8 +47,9 @@ def check_cuda(source: str, block: str | None, what: str = "") -> None:
 
 def check_triton(source: str, config: dict, what: str = "") -> None:
     """The program's Triton output matches the original on the original's own data."""
-    from polytune.measure import BuildConfig
-    from polytune.measure_triton import TritonHarness
+    from conftest import TritonHarness
+
+    from polytune.measure.c import BuildConfig
     from polytune.pipeline import analyze
     with tempfile.TemporaryDirectory(prefix="polytune-gpunest-") as d:
         src = Path(d) / "nest.c"

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from polytune.errors import UsageError
-from polytune.measurement import Config, ErrorKind, Measurement
+from polytune.measure import Config, ErrorKind, Measurement
 from polytune.search import (
     STRATEGIES,
     Budget,
@@ -426,7 +426,7 @@ def test_parameter_hop_overrides_the_domain_gap():
 
 
 def test_scans_report_the_lowest_median_even_when_not_significant():
-    from polytune.measurement import Measurement
+    from polytune.measure import Measurement
     from polytune.search import Parameter, SearchOptions, SearchSpace, run_search
     space = SearchSpace((Parameter("x", (1, 2, 3)),))
     noisy = {1: (1.0, 1.3, 0.7), 2: (0.95, 1.25, 0.65), 3: (1.1, 1.4, 0.8)}  # 2: lower median, not significant
@@ -439,14 +439,14 @@ def test_scans_report_the_lowest_median_even_when_not_significant():
 
 def test_a_variant_the_evaluator_already_measured_is_not_an_evaluation():
     # v is a dead parameter for u >= 8 (as BLOCK_X is under FUSE=1): the evaluate callable says so with
-    # extra["same_as"], and such configurations do not use up max_evals
+    # Measurement.same_as, and such configurations do not use up max_evals
     measured: dict[Config, Measurement] = {}
 
     def evaluate(config: Config) -> Measurement:
         u, v = config
         key = (u, 0) if u >= 8 else (u, v)
         if key in measured:
-            return Measurement(config, measured[key].times, extra={"same_as": list(measured[key].config)})
+            return Measurement(config, measured[key].times, same_as=measured[key].config)
         measured[key] = Measurement(config, (float(abs(u - 16) + (0 if u >= 8 else abs(v - 4))),))
         return measured[key]
 
@@ -460,4 +460,4 @@ def test_a_variant_the_evaluator_already_measured_is_not_an_evaluation():
     assert res.best.config[0] == 16
     assert len(calls) > len(measured)  # some moves only changed the dead parameter
     assert res.evals == len(measured) <= 12
-    assert all("same_as" not in r.measurement.extra for r in res.evaluations)
+    assert all(r.measurement.same_as is None for r in res.evaluations)

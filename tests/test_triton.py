@@ -15,7 +15,7 @@ if not torch.cuda.is_available():  # before triton is imported: it reads the var
 pytest.importorskip("triton")
 
 from polytune.cli import main  # noqa: E402
-from polytune.measure import BuildConfig  # noqa: E402
+from polytune.measure.c import BuildConfig  # noqa: E402
 from polytune.pipeline import OptimizeOptions, analyze, generate_triton  # noqa: E402
 
 GPU_DIR = os.path.join(ROOT, "benchmarks", "gpu")
@@ -33,6 +33,10 @@ PLUTO_SMALL = ["N=9", "TSTEPS=2", "NC=2", "D=5"]
 CASES = [(os.path.join(GPU_DIR, k + ".c"), v) for k, v in sorted(GPU_SMALL.items())] + \
         [(os.path.join(KERNELS, k + ".c"), PLUTO_SMALL) for k in PLUTO]
 IDS = [os.path.basename(c[0])[:-2] for c in CASES]
+# The GPU benchmarks run by default; the Pluto kernels under the interpreter are a long sweep (-m slow). Every
+# kernel's Triton code is still compiled ahead of time by default (test_every_kernel_compiles_for_the_gpu).
+SWEEP = [pytest.param(*c, id=i, marks=[] if c[0].startswith(GPU_DIR) else [pytest.mark.slow])
+         for c, i in zip(CASES, IDS)]
 CONFIGS = [{}, {"BLOCK_X": 4, "BLOCK_Y": 2, "BLOCK_Z": 2, "BLOCK_M": 2, "BLOCK_R": 4, "num_warps": 1}]
 ON_GPU = torch.cuda.is_available()
 if ON_GPU:  # Triton compiles no tl.dot with a side under 16 (the interpreter runs them)
@@ -40,14 +44,15 @@ if ON_GPU:  # Triton compiles no tl.dot with a side under 16 (the interpreter ru
                     "num_warps": 1})
 
 
-@pytest.mark.parametrize("src,defines", CASES, ids=IDS)
+@pytest.mark.parametrize("src,defines", SWEEP)
 def test_triton_matches_the_original(src, defines):
     """Every benchmark kernel, on the original program's own data, for the default and a small odd
     launch configuration (partial blocks, reductions over several BLOCK_R chunks), with both schedules
     where fusing whole components gives other kernels (FUSE=1). On a GPU, a configuration may be rejected
     for its resources (register spills, tl.dot blocks under 16), and one more with 16-wide blocks runs."""
-    from polytune.measure_triton import TritonHarness
-    from polytune.measurement import ErrorKind
+    from conftest import TritonHarness
+
+    from polytune.measure import ErrorKind
     program = analyze(src, defines=tuple(defines))
     h = TritonHarness(program, BuildConfig(defines=tuple(defines)), runs=1)
     try:
@@ -97,7 +102,7 @@ def test_whole_tiles_load_their_dot_blocks_without_masks(src, defines):
     """Tiles whose lanes are all in the domain, over a K extent that whole blocks cover, load their
     blocks unmasked; edge tiles and other extents keep the masked loop. N=13 with 4x4 tiles: both kinds
     of tiles; BLOCK_K=1 divides 13, 4 and 8 do not."""
-    from polytune.measure_triton import TritonHarness
+    from conftest import TritonHarness
     configs = ({"BLOCK_X": 4, "BLOCK_Y": 4, "BLOCK_K": 1, "num_warps": 1},
                {"BLOCK_X": 4, "BLOCK_Y": 4, "BLOCK_K": 4, "num_warps": 1},
                {"BLOCK_X": 8, "BLOCK_Y": 4, "BLOCK_K": 8, "num_warps": 1})
@@ -164,8 +169,9 @@ def test_unsupported_function_is_a_one_line_error(tmp_path, capsys):
 
 def test_a_wrong_variant_is_rejected_not_timed():
     """The harness compares every variant with the original's outputs before timing it."""
-    from polytune.measure_triton import TritonHarness
-    from polytune.measurement import ErrorKind
+    from conftest import TritonHarness
+
+    from polytune.measure import ErrorKind
     program = analyze(os.path.join(GPU_DIR, "matmul_vanilla.c"), defines=("N=12",))
     h = TritonHarness(program, BuildConfig(defines=("N=12",)), runs=1)
     try:
@@ -218,7 +224,7 @@ def test_stencil_taps_accumulate_in_registers_with_scalar_weights():
 
 
 def test_candidates_follow_the_kernel_shape():
-    from polytune.measure_triton import candidates
+    from polytune.measure.triton import candidates
     dot = candidates(["BLOCK_X", "BLOCK_Y", "BLOCK_K", "num_warps", "num_stages"])
     assert all(c["BLOCK_X"] >= 16 and c["BLOCK_Y"] >= 16 and c["BLOCK_K"] >= 16 for c in dot)
     rows = candidates(["BLOCK_M", "BLOCK_R", "num_warps", "num_stages"])
@@ -230,19 +236,20 @@ def test_candidates_follow_the_kernel_shape():
 
 def test_softmax_fused_schedule_is_a_tuning_choice():
     from polytune.pipeline import triton_variants
-    from polytune.tune import TuneOptions, build_space
+    from polytune.tune import TuneOptions, make_target
     program = analyze(os.path.join(GPU_DIR, "softmax.c"), defines=("N=9",))
     variants = triton_variants(program, OptimizeOptions(target="triton"))
     assert sorted(variants) == [0, 1]
     assert variants[0].count("@triton.jit") == 2 and variants[1].count("@triton.jit") == 1
     assert "cfg['BLOCK_M']" in variants[1]  # the fused row kernel: BLOCK_M rows x BLOCK_R lanes
-    space = build_space(program, TuneOptions(target="triton"), OptimizeOptions(target="triton"))
+    space = make_target(program, TuneOptions(target="triton")).space()
     assert "FUSE" in space.names and "BLOCK_M" in space.names
 
 
 def test_oversized_tiles_are_rejected_before_compiling():
-    from polytune.measure_triton import TritonHarness
-    from polytune.measurement import ErrorKind
+    from conftest import TritonHarness
+
+    from polytune.measure import ErrorKind
     program = analyze(os.path.join(GPU_DIR, "reduction_vanilla.c"), defines=("N=12",))
     h = TritonHarness(program, BuildConfig(defines=("N=12",)), runs=1)
     try:
@@ -255,7 +262,7 @@ def test_oversized_tiles_are_rejected_before_compiling():
 
 
 def test_dot_blocks_under_16_are_rejected_on_the_gpu_only(tmp_path):
-    from polytune.measure_triton import load_module, tile_problem
+    from polytune.measure.triton import load_module, tile_problem
     mods = {}
     for name, src in (("matmul", os.path.join(GPU_DIR, "matmul_vanilla.c")),
                       ("jacobi", os.path.join(KERNELS, "jacobi-2d.c"))):
@@ -271,7 +278,7 @@ def test_dot_blocks_under_16_are_rejected_on_the_gpu_only(tmp_path):
 def test_chained_assignments():
     """`B[i][j] = C[i][j] = e` and `s = t = 0.5`: the inner assignment first, then the outer one takes the
     value the inner target holds (a double stored through a float is rounded in the float only)."""
-    from polytune.measure_triton import TritonHarness
+    from conftest import TritonHarness
     src = os.path.join(TRITON_DATA, "chained.c")
     program = analyze(src, defines=("N=12",))
     h = TritonHarness(program, BuildConfig(defines=("N=12",)), runs=1)
@@ -303,7 +310,7 @@ def test_libdevice_functions(capsys):
 def test_forget_compiled_clears_the_jit_caches():
     from types import SimpleNamespace
 
-    from polytune.measure_triton import forget_compiled
+    from polytune.measure.triton import forget_compiled
     k = SimpleNamespace(device_caches={0: "compiled"})
     forget_compiled(SimpleNamespace(k=k, CONFIG={}))
     assert k.device_caches == {}
@@ -315,7 +322,7 @@ def test_the_launcher_reuses_what_triton_compiled_for_equal_argument_values(tmp_
     compiled for, and goes through Triton again when any differs. A fake kernel records both paths."""
     import numpy as np
 
-    from polytune.measure_triton import forget_compiled, load_module
+    from polytune.measure.triton import forget_compiled, load_module
     program = analyze(os.path.join(GPU_DIR, "matmul_vanilla.c"), defines=("N=12",))
     mod = load_module(generate_triton(program, OptimizeOptions(target="triton")), str(tmp_path))
     slow, fast = [], []
@@ -364,7 +371,7 @@ def test_gpu_repeated_launches_run_the_compiled_kernel_directly(tmp_path):
     product of the data the tensors hold now (N=100: partial tiles)."""
     if not torch.cuda.is_available():
         pytest.skip("needs an NVIDIA GPU")
-    from polytune.measure_triton import load_module
+    from polytune.measure.triton import load_module
     program = analyze(os.path.join(GPU_DIR, "matmul_vanilla.c"), defines=("N=100",))
     mod = load_module(generate_triton(program, OptimizeOptions(target="triton")), str(tmp_path))
     a, b, c = (torch.rand(100, 100, device="cuda") for _ in range(3))
@@ -389,7 +396,7 @@ def test_unrolled_accumulations_stay_in_registers():
 def test_parameters_of_the_other_schedule_are_not_measured_twice():
     """Under FUSE=1 softmax is one row kernel: BLOCK_X (the unfused element-wise kernel's) changes nothing,
     so a configuration differing only there reuses the measurement instead of compiling and timing again."""
-    from polytune.measure_triton import TritonHarness
+    from conftest import TritonHarness
     program = analyze(os.path.join(GPU_DIR, "softmax.c"), defines=("N=9",))
     h = TritonHarness(program, BuildConfig(defines=("N=9",)), runs=1)
     try:
@@ -398,8 +405,8 @@ def test_parameters_of_the_other_schedule_are_not_measured_twice():
         a = h.measure((16, 2, 1), names)
         b = h.measure((64, 2, 1), names)
         c = h.measure((64, 2, 0), names)
-        assert a.ok and b.times == a.times and b.extra == {"same_as": [16, 2, 1]} and b.config == (64, 2, 1)
-        assert c.ok and "same_as" not in c.extra  # FUSE=0 runs other kernels, which use BLOCK_X
+        assert a.ok and b.times == a.times and b.same_as == (16, 2, 1) and b.config == (64, 2, 1)
+        assert c.ok and c.same_as is None  # FUSE=0 runs other kernels, which use BLOCK_X
     finally:
         h.close()
 
@@ -441,7 +448,7 @@ def test_hand_unrolled_bodies_are_rerolled_only_when_equivalent(tmp_path, second
     """`s += a[k]; s += a[k+1]` under `k += 2` is `s += a[k]` over every k (an odd n included: the
     original reads a[n] too): re-rolled, it becomes a vector reduction. Offsets 0 and 2 are not a
     re-rolled loop: they stay two accumulations in registers. Both give the original's result."""
-    from polytune.measure_triton import TritonHarness
+    from conftest import TritonHarness
     src = tmp_path / "unrolled.c"
     src.write_text(UNROLLED.replace("SECOND", second))
     program = analyze(str(src))

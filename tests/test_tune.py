@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from polytune import measure
 from polytune.cli import main
-from polytune.measure import BuildConfig
-from polytune.measurement import ErrorKind
+from polytune.measure import ErrorKind
+from polytune.measure import c as measure
+from polytune.measure.c import BuildConfig
 from polytune.tune import TuneOptions, tune
 
 KERNEL = """#include <stdio.h>
@@ -91,15 +91,15 @@ def test_killed_tune_resumes_from_cache(kernel, tmp_path, monkeypatch):
     cache = str(tmp_path / "cache.sqlite")
     opts = TuneOptions(strategy="exhaustive", domains=("8,16,32", "16,32", "32"), cache=cache, alpha=None)
     calls = []
-    real = measure.Harness.measure
+    real = measure.CRunner.measure
 
-    def counting(self, config, o):
-        calls.append(config)
+    def counting(self, variant, bound=None):
+        calls.append(variant.config)
         if len(calls) == 4 and crash[0]:
             raise KeyboardInterrupt  # the user kills the run after three finished measurements
-        return real(self, config, o)
+        return real(self, variant, bound)
 
-    monkeypatch.setattr(measure.Harness, "measure", counting)
+    monkeypatch.setattr(measure.CRunner, "measure", counting)
     crash = [True]
     # no pruning: a pruned result is not cached, and on a loaded machine one of the three could be pruned
     build = dataclasses.replace(FAST, prune_factor=1e9)
@@ -131,20 +131,22 @@ def test_editing_the_kernel_invalidates_the_cache(kernel, tmp_path):
 
 def test_seeds(kernel):
     from polytune.pipeline import OptimizeOptions, analyze
-    from polytune.tune import build_space, model_seed, seed_config
+    from polytune.targets.c import model_seed
+    from polytune.tune import make_target
     program = analyze(kernel)
-    space = build_space(program, TuneOptions(), OptimizeOptions())
+    target = make_target(program, TuneOptions())
+    space = target.space()
     assert len(space.params) == 3 and space.params[0].values[-1] == 16  # extent 24 -> pow2 up to 16
-    assert seed_config(program, space, TuneOptions(seed="origin"), OptimizeOptions()) == (1, 1, 1)
-    assert seed_config(program, space, TuneOptions(seed="pluto"), OptimizeOptions()) == (32, 32, 32)
-    m = model_seed(program, space, OptimizeOptions())
+    assert target.seed(space, "origin") == (1, 1, 1)
+    assert target.seed(space, "pluto") == (32, 32, 32)
+    m = model_seed(program, OptimizeOptions())
     assert len(m) == 3 and all(v >= 1 for v in m)
 
 
 def test_result_comparison():
     import numpy as np
 
-    from polytune.measure import compare_dumps
+    from polytune.measure.c import compare_dumps
     ref = np.array([1.0, 2.0, 3.0e-3, np.nan])
     assert compare_dumps(ref, ref.copy(), 0.0) == ""
     ulp = ref.copy()
@@ -208,9 +210,9 @@ def test_region_clock_resolves_nanoseconds(tmp_path):
     src.write_text("#include <stdio.h>\nint main(void) {\n  int i;\n  double a[4];\n#pragma scop\n"
                    "  for (i = 0; i < 4; i++)\n    a[i] = i;\n#pragma endscop\n"
                    "  printf(\"%g\\n\", a[3]);\n  return 0;\n}\n")
-    h = measure.Harness(analyze(str(src)), BuildConfig(cflags=("-O2",), runs=9))
+    h = measure.CRunner(analyze(str(src)), BuildConfig(cflags=("-O2",), runs=9))
     try:
-        times = h.measure_reference().times
+        times = h.reference().times
     finally:
         h.close()
     assert 0 < min(times) < 2e-7, times

@@ -22,9 +22,9 @@ import triton  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 
 from polytune.emit.triton import py_names  # noqa: E402
-from polytune.measure import BuildConfig  # noqa: E402
-from polytune.measure_triton import load_module, run_args, run_probe, triton_variants  # noqa: E402
-from polytune.pipeline import OptimizeOptions, analyze  # noqa: E402
+from polytune.measure.c import BuildConfig  # noqa: E402
+from polytune.measure.triton import load_module, run_args, run_probe  # noqa: E402
+from polytune.pipeline import OptimizeOptions, analyze, triton_variants  # noqa: E402
 
 CONFIGS = ({}, {"BLOCK_X": 32, "BLOCK_Y": 32, "BLOCK_Z": 2, "BLOCK_K": 16, "BLOCK_M": 2, "BLOCK_R": 64,
                 "num_warps": 4, "num_stages": 3})

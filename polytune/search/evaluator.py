@@ -180,7 +180,7 @@ class Evaluator:
         if measurement.config != config:  # file it under the configuration that was asked for
             measurement = replace(measurement, config=config)
         self._memo[config] = measurement
-        if measurement.extra.get("same_as") is not None:
+        if measurement.same_as is not None:
             # the evaluator recognized the same variant as a configuration it already measured (it differs
             # only in parameters the selected code does not read): a repeat, free like a memoized one
             return measurement

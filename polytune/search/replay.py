@@ -14,29 +14,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from polytune.errors import UsageError
-from polytune.measurement import Config, ErrorKind, Measurement
+from polytune.measurement import Config, ErrorKind, Measurement, from_record, to_record
 
 
 def measurement_from_record(record: Mapping) -> Measurement:
-    """Parse one JSON record (see the module docstring)."""
-    error = record.get("error")
-    return Measurement(
-        config=tuple(int(v) for v in record["config"]),
-        times=tuple(float(t) for t in record.get("times", ())),
-        error=None if error is None else ErrorKind(error),
-        compile_time=float(record.get("compile_time", 0.0)),
-        detail=str(record.get("detail", "")),
-    )
+    """Parse one JSON record (see the module docstring): ``polytune.measure.from_record``."""
+    return from_record(record)
 
 
 def measurement_to_record(measurement: Measurement) -> dict:
-    return {
-        "config": list(measurement.config),
-        "times": list(measurement.times),
-        "error": None if measurement.error is None else measurement.error.value,
-        "detail": measurement.detail,
-        "compile_time": measurement.compile_time,
-    }
+    """``polytune.measure.to_record``."""
+    return to_record(measurement)
 
 
 def save_records(path: str | Path, measurements: Iterable[Measurement]) -> None:

@@ -1,4 +1,4 @@
-"""Build, verify and time program variants; a persistent cache of measurements.
+"""The C target's runner: build, verify and time program variants with the C compiler.
 
 A tuning build is the user's whole program with every scop region wrapped: the region is timed with
 ``timespec_get`` and, on the verification run, every element it wrote is written (as a double) to a dump
@@ -7,24 +7,20 @@ before a variant's time counts.
 """
 from __future__ import annotations
 
-import functools
-import hashlib
-import json
 import os
-import platform
 import shlex
-import sqlite3
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from .emit.c import generate_dump
-from .errors import PolytuneError, UsageError
+from ..emit.c import generate_dump
+from ..errors import PolytuneError, UsageError
+from ..pipeline import Program, generate_regions, source_lines, splice
 from .measurement import ErrorKind, Measurement
-from .pipeline import OptimizeOptions, Program, generate_regions, source_lines, splice
+from .runner import Variant
 
 PRELUDE = r"""/* polytune tuning harness */
 #include <stdio.h>
@@ -116,8 +112,8 @@ class RunResult:
     detail: str = ""
 
 
-class Harness:
-    """Compiles and runs variants of one program in a private temporary directory."""
+class CRunner:
+    """Compiles and runs variants of one program in a private temporary directory (a Runner)."""
 
     def __init__(self, program: Program, build: BuildConfig, workdir: str | None = None):
         self.program = program
@@ -127,7 +123,6 @@ class Harness:
         self.counter = 0
         self.reference_dump: np.ndarray | None = None
         self.reference_wall: float | None = None
-        self.best_time: float | None = None
 
     def close(self) -> None:
         if self._tmp is not None:
@@ -175,7 +170,7 @@ class Harness:
         return self.build.timeout_factor * self.reference_wall + self.build.timeout_slack
 
     # ---- reference ---------------------------------------------------------------------------------
-    def measure_reference(self) -> Measurement:
+    def reference(self) -> Measurement:
         """Build and run the original regions: the dump every variant must match, and the baseline time."""
         text = instrument(self.program, original_regions(self.program))
         exe, ct, err = self.compile(text, "reference")
@@ -198,25 +193,28 @@ class Harness:
         return Measurement((), tuple(times), None, ct, extra={"what": "original"})
 
     # ---- variants ----------------------------------------------------------------------------------
-    def measure(self, config: tuple, opts: OptimizeOptions) -> Measurement:
+    def measure(self, variant: Variant, bound: float | None = None) -> Measurement:
+        """Verify and time a variant (``variant.build``: its OptimizeOptions); with *bound*, a first run
+        more than prune_factor times slower than it is not repeated (PRUNED)."""
+        config = variant.config
         self.counter += 1
         name = f"v{self.counter}"
         try:
-            codes = generate_regions(self.program, opts)
+            codes = generate_regions(self.program, variant.build)
         except PolytuneError as e:
             return Measurement(config, error=ErrorKind.COMPILE, detail=f"code generation: {e}")
         exe, ct, err = self.compile(instrument(self.program, codes), name)
         if exe is None:
             return Measurement(config, error=ErrorKind.COMPILE, compile_time=ct, detail=err)
         try:
-            return self._run_variant(config, exe, ct)
+            return self._run_variant(config, exe, ct, bound)
         finally:
             for suffix in ("", ".c", ".dump", ".time"):
                 p = os.path.join(self.dir, name + suffix)
                 if os.path.exists(p):
                     os.unlink(p)
 
-    def _run_variant(self, config: tuple, exe: str, ct: float) -> Measurement:
+    def _run_variant(self, config: tuple, exe: str, ct: float, bound: float | None) -> Measurement:
         dump = exe + ".dump"
         r = self.run(exe, dump, self.timeout())  # verification run, doubles as the warm-up
         if not r.ok:
@@ -230,15 +228,12 @@ class Harness:
             if not r.ok:
                 return Measurement(config, tuple(times), r.error, ct, r.detail)
             times.append(r.region_time)
-            if k == 0 and self.best_time is not None and self.build.runs > 1 \
-                    and r.region_time > self.build.prune_factor * self.best_time:
+            if k == 0 and bound is not None and self.build.runs > 1 \
+                    and r.region_time > self.build.prune_factor * bound:
                 return Measurement(config, tuple(times), ErrorKind.PRUNED, ct,
                                    f"first run {r.region_time:.4g} s > {self.build.prune_factor:g} x best "
-                                   f"{self.best_time:.4g} s")
-        m = Measurement(config, tuple(times), None, ct)
-        if self.best_time is None or m.value < self.best_time:
-            self.best_time = m.value
-        return m
+                                   f"{bound:.4g} s")
+        return Measurement(config, tuple(times), None, ct)
 
 
 def compile_source(build: BuildConfig, text: str, src: str, exe: str, timeout: float = 600,
@@ -285,122 +280,6 @@ def _first_error(stderr: str) -> str:
         if "error" in line:
             return line.strip()[:300]
     return (stderr.strip().splitlines() or ["compiler failed"])[0][:300]
-
-
-# ---- persistent cache ------------------------------------------------------------------------------
-def machine_id() -> str:
-    cpu = platform.processor()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{platform.node()}|{platform.machine()}|{cpu}|{os.cpu_count()}"
-
-
-def gpu_id() -> str:
-    """The GPU(s) and driver, as nvidia-smi names them ('' where there is none)."""
-    try:
-        return subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                              capture_output=True, text=True, timeout=30).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-
-
-def compiler_id(cc: str) -> str:
-    try:
-        out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30).stdout
-        return out.splitlines()[0] if out else cc
-    except (OSError, subprocess.TimeoutExpired):
-        return cc
-
-
-def workload_key(program: Program, build: BuildConfig, opts: OptimizeOptions) -> str:
-    """Everything a measurement depends on except the configuration."""
-    parts = {
-        "polytune": code_fingerprint(),
-        "source": hashlib.sha256(program.text.encode("utf-8", "surrogateescape")).hexdigest(),
-        "scops": [a.scop.source_hash for a in program.scops],
-        "compiler": compiler_id(build.cc),
-        "cflags": list(build.cflags), "includes": list(build.includes), "defines": list(build.defines),
-        "threads": build.threads if build.threads is not None else os.environ.get("OMP_NUM_THREADS"),
-        "runs": build.runs, "rtol": build.rtol,
-        "machine": machine_id(),
-        "tile": opts.tile, "parallel": opts.parallel,
-    }
-    if opts.schedule != "pluto":
-        parts["schedule"] = opts.schedule
-    if opts.unroll_jam != OptimizeOptions.unroll_jam:
-        parts["unroll_jam"] = opts.unroll_jam
-    if opts.target != "c":
-        parts["target"] = opts.target
-        parts["gpu"] = gpu_id()
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
-
-
-@functools.lru_cache(maxsize=1)
-def code_fingerprint() -> str:
-    """The version and a hash of polytune's own source: a measurement made by other code (a changed
-    schedule or emitter, even under the same version number) is not reused."""
-    from . import __version__
-    root = os.path.dirname(os.path.abspath(__file__))
-    h = hashlib.sha256(__version__.encode())
-    for dirpath, dirnames, filenames in sorted(os.walk(root)):
-        dirnames.sort()
-        for name in sorted(f for f in filenames if f.endswith(".py")):
-            with open(os.path.join(dirpath, name), "rb") as f:
-                h.update(name.encode() + b"\0" + f.read())
-    return f"{__version__}+{h.hexdigest()[:16]}"
-
-
-def default_cache_path() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "polytune", "measurements.sqlite")
-
-
-@dataclass
-class MeasurementCache:
-    """Append-only sqlite store: each finished measurement is committed at once (a killed run loses none)."""
-
-    path: str
-    workload: str
-    _db: sqlite3.Connection | None = field(default=None, repr=False)
-
-    def __post_init__(self) -> None:
-        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-        try:
-            self._db = sqlite3.connect(self.path, timeout=30)
-            self._db.execute("CREATE TABLE IF NOT EXISTS measurements (workload TEXT, config TEXT, "
-                             "record TEXT, created REAL, PRIMARY KEY (workload, config))")
-            self._db.commit()
-        except sqlite3.Error as e:
-            raise UsageError(f"cannot open the measurement cache: {e}", self.path) from None
-
-    def get(self, config: tuple) -> Measurement | None:
-        row = self._db.execute("SELECT record FROM measurements WHERE workload = ? AND config = ?",
-                               (self.workload, json.dumps(list(config)))).fetchone()
-        if row is None:
-            return None
-        rec = json.loads(row[0])
-        return Measurement(tuple(rec["config"]), tuple(rec["times"]),
-                           ErrorKind(rec["error"]) if rec["error"] else None, rec["compile_time"],
-                           rec["detail"], cached=True)
-
-    def put(self, m: Measurement) -> None:
-        if m.error == ErrorKind.PRUNED:
-            return  # depends on the incumbent of that search, not on the configuration alone
-        rec = {"config": list(m.config), "times": list(m.times), "error": m.error.value if m.error else None,
-               "compile_time": m.compile_time, "detail": m.detail}
-        self._db.execute("INSERT OR REPLACE INTO measurements VALUES (?, ?, ?, ?)",
-                         (self.workload, json.dumps(list(m.config)), json.dumps(rec), time.time()))
-        self._db.commit()
-
-    def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
 
 
 def shell_flags(text: str | None) -> tuple[str, ...]:

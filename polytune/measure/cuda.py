@@ -23,12 +23,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .emit.c import generate_dump
-from .emit.cuda import MAX_DIM, MAX_THREADS, kernel_block
-from .errors import PolytuneError, UsageError
-from .measure import BuildConfig, Harness, compare_dumps, compile_source, gpu_id
+from ..emit.c import generate_dump
+from ..emit.cuda import MAX_DIM, MAX_THREADS, kernel_block
+from ..errors import PolytuneError, UsageError
+from ..pipeline import OptimizeOptions, Program, generate_cuda
+from .c import BuildConfig, CRunner, compare_dumps, compile_source
+from .cache import gpu_id
 from .measurement import ErrorKind, Measurement
-from .pipeline import OptimizeOptions, Program, generate_cuda
+from .runner import Variant
 
 REGISTERS_PER_BLOCK = 65536
 
@@ -138,13 +140,20 @@ def block_problem(config: tuple[int, ...], kernels_mapped: list[int], registers:
     return ""
 
 
-class CudaHarness:
-    """Verifies and times block shapes of one program on the GPU."""
+def serve_source(program: Program) -> str:
+    """The tuning build: the whole program as CUDA, serving block shapes read from a pipe."""
+    dumps = [generate_dump(a.scop, indent=3, avoid=program.identifiers) for a in program.scops]
+    return SERVE_PRELUDE + generate_cuda(program, OptimizeOptions(target="cuda"), serve=True, dumps=dumps)
+
+
+class CudaRunner:
+    """Verifies and times block shapes of one program on the GPU (a Runner: a variant's ``build`` is
+    unused, its configuration is the block shape)."""
 
     def __init__(self, program: Program, build: CudaBuildConfig):
         self.program = program
         self.build = build
-        self.cpu = Harness(program, build.reference())
+        self.cpu = CRunner(program, build.reference())
         self.dir = self.cpu.dir
         self.exe: str | None = None
         self.compile_error = ""
@@ -152,7 +161,6 @@ class CudaHarness:
         self.resources: dict[str, dict] = {}
         self.proc: subprocess.Popen | None = None
         self._fds: tuple[int, int] | None = None
-        self.best_time: float | None = None
         self.kernels_mapped = [k.mapped for a in program.scops for k in a.gpu.kernels]
 
     @property
@@ -163,19 +171,17 @@ class CudaHarness:
         self.stop()
         self.cpu.close()
 
-    def measure_reference(self) -> Measurement:
+    def reference(self) -> Measurement:
         """The original program on the CPU: the results every variant must reproduce."""
         if not gpu_id():
             raise UsageError("tuning for the cuda target needs an NVIDIA GPU (nvidia-smi finds none); "
                              "'polytune optimize --target cuda' works without one")
-        return self.cpu.measure_reference()
+        return self.cpu.reference()
 
     # ---- building ----------------------------------------------------------------------------------
     def compile(self) -> None:
-        dumps = [generate_dump(a.scop, indent=3, avoid=self.program.identifiers) for a in self.program.scops]
         try:
-            text = SERVE_PRELUDE + generate_cuda(self.program, OptimizeOptions(target="cuda"), serve=True,
-                                                 dumps=dumps)
+            text = serve_source(self.program)
         except PolytuneError as e:
             self.compile_error = f"code generation: {e}"
             return
@@ -257,7 +263,11 @@ class CudaHarness:
         return reply.strip(), ""
 
     # ---- one configuration ---------------------------------------------------------------------------
-    def measure(self, config: tuple[int, ...]) -> Measurement:
+    def measure(self, variant: Variant, bound: float | None = None) -> Measurement:
+        return self.measure_block(tuple(variant.config))
+
+    def measure_block(self, config: tuple[int, ...]) -> Measurement:
+        """Verify and time one block shape (no pruning: a round of kernels is cheap)."""
         if self.exe is None and not self.compile_error:
             self.compile()
         if self.exe is None:
@@ -285,8 +295,4 @@ class CudaHarness:
         os.unlink(dump)
         if verdict:
             return Measurement(config, error=ErrorKind.WRONG_ANSWER, detail=verdict)
-        m = Measurement(config, tuple(times), None, self.compile_time,
-                        extra={"copy_back_ms": transfer_ms})
-        if self.best_time is None or m.value < self.best_time:
-            self.best_time = m.value
-        return m
+        return Measurement(config, tuple(times), None, self.compile_time, extra={"copy_back_ms": transfer_ms})

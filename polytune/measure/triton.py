@@ -29,11 +29,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .emit.triton import PROBE_PRELUDE, generate_probe, py_names
-from .errors import PolytuneError, UsageError
-from .measure import BuildConfig, compare_dumps, compile_source, original_regions
+from ..emit.triton import PROBE_PRELUDE, generate_probe, py_names
+from ..errors import PolytuneError, UsageError
+from ..pipeline import Program, splice
+from .c import BuildConfig, compare_dumps, compile_source, original_regions
 from .measurement import ErrorKind, Measurement
-from .pipeline import OptimizeOptions, Program, splice, triton_variants
+from .runner import Variant
 
 DTYPES = {"f4": np.float32, "f8": np.float64, "i4": np.int32, "u4": np.uint32, "i8": np.int64, "u8": np.uint64,
           "i2": np.int16, "u2": np.uint16, "i1": np.int8, "u1": np.uint8}
@@ -141,10 +142,11 @@ def kernel_resources(mod) -> dict[str, dict]:
     return out
 
 
-class TritonHarness:
-    """Verifies and times launch configurations of one program's Triton module (scop 0)."""
+class TritonRunner:
+    """Verifies and times launch configurations of one program's Triton module (scop 0); a Runner whose
+    variants carry their launch configuration by name (``build``)."""
 
-    def __init__(self, program: Program, build: BuildConfig, runs: int = 5):
+    def __init__(self, program: Program, build: BuildConfig, runs: int = 5, texts: dict[int, str] | None = None):
         import torch
         self.torch = torch
         self.program = program
@@ -156,27 +158,26 @@ class TritonHarness:
         self.device = "cpu" if self.interpret or not torch.cuda.is_available() else "cuda"
         if self.device == "cpu" and not self.interpret:
             raise UsageError("the triton target needs an NVIDIA GPU (or TRITON_INTERPRET=1 to run on the CPU)")
-        from .tune import triton_params
-        self.texts = triton_variants(program, OptimizeOptions(target="triton"))  # by FUSE value
+        if texts is None:
+            from ..pipeline import OptimizeOptions, triton_variants
+            texts = triton_variants(program, OptimizeOptions(target="triton"))
+        self.texts = texts  # by FUSE value
         extern = sorted({m for t in self.texts.values() for m in re.findall(r"libdevice\.(\w+)\(", t)})
         if extern and self.interpret:
             raise UsageError(f"Triton's interpreter cannot run CUDA libdevice functions ({', '.join(extern)}): "
                              "tune this program on an NVIDIA GPU", program.path)
-        self.used = {f: frozenset(triton_params(t)) for f, t in self.texts.items()}  # parameters each reads
         self.text = self.texts[0]
         self.rn = py_names(program.scops[0].scop)
         self.key = hashlib.sha256("".join(self.texts.values()).encode()).hexdigest()
         self.data: ProbeData | None = None
         self.mods: dict = {}
         self.mod = None
-        self._seen: dict[tuple, Measurement] = {}  # effective configuration -> its measurement
-        self.best_time: float | None = None
         self.resources: dict[str, dict] = {}
 
     def close(self) -> None:
         self._tmp.cleanup()
 
-    def measure_reference(self) -> Measurement:
+    def reference(self) -> Measurement:
         t0 = time.perf_counter()
         self.data = run_probe(self.program, BuildConfig(cc="gcc", cflags=("-O3", "-march=native"),
                                                         includes=self.build.includes,
@@ -209,27 +210,13 @@ class TritonHarness:
                 return f"{name}: {verdict}"
         return ""
 
-    def effective(self, cfg: dict) -> tuple:
-        """The part of a configuration the module it selects uses: two configurations that differ only in
-        parameters of the other schedule's kernels (softmax's BLOCK_X under FUSE=1) run the same code."""
-        fuse = cfg.get("FUSE", 0)
-        used = self.used.get(fuse, ())
-        return (fuse,) + tuple(sorted((k, v) for k, v in cfg.items() if k in used))
-
-    def measure(self, config: tuple[int, ...], names: tuple[str, ...]) -> Measurement:
-        cfg = dict(zip(names, config))
-        key = self.effective(cfg)
-        same = self._seen.get(key)
-        if same is not None:  # the same code and launch: its measurement, not a second one
-            return Measurement(config, same.times, same.error, same.compile_time, same.detail,
-                               extra={"same_as": list(same.config)})
-        m = self.measure_fresh(config, names)
-        self._seen[key] = m
-        return m
+    def measure(self, variant: Variant, bound: float | None = None) -> Measurement:
+        """Verify and time a variant (no pruning: its runs are cheap once compiled)."""
+        return self.measure_fresh(variant.config, variant.names)
 
     def measure_fresh(self, config: tuple[int, ...], names: tuple[str, ...]) -> Measurement:
-        """Verify and time a configuration now, even if an equivalent one was measured before (side-by-side
-        rounds against a vendor call want a timing from the moment, not the search's memo)."""
+        """Verify and time a configuration now (side-by-side rounds against a vendor call want a timing
+        from the moment; a search's repeats are answered by measure.runner.Memo before they get here)."""
         torch = self.torch
         cfg = dict(zip(names, config))
         mod = self.mods.get(cfg.get("FUSE", 0))
@@ -276,10 +263,7 @@ class TritonHarness:
                 t0 = time.perf_counter()
                 mod.run(**args, config=cfg)
                 times.append(time.perf_counter() - t0)
-        m = Measurement(config, tuple(times), None, 0.0)
-        if self.best_time is None or m.value < self.best_time:
-            self.best_time = m.value
-        return m
+        return Measurement(config, tuple(times), None, 0.0)
 
 
 # ---- Algorithm 9.1: candidates from the kernel's shape, the choice cached by kernel-source hash -------------

@@ -1,0 +1,108 @@
+"""What every target answers: the tuner asks a target, never which target it is."""
+from __future__ import annotations
+
+import os
+
+from ..errors import UsageError
+from ..measure.c import BuildConfig
+from ..measure.measurement import Config, Measurement
+from ..measure.runner import Runner, Variant
+from ..pipeline import OptimizeOptions, Program
+from ..search import Parameter, SearchSpace, parse_domain
+
+
+class Target:
+    """A program's tuning for one target. Subclasses give ``parameters``, ``named_seed``, ``variant`` and
+    ``runner``; the rest has defaults that do nothing."""
+
+    name = ""
+    build_class = BuildConfig  # the build configuration its runner needs
+    build_options = ("threads",)  # BuildConfig fields the CLI fills for this target (beyond the common ones)
+    chooses_schedule = False  # implements choose_schedule (--schedule auto)
+
+    def __init__(self, program: Program, opts: OptimizeOptions, build: BuildConfig | None = None,
+                 domain_cap: int = 512):
+        self.program = program
+        self.opts = opts  # the options every variant starts from (target, parallel, schedule, unroll-and-jam)
+        self.build = build if build is not None else self.build_class()
+        self.domain_cap = domain_cap
+
+    @classmethod
+    def default_output(cls, path: str) -> str:
+        """Where `optimize` writes the program when no -o is given."""
+        root, ext = os.path.splitext(path)
+        return f"{root}.polytune{ext or '.c'}"
+
+    # ---- the search space and where it starts ------------------------------------------------------
+    def parameters(self) -> list[Parameter]:
+        """The tuning parameters with their default domains."""
+        raise NotImplementedError
+
+    def space(self, domains: tuple[str, ...] = ()) -> SearchSpace:
+        """parameters() with --domain specs applied (one for all, one per parameter, or NAME=SPEC)."""
+        params = self.parameters()
+        if not params:
+            raise UsageError("nothing to tune: no scop has a tilable band of two or more loops", self.program.path)
+        specs = list(domains)
+        named = dict(s.split("=", 1) for s in specs if "=" in s)
+        plain = [s for s in specs if "=" not in s]
+        unknown = set(named) - {p.name for p in params}
+        if unknown:
+            raise UsageError(f"--domain names unknown parameter(s) {', '.join(sorted(unknown))} "
+                             f"(parameters: {', '.join(p.name for p in params)})")
+        if len(plain) not in (0, 1, len(params)):
+            raise UsageError(f"give one --domain for all parameters or one per parameter ({len(params)})")
+        out = []
+        for i, p in enumerate(params):
+            spec = named.get(p.name) or (plain[0] if len(plain) == 1 else plain[i] if plain else None)
+            out.append(Parameter(p.name, parse_domain(spec)) if spec else p)
+        return SearchSpace(tuple(out))
+
+    def seed(self, space: SearchSpace, how: str | tuple[int, ...] = "pluto") -> Config:
+        """The starting configuration: explicit sizes, or a named seed (pluto: the target's default)."""
+        n = len(space.params)
+        if isinstance(how, tuple):
+            if len(how) != n:
+                raise UsageError(f"the seed needs {n} sizes, got {len(how)}")
+            return how
+        seed = self.named_seed(space, how)
+        if seed is None:
+            raise UsageError(f"unknown seed '{how}' (pluto, origin, model, or sizes like 32,16,8)")
+        return seed
+
+    def named_seed(self, space: SearchSpace, how: str) -> Config | None:
+        """The seed called *how* (None: this target has none of that name)."""
+        raise NotImplementedError
+
+    def launch_seed(self, runner: Runner, space: SearchSpace, evaluate, seed: Config) -> tuple[Config, dict | None]:
+        """A better start measured before the search (default: the seed itself, nothing to report)."""
+        return seed, None
+
+    # ---- variants and their measurement ------------------------------------------------------------
+    def variant(self, names: tuple[str, ...], config: Config) -> Variant:
+        raise NotImplementedError
+
+    def runner(self) -> Runner:
+        raise NotImplementedError
+
+    def measured_texts(self) -> list[str]:
+        """The program texts the runner builds for its measurements, where they differ from the variants'
+        (for comparing outputs before and after a change)."""
+        return []
+
+    # ---- the report ---------------------------------------------------------------------------------
+    def compiler(self) -> str:
+        return " ".join(self.build.compile_cmd("FILE.c", "EXE"))
+
+    def report(self, runner: Runner, launch: dict | None) -> dict:
+        """Target-specific entries of the tuning report."""
+        return {}
+
+    def finish(self, runner: Runner, best: Measurement | None, names: tuple[str, ...]) -> None:
+        """Called once the search is over (e.g. to remember the best launch configuration)."""
+
+    @classmethod
+    def choose_schedule(cls, program: Program, build: BuildConfig, parallel: bool, unroll_jam: int):
+        from . import TARGET_NAMES, get_target
+        names = [n for n in TARGET_NAMES if get_target(n).chooses_schedule]
+        raise UsageError(f"--schedule auto applies to the {', '.join(names)} target only")

@@ -1,0 +1,95 @@
+"""The Triton target: the launch configuration (block sizes, num_warps, num_stages, the FUSE schedule)."""
+from __future__ import annotations
+
+import os
+
+from ..emit.triton import DEFAULT_CONFIG
+from ..measure.measurement import Config, to_record
+from ..measure.runner import Variant
+from ..measure.triton import TritonRunner, cached_choice, candidates, remember_choice
+from ..pipeline import generate_triton, triton_modules
+from ..search import Parameter, SearchSpace, parse_domain
+from .base import Target
+
+DOMAINS = {"BLOCK_X": (1, 1024), "BLOCK_Y": (1, 256), "BLOCK_Z": (1, 64), "BLOCK_M": (1, 256),
+           "BLOCK_R": (16, 4096), "BLOCK_K": (16, 256), "num_warps": (1, 16), "num_stages": (1, 4), "FUSE": (0, 1)}
+LINEAR = ("num_stages", "FUSE")  # domains of consecutive integers (the others are powers of two)
+ORDER = ("BLOCK_X", "BLOCK_Y", "BLOCK_Z", "BLOCK_M", "BLOCK_R", "BLOCK_K", "num_warps", "num_stages")
+
+
+class TritonTarget(Target):
+    name = "triton"
+
+    @classmethod
+    def default_output(cls, path: str) -> str:
+        root = os.path.splitext(path)[0]
+        return f"{root.replace('.', '_').replace('-', '_')}_triton.py"
+
+    @property
+    def modules(self) -> dict:
+        """The modules worth measuring, by FUSE value (with the parameters each reads)."""
+        return triton_modules(self.program, self.opts)
+
+    def parameter_names(self) -> list[str]:
+        """The launch parameters the modules read, in ORDER, and FUSE where the fused schedule differs."""
+        mods = self.modules
+        reads = set().union(*(m.reads for m in mods.values()))
+        return [n for n in ORDER if n in reads] + (["FUSE"] if len(mods) > 1 else [])
+
+    def parameters(self) -> list[Parameter]:
+        params = []
+        for name in self.parameter_names():
+            lo, hi = DOMAINS[name]
+            values = tuple(range(lo, hi + 1)) if name in LINEAR else parse_domain(f"{lo}:{hi}:pow2")
+            params.append(Parameter(name, values))
+        return params
+
+    def named_seed(self, space: SearchSpace, how: str) -> Config | None:
+        if how == "pluto":
+            return tuple(DEFAULT_CONFIG[p.name] for p in space.params)
+        if how == "origin":
+            return (1,) * len(space.params)
+        return None
+
+    def variant(self, names: tuple[str, ...], config: Config) -> Variant:
+        cfg = dict(zip(names, config))
+        mod = self.modules.get(cfg.get("FUSE", 0))
+        reads = (mod.reads if mod is not None else frozenset()) | ({"FUSE"} & set(names))
+        return Variant(tuple(config), tuple(names), cfg, frozenset(reads),
+                       lambda: generate_triton(self.program, self.opts, cfg))
+
+    def runner(self) -> TritonRunner:
+        return TritonRunner(self.program, self.build, runs=self.build.runs,
+                            texts={f: m.text for f, m in self.modules.items()})
+
+    def measured_texts(self) -> list[str]:
+        return [m.text for m in self.modules.values()]
+
+    def launch_seed(self, runner: TritonRunner, space: SearchSpace, evaluate, seed: Config):
+        return triton_seed(runner.key, space, evaluate, seed)
+
+    def report(self, runner: TritonRunner, launch: dict | None) -> dict:
+        return {"triton": {"launch_choice": launch, "kernels": runner.resources, "device": runner.device}}
+
+    def finish(self, runner: TritonRunner, best, names) -> None:
+        if best is not None:
+            remember_choice(runner.key, dict(zip(names, best.config)))
+
+
+def triton_seed(key: str, space: SearchSpace, evaluate, default: Config):
+    """Algorithm 9.1: the remembered choice for this kernel source (*key*), else the best of a small
+    candidate set derived from the kernel's shape (measured: compiled, spills rejected, warmed up, repeated)."""
+    names = space.names
+    hit = cached_choice(key)
+    if hit and set(hit) == set(names):
+        return tuple(hit[n] for n in names), {"source": "cache", "config": hit}
+    best, best_m, tried = default, None, []
+    for cand in candidates(names):
+        config = tuple(cand.get(n, default[i]) for i, n in enumerate(names))
+        m = evaluate(config)
+        tried.append(to_record(m))
+        if m.ok and (best_m is None or m.value < best_m.value):
+            best, best_m = config, m
+    if best_m is not None:
+        remember_choice(key, dict(zip(names, best)))
+    return best, {"source": "candidates", "config": dict(zip(names, best)), "candidates": tried}
