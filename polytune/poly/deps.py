@@ -15,7 +15,7 @@ from .islutil import bounded
 from .scop import Scop
 
 # isl operation quotas (2 M: about 1-2 s on this machine); past one, the next, simpler analysis is used.
-DATAFLOW_OPERATIONS = 3_000_000  # each step of the exact (value-based) analysis (200 one-line loops need 3 M)
+DATAFLOW_OPERATIONS = 3_000_000  # each step of the exact (value-based) analysis
 MEMORY_OPERATIONS = 2_000_000  # the memory-based fallback
 
 
@@ -92,14 +92,12 @@ def _exact(scop: Scop) -> Dependences:
                      .compute_flow, DATAFLOW_OPERATIONS)
     flow = result.get_may_dependence()
     # Every read that follows some write of its element must have a last writer. isl's dataflow analysis
-    # has been seen to drop one (a strided, disjunctive domain): then use the memory-based flow
-    # dependences, a safe superset. Only the reads isl found no writer for are checked (ordering all pairs
-    # of statements took 7 s of 10 on 200 one-line loops).
-    orphans = result.get_may_no_source()
-    mupa = isl.MultiUnionPwAff.from_union_map(sched)
-    if not bounded(writes.apply_range(orphans.reverse()).lex_lt_at_multi_union_pw_aff(mupa).is_empty,
-                   DATAFLOW_OPERATIONS):
-        flow = writes.apply_range(reads.reverse()).lex_lt_at_multi_union_pw_aff(mupa)
+    # has been seen to drop one (a strided, disjunctive domain) without reporting the read as having no
+    # writer: then use the memory-based flow dependences, a safe superset.
+    before = bounded(lambda: sched.lex_lt_union_map(sched), DATAFLOW_OPERATIONS)
+    memory_flow = bounded(lambda: writes.apply_range(reads.reverse()).intersect(before), DATAFLOW_OPERATIONS)
+    if not bounded(lambda: memory_flow.range().is_subset(flow.range()), DATAFLOW_OPERATIONS):
+        flow = memory_flow
     anti, output = bounded(lambda: _false_dependences(writes, reads, sched), DATAFLOW_OPERATIONS)
     flow = flow.coalesce()
     try:

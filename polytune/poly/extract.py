@@ -572,6 +572,9 @@ def build_scop(region: Region) -> Scop:
                                        "piecewise quasi-affine)", region.file, _line(node, line)) from None
             accs.append(Access(array, rel, is_write))
         statements.append(Statement(name, iters, domain, schedule, expr, line, tuple(accs)))
+    runs = [st for st in statements if not st.domain.intersect_params(context).is_empty()]
+    if runs:  # a statement that runs for no parameter value is dead code (the GPU mapping failed on one)
+        statements = runs
     arrays = tuple(Array(n, d, n in written) for n, d in sorted(b.array_dims.items()))
     return Scop(region.file, region.begin_line, region.end_line, params, constants, context,
                 tuple(statements), arrays,
