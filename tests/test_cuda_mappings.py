@@ -262,7 +262,7 @@ void f(void) {
 def test_nvcc_compiles_tiled_tuning_builds(name, mapping, tmp_path):
     """The serve build (one per configuration for tiled mappings: the block is built in) compiles for sm_90."""
     from polytune.emit.c import generate_dump
-    from polytune.measure_cuda import SERVE_PRELUDE
+    from polytune.measure.cuda import SERVE_PRELUDE
     program = analyze(os.path.join(GPU_DIR, name + ".c"), defines=("N=256",))
     dumps = [generate_dump(a.scop, indent=3, avoid=program.identifiers) for a in program.scops]
     text = SERVE_PRELUDE + generate_cuda(program, OptimizeOptions(target="cuda"), serve=True, dumps=dumps,
@@ -289,7 +289,7 @@ def test_mapping_benchmark_generates_and_compiles_without_a_gpu(tmp_path):
 
 
 def _gpu() -> bool:
-    from polytune.measure import gpu_id
+    from polytune.measure.cache import gpu_id
     return NVCC is not None and bool(gpu_id())
 
 

@@ -128,6 +128,8 @@ def choose_scheduler(scop: Scop, deps: Dependences, bases: dict) -> tuple[tuple[
     is left out. Ties keep the earlier candidate: pluto with the stride order first."""
     from ..errors import PolytuneError
     from .schedule import make_schedule
+    if not deps.complete:  # the dependences fell back to the original order: nothing to rank
+        return (next(iter(bases)), "stride"), {}
     names, costs = [], []
     for name, base in bases.items():
         for order in ("stride", "vector"):
