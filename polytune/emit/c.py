@@ -13,7 +13,8 @@ from pycparser import c_ast, c_generator
 
 from ..errors import UnsupportedError
 from ..poly.islutil import CTX, isl_name, sets_of
-from ..poly.schedule import IVDEP_MARK, PARALLEL_MARK, SIMD_MARK, TiledSchedule
+from ..poly.marks import IvdepMark, ParallelMark, SimdMark, mark_of, marks_of
+from ..poly.schedule import TiledSchedule
 from ..poly.scop import Scop
 
 _T = isl.ast_expr_op_type
@@ -117,47 +118,39 @@ class _Printer:
                 self.node(n.if_get_else_node(), indent + 1, pragma)
             self.emit("}", indent)
         elif t == isl.ast_node_type.mark:
-            name, _, depth = n.mark_get_id().get_name().partition("@")
-            depth, _, extra = depth.partition("@")
+            mark = mark_of(n)
             inner = None
-            if name == PARALLEL_MARK and self.parallel:
-                extra, _, arrays = extra.partition("@")  # arrays: private copies (poly/privatize.py)
-                arrays, _, clause = arrays.partition("@")  # the schedule clause, if not the default
-                clause = f" schedule({clause})" if clause else ""
-                inner = (f"{self.prefix}{depth}", f"#pragma omp parallel for{self.private(extra)}{clause}", (),
-                         arrays)
-            elif name == SIMD_MARK and self.ivdep:
-                inner = (f"{self.prefix}{depth}", f"#pragma omp simd{self.private(extra)}")
-            elif name == IVDEP_MARK and self.ivdep:
-                inner = (f"{self.prefix}{depth}", "#pragma GCC ivdep",
-                         tuple(tuple(p.split("<")) for p in extra.split(";") if p))
+            private = self.private(mark.private, mark.lastprivate) if isinstance(mark, (ParallelMark, SimdMark)) else ""
+            if isinstance(mark, ParallelMark) and self.parallel:
+                clause = f" schedule({mark.clause})" if mark.clause else ""
+                inner = (f"{self.prefix}{mark.depth}", f"#pragma omp parallel for{private}{clause}", (),
+                         mark.arrays)  # arrays: private copies (poly/privatize.py)
+            elif isinstance(mark, SimdMark) and self.ivdep:
+                inner = (f"{self.prefix}{mark.depth}", f"#pragma omp simd{private}")
+            elif isinstance(mark, IvdepMark) and self.ivdep:
+                inner = (f"{self.prefix}{mark.depth}", "#pragma GCC ivdep", mark.order)
             self.node(n.mark_get_node(), indent, inner or pragma)
         elif t == isl.ast_node_type.user:
             self.user(n.user_get_expr(), indent)
         else:  # pragma: no cover
             raise NotImplementedError(f"isl AST node {t}")
 
-    def private(self, clauses: str) -> str:
-        """The OpenMP clauses of a parallel or simd mark (`private:a,b;lastprivate:c`): `private` for
-        scalars dead after the loop, `lastprivate` for the others (their final value is the last
-        iteration's). gcc does not vectorize an `omp simd` loop whose accumulator is lastprivate both there
-        and in the enclosing parallel loop."""
-        out = []
-        for part in clauses.split(";"):
-            kind, _, names = part.partition(":")
-            if names:
-                out.append(f" {kind}({', '.join(names.split(','))})")
-        return "".join(out)
+    def private(self, private: tuple[str, ...], lastprivate: tuple[str, ...]) -> str:
+        """The OpenMP clauses of a parallel or simd mark: `private` for scalars dead after the loop,
+        `lastprivate` for the others (their final value is the last iteration's). gcc does not vectorize
+        an `omp simd` loop whose accumulator is lastprivate both there and in the enclosing parallel loop."""
+        return "".join(f" {kind}({', '.join(names)})" for kind, names in (("private", private),
+                                                                          ("lastprivate", lastprivate)) if names)
 
     def for_(self, n: isl.AstNode, indent: int, pragma: tuple[str, str] | None) -> None:
         it = self.expr(n.for_get_iterator())
         init, cond, inc = (_strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(), n.for_get_inc()))
         step = f"{it}++" if inc == "1" else f"{it} += {inc}"
         close, base = 0, indent
-        private_arrays = ""
+        private_arrays: tuple[str, ...] = ()
         copies: list = []
         if pragma and pragma[0] == it:
-            private_arrays = pragma[3] if len(pragma) > 3 else ""
+            private_arrays = pragma[3] if len(pragma) > 3 else ()
             ivdep = pragma[1] == "#pragma GCC ivdep"
             if not ivdep or _in_order(n.for_get_body(), pragma[2]):
                 bound = re.fullmatch(rf"{re.escape(it)} (<=|<) (.+)", cond) if ivdep else None
@@ -204,9 +197,8 @@ class _Printer:
             indent -= 1 if indent > base else 0
             self.emit("}", indent)
 
-    def copies_at(self, it: str, names: str) -> list:
+    def copies_at(self, it: str, wanted: tuple[str, ...]) -> list:
         """The private copies (poly/privatize.py) of the loop with counter *it*, named in its mark."""
-        wanted = [x for x in names.split(",") if x]
         depth = int(it[len(self.prefix):])
         return [c for c in self.tiled.private_arrays.get(depth, ()) if c.name in wanted] if self.tiled else []
 
@@ -347,7 +339,7 @@ def build_ast(scop: Scop, tiled: TiledSchedule, prefix: str) -> isl.AstNode:
     # A lastprivate scalar takes the value of the loop's last iteration, which must then run a statement.
     # isl drops a guard that inner loops' bounds make redundant (an `if (n >= 2)` around a loop whose body
     # is empty at n = 1), so that a generated loop may run iterations without statements: keep the guards.
-    exact = "lastprivate:" in str(tiled.schedule)
+    exact = any(isinstance(m, (ParallelMark, SimdMark)) and m.lastprivate for m in marks_of(tiled.schedule))
     old = CTX.get_ast_build_exploit_nested_bounds()
     CTX.set_ast_build_exploit_nested_bounds(0 if exact else old)
     try:
@@ -366,9 +358,8 @@ def _max_depth(schedule: isl.Schedule) -> int:
 class _DumpPrinter(_Printer):
     """Loops over every element a region writes, each handed to ``polytune_dump``."""
 
-    def copies_at(self, it: str, names: str) -> list:
+    def copies_at(self, it: str, wanted: tuple[str, ...]) -> list:
         """The private copies (poly/privatize.py) of the loop with counter *it*, named in its mark."""
-        wanted = [x for x in names.split(",") if x]
         depth = int(it[len(self.prefix):])
         return [c for c in self.tiled.private_arrays.get(depth, ()) if c.name in wanted] if self.tiled else []
 

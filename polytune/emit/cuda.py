@@ -25,11 +25,6 @@ from ..errors import UnsupportedError, UsageError
 from ..poly.deps import Dependences
 from ..poly.extract import PURE_FUNCTIONS
 from ..poly.gpu import (
-    KERNEL_MARK,
-    POINTS_MARK,
-    REDUCE_MARK,
-    SHARED_MARK,
-    TILE_MARK,
     CudaMapping,
     GpuSchedule,
     KernelInfo,
@@ -45,6 +40,7 @@ from ..poly.gpu import (
     staged_box,
 )
 from ..poly.islutil import isl_name, sets_of
+from ..poly.marks import KernelMark, PointsMark, ReduceMark, SharedMark, TileMark, mark_of
 from ..poly.scop import Scop
 from .c import _list, _Printer, _replace_child, _strip, _substitute, build_ast, fresh_prefix, param_expr
 
@@ -280,14 +276,14 @@ class _TiledKernelPrinter(_Printer):
     # ---- nodes ---------------------------------------------------------------------------------------
     def node(self, n: isl.AstNode, indent: int, pragma=None) -> None:
         if n.get_type() == isl.ast_node_type.mark:
-            name = n.mark_get_id().get_name()
-            if name.startswith(TILE_MARK):
+            mark = mark_of(n)
+            if isinstance(mark, TileMark):
                 return self.tile(n.mark_get_node(), indent)
-            if name.startswith(SHARED_MARK):
+            if isinstance(mark, SharedMark):
                 return self.stage(n.mark_get_node(), indent)
-            if name.startswith(POINTS_MARK):
-                return self.point_band(int(name.rpartition("@")[2]), n.mark_get_node(), indent)
-            if name.startswith(REDUCE_MARK) and self.plan.warp:
+            if isinstance(mark, PointsMark):
+                return self.point_band(mark.depth, n.mark_get_node(), indent)
+            if isinstance(mark, ReduceMark) and self.plan.warp:
                 return self.reduce(n.mark_get_node(), indent)
         super().node(n, indent, None)
 
@@ -584,8 +580,8 @@ class _HostPrinter(_Printer):
         self.kernels: list[str] = []
 
     def node(self, n: isl.AstNode, indent: int, pragma=None) -> None:
-        if n.get_type() == isl.ast_node_type.mark and n.mark_get_id().get_name().startswith(KERNEL_MARK):
-            self.launch(self.gs.kernel(n.mark_get_id().get_name()), n.mark_get_node(), indent)
+        if isinstance(mark_of(n), KernelMark):
+            self.launch(self.gs.kernel(mark_of(n)), n.mark_get_node(), indent)
         else:
             super().node(n, indent, None)
 

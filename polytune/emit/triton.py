@@ -29,7 +29,8 @@ import islpy as isl
 from pycparser import c_ast
 
 from ..errors import UnsupportedError
-from ..poly.gpu import KERNEL_MARK, GpuSchedule, KernelInfo, bound_as_params
+from ..poly.gpu import GpuSchedule, KernelInfo, bound_as_params
+from ..poly.marks import KernelMark, mark_of
 from ..poly.scop import Scop
 from .c import _list, build_ast, param_expr
 
@@ -1255,8 +1256,8 @@ class _HostPrinter:
             if n.if_has_else_node():
                 self.emit("else:", indent)
                 self.node(n.if_get_else_node(), indent + 1)
-        elif t == isl.ast_node_type.mark and n.mark_get_id().get_name().startswith(KERNEL_MARK):
-            self.launch(self.gs.kernel(n.mark_get_id().get_name()), n.mark_get_node(), indent)
+        elif isinstance(mark_of(n), KernelMark):
+            self.launch(self.gs.kernel(mark_of(n)), n.mark_get_node(), indent)
         else:  # pragma: no cover
             raise UnsupportedError(f"Triton target: isl AST node {t} outside a kernel")
 

@@ -17,19 +17,16 @@ import islpy as isl
 from ..errors import PolytuneError
 from .deps import Dependences, ScalarInfo
 from .islutil import CTX, bounded, maps_of, sets_of
+from .marks import IvdepMark, Mark, ParallelMark, SimdMark, mark_id
 from .privatize import PrivateArray, array_flows, privatizable
 from .scop import Scop
 
-# Marks name the schedule depth of the loop they are for ("omp_parallel@3"): when that loop is degenerate
-# (a single iteration) the AST has no for node for it and the mark must not fall on an inner loop.
-PARALLEL_MARK = "omp_parallel"
-IVDEP_MARK = "ivdep"
-SIMD_MARK = "omp_simd"
 DEFAULT_TILE = 32
 DEFAULT_UNROLL = 4  # unroll-and-jam factor of a point loop into the innermost one (register tiling)
 SCHEDULER_OPERATIONS = 20_000_000  # isl operation quota of the scheduler; past it: the original order
 MANY_STATEMENTS = 50  # above this, isl's scheduler does not try to fuse (its search is not bounded by the quota)
 TRANSFORM_OPERATIONS = 20_000_000  # quota of tiling, marks and the legality check; past it: the base schedule
+Clauses = tuple[tuple[str, ...], tuple[str, ...]]  # the (private, lastprivate) scalars of a parallel or simd loop
 
 
 @dataclass(frozen=True)
@@ -54,7 +51,7 @@ class BandInfo:
 
 @dataclass(frozen=True, eq=False)
 class TiledSchedule:
-    schedule: isl.Schedule  # the final schedule tree, with marks for OpenMP/ivdep
+    schedule: isl.Schedule  # the final schedule tree, with marks for OpenMP/ivdep (poly/marks.py)
     bands: tuple[BandInfo, ...]
     tile_sizes: tuple[int, ...]  # flattened, in band order: what the tuner tunes
     private_arrays: dict = field(default_factory=dict)  # loop depth -> its PrivateArray copies
@@ -249,7 +246,7 @@ class _Transformer:
         self.tile, self.parallel = tile, parallel
         self.unroll = unroll  # unroll-and-jam factor of the point loops (0: none)
         self.scalars = scalars  # privatizable scalars (OpenMP loops only; None: keep every scalar shared)
-        self.private = ""  # the scalar clauses of the last loop first_parallel found ("private:s;lastprivate:t")
+        self.private: Clauses = ((), ())  # the scalars to privatize in the last loop first_parallel found
         self.private_arrays: tuple[PrivateArray, ...] = ()  # arrays that loop needs a private copy of
         self.deps_object: Dependences | None = None  # for the per-array dependences (computed on first use)
         self._array_flows = None
@@ -291,8 +288,8 @@ class _Transformer:
         if not (self.tile and permutable and n >= 2):
             par = self.first_parallel(node, range(n)) if self.parallel and not inside_parallel else None
             if par is not None:
-                node = _mark_member(node, par, self.mark_name(outer_members + par,
-                                                              self.schedule_clause(node, par, False)))
+                node = _mark_member(node, par, self.parallel_mark(outer_members + par,
+                                                                  self.schedule_clause(node, par, False)))
             if par != n - 1:
                 node = self.mark_vector(node, outer_members + n - 1)
             self.bands.append(BandInfo(index, n, outer_members, stmts, permutable, False, (), sched_text,
@@ -342,7 +339,7 @@ class _Transformer:
         if par is not None:
             # (a tile wavefront's tiles are independent of the loops' shape: no clause there)
             clause = "" if wavefront or diamond is not None else self.schedule_clause(node, par, True)
-            node = _mark_member(node, par, self.mark_name(outer_members + par, clause))
+            node = _mark_member(node, par, self.parallel_mark(outer_members + par, clause))
         # (not where the innermost point loop is a short one: the copies belong around the strided loop)
         point, jam = (node.child(0), None) if _short_extent(extents, order[-1]) else \
             self.unroll_jam(node.child(0), [sizes[k] for k in order])
@@ -350,8 +347,8 @@ class _Transformer:
         if point_par:
             ppar = self.first_parallel(point, range(n))
             if ppar is not None:
-                point = _mark_member(point, ppar, self.mark_name(outer_members + n + ppar,
-                                                                 self.schedule_clause(point, ppar, False)))
+                point = _mark_member(point, ppar, self.parallel_mark(outer_members + n + ppar,
+                                                                     self.schedule_clause(point, ppar, False)))
                 desc = f"point {ppar}"
         if not (point_par and desc is not None and desc == f"point {n - 1}"):
             point = self.mark_vector(point, outer_members + 2 * n - 1, jammed=jam is not None)
@@ -375,8 +372,7 @@ class _Transformer:
         if pairs is None:
             return node
         # the statement order inside the loop is the AST builder's: the printer checks the pairs
-        order = ";".join(f"{a}<{b}" for a, b in sorted(pairs))
-        return _mark_member(node, last, f"{IVDEP_MARK}@{depth}" + (f"@{order}" if order else ""))
+        return _mark_member(node, last, IvdepMark(depth, tuple(sorted(pairs))))
 
     def mark_outer_simd(self, node, m: int, depth: int):
         """Mark band member *m*, a loop with inner loops, for `#pragma omp simd` (its scalars privatized as
@@ -389,12 +385,12 @@ class _Transformer:
         if self.scalars is None or self.is_parallel(node, m):
             return node
         private = self.privatizing(node, m)
-        if not private:
+        if private is None or not any(private):
             return node
         for moved in self.steps(node):
             if any(x is not None and not _changes_within(x[0], x[1], 1) for x in moved(m)):
                 return node
-        return _mark_member(node, m, f"{SIMD_MARK}@{depth}@{private}")
+        return _mark_member(node, m, SimdMark(depth, *private))
 
     def carried_pairs(self, node, m: int) -> set[tuple[str, str]] | None:
         """The (source, sink) statement pairs of the dependences band member *m* carries; None if one of
@@ -503,7 +499,7 @@ class _Transformer:
         self.private_arrays = ()
         for m in members:
             if self.is_parallel(node, m):
-                self.private = ""
+                self.private = ((), ())
                 return m
             private = self.privatizing(node, m)
             if private is not None:
@@ -511,7 +507,7 @@ class _Transformer:
                 return m
             arrays = self.privatizing_arrays(node, m)
             if arrays:
-                self.private, self.private_arrays = "", arrays
+                self.private, self.private_arrays = ((), ()), arrays
                 return m
         return None
 
@@ -550,18 +546,17 @@ class _Transformer:
             return ""
         return "dynamic,1" if tiles else "static,1"
 
-    def mark_name(self, depth: int, clause: str = "") -> str:
+    def parallel_mark(self, depth: int, clause: str = "") -> ParallelMark:
         """The OpenMP mark of the loop at schedule *depth*, with the scalars it must privatize and the
         arrays it needs private copies of (their copies are kept in TiledSchedule.private_arrays)."""
-        arrays = ",".join(a.name for a in self.private_arrays)
+        arrays = tuple(a.name for a in self.private_arrays)
         if arrays:
             self.copies[depth] = self.private_arrays
-        return f"{PARALLEL_MARK}@{depth}" + (f"@{self.private}" if self.private or arrays or clause else "") \
-            + (f"@{arrays}" if arrays or clause else "") + (f"@{clause}" if clause else "")
+        return ParallelMark(depth, *self.private, arrays, clause)
 
-    def privatizing(self, node, m: int) -> str | None:
-        """The OpenMP clauses (`private:s;lastprivate:t`, "" for none needed) for the scalars that, made
-        private, let band member *m* run in parallel (None: none do).
+    def privatizing(self, node, m: int) -> Clauses | None:
+        """The (private, lastprivate) scalars (both empty: none needed) that, made private, let band
+        member *m* run in parallel (None: none do).
         A scalar qualifies when, inside the loop, every value it carries is written and read in one
         iteration (its flow dependences in the subtree stay within an iteration and none comes from
         outside it, nor from before the region), and every iteration writes it (so the last iteration's
@@ -713,10 +708,9 @@ class _Transformer:
         return node.band_set_ast_build_options(options.union(full)), (m, u)
 
 
-def _clauses(names: list[str], live: list[str]) -> str:
-    """The privatization part of a parallel or simd mark: `private:a,b;lastprivate:c` ("" for none)."""
-    dead = [s for s in names if s not in live]
-    return ";".join(f"{kind}:{','.join(xs)}" for kind, xs in (("private", dead), ("lastprivate", live)) if xs)
+def _clauses(names: list[str], live: list[str]) -> Clauses:
+    """The privatization part of a parallel or simd mark: (private, lastprivate) scalars."""
+    return tuple(s for s in names if s not in live), tuple(live)
 
 
 def _full_blocks(point, m: int, u: int) -> isl.UnionSet:
@@ -881,11 +875,11 @@ def _member_map(mupa: isl.MultiUnionPwAff, k: int, dom: isl.UnionSet) -> isl.Uni
     return isl.UnionMap.from_union_pw_aff(mupa.get_at(k)).intersect_domain(dom)
 
 
-def _mark_member(node, m: int, mark: str):
+def _mark_member(node, m: int, mark: Mark):
     """Split the band so that member *m* starts a band and put a mark above that piece; returns the piece."""
     if m > 0:
         node = node.band_split(m).child(0)
-    return node.insert_mark(isl.Id(mark, context=CTX)).child(0)
+    return node.insert_mark(mark_id(mark)).child(0)
 
 
 def _wavefront(node):
