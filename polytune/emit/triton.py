@@ -32,7 +32,8 @@ from ..errors import UnsupportedError
 from ..poly.gpu import GpuSchedule, KernelInfo, bound_as_params
 from ..poly.marks import KernelMark, mark_of
 from ..poly.scop import Scop
-from .c import _list, build_ast, param_expr
+from .c import build_ast
+from .printer import Printer, fresh_prefix, list_, param_expr, strip
 
 _T = isl.ast_expr_op_type
 _PY_BINARY = {_T.add: "+", _T.sub: "-", _T.mul: "*", _T.div: "//", _T.pdiv_q: "//", _T.fdiv_q: "//",
@@ -279,7 +280,7 @@ class _KernelPrinter:
     def node(self, n: isl.AstNode, indent: int) -> None:
         t = n.get_type()
         if t == isl.ast_node_type.block:
-            for child in _list(n.block_get_children()):
+            for child in list_(n.block_get_children()):
                 self.node(child, indent)
         elif t == isl.ast_node_type.for_:
             self.for_(n, indent)
@@ -424,7 +425,7 @@ class _KernelPrinter:
         inner = []  # (var, lo, hi, inc) of the nest's inner loops
         while True:
             if body.get_type() == isl.ast_node_type.block:
-                kids = _list(body.block_get_children())
+                kids = list_(body.block_get_children())
                 if len(kids) != 1:
                     break
                 body = kids[0]
@@ -593,7 +594,7 @@ class _KernelPrinter:
         reductions: every array an element-wise statement writes is referenced with one and the same
         address throughout the body, and that address moves with the loop; a reduction's target is
         referenced by its own statement only."""
-        kids = _list(body.block_get_children()) if body.get_type() == isl.ast_node_type.block else [body]
+        kids = list_(body.block_get_children()) if body.get_type() == isl.ast_node_type.block else [body]
         if any(k.get_type() != isl.ast_node_type.user for k in kids):
             return False
         stmts = [self._statement(k.user_get_expr()) for k in kids]
@@ -807,7 +808,7 @@ def _flatten_blocks(node: isl.AstNode) -> list:
     """The nodes a block runs in order, nested blocks opened."""
     if node.get_type() != isl.ast_node_type.block:
         return [node]
-    return [x for kid in _list(node.block_get_children()) for x in _flatten_blocks(kid)]
+    return [x for kid in list_(node.block_get_children()) for x in _flatten_blocks(kid)]
 
 
 def _range(lo: str, hi: str, inc: str) -> str:
@@ -1237,7 +1238,7 @@ class _HostPrinter:
     def node(self, n: isl.AstNode, indent: int) -> None:
         t = n.get_type()
         if t == isl.ast_node_type.block:
-            for child in _list(n.block_get_children()):
+            for child in list_(n.block_get_children()):
                 self.node(child, indent)
         elif t == isl.ast_node_type.for_:
             it = self.expr(n.for_get_iterator())
@@ -1507,11 +1508,10 @@ def generate_probe(scop: Scop, phase: str, avoid: frozenset[str] = frozenset()) 
     """C code writing, at the start ('in') or the end ('out') of the region, every array it touches
     (its rows 0 .. the largest first index any access reaches; written ones only for 'out'), the
     parameters and the scalars, each with its C type, for the Triton harness."""
-    from .c import _Printer, _strip, fresh_prefix
     from .cuda import array_extent
     used = {a.array for st in scop.statements for a in st.accesses}
     lines = [f'polytune_probe_begin("{phase}");']
-    printer = _Printer(scop, False, False, fresh_prefix(scop, avoid))
+    printer = Printer(scop, fresh_prefix(scop, avoid))
     for a in scop.arrays:
         if (a.name not in used and (a.ndim > 0 or a.written)) or (phase == "out" and not a.written):
             continue
@@ -1525,7 +1525,7 @@ def generate_probe(scop: Scop, phase: str, avoid: frozenset[str] = frozenset()) 
         pa = array_extent(scop, a.name)
         if pa is None:
             continue
-        ext = _strip(printer.expr(param_expr(scop, pa)))
+        ext = strip(printer.expr(param_expr(scop, pa)))
         elem = a.name + "[0]" * a.ndim
         dims = [f"(size_t)(({ext}) >= 0 ? ({ext}) + 1 : 0)"]  # negative where nothing is accessed
         for k in range(1, a.ndim):
