@@ -19,7 +19,8 @@ import islpy as isl
 from .deps import Dependences
 from .islutil import CTX, maps_of, sets_of
 from .marks import ParallelMark, mark_of
-from .schedule import TiledSchedule, _changes_within, _moved
+from .point_order import _changes_within, _moved
+from .schedule import TiledSchedule
 from .scop import Scop
 
 # An innermost loop that carries a dependence of a statement on itself (a floating-point reduction) costs as

@@ -22,11 +22,14 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from .bands import _member_map
 from .deps import Dependences
 from .islutil import CTX, isl_name, maps_of, sets_of
+from .legality import check_legal
 from .marks import KernelMark, PointsMark, ReduceMark, SharedMark, TileMark, mark_id, mark_of
-from .schedule import _member_map, _Transformer, check_legal, compute_base_schedule
+from .schedule import compute_base_schedule
 from .scop import Scop
+from .tiling import _Transformer
 
 MAX_MAPPED = 3
 
