@@ -581,8 +581,8 @@ class _HostPrinter(Printer):
         self.kernels: list[str] = []
 
     def node(self, n: isl.AstNode, indent: int, pragma=None) -> None:
-        if isinstance(mark_of(n), KernelMark):
-            self.launch(self.gs.kernel(mark_of(n)), n.mark_get_node(), indent)
+        if isinstance(kernel := mark_of(n), KernelMark):
+            self.launch(self.gs.kernel(kernel), n.mark_get_node(), indent)
         else:
             super().node(n, indent, None)
 

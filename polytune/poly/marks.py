@@ -2,7 +2,8 @@
 
 A mark node of the schedule tree carries an `isl.Id` whose name is the kind of mark and whose user object
 is one of the frozen dataclasses below (`mark_id` makes the id, `mark_of` reads it back from a schedule or
-AST mark node). islpy keeps a reference to the user object for as long as isl holds the id. Loop marks
+AST mark node). islpy keeps a reference to the user object for as long as isl holds the id; isl's text
+form of a schedule does not carry it (schedules are never printed and parsed back). Loop marks
 name the schedule *depth* of the loop they are for: when that loop is degenerate (a single iteration) the
 AST has no for node for it and the mark must not fall on an inner loop.
 """

@@ -79,8 +79,8 @@ class _HostPrinter:
             if n.if_has_else_node():
                 self.emit("else:", indent)
                 self.node(n.if_get_else_node(), indent + 1)
-        elif isinstance(mark_of(n), KernelMark):
-            self.launch(self.gs.kernel(mark_of(n)), n.mark_get_node(), indent)
+        elif isinstance(kernel := mark_of(n), KernelMark):
+            self.launch(self.gs.kernel(kernel), n.mark_get_node(), indent)
         else:  # pragma: no cover
             raise UnsupportedError(f"Triton target: isl AST node {t} outside a kernel")
 
