@@ -19,7 +19,7 @@ import islpy as isl
 from .deps import Dependences
 from .islutil import CTX, maps_of, sets_of
 from .marks import ParallelMark, mark_of
-from .point_order import _changes_within, _moved
+from .point_order import address_changes, changes_within
 from .schedule import TiledSchedule
 from .scop import Scop
 
@@ -64,8 +64,8 @@ def schedule_cost(scop: Scop, deps: Dependences, ts: TiledSchedule) -> Cost:
         if not varying:
             continue
         inner = varying[-1]
-        bad += sum(1 for x in _moved(full, sd, st, inner, width)
-                   if x is not None and not _changes_within(x[0], x[1], 1))
+        bad += sum(1 for x in address_changes(full, sd, st, inner, width)
+                   if x is not None and not changes_within(x[0], x[1], 1))
         bad += UNVECTORIZABLE * _carries_self(d, full, st.name, inner, width)
     return Cost(serial, bad, region)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import islpy as isl
 
-from .bands import _iterations, _single_aff
+from .bands import loop_iterations, single_aff
 from .islutil import CTX, maps_of, sets_of
 
 
@@ -26,7 +26,7 @@ def concurrent_start(node, deps: isl.UnionMap):
     spaces: dict[str, isl.Set] = {}
     skewed = False  # some statement's first space member is time-skewed space (s*t + i)
     for st in sets_of(dom):
-        h0, h1 = (_single_aff(mupa.get_at(k), st) for k in (0, 1))
+        h0, h1 = (single_aff(mupa.get_at(k), st) for k in (0, 1))
         if h0 is None or h1 is None:
             return None
         nd = st.dim(isl.dim_type.set)
@@ -46,7 +46,7 @@ def concurrent_start(node, deps: isl.UnionMap):
     if not skewed:
         return None
     # dependences live in this band: between instances with the same outer schedule
-    prefix = _iterations(node, dom, 0)
+    prefix = loop_iterations(node, dom, 0)
     deps = deps.intersect_domain(dom).intersect_range(dom).intersect(
         prefix.apply_range(prefix.reverse()))
     bound: dict[tuple[str, str], int] = {}

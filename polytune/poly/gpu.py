@@ -22,14 +22,14 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from .bands import _member_map
+from .bands import member_map
 from .deps import Dependences
 from .islutil import CTX, isl_name, maps_of, sets_of
 from .legality import check_legal
 from .marks import KernelMark, PointsMark, ReduceMark, SharedMark, TileMark, mark_id, mark_of
 from .schedule import compute_base_schedule
 from .scop import Scop
-from .tiling import _Transformer
+from .tiling import Transformer
 
 MAX_MAPPED = 3
 
@@ -94,7 +94,7 @@ class _Mapper:
         self.scop = scop
         self.max_mapped = max(0, min(max_mapped, MAX_MAPPED))
         # The CPU transformer's exact parallel test and access-stride scoring, reused.
-        self.t = _Transformer(scop, deps.all.intersect_params(scop.context), [], tile=False, parallel=True)
+        self.t = Transformer(scop, deps.all.intersect_params(scop.context), [], tile=False, parallel=True)
         self.kernels: list[KernelInfo] = []
 
     def visit(self, node: isl.ScheduleNode, depth: int) -> isl.ScheduleNode:
@@ -142,7 +142,7 @@ class _Mapper:
             prefix = node.get_prefix_schedule_union_map().intersect_domain(dom)
             mupa = node.band_get_partial_schedule()
             for k in range(mapped):
-                maps = maps_of(prefix.reverse().apply_range(_member_map(mupa, k, dom)))
+                maps = maps_of(prefix.reverse().apply_range(member_map(mupa, k, dom)))
                 merged = maps[0]
                 for extra in maps[1:]:
                     merged = merged.union(extra)
@@ -417,7 +417,7 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
         inv = below.get_prefix_schedule_union_map().intersect_domain(band.get_domain()).reverse()
         mupa = band.band_get_partial_schedule()
         dom = band.get_domain().intersect_params(scop.context)
-        point_maps = tuple(_member_map(mupa, k, dom) for k in range(info.mapped))
+        point_maps = tuple(member_map(mupa, k, dom) for k in range(info.mapped))
         tileband = band.band_tile(_multi_val(band.band_get_space(), tiles))
         pointband = tileband.child(0).insert_mark(mark_id(TileMark(info.index))).child(0)
         pmupa = pointband.band_get_partial_schedule()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import islpy as isl
 
-from .bands import _bands, _iterations, _member_map
+from .bands import band_nodes, loop_iterations, member_map
 from .islutil import CTX, maps_of
 from .marks import IvdepMark, Mark, ParallelMark, SimdMark, mark_id
-from .point_order import _changes_within
+from .point_order import changes_within
 from .privatize import PrivateArray, array_flows, privatizable
 
 Clauses = tuple[tuple[str, ...], tuple[str, ...]]  # the (private, lastprivate) scalars of a parallel or simd loop
@@ -23,12 +23,12 @@ def _uncoupled_below(node, m: int, below: bool) -> bool:
     band's later members, and with *below* the loops below the band) do not depend on member m, the outer
     ones fixed: every iteration of m's loop then has the same loops inside (equal work, up to guards).
     Tile loops leave out the point loops below them, whose ranges move with every tile."""
-    sched = _iterations(node, node.get_domain(), m + 1)
+    sched = loop_iterations(node, node.get_domain(), m + 1)
     n = node.band_n_member()
     mupa = node.band_get_partial_schedule()
     dom = node.get_domain()
     for k in range(m + 1, n):
-        sched = sched.flat_range_product(_member_map(mupa, k, dom))
+        sched = sched.flat_range_product(member_map(mupa, k, dom))
     if below and node.n_children() and node.child(0).get_type() != isl.schedule_node_type.leaf:
         below = node.child(0).get_subtree_schedule_union_map().intersect_domain(dom)
         if not below.is_empty():
@@ -48,15 +48,15 @@ def _uncoupled_below(node, m: int, below: bool) -> bool:
     return True
 
 
-def _mark_member(node, m: int, mark: Mark):
+def mark_member(node, m: int, mark: Mark):
     """Split the band so that member *m* starts a band and put a mark above that piece; returns the piece."""
     if m > 0:
         node = node.band_split(m).child(0)
     return node.insert_mark(mark_id(mark)).child(0)
 
 
-class _Parallelism:
-    """The tiler's parallelism tests and marks (a mixin of tiling.py's _Transformer, whose state it
+class Parallelism:
+    """The tiler's parallelism tests and marks (a mixin of tiling.py's Transformer, whose state it
     uses: scop, deps, scalars, private, private_arrays, copies, omp_schedule)."""
 
     def mark_vector(self, node, depth: int, jammed: bool = False):
@@ -69,13 +69,13 @@ class _Parallelism:
         printer emits the pragma on a copy of the loop only where each source is printed before its
         sink. Returns the lowest band node."""
         last = node.band_n_member() - 1
-        if len(_bands(node.child(0))) > jammed:  # an inner loop (the unrolled band of copies is none)
+        if len(band_nodes(node.child(0))) > jammed:  # an inner loop (the unrolled band of copies is none)
             return self.mark_outer_simd(node, last, depth)
         pairs = self.carried_pairs(node, last)
         if pairs is None:
             return node
         # the statement order inside the loop is the AST builder's: the printer checks the pairs
-        return _mark_member(node, last, IvdepMark(depth, tuple(sorted(pairs))))
+        return mark_member(node, last, IvdepMark(depth, tuple(sorted(pairs))))
 
     def mark_outer_simd(self, node, m: int, depth: int):
         """Mark band member *m*, a loop with inner loops, for `#pragma omp simd` (its scalars privatized as
@@ -91,9 +91,9 @@ class _Parallelism:
         if private is None or not any(private):
             return node
         for moved in self.steps(node):
-            if any(x is not None and not _changes_within(x[0], x[1], 1) for x in moved(m)):
+            if any(x is not None and not changes_within(x[0], x[1], 1) for x in moved(m)):
                 return node
-        return _mark_member(node, m, SimdMark(depth, *private))
+        return mark_member(node, m, SimdMark(depth, *private))
 
     def carried_pairs(self, node, m: int) -> set[tuple[str, str]] | None:
         """The (source, sink) statement pairs of the dependences band member *m* carries; None if one of
@@ -102,8 +102,8 @@ class _Parallelism:
         deps = self.deps.intersect_domain(dom).intersect_range(dom)
         if deps.is_empty():
             return set()
-        before = _iterations(node, dom, m)
-        upto = _iterations(node, dom, m + 1)
+        before = loop_iterations(node, dom, m)
+        upto = loop_iterations(node, dom, m + 1)
         carried = deps.intersect(before.apply_range(before.reverse())).subtract(
             upto.apply_range(upto.reverse()))
         pairs = set()
@@ -140,7 +140,7 @@ class _Parallelism:
         if not self._array_flows:
             return ()
         dom = node.get_domain()
-        copies = privatizable(self._array_flows, dom, _iterations(node, dom, m + 1), self.scop.context)
+        copies = privatizable(self._array_flows, dom, loop_iterations(node, dom, m + 1), self.scop.context)
         if not copies:
             return ()
         deps = self._array_flows.without(frozenset(c.name for c in copies), self.deps_object)
@@ -187,7 +187,7 @@ class _Parallelism:
         if self.scalars is None or not self.is_parallel(node, m, self.scalars.without_false):
             return None
         dom = node.get_domain()
-        prefix = _iterations(node, dom, m + 1)
+        prefix = loop_iterations(node, dom, m + 1)
         same = prefix.apply_range(prefix.reverse())
         iterations = prefix.range()
         out = []
@@ -213,12 +213,12 @@ class _Parallelism:
         deps = deps.intersect_domain(dom).intersect_range(dom)
         if deps.is_empty():
             return True
-        prefix = _iterations(node, dom, m)
+        prefix = loop_iterations(node, dom, m)
         same = prefix.apply_range(prefix.reverse())
         deps = deps.intersect(same)
         if deps.is_empty():
             return True
-        f = _member_map(node.band_get_partial_schedule(), m, dom)
+        f = member_map(node.band_get_partial_schedule(), m, dom)
         dist = deps.apply_domain(f).apply_range(f).deltas()
         zero = isl.UnionSet(isl.Set("{ [0] }", context=CTX)).align_params(dist.get_space())
         return dist.is_subset(zero)

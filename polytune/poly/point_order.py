@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import islpy as isl
 
-from .bands import _bands, _member_map, _short_extent
+from .bands import band_nodes, member_map, short_extent
 from .islutil import CTX, maps_of, sets_of
 
 
-class _PointOrder:
-    """The tiler's point-loop transformations (a mixin of tiling.py's _Transformer, whose state it
+class PointOrder:
+    """The tiler's point-loop transformations (a mixin of tiling.py's Transformer, whose state it
     uses: scop, deps, point_rule, unroll)."""
 
     def point_order(self, point, extents: tuple[int | None, ...] = ()) -> list[int]:
@@ -33,8 +33,8 @@ class _PointOrder:
         if self.point_rule == "vector":
             pool = [m for m in range(n) if not self.carries_self(point, m)] or pool
         best = max(pool, key=lambda m: (scores[m], m))
-        short = [] if _short_extent(extents, best) else \
-            [m for m in range(1, n) if m != best and _short_extent(extents, m)]
+        short = [] if short_extent(extents, best) else \
+            [m for m in range(1, n) if m != best and short_extent(extents, m)]
         return [k for k in range(n) if k != best and k not in short] + [best] + short
 
     def carries_self(self, point, m: int) -> bool:
@@ -44,9 +44,9 @@ class _PointOrder:
         pre = point.get_prefix_schedule_union_map().intersect_domain(dom)
         for k in range(point.band_n_member()):
             if k != m:
-                pre = pre.flat_range_product(_member_map(mupa, k, dom))
+                pre = pre.flat_range_product(member_map(mupa, k, dom))
         deps = self.deps.intersect_domain(dom).intersect_range(dom).intersect(pre.apply_range(pre.reverse()))
-        f = _member_map(mupa, m, dom)
+        f = member_map(mupa, m, dom)
         carried = deps.subtract(f.apply_range(f.reverse()))
         return any(d.get_tuple_name(isl.dim_type.in_) == d.get_tuple_name(isl.dim_type.out)
                    for d in maps_of(carried))
@@ -69,7 +69,7 @@ class _PointOrder:
             off = max(m.dim(isl.dim_type.out) for m in maps_of(pre))
             width = max(m.dim(isl.dim_type.out) for m in maps_of(full))
             yield (lambda m, full=full, sd=sd, st=st, off=off, width=width:
-                   _moved(full, sd, st, off + m, width))
+                   address_changes(full, sd, st, off + m, width))
 
     def unroll_jam(self, point, sizes: list[int]):
         """Unroll-and-jam (register tiling) of one point loop into the innermost one: point member m
@@ -81,7 +81,7 @@ class _PointOrder:
         is legal (and checked with the rest). Only where the bounds of the loops inside it do not depend
         on the member. Returns the (possibly new) point band node and (member, factor) or None."""
         n = point.band_n_member()
-        if self.unroll < 2 or n < 2 or _bands(point.child(0)):
+        if self.unroll < 2 or n < 2 or band_nodes(point.child(0)):
             return point, None
         reuse = [0] * (n - 1)
         for moved in self.steps(point):
@@ -138,7 +138,7 @@ def _full_blocks(point, m: int, u: int) -> isl.UnionSet:
     return isl.UnionSet(full.coalesce().set_tuple_name("isolate"))
 
 
-def _moved(full: isl.UnionMap, sd: isl.UnionSet, st, pos: int,
+def address_changes(full: isl.UnionMap, sd: isl.UnionSet, st, pos: int,
            width: int) -> list[tuple[isl.UnionSet, int] | None]:
     """Address changes of the accesses of one statement when schedule dimension *pos* advances by one."""
     eq = " and ".join(f"q{k} = p{k}" + (" + 1" if k == pos else "") for k in range(width))
@@ -156,7 +156,7 @@ def _moved(full: isl.UnionMap, sd: isl.UnionSet, st, pos: int,
     return out
 
 
-def _changes_within(deltas: isl.UnionSet, ndim: int, last: int) -> bool:
+def changes_within(deltas: isl.UnionSet, ndim: int, last: int) -> bool:
     """Whether every address change is zero in all subscripts but the last, and within [-last, last]
     in the last one (last = 0: the access does not move)."""
     if ndim == 0:
@@ -170,7 +170,7 @@ def _changes_within(deltas: isl.UnionSet, ndim: int, last: int) -> bool:
 
 def _is_zero(deltas: isl.UnionSet, ndim: int) -> bool:
     """Whether every address change is zero (the access does not move)."""
-    return _changes_within(deltas, ndim, 0)
+    return changes_within(deltas, ndim, 0)
 
 
 def _uncoupled(point, m: int) -> bool:
@@ -197,10 +197,10 @@ def _stride_class(deltas: isl.UnionSet, ndim: int) -> float:
     if not sets:
         return 0.0
     # +1: temporal reuse, or stride 1 along the last subscript; -2: jumps across rows
-    return 1.0 if _changes_within(isl.UnionSet(sets[0]), ndim, 1) else -2.0
+    return 1.0 if changes_within(isl.UnionSet(sets[0]), ndim, 1) else -2.0
 
 
-def _permute(node, order: list[int]):
+def permute(node, order: list[int]):
     mupa = node.band_get_partial_schedule()
     new = mupa
     for pos, src in enumerate(order):

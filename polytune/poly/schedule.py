@@ -17,15 +17,16 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 
-from .bands import _bands, _is_short, _member_of
+from .bands import band_nodes, is_short, member_of
 from .deps import Dependences
 from .islutil import CTX, bounded, maps_of, sets_of
 from .legality import IllegalSchedule, check_legal
 from .scop import Scop
-from .tiling import DEFAULT_TILE, BandInfo, _Transformer
+from .tiling import DEFAULT_TILE, BandInfo, Transformer
 
 __all__ = ["DEFAULT_TILE", "DEFAULT_UNROLL", "BandInfo", "IllegalSchedule", "TiledSchedule", "_bands", "access_dims",
            "check_legal", "compute_base_schedule", "make_schedule", "original_order"]
+_bands = band_nodes  # (its old name here, which tests import)
 
 DEFAULT_UNROLL = 4  # unroll-and-jam factor of a point loop into the innermost one (register tiling)
 SCHEDULER_OPERATIONS = 20_000_000  # isl operation quota of the scheduler; past it: the original order
@@ -143,17 +144,17 @@ def _skews_short_loop(schedule: isl.Schedule) -> bool:
     """Whether some band member combines, for some statement, a loop that is not short with a loop of short
     constant extent nested inside it (`y + ky` with 0 <= ky < 3). Time skewing (`2t + i`) does not count,
     even with few time steps: the time loop is the outer one."""
-    return any(_band_skews_short_loop(node) for node in _bands(schedule.get_root()))
+    return any(_band_skews_short_loop(node) for node in band_nodes(schedule.get_root()))
 
 
 def _band_skews_short_loop(node) -> bool:
     mupa = node.band_get_partial_schedule()
     for st in sets_of(node.get_domain()):
-        short = [_is_short(st, i) for i in range(st.dim(isl.dim_type.set))]
+        short = [is_short(st, i) for i in range(st.dim(isl.dim_type.set))]
         if not any(short):
             continue
         for k in range(node.band_n_member()):
-            for _piece, aff in _member_of(mupa.get_at(k), st).get_pieces():
+            for _piece, aff in member_of(mupa.get_at(k), st).get_pieces():
                 used = [i for i in range(len(short)) if not aff.get_coefficient_val(isl.dim_type.in_, i).is_zero()]
                 if any(short[j] and not short[i] for i in used for j in used if j > i):
                     return True
@@ -174,7 +175,7 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
     base = base if base is not None else compute_base_schedule(scop, deps)
 
     def transform(u: int) -> TiledSchedule:
-        t = _Transformer(scop, deps.all.intersect_params(scop.context), list(tile_sizes), tile, parallel,
+        t = Transformer(scop, deps.all.intersect_params(scop.context), list(tile_sizes), tile, parallel,
                          deps.scalars, u)
         t.deps_object = deps if privatize_arrays else None
         t.omp_schedule = omp_schedule

@@ -6,12 +6,12 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from .bands import _member_of, _short_extent
+from .bands import member_of, short_extent
 from .deps import Dependences, ScalarInfo
 from .diamond import concurrent_start
 from .islutil import CTX, sets_of
-from .parallel import Clauses, _mark_member, _Parallelism
-from .point_order import _permute, _PointOrder
+from .parallel import Clauses, Parallelism, mark_member
+from .point_order import PointOrder, permute
 from .privatize import PrivateArray
 from .scop import Scop
 
@@ -38,7 +38,7 @@ class BandInfo:
     unroll_jam: tuple[int, int] | None = None  # (point member, factor) unrolled and jammed into the innermost
 
 
-class _Transformer(_Parallelism, _PointOrder):
+class Transformer(Parallelism, PointOrder):
     """Tiles, reorders and parallelizes every band of a schedule tree (make_schedule's visitor)."""
 
     def __init__(self, scop: Scop, deps: isl.UnionMap, sizes: list[int], tile: bool, parallel: bool,
@@ -89,7 +89,7 @@ class _Transformer(_Parallelism, _PointOrder):
         if not (self.tile and permutable and n >= 2):
             par = self.first_parallel(node, range(n)) if self.parallel and not inside_parallel else None
             if par is not None:
-                node = _mark_member(node, par, self.parallel_mark(outer_members + par,
+                node = mark_member(node, par, self.parallel_mark(outer_members + par,
                                                                   self.schedule_clause(node, par, False)))
             if par != n - 1:
                 node = self.mark_vector(node, outer_members + n - 1)
@@ -131,7 +131,7 @@ class _Transformer(_Parallelism, _PointOrder):
             point_par = False
         order = self.point_order(node.child(0), extents)
         if order != list(range(n)):
-            node = _permute(node.child(0), order).parent()
+            node = permute(node.child(0), order).parent()
         if _has_degenerate_member(node.child(0)) or len(sets_of(node.get_domain())) > 1:
             # Statements that do not vary along some point loop (gemm's C *= beta at k = 0) would otherwise
             # sit behind a guard in the innermost loop: let the AST builder peel them off.
@@ -140,15 +140,15 @@ class _Transformer(_Parallelism, _PointOrder):
         if par is not None:
             # (a tile wavefront's tiles are independent of the loops' shape: no clause there)
             clause = "" if wavefront or diamond is not None else self.schedule_clause(node, par, True)
-            node = _mark_member(node, par, self.parallel_mark(outer_members + par, clause))
+            node = mark_member(node, par, self.parallel_mark(outer_members + par, clause))
         # (not where the innermost point loop is a short one: the copies belong around the strided loop)
-        point, jam = (node.child(0), None) if _short_extent(extents, order[-1]) else \
+        point, jam = (node.child(0), None) if short_extent(extents, order[-1]) else \
             self.unroll_jam(node.child(0), [sizes[k] for k in order])
         desc = None if par is None else f"tile {par}"
         if point_par:
             ppar = self.first_parallel(point, range(n))
             if ppar is not None:
-                point = _mark_member(point, ppar, self.parallel_mark(outer_members + n + ppar,
+                point = mark_member(point, ppar, self.parallel_mark(outer_members + n + ppar,
                                                                      self.schedule_clause(point, ppar, False)))
                 desc = f"point {ppar}"
         if not (point_par and desc is not None and desc == f"point {n - 1}"):
@@ -181,7 +181,7 @@ def _has_degenerate_member(node) -> bool:
     for k in range(node.band_n_member()):
         upa = mupa.get_at(k)
         for st in stmts:
-            if _member_of(upa, st).is_cst():
+            if member_of(upa, st).is_cst():
                 return True
     return False
 
