@@ -5,159 +5,59 @@ expressions for them; helper macros get a fresh prefix and are #undef'd after th
 """
 from __future__ import annotations
 
-import copy
 import re
 
 import islpy as isl
-from pycparser import c_ast, c_generator
 
 from ..errors import UnsupportedError
 from ..poly.islutil import CTX, isl_name, sets_of
-from ..poly.schedule import IVDEP_MARK, PARALLEL_MARK, SIMD_MARK, TiledSchedule
+from ..poly.marks import IvdepMark, ParallelMark, SimdMark, mark_of, marks_of
+from ..poly.schedule import TiledSchedule
 from ..poly.scop import Scop
-
-_T = isl.ast_expr_op_type
-# Loop counters are 64-bit: with `int` counters, gcc cannot prove that a subscript such as
-# `A[-2 * c4 + c7]` (sign-extended to 64 bits) moves by one element per iteration, and it either gives up
-# vectorizing the loop or vectorizes it with gathers (heat-3d's time-tiled code ran 2.6x slower).
-COUNTER_TYPE = "long"
-
-_BINARY = {_T.add: "+", _T.sub: "-", _T.mul: "*", _T.div: "/", _T.pdiv_q: "/", _T.pdiv_r: "%",
-           _T.zdiv_r: "%", _T.eq: "==", _T.le: "<=", _T.lt: "<", _T.ge: ">=", _T.gt: ">",
-           _T.and_: "&&", _T.and_then: "&&", _T.or_: "||", _T.or_else: "||"}
+from .printer import COUNTER_TYPE, Printer, fresh_prefix, param_expr, strip
+from .printer import list_ as _list  # (a test replaces it to feed _in_order plain lists)
 
 
-def fresh_prefix(scop: Scop, avoid: frozenset[str] = frozenset(), wanted: str = "c") -> str:
-    """A name prefix such that no identifier of the region or of the file (*avoid*: its macros too) looks
-    like prefix<digits> or prefix_*."""
-    names = scop.names_in_use | avoid
-    for cand in [wanted, "t", "pt_c", "polytune_c"] + [f"pt{k}_c" for k in range(100)]:
-        pat = re.compile(rf"^{re.escape(cand)}(\d+|_.*)$")
-        if not any(pat.match(n) for n in names):
-            return cand
-    raise AssertionError("no fresh name prefix")  # pragma: no cover
+class _OpenMPPrinter(Printer):
+    """The base printer plus what the schedule's marks ask for: `#pragma omp parallel for` with its private
+    scalars, schedule clause and private array copies, `#pragma omp simd`, `#pragma GCC ivdep`."""
 
-
-class _Printer:
     def __init__(self, scop: Scop, parallel: bool, ivdep: bool, prefix: str, tiled: TiledSchedule | None = None):
-        self.scop = scop
+        super().__init__(scop, prefix)
         self.tiled = tiled  # for the private copies of arrays its marks name
         self.parallel = parallel
         self.ivdep = ivdep
-        self.prefix = prefix
-        self.macro = f"{prefix}_"  # pt_floord etc. use the same fresh prefix
-        self.gen = c_generator.CGenerator()
-        self.lines: list[str] = []
-        self.used_macros: set[str] = set()
-        self.param_names = {p: p for p in scop.params}
-        self.renamed: dict[str, str] = {}  # other names of the statement bodies to rewrite (GPU targets)
 
-    # ---- expressions ---------------------------------------------------------------------------------
-    def expr(self, e: isl.AstExpr) -> str:
-        t = e.get_type()
-        if t == isl.ast_expr_type.int:
-            return e.int_get_val().to_str()
-        if t == isl.ast_expr_type.id:
-            name = e.id_get_id().get_name()
-            if name in self.scop.constants:
-                return str(self.scop.constants[name])
-            return _c_name(name, self.scop.params)
-        op = e.op_get_type()
-        args = [e.op_get_arg(i) for i in range(e.op_get_n_arg())]
-        if op in _BINARY:
-            a, b = (self.expr(x) for x in args)
-            return f"({a} {_BINARY[op]} {b})"
-        if op == _T.minus:
-            return f"(-{self.expr(args[0])})"
-        if op in (_T.min, _T.max):
-            name = self.macro + ("min" if op == _T.min else "max")
-            self.used_macros.add(name)
-            out = self.expr(args[0])
-            for x in args[1:]:
-                out = f"{name}({out}, {self.expr(x)})"
-            return out
-        if op == _T.fdiv_q:
-            name = self.macro + "floord"
-            self.used_macros.add(name)
-            return f"{name}({self.expr(args[0])}, {self.expr(args[1])})"
-        if op in (_T.cond, _T.select):
-            return f"({self.expr(args[0])} ? {self.expr(args[1])} : {self.expr(args[2])})"
-        if op == _T.call:
-            return f"{self.expr(args[0])}({', '.join(self.expr(x) for x in args[1:])})"
-        raise NotImplementedError(f"isl AST operator {op}")  # pragma: no cover
+    def mark(self, n: isl.AstNode, indent: int, pragma) -> None:
+        mark = mark_of(n)
+        inner = None
+        private = self.private(mark.private, mark.lastprivate) if isinstance(mark, (ParallelMark, SimdMark)) else ""
+        if isinstance(mark, ParallelMark) and self.parallel:
+            clause = f" schedule({mark.clause})" if mark.clause else ""
+            inner = (f"{self.prefix}{mark.depth}", f"#pragma omp parallel for{private}{clause}", (),
+                     mark.arrays)  # arrays: private copies (poly/privatize.py)
+        elif isinstance(mark, SimdMark) and self.ivdep:
+            inner = (f"{self.prefix}{mark.depth}", f"#pragma omp simd{private}")
+        elif isinstance(mark, IvdepMark) and self.ivdep:
+            inner = (f"{self.prefix}{mark.depth}", "#pragma GCC ivdep", mark.order)
+        self.node(n.mark_get_node(), indent, inner or pragma)
 
-    def macro_defs(self) -> list[str]:
-        m = self.macro
-        defs = {
-            m + "floord": f"#define {m}floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))",
-            m + "min": f"#define {m}min(x, y) (((x) < (y)) ? (x) : (y))",
-            m + "max": f"#define {m}max(x, y) (((x) > (y)) ? (x) : (y))",
-        }
-        return [defs[k] for k in sorted(self.used_macros)]
-
-    def macro_undefs(self) -> list[str]:
-        return [f"#undef {name}" for name in sorted(self.used_macros)]
-
-    # ---- statements ----------------------------------------------------------------------------------
-    def emit(self, text: str, indent: int) -> None:
-        self.lines.append("  " * indent + text)
-
-    def node(self, n: isl.AstNode, indent: int, pragma: tuple[str, str] | None = None) -> None:
-        t = n.get_type()
-        if t == isl.ast_node_type.block:
-            for child in _list(n.block_get_children()):
-                self.node(child, indent, pragma)
-        elif t == isl.ast_node_type.for_:
-            self.for_(n, indent, pragma)
-        elif t == isl.ast_node_type.if_:
-            self.emit(f"if ({_strip(self.expr(n.if_get_cond()))}) {{", indent)
-            self.node(n.if_get_then_node(), indent + 1, pragma)
-            if n.if_has_else_node():
-                self.emit("} else {", indent)
-                self.node(n.if_get_else_node(), indent + 1, pragma)
-            self.emit("}", indent)
-        elif t == isl.ast_node_type.mark:
-            name, _, depth = n.mark_get_id().get_name().partition("@")
-            depth, _, extra = depth.partition("@")
-            inner = None
-            if name == PARALLEL_MARK and self.parallel:
-                extra, _, arrays = extra.partition("@")  # arrays: private copies (poly/privatize.py)
-                arrays, _, clause = arrays.partition("@")  # the schedule clause, if not the default
-                clause = f" schedule({clause})" if clause else ""
-                inner = (f"{self.prefix}{depth}", f"#pragma omp parallel for{self.private(extra)}{clause}", (),
-                         arrays)
-            elif name == SIMD_MARK and self.ivdep:
-                inner = (f"{self.prefix}{depth}", f"#pragma omp simd{self.private(extra)}")
-            elif name == IVDEP_MARK and self.ivdep:
-                inner = (f"{self.prefix}{depth}", "#pragma GCC ivdep",
-                         tuple(tuple(p.split("<")) for p in extra.split(";") if p))
-            self.node(n.mark_get_node(), indent, inner or pragma)
-        elif t == isl.ast_node_type.user:
-            self.user(n.user_get_expr(), indent)
-        else:  # pragma: no cover
-            raise NotImplementedError(f"isl AST node {t}")
-
-    def private(self, clauses: str) -> str:
-        """The OpenMP clauses of a parallel or simd mark (`private:a,b;lastprivate:c`): `private` for
-        scalars dead after the loop, `lastprivate` for the others (their final value is the last
-        iteration's). gcc does not vectorize an `omp simd` loop whose accumulator is lastprivate both there
-        and in the enclosing parallel loop."""
-        out = []
-        for part in clauses.split(";"):
-            kind, _, names = part.partition(":")
-            if names:
-                out.append(f" {kind}({', '.join(names.split(','))})")
-        return "".join(out)
+    def private(self, private: tuple[str, ...], lastprivate: tuple[str, ...]) -> str:
+        """The OpenMP clauses of a parallel or simd mark: `private` for scalars dead after the loop,
+        `lastprivate` for the others (their final value is the last iteration's). gcc does not vectorize
+        an `omp simd` loop whose accumulator is lastprivate both there and in the enclosing parallel loop."""
+        return "".join(f" {kind}({', '.join(names)})" for kind, names in (("private", private),
+                                                                          ("lastprivate", lastprivate)) if names)
 
     def for_(self, n: isl.AstNode, indent: int, pragma: tuple[str, str] | None) -> None:
         it = self.expr(n.for_get_iterator())
-        init, cond, inc = (_strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(), n.for_get_inc()))
+        init, cond, inc = (strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(), n.for_get_inc()))
         step = f"{it}++" if inc == "1" else f"{it} += {inc}"
         close, base = 0, indent
-        private_arrays = ""
+        private_arrays: tuple[str, ...] = ()
         copies: list = []
         if pragma and pragma[0] == it:
-            private_arrays = pragma[3] if len(pragma) > 3 else ""
+            private_arrays = pragma[3] if len(pragma) > 3 else ()
             ivdep = pragma[1] == "#pragma GCC ivdep"
             if not ivdep or _in_order(n.for_get_body(), pragma[2]):
                 bound = re.fullmatch(rf"{re.escape(it)} (<=|<) (.+)", cond) if ivdep else None
@@ -182,7 +82,7 @@ class _Printer:
                     self.emit("{", indent)
                     close += 1
                     for c in copies:
-                        rows = _strip(self.expr(param_expr(self.scop, c.rows)))
+                        rows = strip(self.expr(param_expr(self.scop, c.rows)))
                         buf = f"{self.prefix}_{c.name}_copy"
                         self.emit(f"__typeof__({c.name}[0]) *const {buf} = "
                                   f"__builtin_malloc(sizeof({c.name}[0]) * ({rows}));", indent)
@@ -204,9 +104,8 @@ class _Printer:
             indent -= 1 if indent > base else 0
             self.emit("}", indent)
 
-    def copies_at(self, it: str, names: str) -> list:
+    def copies_at(self, it: str, wanted: tuple[str, ...]) -> list:
         """The private copies (poly/privatize.py) of the loop with counter *it*, named in its mark."""
-        wanted = [x for x in names.split(",") if x]
         depth = int(it[len(self.prefix):])
         return [c for c in self.tiled.private_arrays.get(depth, ()) if c.name in wanted] if self.tiled else []
 
@@ -216,20 +115,11 @@ class _Printer:
         Returns the renaming of the statement bodies."""
         out = {}
         for c in copies:
-            last = _strip(self.expr(param_expr(self.scop, c.last)))
+            last = strip(self.expr(param_expr(self.scop, c.last)))
             ptr = f"{self.prefix}_{c.name}"
             self.emit(f"__typeof__({c.name}[0]) *const {ptr} = {it} == {last} ? {c.name} : {ptr}_copy;", indent)
             out[c.name] = ptr
         return out
-
-    def user(self, call: isl.AstExpr, indent: int) -> None:
-        name = call.op_get_arg(0).id_get_id().get_name()
-        st = self.scop.statement(name)
-        args = [_strip(self.expr(call.op_get_arg(i + 1))) for i in range(call.op_get_n_arg() - 1)]
-        subst = dict(zip(st.iterators, (a if re.fullmatch(r"-?\w+", a) else f"({a})" for a in args)))
-        subst.update(self.renamed)
-        body = _substitute(st.body, subst)
-        self.emit(self.gen.visit(body) + ";", indent)
 
 
 def _in_order(body: isl.AstNode, pairs: tuple) -> bool:
@@ -263,80 +153,6 @@ def _in_order(body: isl.AstNode, pairs: tuple) -> bool:
     return True
 
 
-def _strip(text: str) -> str:
-    """Drop one pair of outer parentheses (OpenMP's canonical loop form wants `c <= e`, not `(c <= e)`)."""
-    if not (text.startswith("(") and text.endswith(")")):
-        return text
-    depth = 0
-    for k, ch in enumerate(text):
-        depth += ch == "("
-        depth -= ch == ")"
-        if depth == 0 and k < len(text) - 1:
-            return text
-    return text[1:-1]
-
-
-def _list(lst) -> list:
-    return [lst.get_at(i) for i in range(lst.n_ast_node())]
-
-
-def _c_name(isl_id: str, params: tuple[str, ...]) -> str:
-    # isl names of C identifiers that clash with isl keywords carry a trailing '_' (islutil.isl_name).
-    if isl_id.endswith("_") and isl_id[:-1] in params:
-        return isl_id[:-1]
-    return isl_id
-
-
-class _Subst(c_ast.NodeVisitor):
-    def __init__(self, subst: dict[str, str]):
-        self.subst = subst
-
-    def generic_visit(self, node):
-        for name, child in list(node.children()):
-            if isinstance(child, c_ast.ID) and child.name in self.subst:
-                _replace_child(node, name, c_ast.ID(self.subst[child.name], coord=child.coord))
-            else:
-                self.visit(child)
-
-
-def _replace_child(node, name: str, new) -> None:
-    m = re.match(r"^(\w+)\[(\d+)\]$", name)
-    if m:
-        getattr(node, m.group(1))[int(m.group(2))] = new
-    else:
-        setattr(node, name, new)
-
-
-def _clone(node: c_ast.Node) -> c_ast.Node:
-    """A copy of a pycparser tree (copy.deepcopy takes about five Python frames per level, and a
-    statement of 160 terms exceeded the recursion limit)."""
-    out = copy.copy(node)
-    for slot in getattr(out, "__slots__", ()):
-        if isinstance(getattr(out, slot, None), list):
-            setattr(out, slot, list(getattr(out, slot)))  # lists of children are not shared with *node*
-    for name, child in node.children():
-        _replace_child(out, name, _clone(child))
-    return out
-
-
-def _substitute(body: c_ast.Node, subst: dict[str, str]) -> c_ast.Node:
-    body = _clone(body)
-    if isinstance(body, c_ast.ID) and body.name in subst:  # pragma: no cover
-        return c_ast.ID(subst[body.name])
-    _Subst(subst).visit(body)
-    return body
-
-
-def param_expr(scop: Scop, pa: isl.PwAff) -> isl.AstExpr:
-    """An AST expression for a function of the parameters (a 0-d set or params domain), simplified under
-    the region's context: what the host code computes for grid bounds and array extents."""
-    ctx = scop.context.align_params(pa.get_space())
-    pa = pa.align_params(ctx.get_space())
-    if not pa.get_domain_space().is_params():
-        pa = pa.project_domain_on_params()  # a function of the parameters alone, as the build wants
-    return isl.AstBuild.from_context(ctx).expr_from_pw_aff(pa.gist_params(ctx))
-
-
 def build_ast(scop: Scop, tiled: TiledSchedule, prefix: str) -> isl.AstNode:
     build = isl.AstBuild.from_context(scop.context)
     depth = _max_depth(tiled.schedule)
@@ -347,7 +163,7 @@ def build_ast(scop: Scop, tiled: TiledSchedule, prefix: str) -> isl.AstNode:
     # A lastprivate scalar takes the value of the loop's last iteration, which must then run a statement.
     # isl drops a guard that inner loops' bounds make redundant (an `if (n >= 2)` around a loop whose body
     # is empty at n = 1), so that a generated loop may run iterations without statements: keep the guards.
-    exact = "lastprivate:" in str(tiled.schedule)
+    exact = any(isinstance(m, (ParallelMark, SimdMark)) and m.lastprivate for m in marks_of(tiled.schedule))
     old = CTX.get_ast_build_exploit_nested_bounds()
     CTX.set_ast_build_exploit_nested_bounds(0 if exact else old)
     try:
@@ -363,31 +179,13 @@ def _max_depth(schedule: isl.Schedule) -> int:
     return max(out) + 8
 
 
-class _DumpPrinter(_Printer):
+class _DumpPrinter(Printer):
     """Loops over every element a region writes, each handed to ``polytune_dump``."""
-
-    def copies_at(self, it: str, names: str) -> list:
-        """The private copies (poly/privatize.py) of the loop with counter *it*, named in its mark."""
-        wanted = [x for x in names.split(",") if x]
-        depth = int(it[len(self.prefix):])
-        return [c for c in self.tiled.private_arrays.get(depth, ()) if c.name in wanted] if self.tiled else []
-
-    def private_copies(self, it: str, copies: list, indent: int) -> dict[str, str]:
-        """In the parallel loop's body: a pointer to the thread's copy of each privatized array, or to the
-        array itself in the loop's last iteration (which leaves the array as the sequential loop does).
-        Returns the renaming of the statement bodies."""
-        out = {}
-        for c in copies:
-            last = _strip(self.expr(param_expr(self.scop, c.last)))
-            ptr = f"{self.prefix}_{c.name}"
-            self.emit(f"__typeof__({c.name}[0]) *const {ptr} = {it} == {last} ? {c.name} : {ptr}_copy;", indent)
-            out[c.name] = ptr
-        return out
 
     def user(self, call: isl.AstExpr, indent: int) -> None:
         name = call.op_get_arg(0).id_get_id().get_name()
         array = next(a.name for a in self.scop.arrays if isl_name(a.name) == name)
-        subs = "".join(f"[{_strip(self.expr(call.op_get_arg(i + 1)))}]" for i in range(call.op_get_n_arg() - 1))
+        subs = "".join(f"[{strip(self.expr(call.op_get_arg(i + 1)))}]" for i in range(call.op_get_n_arg() - 1))
         self.emit(f"polytune_dump((double)({array}{subs}));", indent)
 
 
@@ -404,7 +202,7 @@ def generate_dump(scop: Scop, indent: int = 1, avoid: frozenset[str] = frozenset
         for k in range(n):
             ids = ids.add(isl.Id(f"{prefix}{k}", context=CTX))
         ast = build.set_iterators(ids).node_from_schedule_map(sched)
-        p = _DumpPrinter(scop, False, False, prefix)
+        p = _DumpPrinter(scop, prefix)
         p.node(ast, indent + 1)
         lines += p.macro_defs() + p.lines + p.macro_undefs()
     return "\n".join(["  " * indent + "{"] + lines + ["  " * indent + "}"]) + "\n"
@@ -425,7 +223,7 @@ def generate_region(scop: Scop, tiled: TiledSchedule, parallel: bool = True, ivd
     except isl.Error:
         raise UnsupportedError("isl's code generator failed on this region's schedule", scop.file,
                                scop.begin_line) from None
-    p = _Printer(scop, parallel, ivdep, prefix, tiled)
+    p = _OpenMPPrinter(scop, parallel, ivdep, prefix, tiled)
     try:
         p.node(ast, indent + 1)
     except RecursionError:

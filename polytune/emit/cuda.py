@@ -25,11 +25,6 @@ from ..errors import UnsupportedError, UsageError
 from ..poly.deps import Dependences
 from ..poly.extract import PURE_FUNCTIONS
 from ..poly.gpu import (
-    KERNEL_MARK,
-    POINTS_MARK,
-    REDUCE_MARK,
-    SHARED_MARK,
-    TILE_MARK,
     CudaMapping,
     GpuSchedule,
     KernelInfo,
@@ -45,8 +40,10 @@ from ..poly.gpu import (
     staged_box,
 )
 from ..poly.islutil import isl_name, sets_of
+from ..poly.marks import KernelMark, PointsMark, ReduceMark, SharedMark, TileMark, mark_of
 from ..poly.scop import Scop
-from .c import _list, _Printer, _replace_child, _strip, _substitute, build_ast, fresh_prefix, param_expr
+from .c import build_ast
+from .printer import Printer, fresh_prefix, list_, param_expr, replace_child, strip, substitute
 
 DEFAULT_BLOCKS = {0: (1,), 1: (1024,), 2: (32, 32), 3: (32, 8, 4)}
 MAX_THREADS = 1024
@@ -164,11 +161,11 @@ def resource_problem(region: CudaRegion, element_bytes: int = 8, shared_bytes: i
     return ""
 
 
-class _KernelPrinter(_Printer):
+class _KernelPrinter(Printer):
     """The subtree of one kernel mark, as the body of a thread."""
 
     def __init__(self, scop: Scop, prefix: str, info: KernelInfo, scalars_on_device: set[str]):
-        super().__init__(scop, False, False, prefix)
+        super().__init__(scop, prefix)
         self.info = info
         self.mapped = {f"{prefix}{info.depth + j}": j for j in range(info.mapped)}
         self.bound: list[str] = []
@@ -179,7 +176,7 @@ class _KernelPrinter(_Printer):
         if it not in self.mapped:
             return super().for_(n, indent, None)
         j = self.mapped[it]
-        init, cond, inc = (_strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(), n.for_get_inc()))
+        init, cond, inc = (strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(), n.for_get_inc()))
         p = self.prefix
         self.emit("{", indent)
         self.emit(f"const int {it} = (int)({p}_lo{j} + {p}_g{self.info.axes[j]});", indent + 1)
@@ -208,7 +205,7 @@ class NotPromotable(Exception):
     region is generated again without registers)."""
 
 
-class _TiledKernelPrinter(_Printer):
+class _TiledKernelPrinter(Printer):
     """The subtree of one kernel mark of a tiled mapping, as the body of a block: tile loops become the
     block's tile (guards), the point band at each leaf becomes the thread's points (an unrolled loop over
     its points per mapped member, each guarded by the exact bounds), registers hold the private arrays
@@ -216,7 +213,7 @@ class _TiledKernelPrinter(_Printer):
 
     def __init__(self, scop: Scop, prefix: str, plan: KernelPlan, scalars_on_device: set[str],
                  host_present: list[bool]):
-        super().__init__(scop, False, False, prefix)
+        super().__init__(scop, prefix)
         self.plan = plan
         info = plan.info
         self.d = info.depth
@@ -274,20 +271,20 @@ class _TiledKernelPrinter(_Printer):
         if isinstance(obj, isl.Set):
             ctx = self.scop.context.align_params(obj.get_space())
             obj = obj.align_params(ctx.get_space()).params().gist_params(ctx)
-            return _strip(self.expr(isl.AstBuild.from_context(ctx).expr_from_set(obj)))
-        return _strip(self.expr(param_expr(self.scop, obj)))
+            return strip(self.expr(isl.AstBuild.from_context(ctx).expr_from_set(obj)))
+        return strip(self.expr(param_expr(self.scop, obj)))
 
     # ---- nodes ---------------------------------------------------------------------------------------
     def node(self, n: isl.AstNode, indent: int, pragma=None) -> None:
         if n.get_type() == isl.ast_node_type.mark:
-            name = n.mark_get_id().get_name()
-            if name.startswith(TILE_MARK):
+            mark = mark_of(n)
+            if isinstance(mark, TileMark):
                 return self.tile(n.mark_get_node(), indent)
-            if name.startswith(SHARED_MARK):
+            if isinstance(mark, SharedMark):
                 return self.stage(n.mark_get_node(), indent)
-            if name.startswith(POINTS_MARK):
-                return self.point_band(int(name.rpartition("@")[2]), n.mark_get_node(), indent)
-            if name.startswith(REDUCE_MARK) and self.plan.warp:
+            if isinstance(mark, PointsMark):
+                return self.point_band(mark.depth, n.mark_get_node(), indent)
+            if isinstance(mark, ReduceMark) and self.plan.warp:
                 return self.reduce(n.mark_get_node(), indent)
         super().node(n, indent, None)
 
@@ -300,7 +297,7 @@ class _TiledKernelPrinter(_Printer):
         if self.lane_loop and it not in self.tile_its and j is None:
             # the lanes of the warp take the loop's iterations in turn; each sums its own in a register
             self.lane_loop = False
-            init, cond, inc = (_strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(),
+            init, cond, inc = (strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(),
                                                                n.for_get_inc()))
             self.loops.append(it)
             self.emit(f"for (long {it} = ({init}) + (long)threadIdx.x * {inc}; {cond}; {it} += 32 * {inc}) {{",
@@ -317,7 +314,7 @@ class _TiledKernelPrinter(_Printer):
             super().for_(n, indent, None)
             self.loops.pop()
             return
-        init, cond, inc = (_strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(), n.for_get_inc()))
+        init, cond, inc = (strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(), n.for_get_inc()))
         guard = f"{it} >= ({init}) && ({cond})" + (f" && ({it} - ({init})) % {inc} == 0" if inc != "1" else "")
         self.emit(f"if ({guard}) {{", indent)
         if j is not None:
@@ -441,7 +438,7 @@ class _TiledKernelPrinter(_Printer):
     def user(self, call: isl.AstExpr, indent: int) -> None:
         name = call.op_get_arg(0).id_get_id().get_name()
         st = self.scop.statement(name)
-        args = [_strip(self.expr(call.op_get_arg(i + 1))) for i in range(call.op_get_n_arg() - 1)]
+        args = [strip(self.expr(call.op_get_arg(i + 1))) for i in range(call.op_get_n_arg() - 1)]
         args = [a if re.fullmatch(r"-?\w+", a) else f"({a})" for a in args]
         close = 0
         if self.points is not None:
@@ -461,7 +458,7 @@ class _TiledKernelPrinter(_Printer):
                 close = 2
         subst = dict(zip(st.iterators, args))
         subst.update(self.renamed)
-        body = _substitute(st.body, subst)
+        body = substitute(st.body, subst)
         if self.reducing:
             body = self._partial(body)
         body = _rewrite_refs(body, self._ref)
@@ -513,7 +510,7 @@ def _statements_in(n: isl.AstNode) -> set[str]:
     def walk(x: isl.AstNode) -> None:
         t = x.get_type()
         if t == isl.ast_node_type.block:
-            for c in _list(x.block_get_children()):
+            for c in list_(x.block_get_children()):
                 walk(c)
         elif t == isl.ast_node_type.if_:
             walk(x.if_get_then_node())
@@ -563,16 +560,16 @@ def _rewrite_refs(body: c_ast.Node, ref) -> c_ast.Node:
         for cname, child in list(node.children()):
             new = visit(child)
             if new is not child:
-                _replace_child(node, cname, new)
+                replace_child(node, cname, new)
         return node
 
     return visit(body)
 
 
-class _HostPrinter(_Printer):
+class _HostPrinter(Printer):
     def __init__(self, scop: Scop, gs: GpuSchedule | TiledGpu, prefix: str, block: tuple[int, ...], serve: bool,
                  scalars_on_device: set[str], scop_index: int):
-        super().__init__(scop, False, False, prefix)
+        super().__init__(scop, prefix)
         self.tiled = gs if isinstance(gs, TiledGpu) else None
         self.resources: list[KernelResources] = []
         self.scop_index = scop_index
@@ -584,8 +581,8 @@ class _HostPrinter(_Printer):
         self.kernels: list[str] = []
 
     def node(self, n: isl.AstNode, indent: int, pragma=None) -> None:
-        if n.get_type() == isl.ast_node_type.mark and n.mark_get_id().get_name().startswith(KERNEL_MARK):
-            self.launch(self.gs.kernel(n.mark_get_id().get_name()), n.mark_get_node(), indent)
+        if isinstance(kernel := mark_of(n), KernelMark):
+            self.launch(self.gs.kernel(kernel), n.mark_get_node(), indent)
         else:
             super().node(n, indent, None)
 
@@ -691,7 +688,7 @@ class _HostPrinter(_Printer):
         self.emit("}", indent)
 
     def bound_expr(self, pa: isl.PwAff) -> str:
-        return _strip(self.expr(param_expr(self.scop, pa)))
+        return strip(self.expr(param_expr(self.scop, pa)))
 
 
 def _c(name: str) -> str:

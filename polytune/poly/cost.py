@@ -18,7 +18,9 @@ import islpy as isl
 
 from .deps import Dependences
 from .islutil import CTX, maps_of, sets_of
-from .schedule import PARALLEL_MARK, TiledSchedule, _changes_within, _moved
+from .marks import ParallelMark, mark_of
+from .point_order import address_changes, changes_within
+from .schedule import TiledSchedule
 from .scop import Scop
 
 # An innermost loop that carries a dependence of a statement on itself (a floating-point reduction) costs as
@@ -62,8 +64,8 @@ def schedule_cost(scop: Scop, deps: Dependences, ts: TiledSchedule) -> Cost:
         if not varying:
             continue
         inner = varying[-1]
-        bad += sum(1 for x in _moved(full, sd, st, inner, width)
-                   if x is not None and not _changes_within(x[0], x[1], 1))
+        bad += sum(1 for x in address_changes(full, sd, st, inner, width)
+                   if x is not None and not changes_within(x[0], x[1], 1))
         bad += UNVECTORIZABLE * _carries_self(d, full, st.name, inner, width)
     return Cost(serial, bad, region)
 
@@ -83,10 +85,9 @@ def _band_schedule(node) -> isl.UnionMap:
 def _parallel_marks(node) -> list[tuple[int, isl.UnionSet]]:
     """(schedule depth, statement instances below) of every OpenMP mark of the tree."""
     out = []
-    if node.get_type() == isl.schedule_node_type.mark:
-        name = node.mark_get_id().get_name()
-        if name.startswith(PARALLEL_MARK + "@"):
-            out.append((int(name.split("@")[1]), node.get_domain()))
+    mark = mark_of(node)
+    if isinstance(mark, ParallelMark):
+        out.append((mark.depth, node.get_domain()))
     for i in range(node.n_children()):
         out += _parallel_marks(node.child(i))
     return out

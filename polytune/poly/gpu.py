@@ -22,12 +22,15 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from .bands import member_map
 from .deps import Dependences
 from .islutil import CTX, isl_name, maps_of, sets_of
-from .schedule import _member_map, _Transformer, check_legal, compute_base_schedule
+from .legality import check_legal
+from .marks import KernelMark, PointsMark, ReduceMark, SharedMark, TileMark, mark_id, mark_of
+from .schedule import compute_base_schedule
 from .scop import Scop
+from .tiling import Transformer
 
-KERNEL_MARK = "gpu_kernel"
 MAX_MAPPED = 3
 
 
@@ -52,8 +55,8 @@ class KernelInfo:
         return m.lexmin_pw_multi_aff().get_pw_aff(0), m.lexmax_pw_multi_aff().get_pw_aff(0)
 
     @property
-    def mark(self) -> str:
-        return f"{KERNEL_MARK}#{self.index}"
+    def mark(self) -> KernelMark:
+        return KernelMark(self.index)
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,7 +68,7 @@ class GpuSchedule:
     def max_mapped(self) -> int:
         return max((k.mapped for k in self.kernels), default=0)
 
-    def kernel(self, mark: str) -> KernelInfo:
+    def kernel(self, mark: KernelMark) -> KernelInfo:
         return next(k for k in self.kernels if k.mark == mark)
 
 
@@ -91,7 +94,7 @@ class _Mapper:
         self.scop = scop
         self.max_mapped = max(0, min(max_mapped, MAX_MAPPED))
         # The CPU transformer's exact parallel test and access-stride scoring, reused.
-        self.t = _Transformer(scop, deps.all.intersect_params(scop.context), [], tile=False, parallel=True)
+        self.t = Transformer(scop, deps.all.intersect_params(scop.context), [], tile=False, parallel=True)
         self.kernels: list[KernelInfo] = []
 
     def visit(self, node: isl.ScheduleNode, depth: int) -> isl.ScheduleNode:
@@ -139,7 +142,7 @@ class _Mapper:
             prefix = node.get_prefix_schedule_union_map().intersect_domain(dom)
             mupa = node.band_get_partial_schedule()
             for k in range(mapped):
-                maps = maps_of(prefix.reverse().apply_range(_member_map(mupa, k, dom)))
+                maps = maps_of(prefix.reverse().apply_range(member_map(mupa, k, dom)))
                 merged = maps[0]
                 for extra in maps[1:]:
                     merged = merged.union(extra)
@@ -149,7 +152,7 @@ class _Mapper:
             axes = tuple(rank[k] for k in range(mapped))
         info = KernelInfo(len(self.kernels), depth, mapped, axes, statements, tuple(rels))
         self.kernels.append(info)
-        return node.insert_mark(isl.Id(info.mark, context=CTX))
+        return node.insert_mark(mark_id(info.mark))
 
 
 def bound_as_params(pa: isl.PwAff, names: list[str]) -> isl.PwAff:
@@ -163,10 +166,7 @@ def bound_as_params(pa: isl.PwAff, names: list[str]) -> isl.PwAff:
 
 
 # ---- tiled mappings: tiles of points per thread, registers, shared memory -------------------------------
-TILE_MARK = "gpu_tile"  # below a kernel's tile band: what one thread keeps in registers over its tile
-SHARED_MARK = "gpu_shared"  # where the shared-memory tiles are staged (inside the strip-mined reduction loop)
-POINTS_MARK = "gpu_points"  # above the thread's point band, sunk to every leaf of the kernel
-REDUCE_MARK = "gpu_reduce"  # above a reduction loop that the lanes of a warp share
+# (their marks: TileMark, SharedMark, PointsMark, ReduceMark in poly/marks.py)
 
 
 @dataclass(frozen=True)
@@ -223,14 +223,14 @@ class KernelPlan:
     stage_depth: int  # number of schedule dims above the staging point
     point_maps: tuple[isl.UnionMap, ...]  # per mapped member: statement instance -> its value
     thread_axes: tuple[int, ...] = ()  # per mapped member: the thread axis of its points (() = info.axes)
-    warp: bool = False  # a warp per point: lanes split the reduction loop (REDUCE_MARK)
+    warp: bool = False  # a warp per point: lanes split the reduction loop (ReduceMark)
 
     @property
     def axes(self) -> tuple[int, ...]:
         return self.thread_axes or self.info.axes
 
     @property
-    def mark(self) -> str:
+    def mark(self) -> KernelMark:
         return self.info.mark
 
 
@@ -244,7 +244,7 @@ class TiledGpu:
     def max_mapped(self) -> int:
         return max((k.mapped for k in self.kernels), default=0)
 
-    def kernel(self, mark: str) -> KernelInfo:
+    def kernel(self, mark: KernelMark) -> KernelInfo:
         return next(k for k in self.kernels if k.mark == mark)
 
 
@@ -261,18 +261,19 @@ class KernelChoices:
 
 
 def _kernel_nodes(node: isl.ScheduleNode, out: list) -> None:
-    if node.get_type() == isl.schedule_node_type.mark and node.mark_get_id().get_name().startswith(KERNEL_MARK):
-        out.append(node.mark_get_id().get_name())
+    mark = mark_of(node)
+    if isinstance(mark, KernelMark):
+        out.append(mark)
         return
     for i in range(node.n_children()):
         _kernel_nodes(node.child(i), out)
 
 
-def _find_mark(node: isl.ScheduleNode, name: str) -> isl.ScheduleNode | None:
-    if node.get_type() == isl.schedule_node_type.mark and node.mark_get_id().get_name() == name:
+def _find_mark(node: isl.ScheduleNode, mark: KernelMark) -> isl.ScheduleNode | None:
+    if mark_of(node) == mark:
         return node
     for i in range(node.n_children()):
-        found = _find_mark(node.child(i), name)
+        found = _find_mark(node.child(i), mark)
         if found is not None:
             return found
     return None
@@ -298,7 +299,7 @@ def _accesses(scop: Scop, statements: tuple[str, ...], array: str, writes: bool 
     return um.intersect_domain(scop.domain).intersect_params(scop.context)
 
 
-def kernel_choices(scop: Scop, gs: GpuSchedule) -> dict[str, KernelChoices]:
+def kernel_choices(scop: Scop, gs: GpuSchedule) -> dict[KernelMark, KernelChoices]:
     """Per mapped kernel (by mark): the arrays that can live in registers or shared memory."""
     out = {}
     root = gs.schedule.get_root()
@@ -389,7 +390,7 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
     points = tuple(mapping.points) or (1,)
     root = gs.schedule.get_root()
     plans = {}
-    names: list[str] = []
+    names: list[KernelMark] = []
     _kernel_nodes(root, names)
     for name in names:
         info = gs.kernel(name)
@@ -416,9 +417,9 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
         inv = below.get_prefix_schedule_union_map().intersect_domain(band.get_domain()).reverse()
         mupa = band.band_get_partial_schedule()
         dom = band.get_domain().intersect_params(scop.context)
-        point_maps = tuple(_member_map(mupa, k, dom) for k in range(info.mapped))
+        point_maps = tuple(member_map(mupa, k, dom) for k in range(info.mapped))
         tileband = band.band_tile(_multi_val(band.band_get_space(), tiles))
-        pointband = tileband.child(0).insert_mark(isl.Id(f"{TILE_MARK}#{info.index}", context=CTX)).child(0)
+        pointband = tileband.child(0).insert_mark(mark_id(TileMark(info.index))).child(0)
         pmupa = pointband.band_get_partial_schedule()
         sub = pointband.delete()  # the point band's child, now right below the tile band
         if warp:
@@ -433,7 +434,7 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
             stage = strip.child(0)
         elif mapping.shared is None:
             shared = ()  # by default only inside a strip-mined loop (a whole loop's footprint can be large)
-        stage = stage.insert_mark(isl.Id(f"{SHARED_MARK}#{info.index}", context=CTX))
+        stage = stage.insert_mark(mark_id(SharedMark(info.index)))
         stage_depth = stage.get_schedule_depth()
         sdom = stage.get_domain().intersect_params(scop.context)
         sprefix = stage.child(0).get_prefix_schedule_union_map().intersect_domain(sdom)
@@ -488,11 +489,11 @@ def _strip_band(node: isl.ScheduleNode) -> isl.ScheduleNode | None:
 def _mark_reduction(node: isl.ScheduleNode, index: int) -> isl.ScheduleNode:
     """A mark above the kernel's reduction band (see _reduction_band); returns the node at *node*'s place."""
     if node.get_type() == isl.schedule_node_type.band:
-        return node.insert_mark(isl.Id(f"{REDUCE_MARK}#{index}", context=CTX))
+        return node.insert_mark(mark_id(ReduceMark(index)))
     for i in range(node.n_children()):
         c = node.child(i).child(0)
         if c.get_type() == isl.schedule_node_type.band:
-            return c.insert_mark(isl.Id(f"{REDUCE_MARK}#{index}", context=CTX)).parent().parent()
+            return c.insert_mark(mark_id(ReduceMark(index))).parent().parent()
     return node
 
 
@@ -505,7 +506,7 @@ def _sink_points(node: isl.ScheduleNode, mupa: isl.MultiUnionPwAff, index: int) 
             return node
         depth = node.get_schedule_depth()
         node = node.insert_partial_schedule(mupa.intersect_domain(dom))
-        return node.insert_mark(isl.Id(f"{POINTS_MARK}#{index}@{depth}", context=CTX))
+        return node.insert_mark(mark_id(PointsMark(index, depth)))
     for i in range(node.n_children()):
         node = _sink_points(node.child(i), mupa, index).parent()
     return node

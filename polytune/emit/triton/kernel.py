@@ -1,0 +1,217 @@
+"""The subtree of one kernel mark as the body of a Triton program: masks, loops, statements."""
+from __future__ import annotations
+
+import re
+
+import islpy as isl
+from pycparser import c_ast
+
+from ...errors import UnsupportedError
+from ...poly.gpu import KernelInfo
+from ...poly.scop import Scop
+from ..printer import list_
+from .expr import _T, AXES, _CExpr, _py_expr, _range, _t
+from .reduce import _Reductions
+
+
+class _KernelPrinter(_Reductions):
+    """The subtree of one kernel mark as the body of a Triton program."""
+
+    def __init__(self, scop: Scop, info: KernelInfo, scalars_on_device: set[str], prefix: str,
+                 rn: dict[str, str]):
+        self.scop = scop
+        self.prefix = prefix
+        self.rn = rn
+        self.info = info
+        self.scalars_on_device = scalars_on_device
+        self.lines: list[str] = []
+        self.arrays_used: set[str] = set()
+        self.scalars_used: set[str] = set()
+        self.names: dict[str, str] = dict(rn)  # isl iterator (and C name) -> Triton name
+        self.vector: set[str] = set()  # names that are lane vectors
+        self.mapped = {f"{prefix}{info.depth + j}": j for j in range(info.mapped)}
+        self.bound: list[str] = []
+        self.tmp = 0
+        self.last_line: int | None = None  # of the statement being translated, for error messages
+        # names that are one number for the whole program: parameters, read-only scalars, host loops,
+        # sequential loop counters (added as they are emitted)
+        self.uniform = {rn.get(p, p) for p in scop.params} | {f"{prefix}{k}" for k in range(info.depth)}
+        self.uniform |= {rn.get(a.name, a.name) for a in scop.arrays if a.ndim == 0 and not a.written}
+        self.any_mask: str | None = None  # "some lane is active", where a loop nest has computed it
+        self.persistent = False  # constant-extent chunk loops as one chunk (BLOCK_R covers them)
+        self.chunk_extents: list[int | None] = []  # of every chunk loop, None where not a constant
+
+    def fresh(self, stem: str) -> str:
+        self.tmp += 1
+        return f"{stem}{self.tmp}"
+
+    def emit(self, text: str, indent: int) -> None:
+        self.lines.append("    " * indent + text)
+
+    def expr(self, e: isl.AstExpr) -> str:
+        return _py_expr(e, self.scop, self.names, kernel=True)
+
+    def is_vector(self, text: str) -> bool:
+        return any(re.search(rf"\b{re.escape(v)}\b", text) for v in self.vector)
+
+    def prologue(self, indent: int) -> None:
+        info = self.info
+        axes = sorted(set(info.axes))
+        shape = [f"BLOCK_{AXES[ax].upper()}" for ax in reversed(axes)]  # z, y, x: x last (contiguous)
+        for ax in axes:
+            self.emit(f"pid_{AXES[ax]} = tl.program_id({ax})", indent)
+        for ax in axes:
+            pos = len(axes) - 1 - axes.index(ax)
+            idx = ", ".join(":" if k == pos else "None" for k in range(len(axes)))
+            self.emit(f"g_{AXES[ax]} = (pid_{AXES[ax]} * BLOCK_{AXES[ax].upper()} + "
+                      f"tl.arange(0, BLOCK_{AXES[ax].upper()}))" + (f"[{idx}]" if len(axes) > 1 else ""), indent)
+            self.vector.add(f"g_{AXES[ax]}")
+        if axes:
+            self.emit(f"ZERO = tl.zeros([{', '.join(shape)}], dtype=tl.int32)", indent)
+            inb = " & ".join(f"(g_{AXES[ax]} < n_{AXES[ax]})" for ax in axes)
+            self.emit(f"MASK = (ZERO == 0) & {inb}", indent)
+            self.vector |= {"ZERO", "MASK"}
+        else:
+            self.emit("ZERO = tl.zeros([1], dtype=tl.int32)", indent)
+            self.emit("MASK = ZERO == 0", indent)
+            self.vector |= {"ZERO", "MASK"}
+
+    # ---- nodes ---------------------------------------------------------------------------------------
+    def node(self, n: isl.AstNode, indent: int) -> None:
+        t = n.get_type()
+        if t == isl.ast_node_type.block:
+            for child in list_(n.block_get_children()):
+                self.node(child, indent)
+        elif t == isl.ast_node_type.for_:
+            self.for_(n, indent)
+        elif t == isl.ast_node_type.if_:
+            cond = self.expr(n.if_get_cond())
+            saved = self.fresh("mask")
+            self.emit(f"{saved} = MASK", indent)
+            self.emit(f"MASK = {saved} & {_t(cond)}", indent)
+            self.node(n.if_get_then_node(), indent)
+            if n.if_has_else_node():
+                self.emit(f"MASK = {saved} & ~{_t(cond)}", indent)
+                self.node(n.if_get_else_node(), indent)
+            self.emit(f"MASK = {saved}", indent)
+        elif t == isl.ast_node_type.mark:
+            self.node(n.mark_get_node(), indent)
+        elif t == isl.ast_node_type.user:
+            self.user(n.user_get_expr(), indent)
+        else:  # pragma: no cover
+            raise UnsupportedError(f"Triton target: isl AST node {t}")
+
+    def _bounds(self, n: isl.AstNode, it: str) -> tuple[str, str, str]:
+        init = self.expr(n.for_get_init())
+        inc = self.expr(n.for_get_inc())
+        cond = n.for_get_cond()
+        op = cond.op_get_type()
+        lhs = cond.op_get_arg(0)
+        if op not in (_T.le, _T.lt) or lhs.get_type() != isl.ast_expr_type.id or \
+                lhs.id_get_id().get_name() != it:
+            raise UnsupportedError("Triton target: a loop condition isl did not write as 'c <= e'")
+        end = self.expr(cond.op_get_arg(1))
+        return init, (f"({end}) + 1" if op == _T.le else end), inc
+
+    def for_(self, n: isl.AstNode, indent: int) -> None:
+        it = n.for_get_iterator().id_get_id().get_name()
+        init, end, inc = self._bounds(n, it)
+        if it in self.mapped:
+            j = self.mapped[it]
+            g = f"g_{AXES[self.info.axes[j]]}"
+            var = self.fresh("v")
+            self.names[it] = var
+            self.vector.add(var)
+            saved = self.fresh("mask")
+            self.emit(f"{var} = lo_{j} + {g}", indent)
+            self.emit(f"{saved} = MASK", indent)
+            step = f" & {_t(f'(({var}) - ({init})) % {inc} == 0')}" if inc != "1" else ""
+            self.emit(f"MASK = {saved} & {_t(f'{var} >= {init}')} & {_t(f'{var} < {end}')}{step}", indent)
+            self.bound.append(it)
+            self.node(n.for_get_body(), indent)
+            self.bound.pop()
+            self.emit(f"MASK = {saved}", indent)
+            return
+        var = self.fresh("k")
+        self.names[it] = var
+        self.uniform.add(var)
+        lane_dependent = self.is_vector(init) or self.is_vector(end)
+        lo, hi = init, end
+        in_range = f"{_t(f'{var} >= {init}')} & {_t(f'{var} < {end}')}"
+        if lane_dependent:
+            lo = f"tl.min(tl.where(MASK, {init}, 2147483647))"
+            hi = f"tl.max(tl.where(MASK, {end}, -2147483647))"
+            if inc != "1":  # the lanes start at different points: step by one, keep each lane's stride
+                in_range += f" & {_t(f'(({var}) - ({init})) % {inc} == 0')}"
+                inc = "1"
+        body = n.for_get_body()
+        if self.reduction(n, body, var, lo, hi, inc, in_range, lane_dependent, indent):
+            return
+        if not lane_dependent and inc == "1" and len(set(self.info.axes)) <= 1 and \
+                self.chunked(body, var, lo, hi, indent):
+            return
+        self.emit(f"for {var} in {_range(lo, hi, inc)}:", indent)
+        if lane_dependent:
+            saved = self.fresh("mask")
+            self.emit(f"{saved} = MASK", indent + 1)
+            self.emit(f"MASK = {saved} & {in_range}", indent + 1)
+        self.node(body, indent + 1)
+        if lane_dependent:
+            self.emit(f"MASK = {saved}", indent + 1)
+
+    # ---- statements ----------------------------------------------------------------------------------
+    def _statement(self, call: isl.AstExpr):
+        name = call.op_get_arg(0).id_get_id().get_name()
+        st = self.scop.statement(name)
+        self.last_line = st.line
+        args = [self.expr(call.op_get_arg(i + 1)) for i in range(call.op_get_n_arg() - 1)]
+        return st, dict(zip(st.iterators, (a if re.fullmatch(r"-?\w+", a) else f"({a})" for a in args)))
+
+    def _free_guard(self) -> str:
+        # A mapped dim without a loop around this statement: the statement runs once, in lane 0.
+        free = [j for it, j in self.mapped.items() if it not in self.bound]
+        return "".join(f" & (g_{AXES[self.info.axes[j]]} == 0)" for j in free)
+
+    def user(self, call: isl.AstExpr, indent: int) -> None:
+        st, subst = self._statement(call)
+        try:
+            self._user(st, subst, indent)
+        except UnsupportedError as e:
+            if e.line is None:
+                raise UnsupportedError(e.message, self.scop.file, st.line) from None
+            raise
+
+    def _user(self, st, subst: dict[str, str], indent: int) -> None:
+        guard = self._free_guard()
+        if guard:
+            saved = self.fresh("mask")
+            self.emit(f"{saved} = MASK", indent)
+            self.emit(f"MASK = MASK{guard}", indent)
+        self.assign(st.body, _CExpr(self, subst), indent)
+        if guard:
+            self.emit(f"MASK = {saved}", indent)
+
+    def assign(self, body, cx: _CExpr, indent: int) -> None:
+        if isinstance(body, c_ast.UnaryOp) and body.op in ("p++", "++", "p--", "--"):
+            body = c_ast.Assignment("+=" if "+" in body.op else "-=", body.expr, c_ast.Constant("int", "1"))
+        if not isinstance(body, c_ast.Assignment):
+            raise UnsupportedError("Triton target: a statement that is not an assignment")
+        if isinstance(body.rvalue, c_ast.Assignment):  # a = b = e: b = e, then a = b (b's value, in b's type)
+            self.assign(body.rvalue, cx, indent)
+            body = c_ast.Assignment(body.op, body.lvalue, body.rvalue.lvalue)
+        target = body.lvalue
+        if isinstance(target, c_ast.ArrayRef):
+            name, addr = cx.address(target)
+        elif isinstance(target, c_ast.ID) and target.name in self.scalars_on_device:
+            name, addr = target.name, f"{self.rn.get(target.name, target.name)} + ZERO"
+            self.arrays_used.add(name)
+        else:
+            raise UnsupportedError("Triton target: assignment to something other than an array element")
+        rhs = cx.visit(body.rvalue)
+        p = self.fresh("p")
+        self.emit(f"{p} = {addr}", indent)
+        if body.op == "=":
+            value = rhs
+        else:
+            value = f"tl.load({p}, mask=MASK, other=0) {body.op[:-1]} ({rhs})"
+        self.emit(f"tl.store({p}, {value}, mask=MASK)", indent)

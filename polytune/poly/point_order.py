@@ -1,0 +1,210 @@
+"""Point loops: their order (the best access strides innermost) and unroll-and-jam of one point
+loop into the innermost one (register tiling)."""
+from __future__ import annotations
+
+import islpy as isl
+
+from .bands import band_nodes, member_map, short_extent
+from .islutil import CTX, maps_of, sets_of
+
+
+class PointOrder:
+    """The tiler's point-loop transformations (a mixin of tiling.py's Transformer, whose state it
+    uses: scop, deps, point_rule, unroll)."""
+
+    def point_order(self, point, extents: tuple[int | None, ...] = ()) -> list[int]:
+        """Member order for the point loops: the member with the best access strides goes innermost, or
+        just outside the short loops of the band. A member of a few iterations (a filter's taps, known
+        constant extent below SHORT_LOOP), other than the first member, goes inside the strided one:
+        gcc unrolls it completely, and the taps of one output element then add up in a register while
+        the strided loop is vectorized (depthwise: the row loop of the 3x3 taps had been outside the
+        column loop, so every tap row re-read and re-wrote the output row)."""
+        n = point.band_n_member()
+        if n < 2:
+            return list(range(n))
+        scores = [0.0] * n
+        for moved in self.steps(point):
+            for m in range(n):
+                scores[m] += sum(_stride_class(*x) for x in moved(m) if x is not None)
+        # Highest score innermost; ties keep the later member innermost (the original order). With the
+        # "vector" rule (Pluto's intra-tile choice), only among members along which no statement depends on
+        # itself, where there are such: a reduction innermost is not vectorized (gcc keeps FP order).
+        pool = list(range(n))
+        if self.point_rule == "vector":
+            pool = [m for m in range(n) if not self.carries_self(point, m)] or pool
+        best = max(pool, key=lambda m: (scores[m], m))
+        short = [] if short_extent(extents, best) else \
+            [m for m in range(1, n) if m != best and short_extent(extents, m)]
+        return [k for k in range(n) if k != best and k not in short] + [best] + short
+
+    def carries_self(self, point, m: int) -> bool:
+        """Whether point member *m*, run innermost, would carry a dependence of a statement on itself."""
+        dom = point.get_domain()
+        mupa = point.band_get_partial_schedule()
+        pre = point.get_prefix_schedule_union_map().intersect_domain(dom)
+        for k in range(point.band_n_member()):
+            if k != m:
+                pre = pre.flat_range_product(member_map(mupa, k, dom))
+        deps = self.deps.intersect_domain(dom).intersect_range(dom).intersect(pre.apply_range(pre.reverse()))
+        f = member_map(mupa, m, dom)
+        carried = deps.subtract(f.apply_range(f.reverse()))
+        return any(d.get_tuple_name(isl.dim_type.in_) == d.get_tuple_name(isl.dim_type.out)
+                   for d in maps_of(carried))
+
+    def steps(self, point):
+        """For each statement of the band, a function of a member m that gives, for each access of the
+        statement, its address changes when member m advances by one (the other members fixed) and its
+        number of subscripts (None where no such advance stays in the domain)."""
+        dom = point.get_domain()
+        prefix = point.get_prefix_schedule_union_map().intersect_domain(dom)
+        subtree = point.get_subtree_schedule_union_map().intersect_domain(dom)
+        for st in self.scop.statements:
+            sdom = [x for x in sets_of(dom) if x.get_tuple_name() == st.name]
+            if not sdom:
+                continue
+            sd = isl.UnionSet(sdom[0])
+            pre = prefix.intersect_domain(sd)
+            # The complete schedule of this statement: outer dims, then this band's members, then inner dims.
+            full = pre.flat_range_product(subtree.intersect_domain(sd))
+            off = max(m.dim(isl.dim_type.out) for m in maps_of(pre))
+            width = max(m.dim(isl.dim_type.out) for m in maps_of(full))
+            yield (lambda m, full=full, sd=sd, st=st, off=off, width=width:
+                   address_changes(full, sd, st, off + m, width))
+
+    def unroll_jam(self, point, sizes: list[int]):
+        """Unroll-and-jam (register tiling) of one point loop into the innermost one: point member m
+        becomes floor(m / u) in the band, and a band of m alone, below the innermost member and unrolled
+        by the AST builder, runs the u copies of the body in each iteration of the innermost loop. The
+        member is the one along which most accesses do not move while the innermost loop moves them
+        (matmul's C[i][j] along k): the u copies then share those loads and stores. Within a permutable
+        band every dependence distance is non-negative along every member, so moving the copies inside
+        is legal (and checked with the rest). Only where the bounds of the loops inside it do not depend
+        on the member. Returns the (possibly new) point band node and (member, factor) or None."""
+        n = point.band_n_member()
+        if self.unroll < 2 or n < 2 or band_nodes(point.child(0)):
+            return point, None
+        reuse = [0] * (n - 1)
+        for moved in self.steps(point):
+            changes = [moved(k) for k in range(n)]  # each one isl computation per access
+            still = [[x is not None and _is_zero(*x) for x in ch] for ch in changes]
+            reached = [[x is not None for x in ch] for ch in changes]
+            if not all(any(s[a] or not r[a] for s, r in zip(still, reached)) for a in range(len(still[0]))):
+                # an access that moves along every member streams through memory (mvt's A): the tile
+                # does not reuse it, the loop is bound by memory traffic, and u streams per thread in
+                # place of one made it slower
+                return point, None
+            for m in range(n - 1):
+                reuse[m] += sum(1 for a, s in enumerate(still[m]) if s and not still[n - 1][a])
+        m = max(range(n - 1), key=lambda k: (reuse[k], k))
+        u = next((f for f in (self.unroll, 2) if f <= sizes[m] and sizes[m] % f == 0), None)
+        if reuse[m] == 0 or u is None or not _uncoupled(point, m):
+            return point, None
+        mupa = point.band_get_partial_schedule()
+        whole = mupa.get_at(m)
+        outer = mupa.set_at(m, whole.scale_down_val(isl.Val.int_from_si(CTX, u)).floor())
+        options = point.band_get_ast_build_options()
+        full = _full_blocks(point, m, u)
+        node = point.delete()
+        node = node.insert_partial_schedule(isl.MultiUnionPwAff.from_union_pw_aff(whole))
+        node = node.band_member_set_ast_loop_type(0, isl.ast_loop_type.unroll)
+        node = node.insert_partial_schedule(outer).band_set_permutable(1)
+        # The blocks where all u copies run are generated on their own (isl's isolate option), so their
+        # copies need no guards; a partial block (at a bound that u does not divide, or a symbolic one)
+        # gets its copies behind guards, outside the loops of full blocks.
+        if not options.is_empty():  # the same options (separate) in the isolated part
+            options = options.union(isl.UnionSet("{ [isolate[] -> separate[x]] }", context=CTX))
+        return node.band_set_ast_build_options(options.union(full)), (m, u)
+
+
+def _full_blocks(point, m: int, u: int) -> isl.UnionSet:
+    """isl's isolate option for the point band after member *m* became floor(m / u): the (outer
+    dimensions, members) points whose block of u values of member m all occur, for some statement."""
+    n = point.band_n_member()
+    sched = point.get_prefix_schedule_union_map().range_product(
+        isl.UnionMap.from_multi_union_pw_aff(point.band_get_partial_schedule()))
+    pts = sched.intersect_domain(point.get_domain()).range()
+    full = None
+    for wrapped in sets_of(pts):
+        k = wrapped.unwrap().dim(isl.dim_type.in_)
+        outer = ", ".join(f"p{i}" for i in range(k))
+        blocks = ", ".join(f"b{i}" for i in range(n))
+        here = None
+        for r in range(u):
+            moved = ", ".join(f"{u} * b{i} + {r}" if i == m else f"b{i}" for i in range(n))
+            shift = isl.Map(f"{{ [[{outer}] -> [{blocks}]] -> [[{outer}] -> [{moved}]] }}", context=CTX)
+            block = shift.align_params(wrapped.get_space()).intersect_range(wrapped).domain()
+            here = block if here is None else here.intersect(block)
+        full = here if full is None else full.union(here)
+    return isl.UnionSet(full.coalesce().set_tuple_name("isolate"))
+
+
+def address_changes(full: isl.UnionMap, sd: isl.UnionSet, st, pos: int,
+           width: int) -> list[tuple[isl.UnionSet, int] | None]:
+    """Address changes of the accesses of one statement when schedule dimension *pos* advances by one."""
+    eq = " and ".join(f"q{k} = p{k}" + (" + 1" if k == pos else "") for k in range(width))
+    step = isl.UnionMap(isl.Map(f"{{ [{', '.join(f'p{k}' for k in range(width))}] -> "
+                                f"[{', '.join(f'q{k}' for k in range(width))}] : {eq} }}", context=CTX))
+    nxt = full.apply_range(step.align_params(full.get_space())).apply_range(full.reverse())
+    nxt = nxt.intersect_domain(sd).intersect_range(sd)
+    if nxt.is_empty():
+        return [None] * len(st.accesses)
+    out = []
+    for acc in st.accesses:
+        a = isl.UnionMap(acc.relation)
+        moved = nxt.apply_domain(a).apply_range(a)
+        out.append(None if moved.is_empty() else (moved.deltas(), acc.relation.dim(isl.dim_type.out)))
+    return out
+
+
+def changes_within(deltas: isl.UnionSet, ndim: int, last: int) -> bool:
+    """Whether every address change is zero in all subscripts but the last, and within [-last, last]
+    in the last one (last = 0: the access does not move)."""
+    if ndim == 0:
+        return True
+    names = [f"d{k}" for k in range(ndim)]
+    rest = " and ".join([f"{x} = 0" for x in names[:-1]] + [f"-{last} <= {names[-1]} <= {last}"])
+    box = isl.Set(f"{{ [{', '.join(names)}] : {rest} }}", context=CTX)
+    return all((s.reset_tuple_id() if s.has_tuple_id() else s).is_subset(box.align_params(s.get_space()))
+               for s in sets_of(deltas))
+
+
+def _is_zero(deltas: isl.UnionSet, ndim: int) -> bool:
+    """Whether every address change is zero (the access does not move)."""
+    return changes_within(deltas, ndim, 0)
+
+
+def _uncoupled(point, m: int) -> bool:
+    """Whether, for every statement, the ranges of the band members after *m* do not depend on member m
+    (with the outer dimensions and the members before m fixed): the set of (outer, members) points is
+    the intersection of its projection that drops m and its projection that drops the later members."""
+    sched = point.get_prefix_schedule_union_map().flat_range_product(
+        isl.UnionMap.from_multi_union_pw_aff(point.band_get_partial_schedule()))
+    n = point.band_n_member()
+    for mp in maps_of(sched.intersect_domain(point.get_domain())):
+        pts = mp.range()
+        off = pts.dim(isl.dim_type.set) - n
+        drop_m = pts.eliminate(isl.dim_type.set, off + m, 1)
+        drop_later = pts.eliminate(isl.dim_type.set, off + m + 1, n - 1 - m)
+        if not drop_m.intersect(drop_later).is_subset(pts):
+            return False
+    return True
+
+
+def _stride_class(deltas: isl.UnionSet, ndim: int) -> float:
+    if ndim == 0:
+        return 1.0
+    sets = sets_of(deltas)
+    if not sets:
+        return 0.0
+    # +1: temporal reuse, or stride 1 along the last subscript; -2: jumps across rows
+    return 1.0 if changes_within(isl.UnionSet(sets[0]), ndim, 1) else -2.0
+
+
+def permute(node, order: list[int]):
+    mupa = node.band_get_partial_schedule()
+    new = mupa
+    for pos, src in enumerate(order):
+        new = new.set_at(pos, mupa.get_at(src))
+    node = node.delete()
+    node = node.insert_partial_schedule(new)
+    return node.band_set_permutable(1)

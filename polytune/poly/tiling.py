@@ -1,0 +1,195 @@
+"""Tiling: the visitor that tiles every permutable band of two or more members (tile loops outside,
+point loops inside), with a tile wavefront or diamond tiles where no tile loop is parallel."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+from .bands import member_of, short_extent
+from .deps import Dependences, ScalarInfo
+from .diamond import concurrent_start
+from .islutil import CTX, sets_of
+from .parallel import Clauses, Parallelism, mark_member
+from .point_order import PointOrder, permute
+from .privatize import PrivateArray
+from .scop import Scop
+
+DEFAULT_TILE = 32
+
+
+@dataclass(frozen=True)
+class BandInfo:
+    """What was done to one band of the schedule, for reports and for the tuner."""
+
+    index: int  # depth-first order of bands in the tree
+    members: int
+    depth: int  # number of enclosing band members
+    statements: tuple[str, ...]
+    permutable: bool
+    tiled: bool
+    tile_sizes: tuple[int, ...]
+    schedule: str  # the band's partial schedule in isl notation (before tiling)
+    parallel_loop: str | None  # "tile k" / "point k" / "loop k" for the OpenMP loop in this band, if any
+    wavefront: bool
+    point_order: tuple[int, ...]  # band member order of the point loops (innermost last)
+    extents: tuple[int | None, ...] = ()  # trip count of each member's loop where it is a known constant
+    concurrent_start: bool = False  # the time member was replaced by a mirrored one (diamond tiles)
+    unroll_jam: tuple[int, int] | None = None  # (point member, factor) unrolled and jammed into the innermost
+
+
+class Transformer(Parallelism, PointOrder):
+    """Tiles, reorders and parallelizes every band of a schedule tree (make_schedule's visitor)."""
+
+    def __init__(self, scop: Scop, deps: isl.UnionMap, sizes: list[int], tile: bool, parallel: bool,
+                 scalars: ScalarInfo | None = None, unroll: int = 0):
+        self.scop, self.deps, self.sizes = scop, deps, sizes
+        self.tile, self.parallel = tile, parallel
+        self.unroll = unroll  # unroll-and-jam factor of the point loops (0: none)
+        self.scalars = scalars  # privatizable scalars (OpenMP loops only; None: keep every scalar shared)
+        self.private: Clauses = ((), ())  # the scalars to privatize in the last loop first_parallel found
+        self.private_arrays: tuple[PrivateArray, ...] = ()  # arrays that loop needs a private copy of
+        self.deps_object: Dependences | None = None  # for the per-array dependences (computed on first use)
+        self._array_flows = None
+        self.copies: dict[int, tuple[PrivateArray, ...]] = {}  # by the depth of their loop
+        self.omp_schedule = "static"  # static | dynamic | auto (make_schedule's argument)
+        self.point_rule = "stride"  # stride | vector (make_schedule's argument)
+        self.bands: list[BandInfo] = []
+        self.used_sizes: list[int] = []
+
+    def next_sizes(self, n: int) -> list[int]:
+        out = []
+        for _ in range(n):
+            out.append(self.sizes.pop(0) if self.sizes else DEFAULT_TILE)
+        self.used_sizes += out
+        return out
+
+    def visit(self, node: isl.ScheduleNode, inside_parallel: bool, outer_members: int) -> isl.ScheduleNode:
+        """Transform the subtree at *node*; return a node at the same tree depth as given."""
+        depth = node.get_tree_depth()
+        if node.get_type() == isl.schedule_node_type.band:
+            members = node.band_n_member()
+            node, found_parallel = self.transform_band(node, inside_parallel, outer_members)
+            inside_parallel = inside_parallel or found_parallel
+            outer_members += members
+        for i in range(node.n_children()):
+            node = self.visit(node.child(i), inside_parallel, outer_members).parent()
+        while node.get_tree_depth() > depth:
+            node = node.parent()
+        return node
+
+    def transform_band(self, node, inside_parallel: bool, outer_members: int):
+        """Tile, reorder and parallelize one band. Returns the lowest node made from it (whose children
+        are the band's original children) and whether an OpenMP loop was placed."""
+        n = node.band_n_member()
+        permutable = bool(node.band_get_permutable())
+        stmts = tuple(sorted(s.get_tuple_name() for s in sets_of(node.get_domain())))
+        sched_text = str(node.band_get_partial_schedule())
+        index = len(self.bands)
+        if not (self.tile and permutable and n >= 2):
+            par = self.first_parallel(node, range(n)) if self.parallel and not inside_parallel else None
+            if par is not None:
+                node = mark_member(node, par, self.parallel_mark(outer_members + par,
+                                                                  self.schedule_clause(node, par, False)))
+            if par != n - 1:
+                node = self.mark_vector(node, outer_members + n - 1)
+            self.bands.append(BandInfo(index, n, outer_members, stmts, permutable, False, (), sched_text,
+                                       None if par is None else f"loop {par}", False, tuple(range(n))))
+            return node, par is not None
+        sizes = self.next_sizes(n)
+        mv = isl.MultiVal.zero(node.band_get_space())
+        for k, size in enumerate(sizes):
+            mv = mv.set_val(k, isl.Val.int_from_si(CTX, max(1, int(size))))
+        tiled = node.band_tile(mv).band_set_permutable(1)  # tile band; its child: the point band
+        wavefront = False
+        diamond = None
+        par = None
+        if self.parallel and not inside_parallel:
+            par = self.first_parallel(tiled, range(n))
+            if par is None:
+                # no tile loop is parallel, a wavefront will be needed: prefer tiles that can start
+                # concurrently (diamonds)
+                diamond = concurrent_start(node, self.deps)
+                if diamond is not None:
+                    node = diamond
+                    sched_text = str(node.band_get_partial_schedule())
+                    tiled = node.band_tile(mv).band_set_permutable(1)
+                    par = self.first_parallel(tiled, range(n))
+            if par is None:
+                tiled = _wavefront(tiled)
+                wavefront = True
+                par = self.first_parallel(tiled, range(n))
+        extents = self.extents(node)
+        node = tiled
+        if par is not None and _single_tile(extents[par], sizes[par]):
+            # That tile loop has one iteration and prints as no loop: use a later parallel tile loop, or
+            # else a parallel point loop, so the OpenMP pragma lands on a real loop.
+            later = [m for m in range(par + 1, n) if not _single_tile(extents[m], sizes[m])]
+            par = self.first_parallel(node, later) if self.parallel else None
+            point_par = par is None
+        else:
+            point_par = False
+        order = self.point_order(node.child(0), extents)
+        if order != list(range(n)):
+            node = permute(node.child(0), order).parent()
+        if _has_degenerate_member(node.child(0)) or len(sets_of(node.get_domain())) > 1:
+            # Statements that do not vary along some point loop (gemm's C *= beta at k = 0) would otherwise
+            # sit behind a guard in the innermost loop: let the AST builder peel them off.
+            node = node.child(0).band_set_ast_build_options(
+                isl.UnionSet("{ separate[x] }", context=CTX)).parent()
+        if par is not None:
+            # (a tile wavefront's tiles are independent of the loops' shape: no clause there)
+            clause = "" if wavefront or diamond is not None else self.schedule_clause(node, par, True)
+            node = mark_member(node, par, self.parallel_mark(outer_members + par, clause))
+        # (not where the innermost point loop is a short one: the copies belong around the strided loop)
+        point, jam = (node.child(0), None) if short_extent(extents, order[-1]) else \
+            self.unroll_jam(node.child(0), [sizes[k] for k in order])
+        desc = None if par is None else f"tile {par}"
+        if point_par:
+            ppar = self.first_parallel(point, range(n))
+            if ppar is not None:
+                point = mark_member(point, ppar, self.parallel_mark(outer_members + n + ppar,
+                                                                     self.schedule_clause(point, ppar, False)))
+                desc = f"point {ppar}"
+        if not (point_par and desc is not None and desc == f"point {n - 1}"):
+            point = self.mark_vector(point, outer_members + 2 * n - 1, jammed=jam is not None)
+        self.bands.append(BandInfo(index, n, outer_members, stmts, True, True, tuple(sizes), sched_text,
+                                   desc, wavefront, tuple(order), extents, diamond is not None, jam))
+        return point, desc is not None
+
+    def extents(self, node) -> tuple[int | None, ...]:
+        dom = node.get_domain().intersect_params(self.scop.context)
+        mupa = node.band_get_partial_schedule()
+        out: list[int | None] = []
+        for k in range(node.band_n_member()):
+            upa = mupa.get_at(k).intersect_domain(dom)
+            lo, hi = upa.min_val(), upa.max_val()
+            out.append(hi.sub(lo).to_python() + 1 if lo.is_int() and hi.is_int() else None)
+        return tuple(out)
+
+
+def _single_tile(extent: int | None, size: int) -> bool:
+    return extent is not None and extent <= size
+
+
+def _has_degenerate_member(node) -> bool:
+    """Whether some statement of a multi-statement band is constant along some member."""
+    stmts = sets_of(node.get_domain())
+    if len(stmts) < 2:
+        return False
+    mupa = node.band_get_partial_schedule()
+    for k in range(node.band_n_member()):
+        upa = mupa.get_at(k)
+        for st in stmts:
+            if member_of(upa, st).is_cst():
+                return True
+    return False
+
+
+def _wavefront(node):
+    """Replace the first two members (t0, t1, ...) of a permutable band by (t0 + t1, t1, ...)."""
+    mupa = node.band_get_partial_schedule()
+    mupa = mupa.set_at(0, mupa.get_at(0).add(mupa.get_at(1)))
+    node = node.delete()
+    node = node.insert_partial_schedule(mupa)
+    return node.band_set_permutable(1)
