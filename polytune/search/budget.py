@@ -20,6 +20,7 @@ class StopReason(str, enum.Enum):
     MAX_EVALS = "max_evals"
     TIME_LIMIT = "time_limit"
     EXHAUSTED = "exhausted"  # every planned candidate was evaluated (exhaustive, random)
+    INTERRUPTED = "interrupted"  # KeyboardInterrupt during the search; the evaluation in progress is lost
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ import enum
 import math
 import statistics
 import warnings
+from dataclasses import dataclass
 
 from polytune.measurement import Measurement
 
@@ -49,3 +50,15 @@ def improves(
     if candidate.value < (1.0 - threshold) * incumbent.value:
         return Verdict.BETTER
     return Verdict.INSIGNIFICANT
+
+
+@dataclass(frozen=True)
+class ImprovementTest:
+    """:func:`improves` with a strategy's ``alpha`` and ``threshold`` fixed: the test a search moves by, and
+    the one that decides, when the search stops, whether a measured configuration beats the incumbent."""
+
+    alpha: float | None = None
+    threshold: float = 0.0
+
+    def __call__(self, candidate: Measurement, incumbent: Measurement | None) -> Verdict:
+        return improves(candidate, incumbent, self.alpha, self.threshold)

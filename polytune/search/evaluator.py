@@ -1,12 +1,23 @@
-"""The one door between strategies and the user's evaluate: memoizes, records and enforces the budget."""
+"""The one door between strategies and the user's evaluate: memoizes, records and enforces the budget.
+
+Strategies ask for one configuration (``ev(config, phase)``) or for a batch they already know they need
+(``ev.stream(configs, phase)``: a best-fit neighbourhood, the grid, a random sample); a batch is measured
+through a :class:`~polytune.search.pool.Pool`, several at once when the pool has several workers, and its
+results come back in the batch's order, so the search's path does not depend on which finished first.
+"""
 from __future__ import annotations
 
+import concurrent.futures
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
+from contextlib import closing
 from dataclasses import dataclass, replace
 
 from polytune.measurement import Config, Measurement
 from polytune.search.budget import Budget, BudgetExhausted, StopReason
+from polytune.search.compare import ImprovementTest, Verdict
+from polytune.search.pool import Pool, SerialPool
 
 
 @dataclass(frozen=True)
@@ -28,24 +39,35 @@ class Step:
     iteration: int
     config: Config
     measurement: Measurement
-    phase: str
+    phase: str  # the strategy's phase, or "best_measured" (adopted when the search stopped: keep_best)
     evals: int  # evaluations spent when it was accepted
 
 
 class Evaluator:
     """Memoizing, budget-enforcing wrapper of ``evaluate(config) -> Measurement``.
 
-    Also holds the incumbent and the trajectory, so every strategy reports progress the same way.
+    Also holds the incumbent and the trajectory, so every strategy reports progress the same way, and the
+    improvement ``test`` of the running strategy (set by the strategy; default: a lower median), which
+    :meth:`keep_best` applies when the search stops. With a ``pool``, measurements go through it
+    (``evaluate`` may then be None); without one, ``evaluate`` is called in this thread.
     """
 
     def __init__(
         self,
-        evaluate: Callable[[Config], Measurement],
+        evaluate: Callable[[Config], Measurement] | None,
         budget: Budget,
         on_eval: Callable[[EvalRecord], object] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        pool: Pool | None = None,
     ):
-        self._evaluate = evaluate
+        if pool is None:
+            if evaluate is None:
+                raise TypeError("an Evaluator needs an evaluate callable or a pool")
+            pool = SerialPool(evaluate)
+        self._pool = pool
+        # speculative results a stream measured and did not hand out (first-fit stopped before them):
+        # not evaluations; a later stream that needs one takes it instead of measuring again
+        self._spare: dict[Config, Future[Measurement]] = {}
         self.budget = budget
         self._on_eval = on_eval
         self._clock = clock
@@ -56,6 +78,7 @@ class Evaluator:
         self.seed: Measurement | None = None
         self.incumbent: Measurement | None = None
         self.iterations = 0
+        self.test = ImprovementTest()
 
     @property
     def elapsed(self) -> float:
@@ -65,21 +88,95 @@ class Evaluator:
     def evals(self) -> int:
         return len(self.records)
 
+    @property
+    def workers(self) -> int:
+        """How many candidates the pool measures at once."""
+        return self._pool.workers
+
     def seen(self, config: Sequence[int]) -> bool:
         return tuple(config) in self._memo
 
     def __call__(self, config: Sequence[int], phase: str) -> Measurement:
         """Measure ``config`` (free if already measured in this search)."""
-        config = tuple(int(v) for v in config)
-        known = self._memo.get(config)
+        known = self._memo.get(tuple(int(v) for v in config))
         if known is not None:
             return known
+        with closing(self.stream((config,), phase)) as results:
+            return next(results)
+
+    def _budget_left(self, reserved: int) -> StopReason | None:
+        """Why no further evaluation may start while ``reserved`` started ones are not yet handed out."""
         limit = self.budget
-        if limit.max_evals is not None and self.evals >= limit.max_evals:
-            raise BudgetExhausted(StopReason.MAX_EVALS)
+        if limit.max_evals is not None and self.evals + reserved >= limit.max_evals:
+            return StopReason.MAX_EVALS
         if limit.time_limit is not None and self.elapsed >= limit.time_limit:
-            raise BudgetExhausted(StopReason.TIME_LIMIT)
-        measurement = self._evaluate(config)
+            return StopReason.TIME_LIMIT
+        return None
+
+    def stream(
+        self, configs: Iterable[Sequence[int]], phase: str, ahead: int | None = None
+    ) -> Iterator[Measurement]:
+        """Measure ``configs`` and yield their measurements in the given order (memoized ones free).
+
+        Up to ``pool.workers`` candidates are measured at once. A measurement becomes an evaluation (memo,
+        record, ``on_eval``, budget) when it is handed out, in order, so the records and the search's path are
+        the same with one worker or many. ``ahead`` bounds how far past the one handed out next it may
+        measure (None: the whole batch): first-fit passes the worker count and stops reading at the first
+        improving neighbour; closing the stream then discards what was measured past it, which does not
+        count (it is kept aside, and taken instead of a new measurement if a later stream needs it).
+
+        The budget stays exact: a candidate starts only while the evaluations so far plus those started and not
+        yet handed out are below ``max_evals``, and before ``time_limit``. When the next candidate in order
+        cannot start, :class:`BudgetExhausted` is raised there, as a one-at-a-time search would. On
+        KeyboardInterrupt, measurements already finished are handed in (recorded) before it propagates.
+        """
+        order = [tuple(int(v) for v in c) for c in configs]
+        pending: dict[int, Future[Measurement]] = {}  # position -> started, not yet handed out
+        started: dict[Config, int] = {}  # config -> its position in pending
+        nxt = 0  # the next position that may start
+        try:
+            for pos, config in enumerate(order):
+                while True:
+                    future = pending.get(pos)
+                    if future is None and config in self._memo:
+                        yield self._memo[config]
+                        break
+                    if future is not None and future.done():
+                        del pending[pos], started[config]
+                        measurement = self._claim(config, future.result(), phase)
+                        yield measurement
+                        break
+                    nxt = max(nxt, pos)
+                    while nxt < len(order) and (order[nxt] in self._memo or order[nxt] in started):
+                        nxt += 1  # free or already started: nothing to start
+                    running = sum(not f.done() for f in pending.values())
+                    stop = self._budget_left(len(pending))
+                    if (nxt < len(order) and stop is None and running < self.workers
+                            and (ahead is None or nxt - pos < ahead)):
+                        candidate = order[nxt]
+                        pending[nxt] = self._spare.pop(candidate, None) or self._pool.submit(candidate)
+                        started[candidate] = nxt
+                        nxt += 1
+                        continue
+                    if future is None:  # the next in order cannot start: nothing after it has started either
+                        raise BudgetExhausted(stop or StopReason.MAX_EVALS)
+                    concurrent.futures.wait([f for f in pending.values() if not f.done()],
+                                            return_when=concurrent.futures.FIRST_COMPLETED)
+        except KeyboardInterrupt:
+            for pos in sorted(pending):  # what has finished is a measurement; keep it
+                future = pending.pop(pos)
+                if future.done() and not future.cancelled() and future.exception() is None:
+                    self._claim(order[pos], future.result(), phase)
+                elif not future.cancel():
+                    self._spare[order[pos]] = future
+            raise
+        finally:
+            for pos, future in pending.items():  # stopped early: set aside, never an evaluation
+                if not future.cancel():
+                    self._spare[order[pos]] = future
+
+    def _claim(self, config: Config, measurement: Measurement, phase: str) -> Measurement:
+        """File a finished measurement: memo, and (unless it repeats a variant) a record and ``on_eval``."""
         if measurement.config != config:  # file it under the configuration that was asked for
             measurement = replace(measurement, config=config)
         self._memo[config] = measurement
@@ -109,3 +206,15 @@ class Evaluator:
         self.trajectory.append(Step(self.iterations, measurement.config, measurement, phase, self.evals))
         if is_move and self.iterations >= self.budget.max_iterations:
             raise BudgetExhausted(StopReason.MAX_ITERATIONS)
+
+    def keep_best(self) -> None:
+        """Called once the search has stopped, whatever stopped it: while a measured configuration beats the
+        incumbent under ``test`` (the strategy's own move test), the fastest such one (lowest median; the
+        earlier evaluated on a tie) becomes the incumbent, as a step of phase ``"best_measured"`` that is not
+        a move. A neighbour measured just before the budget ran out is thus never lost."""
+        while True:
+            beating = [r.measurement for r in self.records
+                       if self.test(r.measurement, self.incumbent) is Verdict.BETTER]
+            if not beating:
+                return
+            self.accept(min(beating, key=lambda m: m.value), "best_measured", is_move=False)

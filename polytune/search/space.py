@@ -1,17 +1,28 @@
-"""Search spaces: named parameters over finite integer domains, and their neighbourhoods.
+"""Search spaces: named parameters over finite domains, and their neighbourhoods.
 
-Neighbourhood of degree d (Def. 3.7 of the hill-climbing paper, extended to d > 1): every configuration
-that changes between 1 and d parameters, each changed parameter moved by one step to the next smaller or
-next larger value of its domain. In 2-D, degree 2 is the 3x3 box around an interior point minus its
-centre (8 neighbours); degree 3 in 3-D is the 3x3x3 cube minus the centre (26).
+A parameter is ordinal (an increasing integer domain: tile sizes, an unroll factor) or categorical (an
+unordered set of named alternatives: the scheduler variant, the fusion policy, the OpenMP loop, the point-loop
+order). A configuration is a tuple of ints either way: a categorical coordinate holds the index of its
+category (:meth:`SearchSpace.decode` gives the names), so configurations stay hashable, JSON-able and
+comparable, and the evaluator, the cache and the replay records need not know the difference.
+
+A coordinate's one-step moves: ordinal, the next smaller and the next larger value of its domain (Def. 3.7
+of the hill-climbing paper); categorical, every other category (there is no order, so all are one step away).
+Neighbourhood of degree d (Def. 3.7 extended to d > 1): every configuration that changes between 1 and d
+coordinates, each changed coordinate by one of its one-step moves, so a degree-2 neighbourhood combines any
+move of one coordinate with any move of another. In 2-D ordinal, degree 2 is the 3x3 box around an interior
+point minus its centre (8 neighbours); degree 3 in 3-D is the 3x3x3 cube minus the centre (26); a categorical
+coordinate of k categories beside an interior ordinal one gives (k - 1) + 2 + 2 (k - 1) at degree 2.
 
 Neighbours are listed in a fixed order (first-fit search relies on it): by the number of changed
 parameters, then by which parameters (``itertools.combinations`` order, i.e. parameter order), then by
-directions with the smaller value before the larger one (``itertools.product`` order). For degree 1 this is:
-parameter 0 smaller, parameter 0 larger, parameter 1 smaller, ...
+moves (``itertools.product`` order), the smaller value before the larger one and categories in their
+order. For degree 1 this is: parameter 0 smaller, parameter 0 larger, parameter 1 smaller, ...
 
-Values outside a domain are allowed in configurations (a seed such as Pluto's default tile 32, or a
-shortest-hop result): their adjacent values are still the nearest domain values below and above.
+Values outside an ordinal domain are allowed in configurations (a seed such as Pluto's default tile 32, or a
+shortest-hop result): their adjacent values are still the nearest domain values below and above. A
+categorical coordinate holds one of its indices, nothing else. Shortest-hop moves (+- the domain's smallest
+gap) apply to ordinal coordinates only; they leave categorical coordinates alone.
 """
 from __future__ import annotations
 
@@ -25,6 +36,8 @@ from dataclasses import dataclass
 from polytune.errors import UsageError
 from polytune.measurement import Config
 
+Value = int | str  # what a coordinate means: an ordinal value, or a categorical coordinate's category
+
 
 def _as_int(value: object, what: str) -> int:
     if isinstance(value, bool):
@@ -37,21 +50,76 @@ def _as_int(value: object, what: str) -> int:
 
 @dataclass(frozen=True)
 class Parameter:
-    """One tunable parameter: a name and its strictly increasing, non-empty integer domain."""
+    """One tunable parameter: a name and its strictly increasing, non-empty integer domain; or, with
+    ``categories``, a categorical parameter whose values are the indices ``0 .. len(categories) - 1``
+    (build one with :meth:`categorical`)."""
 
     name: str
-    values: tuple[int, ...]
+    values: tuple[int, ...] = ()
     hop: int | None = None  # step of shortest-hop moves; None: the smallest gap of the domain; 0: none
+    categories: tuple[str, ...] | None = None  # names of a categorical parameter's alternatives, in order
 
     def __post_init__(self) -> None:
         if not self.name:
             raise UsageError("parameter name must not be empty")
+        if self.categories is not None:
+            if isinstance(self.categories, str):
+                raise UsageError(f"parameter {self.name}: categories must be a sequence of names, not one string")
+            categories = tuple(self.categories)
+            if not categories:
+                raise UsageError(f"parameter {self.name}: no categories")
+            if not all(isinstance(c, str) and c for c in categories) or len(set(categories)) != len(categories):
+                raise UsageError(f"parameter {self.name}: categories {categories} are not distinct names")
+            if self.values and tuple(self.values) != tuple(range(len(categories))):
+                raise UsageError(f"parameter {self.name}: a categorical parameter's values are its indices")
+            if self.hop:
+                raise UsageError(f"parameter {self.name}: a categorical parameter has no hop")
+            object.__setattr__(self, "categories", categories)
+            object.__setattr__(self, "values", tuple(range(len(categories))))
+            return
         values = tuple(_as_int(v, f"parameter {self.name}") for v in self.values)
         if not values:
             raise UsageError(f"parameter {self.name}: empty domain")
         if any(a >= b for a, b in itertools.pairwise(values)):
             raise UsageError(f"parameter {self.name}: domain {values} is not sorted and unique")
         object.__setattr__(self, "values", values)
+
+    @classmethod
+    def categorical(cls, name: str, categories: Sequence[str]) -> Parameter:
+        """A parameter choosing one of ``categories`` (its first is index 0, the origin's choice)."""
+        return cls(name, categories=categories)  # type: ignore[arg-type]  # __post_init__ makes it a tuple
+
+    @property
+    def is_categorical(self) -> bool:
+        return self.categories is not None
+
+    def label(self, value: int) -> Value:
+        """What ``value`` means: a categorical parameter's category name, an ordinal parameter's value."""
+        if self.categories is None:
+            return value
+        if not 0 <= value < len(self.categories):
+            raise UsageError(f"parameter {self.name}: no category {value} (0 .. {len(self.categories) - 1})")
+        return self.categories[value]
+
+    def encode(self, value: object) -> int:
+        """The configuration value for ``value``: a category name or index (categorical), an integer (ordinal)."""
+        if self.categories is not None:
+            if isinstance(value, str):
+                if value not in self.categories:
+                    raise UsageError(f"parameter {self.name}: unknown category {value!r} "
+                                     f"(known: {', '.join(self.categories)})")
+                return self.categories.index(value)
+            index = _as_int(value, f"parameter {self.name}")
+            self.label(index)  # range check
+            return index
+        return _as_int(value, f"parameter {self.name}")
+
+    def moves(self, value: int, hop: bool = False) -> tuple[int, ...]:
+        """The one-step moves from ``value`` (see the module docstring), in neighbourhood order."""
+        if self.categories is not None:
+            return () if hop else tuple(v for v in self.values if v != value)
+        below, above = self.hop_adjacent(value) if hop else self.adjacent(value)
+        return tuple(v for v in (below, above) if v is not None)
 
     @property
     def lo(self) -> int:
@@ -63,7 +131,10 @@ class Parameter:
 
     @property
     def shortest_hop(self) -> int | None:
-        """Smallest gap between consecutive domain values (or the hop given); None for a single-value domain."""
+        """Smallest gap between consecutive domain values (or the hop given); None for a single-value domain
+        and for a categorical parameter."""
+        if self.categories is not None:
+            return None
         if self.hop is not None:
             return self.hop or None
         if len(self.values) < 2:
@@ -91,7 +162,9 @@ class Parameter:
         )
 
     def nearest(self, value: int) -> int:
-        """The domain value closest to ``value`` (the smaller one on a tie)."""
+        """The domain value closest to ``value`` (the smaller one on a tie); a categorical value stays."""
+        if self.categories is not None:
+            return self.encode(value)
         below, above = self.adjacent(value)
         if value in self.values:
             return value
@@ -104,7 +177,8 @@ class Parameter:
 
 @dataclass(frozen=True)
 class SearchSpace:
-    """The Cartesian product of the parameters' domains; configurations are int tuples in param order."""
+    """The Cartesian product of the parameters' domains; configurations are int tuples in param order
+    (a categorical coordinate holds its category's index)."""
 
     params: tuple[Parameter, ...]
 
@@ -116,9 +190,16 @@ class SearchSpace:
         object.__setattr__(self, "params", params)
 
     @classmethod
-    def from_domains(cls, domains: Mapping[str, Sequence[int]]) -> SearchSpace:
-        """Build from ``{name: values}`` in insertion order."""
-        return cls(tuple(Parameter(name, tuple(values)) for name, values in domains.items()))
+    def from_domains(cls, domains: Mapping[str, Sequence[int] | Sequence[str]]) -> SearchSpace:
+        """Build from ``{name: values}`` in insertion order; a domain of strings is a categorical parameter."""
+        params = []
+        for name, values in domains.items():
+            values = tuple(values)
+            if values and all(isinstance(v, str) for v in values):
+                params.append(Parameter.categorical(name, values))
+            else:
+                params.append(Parameter(name, values))
+        return cls(tuple(params))
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -133,12 +214,25 @@ class SearchSpace:
         """The configuration of every parameter's smallest value (the paper's default start)."""
         return tuple(p.lo for p in self.params)
 
-    def check(self, config: Sequence[int]) -> Config:
-        """Normalize ``config`` to an int tuple of the right length (values may lie outside domains)."""
+    def check(self, config: Sequence[Value]) -> Config:
+        """Normalize ``config`` to an int tuple of the right length (ordinal values may lie outside their
+        domains; a categorical coordinate may be given by its category's name)."""
         if len(config) != len(self.params):
             raise UsageError(f"configuration {tuple(config)} has {len(config)} values, expected "
                              f"{len(self.params)} ({', '.join(self.names)})")
-        return tuple(_as_int(v, p.name) for p, v in zip(self.params, config))
+        return tuple(p.encode(v) for p, v in zip(self.params, config))
+
+    def decode(self, config: Sequence[int]) -> dict[str, Value]:
+        """``{name: value}``, a categorical coordinate by its category's name (what a caller builds from)."""
+        return {p.name: p.label(v) for p, v in zip(self.params, self.check(config))}
+
+    def encode(self, values: Mapping[str, Value]) -> Config:
+        """The configuration of ``{name: value}`` (inverse of :meth:`decode`); every parameter must be named."""
+        unknown = set(values) - set(self.names)
+        missing = [n for n in self.names if n not in values]
+        if unknown or missing:
+            raise UsageError(f"configuration {dict(values)}: expected exactly the parameters {', '.join(self.names)}")
+        return self.check([values[n] for n in self.names])
 
     def contains(self, config: Sequence[int]) -> bool:
         return len(config) == len(self.params) and all(v in p.values for p, v in zip(self.params, config))
@@ -173,18 +267,15 @@ class SearchSpace:
     def neighbours(self, config: Sequence[int], degree: int = 1, hop: bool = False) -> tuple[Config, ...]:
         """The neighbourhood of ``config`` (see the module docstring for the definition and order).
 
-        With ``hop``, each changed parameter moves by its domain's shortest hop instead of to the
-        adjacent domain value (shortest-hop exploration, Example 3.10).
+        With ``hop``, each changed ordinal parameter moves by its domain's shortest hop instead of to the
+        adjacent domain value (shortest-hop exploration, Example 3.10); categorical ones stay.
         """
         config = self.check(config)
-        moves = [p.hop_adjacent(v) if hop else p.adjacent(v) for p, v in zip(self.params, config)]
+        moves = [p.moves(v, hop) for p, v in zip(self.params, config)]
         result = []
         for count in range(1, degree + 1):
             for which in itertools.combinations(range(len(config)), count):
-                for directions in itertools.product((0, 1), repeat=count):
-                    values = [moves[i][d] for i, d in zip(which, directions)]
-                    if any(v is None for v in values):
-                        continue
+                for values in itertools.product(*(moves[i] for i in which)):
                     neighbour = list(config)
                     for i, v in zip(which, values):
                         neighbour[i] = v

@@ -11,14 +11,20 @@ none: local searches then start at the space's origin, sampling strategies measu
   domain's [min, max]. A failed seed is still the starting point; any finite neighbour improves on it.
 - ``coordesc``: Algorithm 9.2; per parameter try doubling then halving (the domain value nearest to 2x
   among larger values / to x/2 among smaller ones: exactly 2x and x/2 on a full power-of-two domain),
-  accepting a candidate beating the incumbent by ``eps``.
+  accepting a candidate beating the incumbent by ``eps``; a categorical parameter tries each other category
+  in order instead.
 - ``exhaustive``: every grid point in row-major order.
 - ``random``: ``options.samples`` distinct grid points, or ceil(ln(1/delta)/q) of them (Prop. 9.3:
   then with probability >= 1 - delta the best lies in the fastest q-quantile); exhaustive if that covers
   the grid.
 
-All use :func:`polytune.search.compare.improves` to decide whether a candidate becomes the incumbent.
-Failed measurements never do. The result's best is the final incumbent.
+All use :func:`polytune.search.compare.improves` to decide whether a candidate becomes the incumbent:
+hill with ``alpha`` and ``threshold``, coordesc with ``alpha`` and ``eps``, the scans with a lower median
+alone. Failed measurements never do. Whatever stops the search (convergence, a budget, the iteration cap,
+KeyboardInterrupt, the end of the sample), the driver then applies :meth:`Evaluator.keep_best`: a measured
+configuration that beats the final incumbent under that same test becomes the result, so a faster neighbour
+measured just before the budget ran out is never lost. The result's best is that incumbent. After a
+KeyboardInterrupt the result travels in the :class:`SearchInterrupted` raised again.
 """
 from __future__ import annotations
 
@@ -26,13 +32,15 @@ import math
 import random
 import time
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 
 from polytune.errors import UsageError
 from polytune.measurement import Config, Measurement
 from polytune.search.budget import Budget, BudgetExhausted, StopReason
-from polytune.search.compare import Verdict, improves
+from polytune.search.compare import ImprovementTest, Verdict
 from polytune.search.evaluator import EvalRecord, Evaluator, Step
+from polytune.search.pool import Pool
 from polytune.search.space import Parameter, SearchSpace
 
 
@@ -91,21 +99,26 @@ def _climb(space: SearchSpace, ev: Evaluator, options: SearchOptions, phase: str
         assert incumbent is not None
         chosen: Measurement | None = None
         insignificant = False
-        for neighbour in space.neighbours(incumbent.config, options.degree, hop=hop):
-            measurement = ev(neighbour, phase)
-            verdict = improves(measurement, incumbent, options.alpha, options.threshold)
-            if verdict is Verdict.INSIGNIFICANT:
-                insignificant = True
-            elif verdict is Verdict.BETTER and (chosen is None or measurement.value < chosen.value):
-                chosen = measurement
-                if options.fit == "first":
-                    break
+        neighbours = space.neighbours(incumbent.config, options.degree, hop=hop)
+        # best-fit needs the whole neighbourhood: one batch; first-fit reads in order, measuring ahead
+        # speculatively as far as there are workers
+        ahead = ev.workers if options.fit == "first" else None
+        with closing(ev.stream(neighbours, phase, ahead)) as results:
+            for measurement in results:
+                verdict = ev.test(measurement, incumbent)
+                if verdict is Verdict.INSIGNIFICANT:
+                    insignificant = True
+                elif verdict is Verdict.BETTER and (chosen is None or measurement.value < chosen.value):
+                    chosen = measurement
+                    if options.fit == "first":
+                        break
         if chosen is None:
             return _stalled(options, insignificant)
         ev.accept(chosen, phase)
 
 
 def hill(space: SearchSpace, ev: Evaluator, seed: Config | None, options: SearchOptions) -> StopReason:
+    ev.test = ImprovementTest(options.alpha, options.threshold)
     ev.start(space.origin if seed is None else seed)
     reason = _climb(space, ev, options, "hill", hop=False)
     if options.shortest_hop:
@@ -128,25 +141,43 @@ def scaled(param: Parameter, value: int, up: bool) -> int | None:
     return min(pool, key=lambda v: (abs(v - target), abs(v - value)))
 
 
+def _coordesc_value(param: Parameter, value: int, move: int) -> int | None:
+    """The ``move``-th candidate value of one coordinate: ordinal, 0 doubles and 1 halves (:func:`scaled`);
+    categorical, move j tries category j (None for the current one)."""
+    if param.is_categorical:
+        return None if move == value else move
+    return scaled(param, value, up=move == 0)
+
+
 def coordesc(space: SearchSpace, ev: Evaluator, seed: Config | None, options: SearchOptions) -> StopReason:
+    ev.test = ImprovementTest(options.alpha, options.eps)
     ev.start(space.origin if seed is None else seed)
+    # a round tries every (parameter, move) slot in order, each from the incumbent of its time; the slots
+    # still to come are measured ahead speculatively (as far as there are workers) and rebuilt after a move
+    slots = [(i, move) for i, param in enumerate(space.params)
+             for move in range(len(param.values) if param.is_categorical else 2)]
     while True:
         improved = insignificant = False
-        for i, param in enumerate(space.params):
-            for up in (True, False):
-                incumbent = ev.incumbent
-                assert incumbent is not None
-                value = scaled(param, incumbent.config[i], up)
-                if value is None:
-                    continue
-                candidate = incumbent.config[:i] + (value,) + incumbent.config[i + 1:]
-                measurement = ev(candidate, "coordesc")
-                verdict = improves(measurement, incumbent, options.alpha, options.eps)
-                if verdict is Verdict.BETTER:
-                    ev.accept(measurement, "coordesc")
-                    improved = True
-                elif verdict is Verdict.INSIGNIFICANT:
-                    insignificant = True
+        start = 0
+        while start < len(slots):
+            incumbent = ev.incumbent
+            assert incumbent is not None
+            todo = []
+            for k in range(start, len(slots)):
+                i, move = slots[k]
+                value = _coordesc_value(space.params[i], incumbent.config[i], move)
+                if value is not None:
+                    todo.append((k, incumbent.config[:i] + (value,) + incumbent.config[i + 1:]))
+            start = len(slots)
+            with closing(ev.stream([c for _, c in todo], "coordesc", ev.workers)) as results:
+                for (k, _), measurement in zip(todo, results):
+                    verdict = ev.test(measurement, incumbent)
+                    if verdict is Verdict.BETTER:
+                        ev.accept(measurement, "coordesc")
+                        improved, start = True, k + 1
+                        break
+                    if verdict is Verdict.INSIGNIFICANT:
+                        insignificant = True
         if not improved:
             return _stalled(options, insignificant)
 
@@ -156,10 +187,11 @@ def _scan(ev: Evaluator, configs: Iterable[Config], phase: str, options: SearchO
 
     No significance test here: a scan does not decide where to go next, it reports the fastest
     configuration it measured (gating on a t-test kept a slower incumbent on gemver)."""
-    for config in configs:
-        measurement = ev(config, phase)
-        if improves(measurement, ev.incumbent, None, 0.0) is Verdict.BETTER:
-            ev.accept(measurement, phase, is_move=False)
+    ev.test = ImprovementTest(None, 0.0)
+    with closing(ev.stream(configs, phase)) as results:  # one batch: every configuration is needed
+        for measurement in results:
+            if ev.test(measurement, ev.incumbent) is Verdict.BETTER:
+                ev.accept(measurement, phase, is_move=False)
     return StopReason.EXHAUSTED
 
 
@@ -214,29 +246,51 @@ class SearchResult:
         return self.trajectory[-1].iteration if self.trajectory else 0
 
 
+class SearchInterrupted(KeyboardInterrupt):
+    """KeyboardInterrupt during a search, carrying what the search had found (``result``, stop reason
+    ``interrupted``, its best kept as for any other stop): a caller that does not catch it is interrupted as
+    before; one that does can report or write the best so far."""
+
+    def __init__(self, result: SearchResult):
+        super().__init__("search interrupted")
+        self.result = result
+
+
 def run_search(
     space: SearchSpace,
-    evaluate: Callable[[Config], Measurement],
+    evaluate: Callable[[Config], Measurement] | None,
     strategy: str = "hill",
-    seed: Sequence[int] | None = None,
+    seed: Sequence[int | str] | None = None,
     options: SearchOptions | None = None,
     budget: Budget | None = None,
     on_eval: Callable[[EvalRecord], object] | None = None,
     clock: Callable[[], float] = time.monotonic,
+    pool: Pool | None = None,
 ) -> SearchResult:
-    """Run the named strategy on ``space``; ``on_eval(record)`` follows every new evaluation."""
+    """Run the named strategy on ``space``; ``on_eval(record)`` follows every new evaluation.
+
+    KeyboardInterrupt ends the search like a budget would, and is then raised again as
+    :class:`SearchInterrupted` with the result.
+
+    Candidates are measured by ``evaluate``, one at a time, or through ``pool`` (e.g. a
+    :class:`~polytune.search.pool.ThreadPool`; ``evaluate`` may then be None): the result is the same
+    when the measurements are (see :meth:`Evaluator.stream`). The caller closes the pool.
+    """
     try:
         run = STRATEGIES[strategy]
     except KeyError:
         raise UsageError(f"unknown search strategy {strategy!r} (known: {', '.join(STRATEGIES)})") from None
     options = SearchOptions() if options is None else options
-    ev = Evaluator(evaluate, Budget() if budget is None else budget, on_eval, clock)
+    ev = Evaluator(evaluate, Budget() if budget is None else budget, on_eval, clock, pool)
     try:
         reason = run(space, ev, None if seed is None else space.check(seed), options)
     except BudgetExhausted as stop:
         reason = stop.reason
+    except KeyboardInterrupt:
+        reason = StopReason.INTERRUPTED
+    ev.keep_best()
     incumbent = ev.incumbent
-    return SearchResult(
+    result = SearchResult(
         strategy=strategy,
         best=incumbent if incumbent is not None and incumbent.ok else None,
         seed=ev.seed,
@@ -245,3 +299,6 @@ def run_search(
         stop_reason=reason,
         elapsed=ev.elapsed,
     )
+    if reason is StopReason.INTERRUPTED:
+        raise SearchInterrupted(result)
+    return result

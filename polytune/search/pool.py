@@ -1,0 +1,122 @@
+"""Pools: how the evaluator measures candidates, one at a time or several at once.
+
+A pool knows nothing of compiling or timing: it calls something that turns a configuration into a
+:class:`Measurement` and hands the result back as a :class:`concurrent.futures.Future`. The evaluator
+(:meth:`polytune.search.evaluator.Evaluator.stream`) submits every candidate a strategy already knows it will
+need, at most ``workers`` of them unfinished at a time, keeps the budget, and hands results back to the
+strategy in the strategy's order, so a search ends in the same place with one worker or many.
+
+- :class:`SerialPool` (the default): ``evaluate`` runs inside ``submit``, in the caller's thread.
+- :class:`ThreadPool`: ``workers`` threads call a thread-safe ``evaluate``; for evaluations that wait on
+  something else (a compiler, a remote machine) rather than on Python.
+- :class:`MappedPool`: any other ``submit(config) -> Future[R]`` (a compile-in-parallel or Ray pool with its
+  steps bound), its results turned into Measurements by ``convert``.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Protocol, runtime_checkable
+
+from polytune.errors import UsageError
+from polytune.measurement import Config, Measurement
+
+
+@runtime_checkable
+class Pool(Protocol):
+    """Measures configurations in the background; ``workers`` is how many it measures at once."""
+
+    workers: int
+
+    def submit(self, config: Config) -> Future[Measurement]:
+        """Start measuring ``config``; the future's result is its Measurement (or the exception evaluate
+        raised). A future the evaluator cancels before it started is never measured."""
+        ...
+
+
+class SerialPool:
+    """One candidate at a time, measured inside :meth:`submit` (exceptions propagate from there)."""
+
+    workers = 1
+
+    def __init__(self, evaluate: Callable[[Config], Measurement]):
+        self._evaluate = evaluate
+
+    def submit(self, config: Config) -> Future[Measurement]:
+        future: Future[Measurement] = Future()
+        future.set_result(self._evaluate(config))
+        return future
+
+
+class ThreadPool:
+    """``evaluate`` on ``workers`` threads (it must be thread-safe); close it, or use it as a context manager.
+
+    Closing cancels the candidates not yet started and waits for those running (a thread cannot be stopped).
+    """
+
+    def __init__(self, evaluate: Callable[[Config], Measurement], workers: int):
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise UsageError(f"workers must be a positive integer, got {workers!r}")
+        self._evaluate = evaluate
+        self.workers = workers
+        self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="polytune-eval")
+
+    def submit(self, config: Config) -> Future[Measurement]:
+        return self._executor.submit(self._evaluate, config)
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> ThreadPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Mapped(Future):
+    """The evaluator's side of an inner future: cancelling it cancels the inner one (if not yet started)."""
+
+    def __init__(self, inner: Future):
+        super().__init__()
+        self._inner = inner
+
+    def cancel(self) -> bool:
+        return self._inner.cancel() and super().cancel()
+
+
+class MappedPool:
+    """A :class:`Pool` over ``submit(config) -> Future[R]`` and ``convert(R) -> Measurement``.
+
+    For a pool that knows nothing of configurations (e.g. one running a compile step and a timing step on
+    a payload): bind its steps in ``submit``, unwrap its result in ``convert``. An exception of the inner
+    future or of ``convert`` reaches the search through the future, as one of ``evaluate`` would.
+    """
+
+    def __init__(self, submit: Callable[[Config], Future], workers: int,
+                 convert: Callable[[Any], Measurement] = lambda result: result):
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise UsageError(f"workers must be a positive integer, got {workers!r}")
+        self._submit = submit
+        self._convert = convert
+        self.workers = workers
+
+    def submit(self, config: Config) -> Future[Measurement]:
+        inner = self._submit(config)
+        outer = _Mapped(inner)
+
+        def finished(done: Future) -> None:
+            if done.cancelled():
+                Future.cancel(outer)
+                return
+            error = done.exception()
+            if error is not None:
+                outer.set_exception(error)
+                return
+            try:
+                outer.set_result(self._convert(done.result()))
+            except BaseException as exc:  # convert failed: the search sees it as evaluate raising
+                outer.set_exception(exc)
+
+        inner.add_done_callback(finished)
+        return outer
