@@ -7,7 +7,9 @@ before a variant's time counts.
 """
 from __future__ import annotations
 
+import math
 import os
+import re
 import shlex
 import subprocess
 import tempfile
@@ -19,6 +21,7 @@ import numpy as np
 from ..emit.c import generate_dump
 from ..errors import PolytuneError, UsageError
 from ..pipeline import Program, generate_regions, source_lines, splice
+from .build import Build, compile_objects, first_error
 from .measurement import ErrorKind, Measurement
 from .runner import Variant
 
@@ -97,10 +100,20 @@ class BuildConfig:
     # Result check: |got - ref| <= rtol * |ref| + rtol * 1e-3 * max|ref|. Not 0 by default because gcc
     # contracts a*b+c into FMAs differently in differently shaped loops under -march=native (lu: 1 ulp).
     rtol: float = 1e-9
+    program: Build = Build()  # the program's other sources, libraries and arguments
 
-    def compile_cmd(self, src: str, exe: str) -> list[str]:
-        return [self.cc, *self.cflags, "-fopenmp", *[f"-I{d}" for d in self.includes],
-                *[f"-D{d}" for d in self.defines], src, "-o", exe, "-lm"]
+    def flags(self) -> list[str]:
+        return [*[f"-I{d}" for d in self.includes], *[f"-D{d}" for d in self.defines]]
+
+    def compile_cmd(self, src: str, exe: str, quote: tuple[str, ...] = (), objects: tuple[str, ...] = ()) -> list[str]:
+        """Compile *src* (the file with the regions; *quote*: where its "..." includes are) and link it with
+        the program's *objects* (compiled once by objects_cmd) and libraries."""
+        return [self.cc, *self.cflags, "-fopenmp", *[f"-iquote{d}" for d in quote], *self.flags(), src, "-o", exe,
+                *self.program.link_flags(objects), "-lm"]
+
+    def objects_cmd(self) -> list[str]:
+        """How the program's other C sources are compiled (unchanged, with the same -I/-D)."""
+        return [self.cc, *self.cflags, *self.flags()]
 
 
 @dataclass
@@ -110,6 +123,7 @@ class RunResult:
     wall: float = 0.0
     error: ErrorKind | None = None
     detail: str = ""
+    output: tuple[str, str] | None = None  # (stdout, stderr), where asked for
 
 
 class CRunner:
@@ -123,18 +137,28 @@ class CRunner:
         self.counter = 0
         self.reference_dump: np.ndarray | None = None
         self.reference_wall: float | None = None
+        self.reference_output: ReferenceOutput | None = None
+        self._objects: tuple[str, ...] | None = None
 
     def close(self) -> None:
         if self._tmp is not None:
             self._tmp.cleanup()
 
     # ---- building --------------------------------------------------------------------------------
+    def objects(self) -> tuple[str, ...]:
+        """The program's other sources, compiled once for the whole search."""
+        if self._objects is None:
+            self._objects = compile_objects(self.build.program, self.build.objects_cmd(),
+                                            os.path.join(self.dir, "objects"))
+        return self._objects
+
     def compile(self, text: str, name: str) -> tuple[str | None, float, str]:
         exe, dt, err, _ = compile_source(self.build, text, os.path.join(self.dir, name + ".c"),
-                                         os.path.join(self.dir, name))
+                                         os.path.join(self.dir, name), quote=quote_dirs(self.program),
+                                         objects=self.objects())
         return exe, dt, err
 
-    def run(self, exe: str, dump: str | None, timeout: float | None) -> RunResult:
+    def run(self, exe: str, dump: str | None, timeout: float | None, output: bool = False) -> RunResult:
         report = exe + ".time"
         if os.path.exists(report):
             os.unlink(report)
@@ -146,8 +170,9 @@ class CRunner:
             env["OMP_NUM_THREADS"] = str(self.build.threads)
         t0 = time.perf_counter()
         try:
-            proc = subprocess.run([exe], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                  timeout=timeout, cwd=self.dir)
+            proc = subprocess.run([exe, *self.build.program.args], env=env,
+                                  stdout=subprocess.PIPE if output else subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  timeout=timeout, cwd=self.build.program.cwd or self.dir)
         except subprocess.TimeoutExpired:
             return RunResult(False, wall=time.perf_counter() - t0, error=ErrorKind.TIMEOUT,
                              detail=f"ran past {timeout:.1f} s")
@@ -162,7 +187,8 @@ class CRunner:
                 t = float(f.read().split()[0])
         except (OSError, ValueError, IndexError):
             return RunResult(False, wall=wall, error=ErrorKind.RUNTIME, detail="no region time reported")
-        return RunResult(True, region_time=t, wall=wall)
+        out = (_text(proc.stdout), _text(proc.stderr)) if output else None
+        return RunResult(True, region_time=t, wall=wall, output=out)
 
     def timeout(self) -> float | None:
         if self.reference_wall is None:
@@ -175,21 +201,24 @@ class CRunner:
         text = instrument(self.program, original_regions(self.program))
         exe, ct, err = self.compile(text, "reference")
         if exe is None:
-            raise PolytuneError(f"the original program does not compile with {self.build.cc}: {err}",
+            raise PolytuneError(f"the original program does not build with {self.build.cc}: {err}",
                                 self.program.path)
         dump = exe + ".dump"
-        r = self.run(exe, dump, None)
+        r = self.run(exe, dump, None, output=True)
         if not r.ok:
             raise PolytuneError(f"the original program failed: {r.detail}", self.program.path)
         self.reference_dump = np.fromfile(dump, dtype=np.float64)
         os.unlink(dump)
         self.reference_wall = r.wall
-        times = []
-        for _ in range(self.build.runs):
-            r = self.run(exe, None, self.timeout())
+        first = r.output
+        times, again = [], None
+        for k in range(self.build.runs):
+            r = self.run(exe, None, self.timeout(), output=k == 0)
             if not r.ok:
                 raise PolytuneError(f"the original program failed: {r.detail}", self.program.path)
             times.append(r.region_time)
+            again = again or r.output
+        self.reference_output = ReferenceOutput.of(first, again)
         return Measurement((), tuple(times), None, ct, extra={"what": "original"})
 
     # ---- variants ----------------------------------------------------------------------------------
@@ -216,10 +245,12 @@ class CRunner:
 
     def _run_variant(self, config: tuple, exe: str, ct: float, bound: float | None) -> Measurement:
         dump = exe + ".dump"
-        r = self.run(exe, dump, self.timeout())  # verification run, doubles as the warm-up
+        r = self.run(exe, dump, self.timeout(), output=True)  # verification run, doubles as the warm-up
         if not r.ok:
             return Measurement(config, error=r.error, compile_time=ct, detail=r.detail)
         verdict = compare_dumps(self.reference_dump, np.fromfile(dump, dtype=np.float64), self.build.rtol)
+        if not verdict and self.reference_output is not None:
+            verdict = self.reference_output.compare(r.output, self.build.rtol)
         if verdict:
             return Measurement(config, error=ErrorKind.WRONG_ANSWER, compile_time=ct, detail=verdict)
         times: list[float] = []
@@ -236,22 +267,30 @@ class CRunner:
         return Measurement(config, tuple(times), None, ct)
 
 
+def quote_dirs(program: Program) -> tuple[str, ...]:
+    """Where the file's own "..." includes are found: its directory (the build compiles a copy elsewhere)."""
+    return (os.path.dirname(os.path.abspath(program.path)),)
+
+
 def compile_source(build: BuildConfig, text: str, src: str, exe: str, timeout: float = 600,
-                   label: str = "", timeout_message: str = "compiler timed out"):
-    """Write *text* to *src* and compile it to *exe* with *build*'s command: (exe or None, seconds, first
-    error line or '', the compiler's stderr). A missing compiler is the user's error."""
+                   label: str = "", timeout_message: str = "compiler timed out", quote: tuple[str, ...] = (),
+                   objects: tuple[str, ...] = ()):
+    """Write *text* to *src* and compile it to *exe* with *build*'s command (linked with *objects* and the
+    program's libraries): (exe or None, seconds, first error line or '', the compiler's stderr). A missing
+    compiler is the user's error."""
     with open(src, "w", encoding="utf-8", errors="surrogateescape") as f:
         f.write(text)
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run(build.compile_cmd(src, exe), capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(build.compile_cmd(src, exe, quote, objects), capture_output=True, text=True,
+                              timeout=timeout)
     except FileNotFoundError:
         raise UsageError(f"{label}compiler not found: {build.cc}") from None
     except subprocess.TimeoutExpired:
         return None, time.perf_counter() - t0, timeout_message, ""
     dt = time.perf_counter() - t0
     if proc.returncode != 0:
-        return None, dt, _first_error(proc.stderr), proc.stderr
+        return None, dt, first_error(proc.stderr), proc.stderr
     return exe, dt, "", proc.stderr
 
 
@@ -275,11 +314,73 @@ def compare_dumps(ref: np.ndarray | None, got: np.ndarray, rtol: float) -> str:
     return f"{bad.size} of {ref.size} values differ (first at #{k}: {got[k]!r} instead of {ref[k]!r})"
 
 
-def _first_error(stderr: str) -> str:
-    for line in stderr.splitlines():
-        if "error" in line:
-            return line.strip()[:300]
-    return (stderr.strip().splitlines() or ["compiler failed"])[0][:300]
+
+
+def _text(b: bytes | None) -> str:
+    return b.decode(errors="replace") if b else ""
+
+
+NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)", re.I)
+
+
+@dataclass(frozen=True)
+class ReferenceOutput:
+    """What the original program prints (stdout and stderr: PolyBench dumps its arrays on stderr), for
+    comparing a variant's output with. Lines that differ between two runs of the original (a printed time)
+    are not compared; a stream whose line count differs between them is not compared at all."""
+
+    streams: tuple[tuple[str, ...] | None, tuple[str, ...] | None]
+    varying: tuple[frozenset[int], frozenset[int]]
+
+    @classmethod
+    def of(cls, first: tuple[str, str] | None, again: tuple[str, str] | None) -> ReferenceOutput:
+        streams, varying = [], []
+        for k in range(2):
+            a = tuple(first[k].splitlines()) if first else ()
+            b = tuple(again[k].splitlines()) if again else a
+            if len(a) != len(b):
+                streams.append(None)
+                varying.append(frozenset())
+            else:
+                streams.append(a)
+                varying.append(frozenset(i for i, (x, y) in enumerate(zip(a, b)) if x != y))
+        return cls(tuple(streams), tuple(varying))
+
+    def compare(self, got: tuple[str, str] | None, rtol: float) -> str:
+        """'' when *got* prints what the original prints, else where it differs. Numbers may differ by the
+        result tolerance, or by one unit of their last printed digit (a value within the tolerance that
+        rounds the other way); everything else must be identical."""
+        if got is None:
+            return ""
+        for name, ref, vary, text in zip(("stdout", "stderr"), self.streams, self.varying, got):
+            if ref is None:
+                continue
+            lines = text.splitlines()
+            if len(lines) != len(ref):
+                return f"printed {len(lines)} lines on {name}, the original {len(ref)}"
+            for i, (a, b) in enumerate(zip(ref, lines)):
+                if i not in vary and a != b and not _same_line(a, b, rtol):
+                    return f"{name} line {i + 1} differs: {b.strip()[:80]!r} instead of {a.strip()[:80]!r}"
+        return ""
+
+
+def _same_line(ref: str, got: str, rtol: float) -> bool:
+    if NUMBER.sub("#", ref) != NUMBER.sub("#", got):
+        return False
+    return all(_same_number(a, b, rtol) for a, b in zip(NUMBER.findall(ref), NUMBER.findall(got)))
+
+
+def _same_number(ref: str, got: str, rtol: float) -> bool:
+    if ref == got:
+        return True
+    x, y = float(ref), float(got)
+    if math.isclose(x, y, rel_tol=rtol, abs_tol=0.0) or (math.isnan(x) and math.isnan(y)):
+        return True
+    frac = re.search(r"\.(\d*)", ref)
+    if frac is None or re.search(r"[eE]", ref):  # integers exact; 1.5e-03: one unit of the mantissa's last digit
+        m = re.fullmatch(r"[-+]?(\d*)\.?(\d*)[eE]([-+]?\d+)", ref)
+        return bool(m) and abs(x - y) <= 1.0001 * 10.0 ** (int(m.group(3)) - len(m.group(2)))
+    return abs(x - y) <= 1.0001 * 10.0 ** -len(frac.group(1))
 
 
 def shell_flags(text: str | None) -> tuple[str, ...]:

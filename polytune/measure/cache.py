@@ -59,6 +59,9 @@ def workload_key(program: Program, build, opts: OptimizeOptions) -> str:
         "machine": machine_id(),
         "tile": opts.tile, "parallel": opts.parallel,
     }
+    rest = getattr(build, "program", None)
+    if rest is not None and not rest.empty:  # other sources (by content), libraries, arguments
+        parts["program"] = rest.fingerprint()
     if opts.schedule != "pluto":
         parts["schedule"] = opts.schedule
     if opts.unroll_jam != OptimizeOptions.unroll_jam:
