@@ -22,6 +22,26 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="macro definition for the C preprocessor")
 
 
+def _program(p: argparse.ArgumentParser) -> None:
+    """How the program is built and run besides the file with the regions (as a compiler driver takes it)."""
+    p.add_argument("-l", dest="libs", action="append", default=[], metavar="LIB",
+                   help="link the program with library LIB (as gcc -l)")
+    p.add_argument("-L", dest="lib_dirs", action="append", default=[], metavar="DIR",
+                   help="library directory (as gcc -L)")
+    p.add_argument("--ldflags", help="further linker flags, e.g. '-Wl,-rpath,/opt/lib -pthread'")
+
+
+def _build(args, sources: list[str]):
+    """The Build of the command line: other sources and objects, libraries, and the program's arguments
+    (after --), run in the current directory (where relative paths among them point)."""
+    import os
+
+    from .measure.build import Build
+    from .measure.c import shell_flags
+    return Build.from_files(sources, libs=tuple(args.libs), lib_dirs=tuple(args.lib_dirs),
+                            ldflags=shell_flags(args.ldflags), args=tuple(args.program_args), cwd=os.getcwd())
+
+
 def _unroll_jam(p: argparse.ArgumentParser) -> None:
     p.add_argument("--unroll-jam", type=int, default=None, metavar="U",
                    help="register tiling: unroll a point loop by U and jam the copies into the innermost loop, "
@@ -59,8 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="output file (default: FILE.polytune.c; '-' for stdout)")
     p.add_argument("--report", help="write a JSON report of what was done to each scop")
     p = sub.add_parser("tune", help="tune by measurement: tile sizes (c), block shape (cuda) or launch "
-                                            "configuration (triton), by hill climbing from the default")
+                                            "configuration (triton), by hill climbing from the default",
+                       usage="polytune tune FILE.c [MORE.c ...] [-I DIR] [-D NAME] [-l LIB] [-L DIR] "
+                             "[--ldflags FLAGS] [options] [-- PROGRAM ARGUMENTS]")
     _common(p)
+    p.add_argument("sources", nargs="*", metavar="MORE.c",
+                   help="the program's other sources (compiled once, unchanged) or object files and archives, "
+                        "linked into the original and every variant")
+    _program(p)
     p.add_argument("-o", "--output", help="write the best program here")
     p.add_argument("--report", help="JSON report: every evaluation, the trajectory, the summary")
     p.add_argument("--tile-sizes-out", help="write the best sizes in Pluto's tile.sizes format")
@@ -122,6 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--clang", help="clang command (default: the first of clang, clang-19 .. clang-14 found)")
     p.add_argument("--polly-flags", help="flags enabling Polly (default: detected, e.g. '-mllvm -polly')")
     p.add_argument("--cache", help="tuning measurement cache (default: none, so search times are real)")
+    p.add_argument("--with", dest="sources", action="append", default=[], metavar="FILE",
+                   help="another source (or object) of every kernel, e.g. PolyBench's utilities/polybench.c")
+    _program(p)
     p = sub.add_parser("inspect", help="print statements, domains, accesses, dependences and the schedule")
     _common(p)
     _shape(p)
@@ -239,7 +268,7 @@ def cmd_tune(args) -> int:
     given = {k: v for k, v in (("cc", args.cc), ("cflags", shell_flags(args.cflags) if args.cflags else None),
                                ("rtol", args.rtol)) if v is not None}
     build = cls(includes=tuple(args.includes), defines=tuple(args.defines) + tuple(args.param), runs=args.runs,
-                **extra, **given)
+                program=_build(args, args.sources), **extra, **given)
     res = tune(args.file, opts, build, progress=progress_printer(sys.stderr))
     print(summary(res))
     if res.best_text is not None:
@@ -264,11 +293,24 @@ COMMANDS = {"optimize": cmd_optimize, "inspect": cmd_inspect, "tune": cmd_tune, 
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(argv)
+        program_args: list[str] = []
+        if "--" in argv:  # the program's own arguments: every run of the original and the variants gets them
+            k = argv.index("--")
+            argv, program_args = argv[:k], argv[k + 1:]
+        args, rest = build_parser().parse_known_args(argv)
+        if args.command == "tune":  # more sources after options, as a compiler driver takes them
+            args.sources += [a for a in rest if not a.startswith("-")]
+            rest = [a for a in rest if a.startswith("-")]
+        if rest:
+            raise UsageError(f"unrecognized arguments: {' '.join(rest)}")
         if args.command is None:
             build_parser().print_help(sys.stderr)
             return 2
+        if program_args and args.command not in ("tune", "bench"):
+            raise UsageError(f"program arguments (after --) apply to tune and bench, not {args.command}")
+        args.program_args = program_args
         return COMMANDS[args.command](args)
     except PolytuneError as e:
         print(str(e), file=sys.stderr)

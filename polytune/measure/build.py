@@ -96,7 +96,7 @@ def first_error(stderr: str) -> str:
     """The line of a compiler's or linker's output that says what went wrong (the linker's own message
     rather than collect2's summary)."""
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    for pattern in (r"cannot find -l\S+", r"undefined reference to [`'][^`']+'", r"\berror\b"):
+    for pattern in (r"cannot find -l[^\s:]+", r"undefined reference to [`'][^`']+'", r"\berror\b"):
         for ln in lines:
             m = re.search(pattern, ln)
             if m and "collect2" not in ln and "ld returned" not in ln:
