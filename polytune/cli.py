@@ -279,13 +279,13 @@ def cmd_tune(args) -> int:
     if args.report:
         write_report(args.report, res.report)
     if args.plot:
-        from .plots import save, tune_figure
+        from .study.plots import save, tune_figure
         print(f"polytune: search drawn -> {save(tune_figure(res.report.to_json()), args.plot)}", file=sys.stderr)
     return 0 if res.best_text is not None else 1
 
 
 def cmd_bench(args) -> int:
-    from .bench import main_from_args
+    from .study.bench import main_from_args
     return main_from_args(args)
 
 

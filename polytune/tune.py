@@ -75,7 +75,7 @@ class TuneReport:
     stop_reason: str
     evals: int
     search_time: float
-    target_info: dict = field(default_factory=dict)  # the target's own entries (schedule, gpu, triton)
+    target_info: dict = field(default_factory=dict)  # the entries its target adds (Target.report)
     schedule_choice: dict | None = None  # --schedule auto: the seeds measured and the one chosen
 
     @property

@@ -15,11 +15,11 @@ from conftest import ROOT
 from matplotlib.image import AxesImage
 from matplotlib.text import Annotation
 
-from polytune import bench, plots, report
 from polytune.cli import main
 from polytune.errors import UsageError
 from polytune.search import Parameter, ReplayEvaluator, SearchOptions, SearchSpace, run_search
 from polytune.search.replay import measurement_from_record
+from polytune.study import bench, plots, report
 
 REPLAY = os.path.join(ROOT, "tests", "data", "replay")
 BENCH_JSON = os.path.join(REPLAY, "bench.json")

@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, ROOT)
 
-from polytune.bench import BenchOptions, KernelSpec, parse_strategies, run_bench  # noqa: E402
+from polytune.study.bench import BenchOptions, KernelSpec, parse_strategies, run_bench  # noqa: E402
 
 ALL = "hill,exhaustive,random:n10,hill:origin,hill:model,hill:first,hill:d2,hill:hop"
 

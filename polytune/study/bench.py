@@ -25,13 +25,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from .errors import PolytuneError, UsageError
+from ..errors import PolytuneError, UsageError
+from .records import LABELS, SCANS, StrategySpec, _finite, found, tuning_entry  # noqa: F401 (bench's API)
 
 BASELINES = ("gcc", "clang", "polly")
 CLANG_NAMES = ("clang", *(f"clang-{v}" for v in range(19, 13, -1)))
 CFLAGS = ("-O3", "-march=native")
 SEARCHES = ("hill", "exhaustive", "random", "coordesc")
-LABELS = {"gcc": "gcc -O3", "clang": "clang -O3", "polly": "Polly", "seed": "seed (tile 32)"}
 POLLY_INSTALL = "Debian/Ubuntu: apt-get install clang-14, or clang-19 libpolly-19-dev"
 TIME_RE = re.compile(r"^time:\s*([-+0-9.eE]+)", re.M)
 CHECKSUM_RE = re.compile(r"^checksum:\s*(\S+)", re.M)
@@ -41,24 +41,6 @@ Log = Callable[[str], object]
 
 
 # ---- what to run ------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class StrategySpec:
-    """One tuning run: a strategy and its knobs, written ``NAME[:MOD...]`` (label = the text).
-
-    MODs: ``d1``/``d2``/``d3`` (neighbourhood degree), ``first``/``best`` (fit), ``hop`` (shortest hop),
-    ``pluto``/``origin``/``model`` (seed), ``nNUM`` (random: sample size). ``hill:origin:d2`` is hill
-    climbing from all-1 tiles with degree-2 neighbourhoods.
-    """
-
-    label: str
-    strategy: str = "hill"
-    fit: str = "best"
-    degree: int = 1
-    shortest_hop: bool = False
-    seed: str = "pluto"
-    samples: int | None = None
-
-
 def parse_strategy(text: str) -> StrategySpec:
     name, *mods = text.strip().split(":")
     if name not in SEARCHES:
@@ -195,7 +177,7 @@ def polly_flag_sets(clang: str) -> list[tuple[str, ...]]:
 
 def detect_toolchain(opts: BenchOptions, workdir: str) -> Toolchain:
     """Find the compilers of the comparison; what is missing becomes a note, never an error (but gcc)."""
-    from .measure.cache import compiler_id
+    from ..measure.cache import compiler_id
     if shutil.which(opts.gcc) is None:
         raise UsageError(f"gcc not found ('{opts.gcc}'): polytune's output is compiled with it")
     notes: list[str] = []
@@ -220,7 +202,7 @@ def detect_toolchain(opts: BenchOptions, workdir: str) -> Toolchain:
 
 
 def _find_polly(clangs: Sequence[str], opts: BenchOptions, workdir: str, notes: list[str]) -> Compiler | None:
-    from .measure.cache import compiler_id
+    from ..measure.cache import compiler_id
     for clang in clangs:
         sets = [opts.polly_flags] if opts.polly_flags else polly_flag_sets(clang)
         for flags in sets:
@@ -310,51 +292,9 @@ def checksums_agree(a: str | None, b: str | None, rtol: float = 1e-6) -> bool | 
 
 
 # ---- tuning -----------------------------------------------------------------------------------------
-def _finite(v) -> float | None:
-    return v if isinstance(v, (int, float)) and math.isfinite(v) else None
-
-
-def tuning_entry(spec: StrategySpec, report: dict, wall: float) -> dict:
-    """What the report needs of one tune() run (the measurements, compacted)."""
-    evals = report["evaluations"]
-    compiled = [e for e in evals if not e["cached"] and not str(e["detail"]).startswith("code generation")]
-    ran = [e for e in compiled if e["error"] != "compile"]
-    traj = [dict(s, median=_finite(s["median"])) for s in report["trajectory"]]
-    return {
-        "label": spec.label, "strategy": spec.strategy, "fit": spec.fit, "degree": spec.degree,
-        "shortest_hop": spec.shortest_hop, "seed_kind": spec.seed, "samples": spec.samples,
-        "space": report["space"], "original": report["original"], "seed": report["seed"], "best": report["best"],
-        "speedup_over_seed": report["speedup_over_seed"], "evals": report["evals"],
-        "iterations": traj[-1]["iteration"] if traj else 0, "stop_reason": report["stop_reason"],
-        "search_time": report["search_time"], "wall": wall,
-        "seed_eval_s": evals[0]["elapsed"] if evals else None,
-        # the reference build and its runs, then one build per new configuration, and its verification
-        # run plus timed runs
-        "compilations": 1 + len(compiled),
-        "runs": 1 + len(report["original"]["times"]) + sum(1 + len(e["times"]) for e in ran),
-        "evaluations": [{"config": e["config"], "median": e["median"], "times": e["times"], "error": e["error"],
-                         "phase": e["phase"], "elapsed": round(e["elapsed"], 4)} for e in evals],
-        "trajectory": traj,
-    }
-
-
-SCANS = ("exhaustive", "random")
-
-
-def found(t: dict) -> dict | None:
-    """The configuration a tuning run delivers ({'config', 'median'}): hill climbing's and coordinate descent's
-    final incumbent; for exhaustive and random search the lowest median they measured. (Their incumbent in
-    tune() changes only on a significant improvement, so on a noisy surface it depends on the scan order.)"""
-    if t["strategy"] not in SCANS:
-        return t["best"] and {"config": t["best"]["config"], "median": t["best"]["median"]}
-    ok = [e for e in t["evaluations"] if e["median"] is not None and math.isfinite(e["median"])]
-    e = min(ok, key=lambda e: e["median"], default=None)
-    return e and {"config": e["config"], "median": e["median"]}
-
-
 def tune_one(path: str, spec: StrategySpec, opts: BenchOptions, defines: Sequence[str]) -> dict:
-    from .measure.c import BuildConfig
-    from .tune import TuneOptions, tune
+    from ..measure.c import BuildConfig
+    from ..tune import TuneOptions, tune
     local = spec.strategy in ("hill", "coordesc")  # exhaustive and random are bounded by their grid / sample
     topts = TuneOptions(strategy=spec.strategy, fit=spec.fit, degree=spec.degree, shortest_hop=spec.shortest_hop,
                         seed=spec.seed, samples=spec.samples, max_evals=opts.max_evals if local else None,
@@ -375,8 +315,8 @@ def _load() -> list[float] | None:
 
 
 def bench_kernel(spec: KernelSpec, opts: BenchOptions, tools: Toolchain, workdir: str, log: Log) -> dict:
-    from .pipeline import OptimizeOptions, analyze, generate
-    from .tune import TuneOptions, make_target
+    from ..pipeline import OptimizeOptions, analyze, generate
+    from ..tune import TuneOptions, make_target
     name = kernel_name(spec.path)
     defines = tuple(opts.defines if spec.defines is None else spec.defines)
     strategies = opts.strategies if spec.strategies is None else spec.strategies
@@ -486,8 +426,8 @@ def load_note(load: list[float] | None, cores: int, threads: int) -> list[str]:
 def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None = None,
               checkpoint: Callable[[dict], object] | None = None) -> dict:
     """Benchmark every kernel; returns the results document (see :func:`write_outputs`)."""
-    from . import __version__
-    from .measure.cache import machine_id
+    from .. import __version__
+    from ..measure.cache import machine_id
     log = log or (lambda s: print(s, file=sys.stderr, flush=True))
     with tempfile.TemporaryDirectory(prefix="polytune-bench-") as workdir:
         tools = detect_toolchain(opts, workdir)
