@@ -286,6 +286,7 @@ def cmd_tune(args) -> int:
 
 def cmd_bench(args) -> int:
     from .study.bench import main_from_args
+    args.program = _build(args, args.sources)  # every kernel's other sources, libraries, arguments
     return main_from_args(args)
 
 
