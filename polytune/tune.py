@@ -76,6 +76,8 @@ class TuneReport:
     evals: int
     search_time: float
     target_info: dict = field(default_factory=dict)  # the entries its target adds (Target.report)
+    loops: tuple[str, ...] = ()  # per parameter, the loop it belongs to (i, j, 2t+i) or its name
+    warnings: tuple[str, ...] = ()  # one line each (noisy timings)
     schedule_choice: dict | None = None  # --schedule auto: the seeds measured and the one chosen
 
     @property
@@ -91,7 +93,8 @@ class TuneReport:
             "file": self.file, "machine": self.machine, "target": self.target, "compiler": self.compiler,
             "threads": self.threads, "strategy": self.strategy, "fit": self.fit, "degree": self.degree,
             "shortest_hop": self.shortest_hop, "alpha": self.alpha,
-            "space": [{"name": p.name, "values": list(p.values)} for p in self.space.params],
+            "space": [{"name": p.name, "values": list(p.values)} | ({"loop": lp} if lp != p.name else {})
+                      for p, lp in zip(self.space.params, self.loops or self.space.names)],
             "original": _record(self.original),
             "seed": _record(self.seed),
             "best": _record(self.best),
@@ -105,6 +108,8 @@ class TuneReport:
             "evals": self.evals,
             "search_time": self.search_time,
         }
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         out.update(self.target_info)
         if self.schedule_choice is not None:
             out["schedule_choice"] = self.schedule_choice
@@ -140,6 +145,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
          progress=None) -> TuneResult:
     """Tune the parameters of *path*'s target; every candidate is verified against the original program."""
     program = analyze(path, build.includes, build.defines)
+    load = _load1()
     schedule_choice = runner = original = bound = None
     if tune_opts.schedule == "auto":
         chosen, schedule_choice, runner, original, bound = get_target(tune_opts.target).choose_schedule(
@@ -157,6 +163,11 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
     try:
         if original is None:
             original = runner.reference()
+        noisy = noise_warning(original, load, os.cpu_count() or 1)
+        if noisy and hasattr(progress, "note"):
+            progress.note(noisy)
+        if hasattr(progress, "label"):
+            progress.label(target.labels(space))
 
         def evaluate(config) -> Measurement:
             nonlocal bound
@@ -194,28 +205,86 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         shortest_hop=tune_opts.shortest_hop, alpha=tune_opts.alpha, space=space, original=original,
         seed=result.seed, best=result.best, evaluations=tuple(result.evaluations),
         trajectory=tuple(result.trajectory), stop_reason=result.stop_reason.value, evals=result.evals,
-        search_time=search_time, target_info=target.report(runner, launch_choice),
+        search_time=search_time, target_info=target.report(runner, launch_choice), loops=target.labels(space),
+        warnings=(noisy,) if noisy else (),
         schedule_choice=schedule_choice)
     return TuneResult(program, space, result, original, best_text, report)
 
 
-def progress_printer(stream=sys.stderr):
-    """A live progress line per evaluation: candidate, its time, best so far, evaluations, elapsed."""
-    best = [math.inf, None]
+# The legend printed above the progress lines.
+LEGEND = ("[eval] phase  configuration (each tile size named by its loop)  time or why it has none  best so far\n"
+          "  pruned: its first run was over 2x slower than the best so far, so it was not run again; "
+          "wrong_answer: its results differ from the original's\n")
 
-    def on_eval(rec) -> None:
+
+def _load1() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except OSError:  # pragma: no cover
+        return None
+
+
+def noise_warning(original: Measurement, load: float | None, cores: int, spread: float = 0.25) -> str | None:
+    """One line when timings are too noisy to trust: the original's repeated runs spread more than *spread*
+    of their median (max - min), or the load average at the start was above the number of cores."""
+    why = []
+    times = [t for t in original.times if t > 0]
+    if len(times) >= 2:
+        med = sorted(times)[len(times) // 2]
+        rel = (max(times) - min(times)) / med if med > 0 else 0.0
+        if rel > spread:
+            why.append(f"the original's {len(times)} runs spread {100 * rel:.0f}% of their median")
+    if load is not None and load > cores:
+        why.append(f"load average {load:.1f} on {cores} cores")
+    if not why:
+        return None
+    return (f"polytune: warning: timings are noisy ({'; '.join(why)}): speedups may be wrong; use --runs 5 or "
+            "more, or a quieter machine")
+
+
+def describe(config, labels: tuple[str, ...] | None) -> str:
+    """A configuration with each value named by its loop: i=32 j=64 k=16 (the plain tuple without labels)."""
+    if not labels or len(labels) != len(config):
+        return str(tuple(config))
+    return " ".join(f"{lp}={v}" for lp, v in zip(labels, config))
+
+
+class ProgressPrinter:
+    """A live progress line per evaluation: candidate (values named by their loops), its time, best so far,
+    evaluations, elapsed. tune() gives it the loop names (label) and warnings (note)."""
+
+    def __init__(self, stream=sys.stderr):
+        self.stream = stream
+        self.labels: tuple[str, ...] | None = None
+        self.best: tuple[float, tuple | None] = (math.inf, None)
+        self.started = False
+
+    def label(self, labels: tuple[str, ...]) -> None:
+        self.labels = tuple(labels)
+
+    def note(self, line: str) -> None:
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def __call__(self, rec) -> None:
         m = rec.measurement
-        if m.ok and m.value < best[0]:
-            best[0], best[1] = m.value, m.config
-        what = f"{m.value:.4f} s" if m.ok else f"{m.error.value}" + (" (cached)" if m.cached else "")
-        if m.ok and m.cached:
+        if not self.started:
+            self.stream.write(LEGEND)
+            self.started = True
+        if m.ok and m.value < self.best[0]:
+            self.best = (m.value, m.config)
+        what = f"{m.value:.4f} s" if m.ok else f"{m.error.value}"
+        if m.cached:
             what += " (cached)"
-        b = f"{best[0]:.4f} s {tuple(best[1])}" if best[1] is not None else "-"
-        stream.write(f"[{rec.index:3d}] {rec.phase:6s} {tuple(m.config)!s:24s} {what:18s} "
-                     f"best {b}  evals {rec.index}  {rec.elapsed:.1f} s\n")
-        stream.flush()
+        b = f"{self.best[0]:.4f} s {describe(self.best[1], self.labels)}" if self.best[1] is not None else "-"
+        width = max(24, len(describe(m.config, self.labels)))
+        self.stream.write(f"[{rec.index:3d}] {rec.phase:6s} {describe(m.config, self.labels):{width}s} {what:18s} "
+                          f"best {b}  evals {rec.index}  {rec.elapsed:.1f} s\n")
+        self.stream.flush()
 
-    return on_eval
+
+def progress_printer(stream=sys.stderr) -> ProgressPrinter:
+    return ProgressPrinter(stream)
 
 
 def _median(m: Measurement | None) -> float | None:
@@ -232,9 +301,10 @@ def summary(res: TuneResult) -> str:
         lines.append(f"schedule: {r.schedule_choice['chosen']} (tile-32 seeds: {seeds})")
     if r.seed:
         s, med = r.seed, _median(r.seed)
-        lines.append(f"seed {tuple(s.config)}: " + (f"{med:.4f} s" if med else s.error.value if s.error else None))
+        lines.append(f"seed {describe(s.config, r.loops)}: "
+                     + (f"{med:.4f} s" if med else s.error.value if s.error else "-"))
     if r.best:
-        lines.append(f"best {tuple(r.best.config)}: {_median(r.best):.4f} s")
+        lines.append(f"best {describe(r.best.config, r.loops)}: {_median(r.best):.4f} s")
         if r.speedup_over_seed:
             lines.append(f"speedup over seed: {r.speedup_over_seed:.2f}x")
         if r.speedup_over_original:
@@ -242,6 +312,7 @@ def summary(res: TuneResult) -> str:
     else:
         lines.append("no configuration produced a verified result")
     lines.append(f"evaluations: {r.evals}, search time: {r.search_time:.1f} s, stopped: {r.stop_reason}")
+    lines += list(r.warnings)
     return "\n".join(lines)
 
 

@@ -75,6 +75,10 @@ class Target:
         """The seed called *how* (None: this target has none of that name)."""
         raise NotImplementedError
 
+    def labels(self, space: SearchSpace) -> tuple[str, ...]:
+        """A short name per parameter for progress lines and reports (default: the parameter's name)."""
+        return space.names
+
     def launch_seed(self, runner: Runner, space: SearchSpace, evaluate, seed: Config) -> tuple[Config, dict | None]:
         """A better start measured before the search (default: the seed itself, nothing to report)."""
         return seed, None

@@ -4,6 +4,7 @@ from __future__ import annotations
 import glob
 import math
 import os
+import re
 
 from ..measure.c import BuildConfig, CRunner
 from ..measure.measurement import Config, to_record
@@ -29,6 +30,16 @@ class CTarget(Target):
                 extent = band.extents[m] if m < len(band.extents) else None
                 params.append(Parameter(f"s{k}b{band.index}t{m}", pow2_domain(extent, self.domain_cap)))
         return params
+
+    def labels(self, space: SearchSpace) -> tuple[str, ...]:
+        """The loop each tile size belongs to (i, j, k; 2t+i for a skewed member), as the band's schedule
+        names it; where two bands have a loop of the same name, the parameter's name is added (i@s0b1)."""
+        names = {}
+        for k, band in self.program.tunable_bands(self.opts.tile, self.opts.schedule):
+            for m, loop in enumerate(member_names(band.schedule, band.members)):
+                names[f"s{k}b{band.index}t{m}"] = loop
+        loops = [names.get(n, n) for n in space.names]
+        return tuple(lp if loops.count(lp) == 1 else f"{lp}@{n[:n.rindex('t')]}" for lp, n in zip(loops, space.names))
 
     def named_seed(self, space: SearchSpace, how: str) -> Config | None:
         n = len(space.params)
@@ -77,6 +88,26 @@ class CTarget(Target):
         return chosen, {"chosen": chosen, "seeds": seeds}, runner, original, bound
 
 
+def member_names(schedule: str, members: int) -> list[str]:
+    """Each band member's loop, from the band's partial schedule in isl notation
+    (``[n] -> [{ S0[i, j] -> [(i)]; S1[i, j, k] -> [(i)] }, ...]``): the expression of the statement with the
+    most loops (the shortest among those), e.g. ``k`` or ``2t+i``."""
+    parts = re.findall(r"\{([^{}]*)\}", schedule)
+    out = []
+    for m in range(members):
+        best = None
+        for piece in (parts[m].split(";") if m < len(parts) else ()):
+            mm = re.match(r"\s*\w+\[([^\]]*)\]\s*->\s*\[\((.*)\)\]\s*$", piece)
+            if not mm:
+                continue
+            depth = len([v for v in mm.group(1).split(",") if v.strip()])
+            expr = mm.group(2).replace(" ", "")
+            if best is None or (-depth, len(expr)) < best[0]:
+                best = ((-depth, len(expr)), expr)
+        out.append(best[1] if best else f"t{m}")
+    return out
+
+
 def cache_sizes() -> dict[int, int]:
     """Data/unified cache size per level (bytes) from sysfs; conservative defaults where unknown."""
     sizes: dict[int, int] = {}
@@ -111,4 +142,4 @@ def model_seed(program: Program, opts: OptimizeOptions) -> tuple[int, ...]:
     return tuple(seed)
 
 
-__all__ = ["CTarget", "cache_sizes", "model_seed"]
+__all__ = ["CTarget", "cache_sizes", "member_names", "model_seed"]
