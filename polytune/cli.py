@@ -269,6 +269,10 @@ def cmd_tune(args) -> int:
                                ("rtol", args.rtol)) if v is not None}
     build = cls(includes=tuple(args.includes), defines=tuple(args.defines) + tuple(args.param), runs=args.runs,
                 program=_build(args, args.sources), **extra, **given)
+    if args.plot:
+        from .study.bench import has_matplotlib
+        if not has_matplotlib():
+            raise UsageError("--plot needs matplotlib: pip install -e '.[plots]'")
     res = tune(args.file, opts, build, progress=progress_printer(sys.stderr))
     print(summary(res))
     if res.best_text is not None:

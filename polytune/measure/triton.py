@@ -151,7 +151,11 @@ class TritonRunner:
     variants carry their launch configuration by name (``build``)."""
 
     def __init__(self, program: Program, build: BuildConfig, runs: int = 5, texts: dict[int, str] | None = None):
-        import torch
+        try:
+            import torch
+            import triton  # noqa: F401
+        except ImportError as e:
+            raise UsageError(f"the triton target needs torch and triton (pip install -e '.[gpu]'): {e}") from None
         self.torch = torch
         self.program = program
         self.build = build

@@ -488,9 +488,21 @@ def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None
     return results
 
 
+def has_matplotlib() -> bool:
+    import importlib.util
+    try:
+        return importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def write_outputs(results: dict, out_dir: str, figures: bool = True) -> list[str]:
-    """results.json, results.csv, summary.md and the figures; returns the paths written."""
+    """results.json, results.csv, summary.md and the figures (where matplotlib is installed: the plots
+    extra); returns the paths written."""
     from . import report
+    if figures and not has_matplotlib():
+        print("polytune: no figures: matplotlib is not installed (pip install -e '.[plots]')", file=sys.stderr)
+        figures = False
     os.makedirs(out_dir, exist_ok=True)
     paths = [os.path.join(out_dir, "results.json"), os.path.join(out_dir, "results.csv")]
     with open(paths[0], "w") as f:
