@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 
 import pytest
@@ -152,3 +153,14 @@ def test_printed_numbers_may_differ_in_the_last_digit_only():
     assert ref.compare(("x 0.125 8\n", ""), 1e-9) != ""  # integers are exact
     assert ReferenceOutput.of(("1.5e-03\n", ""), None).compare(("1.6e-03\n", ""), 1e-9) == ""
     assert ReferenceOutput.of(("1.5e-03\n", ""), None).compare(("1.7e-03\n", ""), 1e-9) != ""
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_cuda_output_links_with_the_c_source_and_library(libdir, tmp_path):
+    cu = tmp_path / "prog.cu"
+    assert main(["optimize", PROG, "-I", LIB, "--target", "cuda", "-o", str(cu)]) == 0
+    obj = str(tmp_path / "fill.o")
+    subprocess.run(["gcc", "-O1", "-c", FILL, "-o", obj], check=True)
+    proc = subprocess.run(["nvcc", "-arch=sm_90", "-O1", "-Xcompiler", "-w", f"-I{DATA}", f"-I{LIB}", str(cu), obj,
+                           f"-L{libdir}", "-lchk", "-o", str(tmp_path / "prog"), "-lm"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
