@@ -1,0 +1,34 @@
+"""Where candidates run: a local pool (parallel compiles, one timing at a time) or a Ray cluster.
+
+Pools are generic: ``submit(compile_fn, time_fn, payload, label) -> Future[WorkResult]``. They hold no search
+state; the search decides what to submit, and records results on the driver as futures complete.
+"""
+from __future__ import annotations
+
+from polytune.workers.base import Done, Progress, Stage, WorkerLost, WorkResult
+from polytune.workers.identity import MachineIdentity, local_identity
+from polytune.workers.local import LocalPool, TimerLock
+
+__all__ = ["Done", "LocalPool", "MachineIdentity", "Progress", "Stage", "TimerLock", "WorkResult", "WorkerLost",
+           "local_identity", "open_pool"]
+
+
+def open_pool(jobs: int | None = None, ray_address: str | None = None, *, gpu: bool = False, cc: str = "gcc",
+              quiet: bool = False, on_progress=None, on_refused=None):
+    """The pool the CLI asks for: ``--ray ADDRESS`` (``auto``: a local instance) gives a ``RayPool`` (Ray is
+    imported only then), else a ``LocalPool`` compiling ``jobs`` at once (default: the cores); ``quiet``: no
+    compile while a candidate is timed (local only)."""
+    if ray_address is None:
+        return LocalPool(jobs, quiet=quiet, on_progress=on_progress)
+    from functools import partial
+
+    try:
+        from polytune.workers import ray_pool
+    except ImportError as exc:
+        from polytune.errors import UsageError
+
+        raise UsageError(f"--ray needs Ray ({exc}): pip install 'polytune[ray]'") from None
+
+    ray_pool.connect(ray_address)
+    return ray_pool.RayPool(gpu=gpu, jobs=jobs, identity=partial(local_identity, cc), on_progress=on_progress,
+                            on_refused=on_refused)

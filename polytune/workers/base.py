@@ -1,0 +1,69 @@
+"""What every pool shares: a candidate's two steps, its result, progress events and the lost-worker error.
+
+A candidate is ``compile_fn(payload) -> artifact`` then ``time_fn(artifact) -> value``. Compiles run in
+parallel; a timing runs alone on its machine (or GPU). Both callables must be picklable (module-level
+functions, or ``functools.partial`` of them) because a compile may run in another process or on another
+node. ``compile_fn`` returns ``Done(value)`` to finish a candidate without timing it (a compile error, a
+failed verification): failures are values, and an exception raised by either step is a bug that reaches
+the caller through the future. The pools keep no search state: they only run what they are handed.
+"""
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Done:
+    """Returned by a compile step: the candidate's final value, no timing needed."""
+
+    value: Any
+
+
+class Stage(str, enum.Enum):
+    """What a worker is doing with a candidate, for progress displays."""
+
+    COMPILE = "compile"
+    TIME = "time"
+    DONE = "done"
+    RETRY = "retry"  # the worker died or its node left; the candidate goes back to the queue
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One progress event: ``worker`` started ``stage`` of candidate ``ticket`` (labelled ``label``)."""
+
+    ticket: int  # the pool's submission number, from 0
+    label: str
+    stage: Stage
+    worker: str
+
+
+@dataclass(frozen=True)
+class WorkResult:
+    """A finished candidate: its value and who produced it.
+
+    ``worker`` is the timer that measured it (the compiling node when ``timed`` is False). Spans are wall-clock
+    (``time.time()``) seconds, start and end, measured where the step ran. ``attempts`` counts tries: more
+    than one only when a worker died mid-candidate; the value is always that of the one attempt that
+    finished, delivered once.
+    """
+
+    ticket: int
+    label: str
+    value: Any
+    worker: str
+    compiled_on: str
+    timed: bool
+    attempts: int
+    compile_span: tuple[float, float]
+    time_span: tuple[float, float] | None
+
+
+class WorkerLost(RuntimeError):
+    """A candidate's workers died ``attempts`` times in a row; the pool gave up on it."""
+
+
+ProgressFn = Callable[[Progress], object]

@@ -1,0 +1,467 @@
+"""The pool on a Ray cluster: compiles on any accepted node, each node (or GPU) times one candidate at a time.
+
+Exclusive timing comes from a custom resource declared when a node starts (``--resources
+'{"polytune_timer": 1}'``): the pool puts one timer actor per unit of it on each node (one per GPU with
+``gpu=True``), and a timer runs one call at a time. Compiles are Ray tasks pinned to accepted nodes, at most
+one per CPU. Every node is probed for its ``MachineIdentity`` first; a node that differs from the reference
+identity is refused (a one-line message, and the node is never used), because its times would be compared
+with the others'. The reference is ``expect`` when given, else the driver's machine if its node times
+candidates, else the first timing node Ray lists (the head first). It is fixed for the pool's life.
+
+A worker or node that dies mid-candidate costs that step a retry on another worker (up to ``MAX_ATTEMPTS``
+tries in all). Results are set on the driver, once per candidate, by one dispatcher thread: a timing whose
+result was lost with its node is measured again, never recorded twice.
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import os
+import queue
+import socket
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from polytune.errors import UsageError
+from polytune.workers.base import Done, Progress, ProgressFn, Stage, WorkerLost, WorkResult
+from polytune.workers.identity import MachineIdentity, choose_reference, local_identity, refusal
+from polytune.workers.local import TimerLock, compile_step, time_step
+
+TIMER_RESOURCE = "polytune_timer"
+MAX_ATTEMPTS = 3
+LOOPBACK = "127.0.0.1"
+_log = logging.getLogger(__name__)
+
+
+def connect(address: str = "auto", *, num_cpus: int | None = None, timers: int = 1) -> bool:
+    """Join the Ray cluster at ``address`` (``HOST:PORT``, or ``ray://HOST:PORT`` for Ray Client).
+
+    ``auto``: the cluster ``ray start`` runs on this machine if there is one, else a new private instance
+    that listens on loopback only, with ``num_cpus`` CPUs (default: all) and ``timers`` units of the timer
+    resource. Returns True when it started that private instance (``disconnect()`` stops it).
+    """
+    if ray.is_initialized():
+        return False
+    if address != "auto":
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        return False
+    try:
+        ray.init(address="auto", include_dashboard=False, log_to_driver=False)
+        return False
+    except ConnectionError:
+        pass
+    # Ray replaces 127.0.0.1 by the machine's network address unless clusters are turned off
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    from ray._private import ray_constants
+
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    ray.init(num_cpus=num_cpus, resources={TIMER_RESOURCE: timers}, include_dashboard=False,
+             _node_ip_address=LOOPBACK, log_to_driver=False)
+    return True
+
+
+def disconnect() -> None:
+    ray.shutdown()
+
+
+def _node_name(node_id: str) -> str:
+    return f"{socket.gethostname()}/{node_id[:8]}"
+
+
+@ray.remote(num_cpus=0, max_retries=0)
+def _probe(identity: Callable[[], MachineIdentity]) -> tuple[str, MachineIdentity]:
+    return _node_name(ray.get_runtime_context().get_node_id()), identity()
+
+
+@ray.remote(num_cpus=1, max_retries=0)
+def _compile(compile_fn: Callable[[Any], Any], payload: Any) -> tuple[Any, tuple[float, float], str]:
+    artifact, span = compile_step(compile_fn, payload)
+    return artifact, span, _node_name(ray.get_runtime_context().get_node_id())
+
+
+@ray.remote(max_restarts=0, max_task_retries=0)
+class _Timer:
+    """Times one candidate at a time (an actor runs its calls one by one)."""
+
+    def __init__(self, lock_path: str | None):
+        self._lock = TimerLock(lock_path)
+        name = _node_name(ray.get_runtime_context().get_node_id())
+        gpus = ray.get_gpu_ids()
+        self.name = f"{name}/gpu{gpus[0]}" if gpus else name
+
+    def ready(self) -> str:
+        return self.name
+
+    def run(self, time_fn: Callable[[Any], Any], artifact: Any) -> tuple[Any, tuple[float, float]]:
+        return time_step(time_fn, artifact, self._lock)
+
+
+@dataclass
+class _Node:
+    node_id: str
+    address: str
+    cpus: int
+    timer_slots: int
+    head: bool
+    name: str = ""
+    identity: MachineIdentity | None = None
+    accepted: bool = False
+    alive: bool = True
+    compiling: int = 0
+    timers: int = 0  # timer actors alive or starting
+
+
+@dataclass
+class _TimerRef:
+    actor: Any
+    node_id: str
+    name: str = ""
+    busy: bool = False
+
+
+@dataclass
+class _Candidate:
+    ticket: int
+    label: str
+    compile_fn: Callable[[Any], Any]
+    time_fn: Callable[[Any], Any]
+    payload: Any
+    future: Future
+    attempts: int = 0
+    artifact: Any = None
+    compiled_on: str = ""
+    compile_span: tuple[float, float] = (0.0, 0.0)
+    started: bool = False  # its future is running: its timing started once (and may be retried)
+
+
+class RayPool:
+    """Same interface as ``LocalPool`` on the connected Ray cluster (call ``connect`` first).
+
+    ``gpu``: one timer per GPU (``num_gpus=1``) instead of one per unit of ``resource``. ``jobs``: most compiles
+    in flight over the cluster (default: one per CPU of the accepted nodes). ``identity``: a picklable
+    callable run on each node to fingerprint it. ``on_refused``: gets each refusal's line (default: stderr).
+    ``lock_path``: a file whose ``flock`` the CPU timers hold while timing (``local.default_lock_path()``: one
+    timing per machine even with several nodes on it). None by default: several nodes on one machine are then
+    on purpose (e.g. pinned to disjoint cores with ``taskset``) and time at once. GPU timers never use it.
+    """
+
+    def __init__(self, *, gpu: bool = False, resource: str = TIMER_RESOURCE, jobs: int | None = None,
+                 expect: MachineIdentity | None = None,
+                 identity: Callable[[], MachineIdentity] = partial(local_identity, "gcc"),
+                 on_progress: ProgressFn | None = None, on_refused: Callable[[str], object] | None = None,
+                 lock_path: str | None = None, refresh_s: float = 5.0, probe_timeout: float = 120):
+        if not ray.is_initialized():
+            raise UsageError("RayPool needs a Ray connection: call polytune.workers.ray_pool.connect first")
+        self.gpu = gpu
+        self.resource = "GPU" if gpu else resource
+        self.jobs = jobs
+        self._identity = identity
+        self._on_progress = on_progress
+        self._on_refused = on_refused or (lambda line: print(line, file=sys.stderr))
+        self._lock_path = None if gpu else lock_path
+        self._refresh_s = refresh_s
+        self.refused: dict[str, str] = {}  # node id -> message
+        self._nodes: dict[str, _Node] = {}
+        self._timers: dict[Any, _TimerRef] = {}  # actor id -> timer
+        self._tickets = itertools.count()
+        self._submits: queue.Queue = queue.Queue()
+        self._pending: deque[_Candidate] = deque()
+        self._ready: list[tuple[int, int, _Candidate]] = []  # (0 for a retried timing, ticket, candidate)
+        self._inflight: dict[Any, tuple[str, Any, Any]] = {}  # ref -> (kind, candidate or node/timer, where)
+        self._last_refresh = 0.0
+        self._closed = False
+        self._stop = threading.Event()
+        self.reference = self._first_probe(expect, probe_timeout)
+        self._thread = threading.Thread(target=self._dispatch, name="polytune-ray-dispatch", daemon=True)
+        self._thread.start()
+
+    # ---- public --------------------------------------------------------------------------------------
+    @property
+    def workers(self) -> list[str]:
+        """Names of the live timers (``host/node`` or ``host/node/gpuN``)."""
+        return sorted(t.name for t in self._timers.values() if t.name)
+
+    def submit(self, compile_fn: Callable[[Any], Any], time_fn: Callable[[Any], Any], payload: Any,
+               label: str = "") -> Future:
+        if self._closed:
+            raise RuntimeError("the pool is closed")
+        cand = _Candidate(next(self._tickets), label, compile_fn, time_fn, payload, Future())
+        self._submits.put(cand)
+        return cand.future
+
+    def close(self) -> None:
+        """Cancel what has not started timing, let running timings finish, stop the timer actors."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stop.set()
+        self._thread.join()
+        for timer in self._timers.values():
+            ray.kill(timer.actor)
+        self._timers.clear()
+
+    def __enter__(self) -> RayPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- nodes ---------------------------------------------------------------------------------------
+    def _alive_nodes(self) -> list[dict]:
+        return [n for n in ray.nodes() if n.get("Alive")]
+
+    def _new_node(self, info: dict) -> _Node:
+        res = info.get("Resources", {})
+        return _Node(info["NodeID"], info.get("NodeManagerAddress", "?"), int(res.get("CPU", 0)),
+                     int(res.get(self.resource, 0)), "node:__internal_head__" in res)
+
+    def _probe_ref(self, node: _Node):
+        strategy = NodeAffinitySchedulingStrategy(node.node_id, soft=False)
+        return _probe.options(scheduling_strategy=strategy).remote(self._identity)
+
+    def _first_probe(self, expect: MachineIdentity | None, timeout: float) -> MachineIdentity:
+        nodes = [self._new_node(info) for info in self._alive_nodes()]
+        refs = [self._probe_ref(n) for n in nodes]
+        results = ray.get(refs, timeout=timeout)
+        for node, (name, ident) in zip(nodes, results):
+            node.name, node.identity = name, ident
+            self._nodes[node.node_id] = node
+        driver = ray.get_runtime_context().get_node_id()
+        reference = choose_reference([(n.node_id, n.head, n.timer_slots > 0, n.identity) for n in nodes],
+                                     driver, expect)
+        if reference is None:
+            what = "a GPU" if self.gpu else f"the resource {self.resource!r} (ray start --resources " \
+                                            f"'{{\"{self.resource}\": 1}}')"
+            raise UsageError(f"no Ray node offers {what}: no node can time candidates")
+        for node in nodes:
+            self._judge(node, reference)
+        if not any(n.accepted and n.timer_slots for n in nodes):
+            raise UsageError("every Ray node that can time candidates was refused: "
+                             + " | ".join(self.refused.values()))
+        if not any(n.accepted and n.cpus for n in nodes):
+            raise UsageError("no accepted Ray node has a CPU to compile on (ray start --num-cpus)")
+        self._last_refresh = time.monotonic()
+        for node in nodes:
+            self._start_timers(node)
+        starting = [ref for ref, (kind, _, _) in self._inflight.items() if kind == "timer"]
+        ray.wait(starting, num_returns=len(starting), timeout=timeout)
+        for ref in starting:  # the timers that started are named now; a late one is named by the dispatcher
+            if ray.wait([ref], timeout=0)[0]:
+                self._finished(ref)
+        return reference
+
+    def _judge(self, node: _Node, reference: MachineIdentity) -> None:
+        if node.identity == reference:
+            node.accepted = True
+            return
+        line = refusal(node.name, node.address, node.identity, reference)
+        self.refused[node.node_id] = line
+        self._on_refused(line)
+
+    def _start_timers(self, node: _Node) -> None:
+        if not (node.accepted and node.alive):
+            return
+        strategy = NodeAffinitySchedulingStrategy(node.node_id, soft=False)
+        need = {"num_gpus": 1} if self.gpu else {"resources": {self.resource: 1}}
+        while node.timers < node.timer_slots:
+            actor = _Timer.options(num_cpus=0, scheduling_strategy=strategy, **need).remote(self._lock_path)
+            timer = _TimerRef(actor, node.node_id)
+            self._timers[actor._actor_id] = timer
+            node.timers += 1
+            self._inflight[actor.ready.remote()] = ("timer", timer, None)
+
+    def _refresh(self) -> None:
+        self._last_refresh = time.monotonic()
+        alive = {info["NodeID"]: info for info in self._alive_nodes()}
+        for node_id, node in self._nodes.items():
+            if node.alive and node_id not in alive:
+                node.alive = False
+                _log.info("Ray node %s left", node.name)
+        for node_id, info in alive.items():
+            if node_id not in self._nodes:
+                node = self._new_node(info)
+                node.alive = False  # until its probe answers
+                self._nodes[node_id] = node
+                self._inflight[self._probe_ref(node)] = ("probe", node, None)
+        for node in self._nodes.values():
+            self._start_timers(node)
+
+    # ---- dispatcher ----------------------------------------------------------------------------------
+    def _emit(self, cand: _Candidate, stage: Stage, worker: str) -> None:
+        if self._on_progress is not None:
+            try:
+                self._on_progress(Progress(cand.ticket, cand.label, stage, worker))
+            except Exception:
+                _log.exception("progress callback failed")
+
+    def _dispatch(self) -> None:
+        while not self._stop.is_set():
+            while True:
+                try:
+                    self._pending.append(self._submits.get_nowait())
+                except queue.Empty:
+                    break
+            if time.monotonic() - self._last_refresh > self._refresh_s:
+                self._refresh()
+            self._pump()
+            if not self._inflight:
+                try:
+                    self._pending.append(self._submits.get(timeout=0.2))
+                except queue.Empty:
+                    pass
+                continue
+            done, _ = ray.wait(list(self._inflight), num_returns=1, timeout=0.1)
+            for ref in done:
+                self._finished(ref)
+        self._shutdown()
+
+    def _shutdown(self) -> None:
+        while True:
+            try:
+                self._pending.append(self._submits.get_nowait())
+            except queue.Empty:
+                break
+        timing = []
+        for ref, (kind, obj, _) in list(self._inflight.items()):
+            if kind == "compile":
+                obj.future.cancel()
+                ray.cancel(ref, force=True)
+            elif kind == "time":
+                timing.append(ref)
+        for ref in timing:  # a timing that started is delivered
+            ray.wait([ref], timeout=None)
+            self._finished(ref)
+        for cand in itertools.chain(self._pending, (c for _, _, c in self._ready)):
+            if not cand.future.cancel():
+                self._fail(cand, WorkerLost(f"candidate {cand.label or cand.ticket}: the pool closed before "
+                                            "its retried timing ran"))
+
+    def _compile_node(self) -> _Node | None:
+        nodes = [n for n in self._nodes.values() if n.accepted and n.alive and n.compiling < n.cpus]
+        if not nodes:
+            return None
+        limit = self.jobs if self.jobs is not None else sum(n.cpus for n in self._nodes.values()
+                                                            if n.accepted and n.alive)
+        if sum(n.compiling for n in self._nodes.values()) >= limit:
+            return None
+        return min(nodes, key=lambda n: (n.compiling / max(n.cpus, 1), n.node_id))
+
+    def _pump(self) -> None:
+        while self._pending:
+            node = self._compile_node()
+            if node is None:
+                break
+            cand = self._pending.popleft()
+            if cand.future.cancelled():
+                continue
+            cand.attempts += 1
+            node.compiling += 1
+            strategy = NodeAffinitySchedulingStrategy(node.node_id, soft=False)
+            ref = _compile.options(scheduling_strategy=strategy).remote(cand.compile_fn, cand.payload)
+            self._inflight[ref] = ("compile", cand, node)
+            self._emit(cand, Stage.COMPILE, node.name)
+        idle = sorted((t for t in self._timers.values() if t.name and not t.busy), key=lambda t: t.name)
+        for timer in idle:
+            while self._ready:
+                _, _, cand = heapq.heappop(self._ready)
+                if cand.started or cand.future.set_running_or_notify_cancel():
+                    cand.started = True
+                    break
+            else:
+                return
+            timer.busy = True
+            ref = timer.actor.run.remote(cand.time_fn, cand.artifact)
+            self._inflight[ref] = ("time", cand, timer)
+            self._emit(cand, Stage.TIME, timer.name)
+
+    def _finished(self, ref) -> None:
+        kind, obj, where = self._inflight.pop(ref)
+        try:
+            result = ray.get(ref)
+        except ray.exceptions.RayTaskError as exc:  # the step itself raised: a bug, reported, not retried
+            if kind == "compile":
+                where.compiling -= 1
+            if kind == "time":
+                where.busy = False
+            if kind in ("compile", "time"):
+                self._fail(obj, exc.as_instanceof_cause())
+            else:
+                self._lost(kind, obj, where, exc)
+            return
+        except (ray.exceptions.RayError, ConnectionError) as exc:  # a worker, actor or node died
+            self._lost(kind, obj, where, exc)
+            return
+        if kind == "probe":
+            obj.name, obj.identity = result
+            obj.alive = True
+            self._judge(obj, self.reference)
+            self._start_timers(obj)
+        elif kind == "timer":
+            obj.name = result
+        elif kind == "compile":
+            where.compiling -= 1
+            self._compiled(obj, *result)
+        elif kind == "time":
+            where.busy = False
+            value, span = result
+            obj.future.set_result(WorkResult(obj.ticket, obj.label, value, where.name, obj.compiled_on, True,
+                                             obj.attempts, obj.compile_span, span))
+            self._emit(obj, Stage.DONE, where.name)
+
+    def _fail(self, cand: _Candidate, exc: BaseException) -> None:
+        if not cand.future.done():
+            cand.future.set_exception(exc)
+
+    def _compiled(self, cand: _Candidate, artifact: Any, span: tuple[float, float], name: str) -> None:
+        if cand.future.cancelled():
+            return
+        cand.compiled_on, cand.compile_span = name, span
+        if isinstance(artifact, Done):
+            if cand.future.set_running_or_notify_cancel():
+                cand.future.set_result(WorkResult(cand.ticket, cand.label, artifact.value, name, name, False,
+                                                  cand.attempts, span, None))
+                self._emit(cand, Stage.DONE, name)
+            return
+        cand.artifact = artifact
+        heapq.heappush(self._ready, (1, cand.ticket, cand))
+
+    def _lost(self, kind: str, obj: Any, where: Any, exc: BaseException) -> None:
+        _log.info("Ray %s lost: %s", kind, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        if kind == "probe":
+            return  # the node left before answering; a later refresh may see it again
+        timer = where if kind == "time" else obj if kind == "timer" else None
+        if timer is not None:  # the actor is gone: forget it, a refresh starts a new one if its node lives
+            self._timers.pop(timer.actor._actor_id, None)
+            node = self._nodes.get(timer.node_id)
+            if node is not None:
+                node.timers -= 1
+        if kind == "compile":
+            where.compiling -= 1
+        self._last_refresh = 0.0  # look at the nodes again now
+        if kind not in ("compile", "time"):
+            return
+        cand = obj
+        if cand.attempts >= MAX_ATTEMPTS:
+            self._fail(cand, WorkerLost(f"candidate {cand.label or cand.ticket}: its worker died "
+                                        f"{cand.attempts} times"))
+            return
+        cand.attempts += 1 if kind == "time" else 0  # a compile's next try counts itself when it starts
+        if kind == "time":
+            # the artifact is held here, on the driver: only the timing is repeated, on another timer. The
+            # future is running already, so it cannot be cancelled or delivered twice.
+            self._emit(cand, Stage.RETRY, where.name)
+            heapq.heappush(self._ready, (0, cand.ticket, cand))
+        else:
+            self._emit(cand, Stage.RETRY, where.name)
+            self._pending.appendleft(cand)

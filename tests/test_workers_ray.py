@@ -1,0 +1,166 @@
+"""The Ray pool on a local Ray instance (loopback only, no dashboard): end to end, retries, identity refusal."""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # keeps Ray's addresses on 127.0.0.1
+os.environ.setdefault("RAY_AUTH_MODE", "token")  # set before Ray is imported: the driver then sends the token
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+import shutil  # noqa: E402
+import signal  # noqa: E402
+import stat  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from concurrent.futures import wait  # noqa: E402
+from dataclasses import replace  # noqa: E402
+from functools import partial  # noqa: E402
+
+from polytune.errors import UsageError  # noqa: E402
+from polytune.workers import Done, local_identity  # noqa: E402
+from polytune.workers.ray_pool import RayPool, connect, disconnect  # noqa: E402
+
+# Ray workers cannot import this test module: send its functions by value
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+PROGRAM = r"""
+#include <stdio.h>
+int main(void) { long s = 0; for (long i = 0; i < N; i++) s += i; printf("%ld\n", s); return 0; }
+"""
+
+
+def gcc_compile(n: int):
+    """Compile a tiny program for size n; the artifact is the executable's bytes (it may run on another node)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, exe = os.path.join(tmp, "p.c"), os.path.join(tmp, "p")
+        with open(src, "w") as f:
+            f.write(PROGRAM)
+        proc = subprocess.run(["gcc", "-O1", f"-DN={n}", src, "-o", exe], capture_output=True, text=True)
+        if proc.returncode != 0:
+            return Done(("compile", proc.stderr))
+        with open(exe, "rb") as f:
+            return {"n": n, "exe": f.read()}
+
+
+def run_exe(artifact):
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "p")
+        with open(exe, "wb") as f:
+            f.write(artifact["exe"])
+        os.chmod(exe, stat.S_IRWXU)
+        start = time.time()
+        out = subprocess.run([exe], capture_output=True, text=True, check=True).stdout
+        return {"n": artifact["n"], "sum": int(out), "span": (start, time.time()), "pid": os.getpid()}
+
+
+def quick_compile(payload):
+    return {"payload": payload}
+
+
+def time_or_die(marker: str, log: str, artifact):
+    """Kill this worker (the timer actor's process) the first time payload 1 is timed."""
+    if artifact["payload"] == 1 and not os.path.exists(marker):
+        with open(marker, "w") as f:
+            f.write("died once\n")
+        os.kill(os.getpid(), signal.SIGKILL)
+    with open(log, "a") as f:
+        f.write(f"{artifact['payload']}\n")
+    return artifact["payload"]
+
+
+def compile_or_die(marker: str, payload):
+    if payload == 1 and not os.path.exists(marker):
+        with open(marker, "w") as f:
+            f.write("died once\n")
+        os.kill(os.getpid(), signal.SIGKILL)
+    return {"payload": payload}
+
+
+def other_machine():
+    return replace(local_identity(), cpu="Imaginary CPU 9000")
+
+
+def other_machine_on(node_id: str):
+    """The identity of this node, faked to another CPU on node ``node_id`` only."""
+    ident = local_identity()
+    if ray.get_runtime_context().get_node_id() == node_id:
+        return replace(ident, cpu="Imaginary CPU 9000")
+    return ident
+
+
+def results(pool, compile_fn, time_fn, payloads):
+    futures = [pool.submit(compile_fn, time_fn, p, label=f"c{p}") for p in payloads]
+    _, not_done = wait(futures, timeout=120)
+    assert not not_done
+    return [f.result() for f in futures]
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray_exe = shutil.which("ray") or os.path.join(os.path.dirname(sys.executable), "ray")
+    subprocess.run([ray_exe, "get-auth-token", "--generate"], capture_output=True)  # Ray < 2.5x has no tokens
+    if not connect("auto", num_cpus=2):
+        disconnect()
+        pytest.skip("a Ray cluster runs on this machine already: these tests need a private instance")
+    yield
+    disconnect()
+
+
+def overlaps(a, b):
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def test_ray_local_instance_listens_on_loopback_only(local_ray):
+    assert {n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"]} == {"127.0.0.1"}
+
+
+def test_ray_pool_compiles_and_times_real_programs_and_names_the_worker(local_ray):
+    with RayPool() as pool:
+        out = results(pool, gcc_compile, run_exe, [10, 100, 1000, 10000])
+        workers = pool.workers
+    assert [r.value["sum"] for r in out] == [n * (n - 1) // 2 for n in (10, 100, 1000, 10000)]
+    assert len(workers) == 1 and all(r.worker == workers[0] and r.timed and r.attempts == 1 for r in out)
+    spans = [r.value["span"] for r in out]
+    assert not any(overlaps(a, b) for i, a in enumerate(spans) for b in spans[i + 1:])
+
+
+def test_ray_compile_error_is_a_value_not_a_timing(local_ray):
+    with RayPool() as pool:
+        (r,) = results(pool, gcc_compile, run_exe, ["x+"])
+    assert not r.timed and r.value[0] == "compile"
+
+
+def test_ray_timer_killed_mid_timing_costs_a_retry_and_measures_once(local_ray, tmp_path):
+    log = str(tmp_path / "timed.log")
+    with RayPool() as pool:
+        out = results(pool, quick_compile, partial(time_or_die, str(tmp_path / "marker"), log), range(3))
+    assert (tmp_path / "marker").exists()
+    assert [r.value for r in out] == [0, 1, 2]
+    assert [r.attempts for r in out] == [1, 2, 1]
+    with open(log) as f:
+        assert sorted(int(x) for x in f) == [0, 1, 2]
+
+
+@pytest.mark.slow
+def test_ray_compile_worker_killed_mid_compile_costs_a_retry(local_ray, tmp_path):
+    with RayPool() as pool:
+        out = results(pool, partial(compile_or_die, str(tmp_path / "marker")), run_payload, range(3))
+    assert (tmp_path / "marker").exists()
+    assert [r.value for r in out] == [0, 1, 2] and [r.attempts for r in out] == [1, 2, 1]
+
+
+def run_payload(artifact):
+    return artifact["payload"]
+
+
+def test_ray_node_with_another_identity_is_refused_in_one_line(local_ray):
+    lines = []
+    with pytest.raises(UsageError, match="refused") as err:
+        RayPool(identity=other_machine, expect=local_identity(), on_refused=lines.append)
+    assert len(lines) == 1 and "\n" not in lines[0]
+    assert "cpu: 'Imaginary CPU 9000' != " in lines[0] and "\n" not in str(err.value)
