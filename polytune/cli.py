@@ -59,9 +59,14 @@ def _shape(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tile-sizes-file", help="Pluto's tile.sizes format: one integer per line")
     p.add_argument("--no-tile", action="store_true", help="do not tile")
     p.add_argument("--no-parallel", action="store_true", help="no OpenMP pragmas, no wavefront")
-    p.add_argument("--schedule", default="pluto", choices=["pluto", "outer"],
-                   help="CPU schedule: pluto (tiling hyperplanes with skewing: stencils are time-tiled, the "
-                        "default) or outer (outer parallel loops first: a stencil's time loop stays outside)")
+    p.add_argument("--schedule", default="model", choices=["model", "pluto", "outer"],
+                   help="CPU schedule: pluto (tiling hyperplanes with skewing: stencils are time-tiled), outer "
+                        "(outer parallel loops first: a stencil's time loop stays outside), or model (the "
+                        "default: of the two, the one a cost model ranks first, per scop, without measuring)")
+    p.add_argument("--choice", metavar="NAME=VALUE,...",
+                   help="a schedule alternative (overrides --schedule and --unroll-jam): scheduler=pluto|outer, "
+                        "fusion=smart|max|none, omp_schedule=auto|static|dynamic, privatize_arrays=1|0, "
+                        "point_order=stride|vector, unroll=U")
     _unroll_jam(p)
     p.add_argument("--target", default="c", choices=TARGET_NAMES,
                    help="code to emit: c (C with OpenMP, the default), cuda (host code and kernels) or "
@@ -185,6 +190,7 @@ def default_output(path: str, target: str = "c") -> str:
 
 def _options(args):
     from .pipeline import OptimizeOptions
+    from .poly.choice import parse_choice
     block = parse_sizes(args.block, None, "block size") if args.block else ()
     if block:
         from .emit.cuda import check_block
@@ -192,6 +198,7 @@ def _options(args):
     return OptimizeOptions(tile=not args.no_tile, parallel=not args.no_parallel,
                            tile_sizes=parse_sizes(args.tile_sizes, args.tile_sizes_file), target=args.target,
                            block=block, schedule=args.schedule,
+                           choice=parse_choice(args.choice) if getattr(args, "choice", None) else None,
                            **_jam(args))
 
 

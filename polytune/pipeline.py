@@ -9,10 +9,12 @@ from functools import cached_property
 
 from .errors import UsageError
 from .frontend import macro_guards, read_regions
+from .poly.choice import ScheduleChoice, schedule_with
+from .poly.cost import choose_scheduler
 from .poly.deps import Dependences, compute_dependences
 from .poly.extract import build_scop
 from .poly.gpu import GpuSchedule, map_to_gpu
-from .poly.schedule import DEFAULT_UNROLL, BandInfo, TiledSchedule, compute_base_schedule, make_schedule
+from .poly.schedule import DEFAULT_UNROLL, BandInfo, TiledSchedule, compute_base_schedule
 from .poly.scop import Scop
 
 
@@ -24,8 +26,10 @@ class OptimizeOptions:
     target: str = "c"
     ivdep: bool = True
     block: tuple[int, ...] = ()  # GPU thread-block shape x[,y[,z]]; () -> the defaults (1024 / 32x32 / 32x8x4)
-    schedule: str = "pluto"  # CPU schedule: "pluto" (tiling hyperplanes, skewing) or "outer" (outer parallelism)
+    schedule: str = "pluto"  # CPU schedule: "pluto" (tiling hyperplanes, skewing), "outer" (outer parallelism)
+    # or "model" (the one the cost model ranks first, per scop: poly/cost.py)
     unroll_jam: int = DEFAULT_UNROLL  # unroll-and-jam factor of a point loop into the innermost (0: none)
+    choice: ScheduleChoice | None = None  # every schedule alternative at once (overrides schedule, unroll_jam)
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,10 +41,21 @@ class AnalyzedScop:
     base: object  # isl.Schedule from the scheduler, before tiling
 
     def tiled(self, sizes: tuple[int, ...], tile: bool = True, parallel: bool = True,
-              schedule: str = "pluto", unroll_jam: int = DEFAULT_UNROLL) -> TiledSchedule:
-        base = self.base_outer if schedule == "outer" else self.base
-        return make_schedule(self.scop, self.deps, sizes, tile=tile, parallel=parallel, base=base,
-                             unroll=unroll_jam)
+              schedule: str = "pluto", unroll_jam: int = DEFAULT_UNROLL,
+              choice: ScheduleChoice | None = None) -> TiledSchedule:
+        """*schedule*: pluto, outer, or model (the one poly/cost.py ranks first); *choice* overrides it."""
+        if choice is None:
+            choice = ScheduleChoice(scheduler=self.model_scheduler[0] if schedule == "model" else schedule,
+                                    unroll=unroll_jam)
+        base = None
+        if choice.fusion == "smart":
+            base = self.base_outer if choice.scheduler == "outer" else self.base
+        return schedule_with(self.scop, self.deps, choice, sizes, tile=tile, parallel=parallel, base=base)
+
+    @cached_property
+    def model_scheduler(self) -> tuple[str, dict]:
+        """The scheduler the cost model ranks first, and each one's cost (poly/cost.py)."""
+        return choose_scheduler(self.scop, self.deps, {"pluto": self.base, "outer": self.base_outer})
 
     @cached_property
     def base_outer(self):
@@ -122,8 +137,8 @@ def _guarded(program: Program, k: int, code: str) -> str:
 def _check(opts: OptimizeOptions) -> None:
     if opts.target not in EMITTERS:
         raise UsageError(f"unknown target '{opts.target}' (choose from {', '.join(EMITTERS)})")
-    if opts.schedule not in ("pluto", "outer"):
-        raise UsageError(f"unknown schedule '{opts.schedule}' (choose from pluto, outer)")
+    if opts.schedule not in ("pluto", "outer", "model"):
+        raise UsageError(f"unknown schedule '{opts.schedule}' (choose from pluto, outer, model)")
     if opts.unroll_jam < 0:
         raise UsageError("the unroll-and-jam factor must be 0 (none) or a positive integer")
     if any(s < 1 for s in opts.tile_sizes):
@@ -137,7 +152,7 @@ def schedules(program: Program, opts: OptimizeOptions) -> list[TiledSchedule]:
     out = []
     for a in program.scops:
         ts = a.tiled(tuple(sizes), tile=opts.tile, parallel=opts.parallel, schedule=opts.schedule,
-                     unroll_jam=opts.unroll_jam)
+                     unroll_jam=opts.unroll_jam, choice=opts.choice)
         del sizes[:len(ts.tile_sizes)]
         out.append(ts)
     return out
@@ -288,6 +303,8 @@ def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:
             for b in ts.bands
         ],
         "tile_sizes": list(ts.tile_sizes),
+        **({"scheduler_costs": a.model_scheduler[1], "scheduler": a.model_scheduler[0]}
+           if "model_scheduler" in a.__dict__ else {}),
     }
 
 

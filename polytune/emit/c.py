@@ -38,8 +38,9 @@ def fresh_prefix(scop: Scop, avoid: frozenset[str] = frozenset(), wanted: str = 
 
 
 class _Printer:
-    def __init__(self, scop: Scop, parallel: bool, ivdep: bool, prefix: str):
+    def __init__(self, scop: Scop, parallel: bool, ivdep: bool, prefix: str, tiled: TiledSchedule | None = None):
         self.scop = scop
+        self.tiled = tiled  # for the private copies of arrays its marks name
         self.parallel = parallel
         self.ivdep = ivdep
         self.prefix = prefix
@@ -119,7 +120,11 @@ class _Printer:
             depth, _, extra = depth.partition("@")
             inner = None
             if name == PARALLEL_MARK and self.parallel:
-                inner = (f"{self.prefix}{depth}", f"#pragma omp parallel for{self.private(extra)}")
+                extra, _, arrays = extra.partition("@")  # arrays: private copies (poly/privatize.py)
+                arrays, _, clause = arrays.partition("@")  # the schedule clause, if not the default
+                clause = f" schedule({clause})" if clause else ""
+                inner = (f"{self.prefix}{depth}", f"#pragma omp parallel for{self.private(extra)}{clause}", (),
+                         arrays)
             elif name == SIMD_MARK and self.ivdep:
                 inner = (f"{self.prefix}{depth}", f"#pragma omp simd{self.private(extra)}")
             elif name == IVDEP_MARK and self.ivdep:
@@ -146,7 +151,10 @@ class _Printer:
         init, cond, inc = (_strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(), n.for_get_inc()))
         step = f"{it}++" if inc == "1" else f"{it} += {inc}"
         close = 0
+        private_arrays = ""
+        copies: list = []
         if pragma and pragma[0] == it:
+            private_arrays = pragma[3] if len(pragma) > 3 else ""
             ivdep = pragma[1] == "#pragma GCC ivdep"
             if not ivdep or _in_order(n.for_get_body(), pragma[2]):
                 bound = re.fullmatch(rf"{re.escape(it)} (<=|<) (.+)", cond) if ivdep else None
@@ -157,13 +165,51 @@ class _Printer:
                     self.emit(f"const {COUNTER_TYPE} {self.prefix}_ub = {bound.group(2)};", indent)
                     cond = f"{it} {bound.group(1)} {self.prefix}_ub"
                     close = 1
-                self.emit(pragma[1], indent)
+                copies = self.copies_at(it, private_arrays) if not ivdep else []
+                if copies:
+                    # one buffer per thread for each privatized array, allocated in the parallel region
+                    self.emit("#pragma omp parallel", indent)
+                    self.emit("{", indent)
+                    close += 1
+                    for c in copies:
+                        rows = _strip(self.expr(param_expr(self.scop, c.rows)))
+                        buf = f"{self.prefix}_{c.name}_copy"
+                        self.emit(f"__typeof__({c.name}[0]) *const {buf} = "
+                                  f"__builtin_malloc(sizeof({c.name}[0]) * ({rows}));", indent)
+                        self.emit(f"if (!{buf}) __builtin_abort();", indent)
+                    self.emit(pragma[1].replace("omp parallel for", "omp for"), indent)
+                else:
+                    self.emit(pragma[1], indent)
             pragma = None
         self.emit(f"for ({COUNTER_TYPE} {it} = {init}; {cond}; {step}) {{", indent)
+        renamed = self.renamed
+        if copies:
+            self.renamed = {**renamed, **self.private_copies(it, copies, indent + 1)}
         self.node(n.for_get_body(), indent + 1, pragma)
+        self.renamed = renamed
         self.emit("}", indent)
-        if close:
+        for c in copies:
+            self.emit(f"__builtin_free({self.prefix}_{c.name}_copy);", indent)
+        for _ in range(close):
             self.emit("}", indent)
+
+    def copies_at(self, it: str, names: str) -> list:
+        """The private copies (poly/privatize.py) of the loop with counter *it*, named in its mark."""
+        wanted = [x for x in names.split(",") if x]
+        depth = int(it[len(self.prefix):])
+        return [c for c in self.tiled.private_arrays.get(depth, ()) if c.name in wanted] if self.tiled else []
+
+    def private_copies(self, it: str, copies: list, indent: int) -> dict[str, str]:
+        """In the parallel loop's body: a pointer to the thread's copy of each privatized array, or to the
+        array itself in the loop's last iteration (which leaves the array as the sequential loop does).
+        Returns the renaming of the statement bodies."""
+        out = {}
+        for c in copies:
+            last = _strip(self.expr(param_expr(self.scop, c.last)))
+            ptr = f"{self.prefix}_{c.name}"
+            self.emit(f"__typeof__({c.name}[0]) *const {ptr} = {it} == {last} ? {c.name} : {ptr}_copy;", indent)
+            out[c.name] = ptr
+        return out
 
     def user(self, call: isl.AstExpr, indent: int) -> None:
         name = call.op_get_arg(0).id_get_id().get_name()
@@ -288,6 +334,24 @@ def _max_depth(schedule: isl.Schedule) -> int:
 class _DumpPrinter(_Printer):
     """Loops over every element a region writes, each handed to ``polytune_dump``."""
 
+    def copies_at(self, it: str, names: str) -> list:
+        """The private copies (poly/privatize.py) of the loop with counter *it*, named in its mark."""
+        wanted = [x for x in names.split(",") if x]
+        depth = int(it[len(self.prefix):])
+        return [c for c in self.tiled.private_arrays.get(depth, ()) if c.name in wanted] if self.tiled else []
+
+    def private_copies(self, it: str, copies: list, indent: int) -> dict[str, str]:
+        """In the parallel loop's body: a pointer to the thread's copy of each privatized array, or to the
+        array itself in the loop's last iteration (which leaves the array as the sequential loop does).
+        Returns the renaming of the statement bodies."""
+        out = {}
+        for c in copies:
+            last = _strip(self.expr(param_expr(self.scop, c.last)))
+            ptr = f"{self.prefix}_{c.name}"
+            self.emit(f"__typeof__({c.name}[0]) *const {ptr} = {it} == {last} ? {c.name} : {ptr}_copy;", indent)
+            out[c.name] = ptr
+        return out
+
     def user(self, call: isl.AstExpr, indent: int) -> None:
         name = call.op_get_arg(0).id_get_id().get_name()
         array = next(a.name for a in self.scop.arrays if isl_name(a.name) == name)
@@ -325,7 +389,7 @@ def generate_region(scop: Scop, tiled: TiledSchedule, parallel: bool = True, ivd
     """The C text that replaces the region (from '#pragma scop' to '#pragma endscop' inclusive)."""
     prefix = fresh_prefix(scop, avoid)
     ast = build_ast(scop, tiled, prefix)
-    p = _Printer(scop, parallel, ivdep, prefix)
+    p = _Printer(scop, parallel, ivdep, prefix, tiled)
     p.node(ast, indent + 1)
     body = p.lines
     head = ["  " * indent + "{"]

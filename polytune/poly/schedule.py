@@ -10,13 +10,14 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import islpy as isl
 
 from ..errors import PolytuneError
 from .deps import Dependences, ScalarInfo
 from .islutil import CTX, bounded, maps_of, sets_of
+from .privatize import PrivateArray, array_flows, privatizable
 from .scop import Scop
 
 # Marks name the schedule depth of the loop they are for ("omp_parallel@3"): when that loop is degenerate
@@ -54,6 +55,7 @@ class TiledSchedule:
     schedule: isl.Schedule  # the final schedule tree, with marks for OpenMP/ivdep
     bands: tuple[BandInfo, ...]
     tile_sizes: tuple[int, ...]  # flattened, in band order: what the tuner tunes
+    private_arrays: dict = field(default_factory=dict)  # loop depth -> its PrivateArray copies
 
     @property
     def tunable_bands(self) -> tuple[BandInfo, ...]:
@@ -72,14 +74,16 @@ def schedule_options() -> None:
 
 
 def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool = False,
-                          whole_component: bool = False) -> isl.Schedule:
+                          whole_component: bool = False, serialize_sccs: bool = False) -> isl.Schedule:
     """isl's scheduler (Pluto-like: tiling hyperplanes, proximity, coincidence) over the dependences;
     *outer_coincidence* asks for parallel outer members (the GPU mapping's choice, as in PPCG);
     *whole_component* schedules each connected component at once instead of its strongly connected
-    parts one by one, which fuses statements that the incremental scheduler distributes."""
+    parts one by one, which fuses statements that the incremental scheduler distributes;
+    *serialize_sccs* puts the strongly connected components one after the other (no fusion)."""
     schedule_options()
     CTX.set_schedule_outer_coincidence(1 if outer_coincidence else 0)
     CTX.set_schedule_whole_component(1 if whole_component else 0)
+    CTX.set_schedule_serialize_sccs(1 if serialize_sccs else 0)
     d = _possible(deps.all, scop.context)
     sc = isl.ScheduleConstraints.on_domain(scop.domain).set_validity(d).set_proximity(d).set_coincidence(d)
     try:
@@ -92,11 +96,11 @@ def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool
             # the other; keep the first schedule free of that skew.
             for retry in ((1, 0), (0, 1)):
                 CTX.set_schedule_outer_coincidence(retry[0] or int(outer_coincidence))
-                CTX.set_schedule_serialize_sccs(retry[1])
+                CTX.set_schedule_serialize_sccs(retry[1] or int(serialize_sccs))
                 try:
                     other = bounded(sc.compute_schedule, SCHEDULER_OPERATIONS)
                 finally:
-                    CTX.set_schedule_serialize_sccs(0)
+                    CTX.set_schedule_serialize_sccs(int(serialize_sccs))
                 if not _skews_short_loop(other):
                     return other
         return schedule
@@ -107,6 +111,7 @@ def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool
     finally:
         CTX.set_schedule_outer_coincidence(0)
         CTX.set_schedule_whole_component(0)
+        CTX.set_schedule_serialize_sccs(0)
 
 
 def _possible(deps: isl.UnionMap, context: isl.Set) -> isl.UnionMap:
@@ -167,14 +172,23 @@ def _is_short(st: isl.Set, i: int) -> bool:
 
 def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (), tile: bool = True,
                   parallel: bool = True, base: isl.Schedule | None = None,
-                  unroll: int = DEFAULT_UNROLL) -> TiledSchedule:
+                  unroll: int = DEFAULT_UNROLL, omp_schedule: str = "auto",
+                  privatize_arrays: bool = True, point_order: str = "stride") -> TiledSchedule:
+    """The tiled, parallel schedule of *base*. *omp_schedule*: the OpenMP schedule clause of the parallel
+    loops: static (none printed), dynamic, or auto (static, except on a loop over a triangle, see
+    `_Transformer.schedule_clause`). *privatize_arrays*: private copies of scratch arrays (privatize.py).
+    *point_order*: stride (the best access strides innermost) or vector (the same among the point loops
+    along which no statement depends on itself, where there are such)."""
     base = base if base is not None else compute_base_schedule(scop, deps)
     t = _Transformer(scop, deps.all.intersect_params(scop.context), list(tile_sizes), tile, parallel,
                      deps.scalars, unroll)
+    t.deps_object = deps if privatize_arrays else None
+    t.omp_schedule = omp_schedule
+    t.point_rule = point_order
     root = t.visit(base.get_root(), inside_parallel=False, outer_members=0)
     schedule = root.get_schedule()
     check_legal(schedule, deps, scop)
-    return TiledSchedule(schedule, tuple(t.bands), tuple(t.used_sizes))
+    return TiledSchedule(schedule, tuple(t.bands), tuple(t.used_sizes), dict(t.copies))
 
 
 class _Transformer:
@@ -185,6 +199,12 @@ class _Transformer:
         self.unroll = unroll  # unroll-and-jam factor of the point loops (0: none)
         self.scalars = scalars  # privatizable scalars (OpenMP loops only; None: keep every scalar shared)
         self.private: tuple[str, ...] = ()  # what the last loop first_parallel found needs privatized
+        self.private_arrays: tuple[PrivateArray, ...] = ()  # arrays that loop needs a private copy of
+        self.deps_object: Dependences | None = None  # for the per-array dependences (computed on first use)
+        self._array_flows = None
+        self.copies: dict[int, tuple[PrivateArray, ...]] = {}  # by the depth of their loop
+        self.omp_schedule = "static"  # static | dynamic | auto (make_schedule's argument)
+        self.point_rule = "stride"  # stride | vector (make_schedule's argument)
         self.bands: list[BandInfo] = []
         self.used_sizes: list[int] = []
 
@@ -220,7 +240,8 @@ class _Transformer:
         if not (self.tile and permutable and n >= 2):
             par = self.first_parallel(node, range(n)) if self.parallel and not inside_parallel else None
             if par is not None:
-                node = _mark_member(node, par, self.mark_name(outer_members + par))
+                node = _mark_member(node, par, self.mark_name(outer_members + par,
+                                                              self.schedule_clause(node, par, False)))
             if par != n - 1:
                 node = self.mark_vector(node, outer_members + n - 1)
             self.bands.append(BandInfo(index, n, outer_members, stmts, permutable, False, (), sched_text,
@@ -268,7 +289,9 @@ class _Transformer:
             node = node.child(0).band_set_ast_build_options(
                 isl.UnionSet("{ separate[x] }", context=CTX)).parent()
         if par is not None:
-            node = _mark_member(node, par, self.mark_name(outer_members + par))
+            # (a tile wavefront's tiles are independent of the loops' shape: no clause there)
+            clause = "" if wavefront or diamond is not None else self.schedule_clause(node, par, True)
+            node = _mark_member(node, par, self.mark_name(outer_members + par, clause))
         # (not where the innermost point loop is a short one: the copies belong around the strided loop)
         point, jam = (node.child(0), None) if _short_extent(extents, order[-1]) else \
             self.unroll_jam(node.child(0), [sizes[k] for k in order])
@@ -276,7 +299,8 @@ class _Transformer:
         if point_par:
             ppar = self.first_parallel(point, range(n))
             if ppar is not None:
-                point = _mark_member(point, ppar, self.mark_name(outer_members + n + ppar))
+                point = _mark_member(point, ppar, self.mark_name(outer_members + n + ppar,
+                                                                 self.schedule_clause(point, ppar, False)))
                 desc = f"point {ppar}"
         if not (point_par and desc is not None and desc == f"point {n - 1}"):
             point = self.mark_vector(point, outer_members + 2 * n - 1, jammed=jam is not None)
@@ -425,6 +449,7 @@ class _Transformer:
 
     # -------------------------------------------------------------------------------------------------
     def first_parallel(self, node, members) -> int | None:
+        self.private_arrays = ()
         for m in members:
             if self.is_parallel(node, m):
                 self.private = ()
@@ -433,11 +458,55 @@ class _Transformer:
             if private is not None:
                 self.private = private
                 return m
+            arrays = self.privatizing_arrays(node, m)
+            if arrays:
+                self.private, self.private_arrays = (), arrays
+                return m
         return None
 
-    def mark_name(self, depth: int) -> str:
-        """The OpenMP mark of the loop at schedule *depth*, with the scalars it must privatize."""
-        return f"{PARALLEL_MARK}@{depth}" + (f"@{','.join(self.private)}" if self.private else "")
+    def privatizing_arrays(self, node, m: int) -> tuple[PrivateArray, ...]:
+        """The scratch arrays whose private copies make band member *m* parallel (`poly/privatize.py`);
+        () where none do. Scalars are not privatized along with them."""
+        if self.deps_object is None:
+            return ()
+        if self._array_flows is None:
+            self._array_flows = array_flows(self.scop, self.deps_object) or False
+        if not self._array_flows:
+            return ()
+        dom = node.get_domain()
+        copies = privatizable(self._array_flows, dom, _iterations(node, dom, m + 1), self.scop.context)
+        if not copies:
+            return ()
+        deps = self._array_flows.without(frozenset(c.name for c in copies), self.deps_object)
+        if not self.is_parallel(node, m, deps):
+            return ()
+        # only the copies whose dependences the loop carries are needed
+        needed = tuple(c for c in copies if not self.is_parallel(
+            node, m, self._array_flows.without(frozenset(x.name for x in copies if x != c), self.deps_object)))
+        return needed or copies
+
+    def schedule_clause(self, node, m: int, tiles: bool) -> str:
+        """The OpenMP schedule of the parallel loop of band member *m*: '' (static blocks) unless the
+        loops inside it have bounds that depend on it (a triangle: syrk's `j <= i`, cholesky, lu), where
+        equal blocks of iterations are unequal work and one thread finishes long before the other. Then
+        `dynamic,1` over tiles (few, large iterations), `static,1` over other loops (many small ones:
+        a cyclic deal balances a triangle at no run-time cost)."""
+        if self.omp_schedule == "static":
+            return ""
+        if self.omp_schedule == "dynamic":
+            return "dynamic,1"
+        if _uncoupled_below(node, m, below=not tiles):
+            return ""
+        return "dynamic,1" if tiles else "static,1"
+
+    def mark_name(self, depth: int, clause: str = "") -> str:
+        """The OpenMP mark of the loop at schedule *depth*, with the scalars it must privatize and the
+        arrays it needs private copies of (their copies are kept in TiledSchedule.private_arrays)."""
+        arrays = ",".join(a.name for a in self.private_arrays)
+        if arrays:
+            self.copies[depth] = self.private_arrays
+        return f"{PARALLEL_MARK}@{depth}" + (f"@{','.join(self.private)}" if self.private or arrays or clause else "") \
+            + (f"@{arrays}" if arrays or clause else "") + (f"@{clause}" if clause else "")
 
     def privatizing(self, node, m: int) -> tuple[str, ...] | None:
         """The scalars that, made `lastprivate`, let band member *m* run in parallel (None: none do).
@@ -497,11 +566,30 @@ class _Transformer:
         for moved in self.steps(point):
             for m in range(n):
                 scores[m] += sum(_stride_class(*x) for x in moved(m) if x is not None)
-        # Highest score innermost; ties keep the later member innermost (the original order).
-        best = max(range(n), key=lambda m: (scores[m], m))
+        # Highest score innermost; ties keep the later member innermost (the original order). With the
+        # "vector" rule (Pluto's intra-tile choice), only among members along which no statement depends on
+        # itself, where there are such: a reduction innermost is not vectorized (gcc keeps FP order).
+        pool = list(range(n))
+        if self.point_rule == "vector":
+            pool = [m for m in range(n) if not self.carries_self(point, m)] or pool
+        best = max(pool, key=lambda m: (scores[m], m))
         short = [] if _short_extent(extents, best) else \
             [m for m in range(1, n) if m != best and _short_extent(extents, m)]
         return [k for k in range(n) if k != best and k not in short] + [best] + short
+
+    def carries_self(self, point, m: int) -> bool:
+        """Whether point member *m*, run innermost, would carry a dependence of a statement on itself."""
+        dom = point.get_domain()
+        mupa = point.band_get_partial_schedule()
+        pre = point.get_prefix_schedule_union_map().intersect_domain(dom)
+        for k in range(point.band_n_member()):
+            if k != m:
+                pre = pre.flat_range_product(_member_map(mupa, k, dom))
+        deps = self.deps.intersect_domain(dom).intersect_range(dom).intersect(pre.apply_range(pre.reverse()))
+        f = _member_map(mupa, m, dom)
+        carried = deps.subtract(f.apply_range(f.reverse()))
+        return any(d.get_tuple_name(isl.dim_type.in_) == d.get_tuple_name(isl.dim_type.out)
+                   for d in maps_of(carried))
 
     def steps(self, point):
         """For each statement of the band, a function of a member m that gives, for each access of the
@@ -637,6 +725,36 @@ def _uncoupled(point, m: int) -> bool:
         off = pts.dim(isl.dim_type.set) - n
         drop_m = pts.eliminate(isl.dim_type.set, off + m, 1)
         drop_later = pts.eliminate(isl.dim_type.set, off + m + 1, n - 1 - m)
+        if not drop_m.intersect(drop_later).is_subset(pts):
+            return False
+    return True
+
+
+def _uncoupled_below(node, m: int, below: bool) -> bool:
+    """Whether, for every statement, the ranges of the schedule dimensions inside band member *m* (the
+    band's later members, and with *below* the loops below the band) do not depend on member m, the outer
+    ones fixed: every iteration of m's loop then has the same loops inside (equal work, up to guards).
+    Tile loops leave out the point loops below them, whose ranges move with every tile."""
+    sched = _iterations(node, node.get_domain(), m + 1)
+    n = node.band_n_member()
+    mupa = node.band_get_partial_schedule()
+    dom = node.get_domain()
+    for k in range(m + 1, n):
+        sched = sched.flat_range_product(_member_map(mupa, k, dom))
+    if below and node.n_children() and node.child(0).get_type() != isl.schedule_node_type.leaf:
+        below = node.child(0).get_subtree_schedule_union_map().intersect_domain(dom)
+        if not below.is_empty():
+            sched = sched.flat_range_product(below)
+    width_before = node.get_prefix_schedule_union_map().intersect_domain(dom)
+    for mp in maps_of(sched.intersect_domain(dom)):
+        pts = mp.range()
+        pre = [x for x in maps_of(width_before.intersect_domain(isl.UnionSet(mp.domain())))]
+        off = pre[0].dim(isl.dim_type.out) + m if pre else m
+        total = pts.dim(isl.dim_type.set)
+        if total <= off + 1:
+            continue
+        drop_m = pts.eliminate(isl.dim_type.set, off, 1)
+        drop_later = pts.eliminate(isl.dim_type.set, off + 1, total - off - 1)
         if not drop_m.intersect(drop_later).is_subset(pts):
             return False
     return True

@@ -1,0 +1,497 @@
+#!/usr/bin/env python3
+"""PolyBench/C 4.2.1, as distributed, side by side: gcc -O3, polytune optimize, clang -O3 and Polly.
+
+Three phases, so that the timing can run on another, quieter machine that has no compiler and no islpy:
+
+    python benchmarks/polybench/run.py build --polybench /work/polybench --out pb [--kernels gemm,atax]
+        [--dataset LARGE] [--threads 2] [--march x86-64-v4] [--variant NAME=FLAGS] [--check-dataset MINI]
+    python benchmarks/polybench/run.py run --dir pb [--rounds 3] [--cpus 0,1] [--out results.json]
+    python benchmarks/polybench/run.py table results.json [--markdown-out FILE]
+
+`build` writes statically linked binaries (libgomp included) and DIR/manifest.json; for each kernel it also
+builds every variant at a small dataset with -DPOLYBENCH_DUMP_ARRAYS and compares the dumps with the
+original's: polytune keeps each element's floating-point order, so its dump must be identical (built with
+-ffp-contract=off); clang and Polly may differ in rounding and are compared with a tolerance. `run` needs
+only python3's standard library and taskset: every binary once per round, in a fresh shuffled order each
+round, pinned to --cpus with OMP_NUM_THREADS = their number; the time is what PolyBench prints with
+-DPOLYBENCH_TIME (the kernel only). `table` prints speedups over the gcc build, with Pluto's figures quoted
+from issue 17 as the reference (Pluto cannot be installed here). Nothing of PolyBench is copied into
+this repository.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import math
+import os
+import platform
+import random
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+
+# Pluto master `--tile --parallel`, speedup over gcc -O3 -march=x86-64-v4, LARGE, 2 threads: issue 17's
+# side-by-side measurement on an idle 16-core Xeon (the reference; Pluto cannot be installed here).
+PLUTO_REFERENCE = {
+    "gemm": 0.68, "2mm": 4.07, "3mm": 5.65, "syrk": 2.27, "syr2k": 7.46, "trmm": 46.8, "lu": 4.69,
+    "seidel-2d": 2.42, "symm": 0.96, "heat-3d": 0.62, "gemver": 1.60, "atax": 2.20, "mvt": 1.57,
+    "doitgen": 4.98, "cholesky": 4.92, "jacobi-2d": 1.34, "fdtd-2d": 1.69, "covariance": 60.2,
+    "correlation": 63.7, "gramschmidt": 20.7,
+}
+# polytune optimize in the same measurement, before the schedule work of issue 17.
+POLYTUNE_ISSUE17 = {
+    "gemm": 5.02, "2mm": 23.8, "3mm": 17.1, "syrk": 1.38, "syr2k": 6.41, "trmm": 30.7, "lu": 21.9,
+    "seidel-2d": 2.42, "symm": 2.88, "heat-3d": 1.64, "gemver": 1.42, "atax": 0.69, "mvt": 4.27,
+    "doitgen": 1.59, "cholesky": 2.40, "jacobi-2d": 1.84, "fdtd-2d": 3.24, "covariance": 58.2,
+    "correlation": 73.5, "gramschmidt": 1.89,
+}
+BASELINE = "gcc"
+DUMP_BEGIN = "==BEGIN DUMP_ARRAYS=="
+
+
+# ---------------------------------------------------------------------------------------------- build
+def find_kernels(polybench: str) -> dict[str, str]:
+    """kernel name -> its .c file: every directory with a <dirname>.c (30 in PolyBench/C 4.2.1)."""
+    out = {}
+    for root, _dirs, files in os.walk(polybench):
+        name = os.path.basename(root)
+        if name + ".c" in files and "utilities" not in root.split(os.sep):
+            out[name] = os.path.join(root, name + ".c")
+    return dict(sorted(out.items()))
+
+
+def sh(cmd: list[str], env: dict | None = None, timeout: float = 900, cwd: str | None = None) -> tuple[int, str]:
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        return 124, f"timed out after {timeout:.0f} s: {shlex.join(cmd)}"
+    return p.returncode, (p.stdout + p.stderr)[-4000:]
+
+
+def polly_flags(clang: str) -> list[str] | None:
+    """The flags that make *clang* run Polly: built in (Debian's clang links Polly in; loading the plugin
+    as well then fails with 'registered more than once'), else the plugin of the same LLVM."""
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "t.c")
+        with open(src, "w") as f:
+            f.write("double a[64][64];\nint main(void){for(int i=0;i<64;i++)for(int j=0;j<64;j++)"
+                    "a[i][j]=i+j;return (int)a[3][4];}\n")
+        base = ["-mllvm", "-polly", "-mllvm", "-polly-parallel"]
+        candidates = [base]
+        real = os.path.realpath(shutil.which(clang) or clang)
+        libdir = os.path.join(os.path.dirname(os.path.dirname(real)), "lib")
+        for so in ("LLVMPolly.so",):
+            if os.path.exists(os.path.join(libdir, so)):
+                candidates.append([f"-fplugin={os.path.join(libdir, so)}"] + base)
+        for flags in candidates:
+            rc, _ = sh([clang, "-O3", *flags, src, "-o", os.path.join(d, "t")])
+            if rc == 0:
+                return flags
+    return None
+
+
+def find_clang() -> str | None:
+    for c in ["clang"] + [f"clang-{v}" for v in range(22, 10, -1)]:
+        if shutil.which(c):
+            return c
+    return None
+
+
+class Builder:
+    def __init__(self, args):
+        self.args = args
+        self.pb = os.path.abspath(args.polybench)
+        self.util = os.path.join(self.pb, "utilities")
+        self.out = os.path.abspath(args.out)
+        self.clang = None if args.no_clang else find_clang()
+        self.polly = polly_flags(self.clang) if self.clang and not args.no_polly else None
+        self.variants = parse_variants(args.variant)
+        self.roots = dict(x.split("=", 1) for x in args.variant_root)  # variant -> polytune checkout
+
+    def includes(self, kdir: str) -> list[str]:
+        return ["-I", self.util, "-I", kdir]
+
+    def optimize(self, src: str, dst: str, flags: list[str], dataset: str, extra_defs: list[str],
+                 variant: str = "") -> tuple[int, str, float]:
+        kdir = os.path.dirname(src)
+        env = dict(os.environ)
+        root = os.path.abspath(self.roots.get(variant, REPO))
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        cmd = [sys.executable, "-m", "polytune", "optimize", src, "-o", dst, *self.includes(kdir),
+               f"-D{dataset}_DATASET", *extra_defs, *flags, "--report", dst + ".report.json"]
+        t0 = time.perf_counter()
+        rc, log = sh(cmd, env=env, cwd=root)  # `python -m` puts the working directory first on sys.path
+        return rc, log, time.perf_counter() - t0
+
+    def compile(self, cc: str, flags: list[str], src: str, kdir: str, exe: str, defs: list[str]) -> tuple[int, str]:
+        cmd = [cc, *flags, *self.includes(kdir), os.path.join(self.util, "polybench.c"), src, *defs,
+               "-o", exe, "-lm"]
+        return sh(cmd)
+
+    def build_kernel(self, name: str, src: str) -> dict:
+        a = self.args
+        kdir = os.path.dirname(src)
+        kout = os.path.join(self.out, name)
+        os.makedirs(kout, exist_ok=True)
+        defs = [f"-D{a.dataset}_DATASET", "-DPOLYBENCH_TIME"]
+        static = ["-static"]
+        rec: dict = {"kernel": name, "source": os.path.relpath(src, self.pb), "binaries": {}, "errors": {},
+                     "optimize_s": {}, "check": {}}
+        gcc_flags = ["-O3", f"-march={a.march}"]
+        omp = ["-fopenmp"]
+        jobs: list[tuple[str, str, list[str], str]] = [("gcc", "gcc", gcc_flags + static, src)]
+        for v, flags in self.variants.items():
+            dst = os.path.join(kout, f"{name}.{v}.c")
+            rc, log, secs = self.optimize(src, dst, flags, a.dataset, ["-DPOLYBENCH_TIME"], v)
+            rec["optimize_s"][v] = round(secs, 3)
+            if rc != 0:
+                rec["errors"][v] = "optimize: " + log.strip().splitlines()[-1] if log.strip() else f"rc {rc}"
+                continue
+            jobs.append((v, "gcc", gcc_flags + omp + static, dst))
+        if self.clang:
+            jobs.append(("clang", self.clang, ["-O3", f"-march={a.march}"] + static, src))
+            if self.polly:
+                jobs.append(("polly", self.clang, ["-O3", f"-march={a.march}", *self.polly] + static +
+                             ["-lgomp", "-lpthread"], src))
+        for v, cc, flags, s in jobs:
+            exe = os.path.join(kout, f"{name}.{v}")
+            # -lgomp and -lpthread go after the sources (static link order)
+            pre = [f for f in flags if f not in ("-lgomp", "-lpthread")]
+            post = [f for f in flags if f in ("-lgomp", "-lpthread")]
+            rc, log = self.compile(cc, pre, s, kdir, exe, defs + post)
+            if rc != 0:
+                rec["errors"][v] = "compile: " + " | ".join(log.strip().splitlines()[-3:])
+            else:
+                if a.strip:
+                    sh(["strip", exe])
+                rec["binaries"][v] = os.path.relpath(exe, self.out)
+        if a.check_dataset:
+            rec["check"] = self.check(name, src, kdir, kout)
+        return rec
+
+    def check(self, name: str, src: str, kdir: str, kout: str) -> dict:
+        """Dumps of every variant at the small dataset against the original's (gcc -O2 -ffp-contract=off)."""
+        a = self.args
+        cdir = os.path.join(kout, "check")
+        os.makedirs(cdir, exist_ok=True)
+        defs = [f"-D{a.check_dataset}_DATASET", "-DPOLYBENCH_DUMP_ARRAYS"]
+        exact = ["-ffp-contract=off"]
+        ref_exe = os.path.join(cdir, "ref")
+        rc, log = self.compile("gcc", ["-O2", *exact], src, kdir, ref_exe, defs)
+        if rc != 0:
+            return {"ref": "compile failed: " + log.strip().splitlines()[-1]}
+        ref = dump_of(ref_exe, a.threads)
+        if ref is None:
+            return {"ref": "run failed"}
+        out = {}
+        builds: list[tuple[str, str, list[str], str, bool]] = []
+        for v, flags in self.variants.items():
+            dst = os.path.join(cdir, f"{name}.{v}.c")
+            rc, log, _ = self.optimize(src, dst, flags, a.check_dataset, ["-DPOLYBENCH_DUMP_ARRAYS"], v)
+            if rc != 0:
+                out[v] = "optimize failed: " + (log.strip().splitlines() or [""])[-1]
+                continue
+            builds.append((v, "gcc", ["-O3", f"-march={a.check_march}", "-fopenmp", *exact], dst, True))
+        if self.clang:
+            builds.append(("clang", self.clang, ["-O3", f"-march={a.check_march}"], src, False))
+            if self.polly:
+                builds.append(("polly", self.clang, ["-O3", f"-march={a.check_march}", *self.polly], src, False))
+        for v, cc, flags, s, must_equal in builds:
+            exe = os.path.join(cdir, v)
+            rc, log = self.compile(cc, flags, s, kdir, exe, defs + (["-lgomp"] if v == "polly" else []))
+            if rc != 0:
+                out[v] = "compile failed: " + (log.strip().splitlines() or [""])[-1]
+                continue
+            got = dump_of(exe, a.threads)
+            if got is None:
+                out[v] = "run failed"
+            elif got == ref:
+                out[v] = "identical"
+            elif not must_equal and close(got, ref):
+                out[v] = "within tolerance"
+            else:
+                out[v] = "DIFFERENT"
+        return out
+
+
+def dump_of(exe: str, threads: int) -> str | None:
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    try:
+        p = subprocess.run([exe], capture_output=True, text=True, env=env, timeout=300)
+    except subprocess.TimeoutExpired:
+        return None
+    if p.returncode != 0 or DUMP_BEGIN not in p.stderr:
+        return None
+    return p.stderr
+
+
+def close(a: str, b: str, rtol: float = 1e-6) -> bool:
+    """Dumps equal up to rounding: same words, numbers within rtol or one unit of the printed last digit."""
+    wa, wb = a.split(), b.split()
+    if len(wa) != len(wb):
+        return False
+    for x, y in zip(wa, wb):
+        if x == y:
+            continue
+        try:
+            fx, fy = float(x), float(y)
+        except ValueError:
+            return False
+        if not (abs(fx - fy) <= rtol * max(abs(fx), abs(fy)) + 0.0101):
+            return False
+    return True
+
+
+def parse_variants(specs: list[str]) -> dict[str, list[str]]:
+    """--variant NAME=FLAGS (polytune optimize flags); default: one variant, polytune, with no flags."""
+    if not specs:
+        return {"polytune": []}
+    out = {}
+    for s in specs:
+        name, _, flags = s.partition("=")
+        if not re.fullmatch(r"[A-Za-z][\w-]*", name) or name in ("gcc", "clang", "polly"):
+            raise SystemExit(f"--variant {s!r}: NAME=FLAGS with a new name (letters, digits, - and _)")
+        out[name] = shlex.split(flags)
+    return out
+
+
+def cmd_build(args) -> int:
+    b = Builder(args)
+    kernels = find_kernels(b.pb)
+    if args.kernels:
+        wanted = args.kernels.split(",")
+        missing = [k for k in wanted if k not in kernels]
+        if missing:
+            print(f"unknown kernels: {', '.join(missing)} (have: {', '.join(kernels)})", file=sys.stderr)
+            return 2
+        kernels = {k: kernels[k] for k in wanted}
+    os.makedirs(b.out, exist_ok=True)
+    print(f"clang: {b.clang or 'none'}; polly: {' '.join(b.polly) if b.polly else 'none'}", file=sys.stderr)
+    records = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as ex:
+        futs = {ex.submit(b.build_kernel, k, s): k for k, s in kernels.items()}
+        for f in concurrent.futures.as_completed(futs):
+            rec = f.result()
+            records.append(rec)
+            bad = {v: c for v, c in rec["check"].items() if c not in ("identical", "within tolerance")}
+            print(f"{rec['kernel']}: built {', '.join(rec['binaries'])}"
+                  + (f"; errors {rec['errors']}" if rec["errors"] else "")
+                  + (f"; check {bad}" if bad else ""), file=sys.stderr)
+    records.sort(key=lambda r: r["kernel"])
+    manifest = {"dataset": args.dataset, "threads": args.threads, "march": args.march,
+                "variants": ["gcc", *b.variants, *(["clang"] if b.clang else []), *(["polly"] if b.polly else [])],
+                "polytune_variants": {v: shlex.join(f) for v, f in b.variants.items()},
+                "clang": b.clang, "polly_flags": b.polly, "built_on": platform.node(),
+                "built_at": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "kernels": records}
+    with open(os.path.join(b.out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    wrong = [(r["kernel"], v) for r in records for v, c in r["check"].items() if c == "DIFFERENT"]
+    if wrong:
+        print("WRONG RESULTS: " + ", ".join(f"{k}/{v}" for k, v in wrong), file=sys.stderr)
+    return 1 if wrong else 0
+
+
+# ------------------------------------------------------------------------------------------------ run
+def parse_time(stdout: str) -> float | None:
+    """PolyBench's POLYBENCH_TIME output: the kernel's seconds, printed alone on a line (or, in the
+    programs of benchmarks/pluto, after `time:`)."""
+    m = re.search(r"^time:\s*([0-9.eE+-]+)", stdout, re.M)
+    if m:
+        return float(m.group(1))
+    for line in reversed(stdout.strip().splitlines()):
+        try:
+            return float(line.strip())
+        except ValueError:
+            continue
+    return None
+
+
+def cpu_list(spec: str) -> list[int]:
+    """taskset's list syntax: 0,1 or 0-7,16-23."""
+    out = []
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        out += list(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def cmd_run(args) -> int:
+    with open(os.path.join(args.dir, "manifest.json")) as f:
+        manifest = json.load(f)
+    cpus = cpu_list(args.cpus)
+    env = dict(os.environ, OMP_NUM_THREADS=str(len(cpus)), OMP_PROC_BIND="false")
+    jobs = [(r["kernel"], v, os.path.join(args.dir, p)) for r in manifest["kernels"]
+            for v, p in r["binaries"].items() if not args.kernels or r["kernel"] in args.kernels.split(",")]
+    taskset = ["taskset", "-c", args.cpus] if shutil.which("taskset") else []
+    if not taskset:
+        print("warning: no taskset; runs are not pinned", file=sys.stderr)
+    times: dict[str, dict[str, list[float]]] = {}
+    errors: dict[str, dict[str, str]] = {}
+    rng = random.Random(args.seed)
+    t_start = time.time()
+    for r in range(args.rounds):
+        order = jobs[:]
+        rng.shuffle(order)
+        for k, v, exe in order:
+            if v in errors.get(k, {}):
+                continue
+            try:
+                p = subprocess.run(taskset + [exe], capture_output=True, text=True, env=env, timeout=args.timeout)
+                t = parse_time(p.stdout) if p.returncode == 0 else None
+                err = None if t is not None else f"exit {p.returncode}: {p.stderr.strip()[-200:]}"
+            except subprocess.TimeoutExpired:
+                t, err = None, f"timeout {args.timeout} s"
+            if err:
+                errors.setdefault(k, {})[v] = err
+            else:
+                times.setdefault(k, {}).setdefault(v, []).append(t)
+            print(f"round {r + 1}/{args.rounds} {k} {v}: {err or f'{t:.4f} s'}", file=sys.stderr, flush=True)
+        write_results(args, manifest, jobs, times, errors, cpus, t_start, r + 1)
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+def write_results(args, manifest: dict, jobs: list, times: dict, errors: dict, cpus: list[int], t_start: float,
+                  rounds: int) -> None:
+    """results.json after each round (a run cut short keeps the rounds it finished)."""
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    result = {
+        "dataset": manifest["dataset"], "march": manifest["march"], "cpus": args.cpus, "threads": len(cpus),
+        "rounds": rounds, "variants": manifest["variants"], "polytune_variants": manifest["polytune_variants"],
+        "machine": platform.node(), "cpu": _cpu_model(), "started": time.strftime("%Y-%m-%d %H:%M:%S UTC",
+                                                                                 time.gmtime(t_start)),
+        "seconds": round(time.time() - t_start, 1), "load_after": load,
+        "kernels": {r["kernel"]: {"times": times.get(r["kernel"], {}),
+                                  "median": {v: statistics.median(ts) for v, ts in times.get(r["kernel"], {}).items()},
+                                  "errors": {**r["errors"], **errors.get(r["kernel"], {})},
+                                  "check": r["check"]}
+                    for r in manifest["kernels"] if r["kernel"] in {k for k, _, _ in jobs}},
+    }
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=1)
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+# ---------------------------------------------------------------------------------------------- table
+def geomean(xs: list[float]) -> float:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def cmd_table(args) -> int:
+    with open(args.results) as f:
+        res = json.load(f)
+    variants = [v for v in res["variants"] if v != BASELINE]
+    polytune = [v for v in res["polytune_variants"]]
+    head = ["kernel", "gcc (s)"] + [f"{v}" for v in variants] + ["Pluto (issue 17)"]
+    lines = [f"PolyBench/C 4.2.1, {res['dataset']}, {res['threads']} threads (cpus {res['cpus']}), "
+             f"-march={res['march']}, median of {res['rounds']} interleaved rounds, on {res['cpu']} "
+             f"({res['started']}). Speedup over the original built with gcc -O3; Pluto: quoted from issue 17.",
+             "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    speed: dict[str, dict[str, float]] = {}
+    for k, r in sorted(res["kernels"].items()):
+        base = r["median"].get(BASELINE)
+        row = [k, f"{base:.4f}" if base else "-"]
+        for v in variants:
+            t = r["median"].get(v)
+            if base and t:
+                speed.setdefault(v, {})[k] = base / t
+                bad = any(str(c).startswith(("DIFF", "run failed")) for vv, c in r["check"].items() if vv == v)
+                row.append(f"{base / t:.2f}" + (" (wrong)" if bad else ""))
+            else:
+                row.append("err" if v in r["errors"] else "-")
+        ref = PLUTO_REFERENCE.get(k)
+        row.append(f"{ref:.2f}" if ref else "")
+        lines.append("| " + " | ".join(row) + " |")
+    ref_kernels = [k for k in PLUTO_REFERENCE if k in res["kernels"]]
+    for label, ks in (("geometric mean, all", sorted(res["kernels"])), ("geometric mean, issue 17's 20", ref_kernels)):
+        row = [label, ""]
+        for v in variants:
+            xs = [speed.get(v, {}).get(k) for k in ks]
+            row.append(f"**{geomean([x for x in xs if x]):.2f}**" + ("" if all(xs) else f" ({sum(map(bool, xs))})"))
+        row.append(f"{geomean([PLUTO_REFERENCE[k] for k in ks if k in PLUTO_REFERENCE]):.2f}")
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    for v in polytune:
+        mine = speed.get(v, {})
+        behind_pluto = [f"{k} {mine[k] / PLUTO_REFERENCE[k]:.2f}x of Pluto" for k in ref_kernels
+                        if k in mine and mine[k] < 0.95 * PLUTO_REFERENCE[k]]
+        behind_polly = [f"{k} {mine[k] / speed['polly'][k]:.2f}x of Polly" for k in sorted(mine)
+                        if k in speed.get("polly", {}) and mine[k] < speed["polly"][k]]
+        slower = [f"{k} {mine[k]:.2f}x" for k in sorted(mine) if mine[k] < 1.0]
+        lines.append(f"- {v}: more than 5% behind Pluto's figure on {len(behind_pluto)} of {len(ref_kernels)}"
+                     + (f": {', '.join(behind_pluto)}" if behind_pluto else "") + ".")
+        if "polly" in speed:
+            lines.append(f"- {v}: behind Polly on {len(behind_polly)} of {len(mine)}"
+                         + (f": {', '.join(behind_polly)}" if behind_polly else "") + ".")
+        lines.append(f"- {v}: slower than gcc on {len(slower)}" + (f": {', '.join(slower)}" if slower else "") + ".")
+    errs = [f"{k}/{v}: {e}" for k, r in sorted(res["kernels"].items()) for v, e in r["errors"].items()]
+    wrong = [f"{k}/{v}: {c}" for k, r in sorted(res["kernels"].items()) for v, c in r["check"].items()
+             if c not in ("identical", "within tolerance")]
+    if errs:
+        lines.append("- errors: " + "; ".join(errs))
+    if wrong:
+        lines.append("- result check failures: " + "; ".join(wrong))
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    if args.markdown_out:
+        with open(args.markdown_out, "w") as f:
+            f.write(text)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("build", help="optimize and compile every kernel (static binaries) and check results")
+    p.add_argument("--polybench", required=True, help="PolyBench/C 4.2.1 as distributed")
+    p.add_argument("--out", required=True)
+    p.add_argument("--kernels", help="comma-separated subset (default: all 30)")
+    p.add_argument("--dataset", default="LARGE", choices=["MINI", "SMALL", "MEDIUM", "LARGE", "EXTRALARGE"])
+    p.add_argument("--threads", type=int, default=2, help="threads of the result check runs")
+    p.add_argument("--march", default="x86-64-v4", help="-march of the timed binaries")
+    p.add_argument("--check-dataset", default="MINI", help="dataset of the dump comparison ('' to skip)")
+    p.add_argument("--check-march", default="native", help="-march of the check binaries (they run here)")
+    p.add_argument("--variant", action="append", default=[], metavar="NAME=FLAGS",
+                   help="a polytune variant: its name and `polytune optimize` flags (repeat; default polytune=)")
+    p.add_argument("--variant-root", action="append", default=[], metavar="NAME=DIR",
+                   help="run that variant's polytune from another checkout (e.g. the code before a change)")
+    p.add_argument("--no-clang", action="store_true")
+    p.add_argument("--no-polly", action="store_true")
+    p.add_argument("--strip", action="store_true", help="strip the binaries (smaller, to copy elsewhere)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p = sub.add_parser("run", help="time every binary, interleaved rounds (python3 stdlib only)")
+    p.add_argument("--dir", required=True)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--cpus", default="0,1", help="taskset CPU list; OMP_NUM_THREADS = their number")
+    p.add_argument("--kernels", help="comma-separated subset")
+    p.add_argument("--timeout", type=float, default=900)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="results.json")
+    p = sub.add_parser("table", help="markdown table of a run's results")
+    p.add_argument("results")
+    p.add_argument("--markdown-out")
+    args = ap.parse_args(argv)
+    return {"build": cmd_build, "run": cmd_run, "table": cmd_table}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

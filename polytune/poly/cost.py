@@ -1,0 +1,134 @@
+"""A cost model that ranks schedule alternatives without measuring them.
+
+Only the hot statements count: those with the most loops around them (the most instances, N^depth, for
+sizes that are unknown at compile time, as PolyBench's are). For each of them, from the final schedule:
+- serial: no OpenMP loop runs it;
+- bad accesses: along its innermost loop, accesses that move by more than one element (a row or column
+  stride: gramschmidt's `A[i][j]` walked along i), plus one if that loop carries a dependence of the
+  statement on itself (a reduction or recurrence gcc will not vectorize without reassociating);
+- region depth: the loops around its OpenMP loop (each starts the parallel region once per iteration).
+Alternatives compare by (hot statements run serially, bad accesses, region depth), in that order; ties
+keep the earlier alternative (Pluto's default first).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+from .deps import Dependences
+from .islutil import CTX, maps_of, sets_of
+from .schedule import PARALLEL_MARK, TiledSchedule, _changes_within, _moved
+from .scop import Scop
+
+
+@dataclass(frozen=True, order=True)
+class Cost:
+    serial: int  # hot statements no OpenMP loop runs
+    bad_accesses: int  # strided accesses along the innermost loop, and unvectorizable innermost loops
+    region_depth: int  # the most loops around the OpenMP loop of a hot statement
+
+    def to_record(self) -> dict:
+        return {"serial": self.serial, "bad_accesses": self.bad_accesses, "region_depth": self.region_depth}
+
+
+def schedule_cost(scop: Scop, deps: Dependences, ts: TiledSchedule) -> Cost:
+    smap = _band_schedule(ts.schedule.get_root()).intersect_params(scop.context)
+    hot_depth = max(st.domain.dim(isl.dim_type.set) for st in scop.statements)
+    marks = _parallel_marks(ts.schedule.get_root())
+    d = deps.all.intersect_params(scop.context)
+    serial = bad = region = 0
+    for st in scop.statements:
+        if st.domain.dim(isl.dim_type.set) != hot_depth:
+            continue
+        sd = isl.UnionSet(st.domain).intersect_params(scop.context)
+        full = smap.intersect_domain(sd)
+        if full.is_empty():
+            continue
+        width = maps_of(full)[0].dim(isl.dim_type.out)
+        pts = sets_of(full.range())[0]
+        varying = [k for k in range(width) if _varies(pts, k)]
+        par = [depth for depth, dom in marks if not dom.intersect(sd).is_empty()]
+        if not par:
+            serial += 1
+        else:
+            region = max(region, sum(1 for k in varying if k < min(par)))
+        if not varying:
+            continue
+        inner = varying[-1]
+        bad += sum(1 for x in _moved(full, sd, st, inner, width)
+                   if x is not None and not _changes_within(x[0], x[1], 1))
+        bad += _carries_self(d, full, st.name, inner, width)
+    return Cost(serial, bad, region)
+
+
+def _band_schedule(node) -> isl.UnionMap:
+    """Each statement instance -> the values of the band members above it (the loops and the depths that
+    the marks name; sequence positions left out)."""
+    if node.get_type() == isl.schedule_node_type.leaf:
+        return node.get_prefix_schedule_union_map().intersect_domain(node.get_domain())
+    out = None
+    for i in range(node.n_children()):
+        part = _band_schedule(node.child(i))
+        out = part if out is None else out.union(part)
+    return out if out is not None else isl.UnionMap.empty(node.get_domain().get_space())
+
+
+def _parallel_marks(node) -> list[tuple[int, isl.UnionSet]]:
+    """(schedule depth, statement instances below) of every OpenMP mark of the tree."""
+    out = []
+    if node.get_type() == isl.schedule_node_type.mark:
+        name = node.mark_get_id().get_name()
+        if name.startswith(PARALLEL_MARK + "@"):
+            out.append((int(name.split("@")[1]), node.get_domain()))
+    for i in range(node.n_children()):
+        out += _parallel_marks(node.child(i))
+    return out
+
+
+def _varies(pts: isl.Set, k: int) -> bool:
+    """Whether schedule dimension k takes more than one value for fixed outer dimensions (a real loop)."""
+    n = pts.dim(isl.dim_type.set)
+    upto = pts.project_out(isl.dim_type.set, k + 1, n - k - 1)
+    rel = isl.Map.from_range(upto).move_dims(isl.dim_type.in_, 0, isl.dim_type.out, 0, k)
+    return not rel.is_single_valued()
+
+
+def _carries_self(deps: isl.UnionMap, full: isl.UnionMap, name: str, k: int, width: int) -> int:
+    """1 if the loop at schedule dimension *k* carries a dependence of statement *name* on itself."""
+    own = isl.UnionMap.empty(deps.get_space())
+    for m in maps_of(deps):
+        if m.get_tuple_name(isl.dim_type.in_) == name and m.get_tuple_name(isl.dim_type.out) == name:
+            own = own.union(isl.UnionMap(m))
+    if own.is_empty():
+        return 0
+    pairs = own.apply_domain(full).apply_range(full)
+    a = [f"a{i}" for i in range(width)]
+    b = [f"b{i}" for i in range(width)]
+    cond = " and ".join([f"{a[i]} = {b[i]}" for i in range(k)] + [f"{a[k]} < {b[k]}"])
+    carried = isl.UnionMap(isl.Map(f"{{ [{', '.join(a)}] -> [{', '.join(b)}] : {cond} }}", context=CTX))
+    return 0 if pairs.intersect(carried.align_params(pairs.get_space())).is_empty() else 1
+
+
+def rank(costs: list[Cost]) -> int:
+    """The index of the best alternative (the first of equals)."""
+    return min(range(len(costs)), key=lambda i: (costs[i], i))
+
+
+def choose_scheduler(scop: Scop, deps: Dependences, bases: dict) -> tuple[str, dict]:
+    """The scheduler (a key of *bases*: name -> base schedule) whose tiled schedule the model ranks
+    first, and every candidate's cost. Costed at tile 32 without unroll-and-jam (its copies are not
+    loops); a candidate that fails the legality check is left out."""
+    from ..errors import PolytuneError
+    from .schedule import make_schedule
+    names, costs = [], []
+    for name, base in bases.items():
+        try:
+            ts = make_schedule(scop, deps, base=base, unroll=0)
+        except PolytuneError:
+            continue
+        names.append(name)
+        costs.append(schedule_cost(scop, deps, ts))
+    if not names:
+        return next(iter(bases)), {}
+    return names[rank(costs)], {n: c.to_record() for n, c in zip(names, costs)}
