@@ -7,6 +7,7 @@ before a variant's time counts.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import re
@@ -127,7 +128,12 @@ class RunResult:
 
 
 class CRunner:
-    """Compiles and runs variants of one program in a private temporary directory (a Runner)."""
+    """Compiles and runs variants of one program in a private temporary directory (a Runner).
+
+    A variant is measured in two steps that may run apart (``polytune.workers``): ``compile_variant(job)``
+    generates and compiles it into a self-contained ``Compiled`` (the executable's bytes), then
+    ``time_variant(reference, bound, compiled)`` verifies it against the original's results and times it.
+    ``measure`` runs both here, one after the other."""
 
     def __init__(self, program: Program, build: BuildConfig, workdir: str | None = None):
         self.program = program
@@ -139,6 +145,8 @@ class CRunner:
         self.reference_wall: float | None = None
         self.reference_output: ReferenceOutput | None = None
         self._objects: tuple[str, ...] | None = None
+        self._object_bytes: tuple[tuple[str, bytes], ...] | None = None
+        remember_program(program)
 
     def close(self) -> None:
         if self._tmp is not None:
@@ -159,36 +167,7 @@ class CRunner:
         return exe, dt, err
 
     def run(self, exe: str, dump: str | None, timeout: float | None, output: bool = False) -> RunResult:
-        report = exe + ".time"
-        if os.path.exists(report):
-            os.unlink(report)
-        env = dict(os.environ, POLYTUNE_REPORT=report)
-        env.pop("POLYTUNE_DUMP", None)
-        if dump:
-            env["POLYTUNE_DUMP"] = dump
-        if self.build.threads is not None:
-            env["OMP_NUM_THREADS"] = str(self.build.threads)
-        t0 = time.perf_counter()
-        try:
-            proc = subprocess.run([exe, *self.build.program.args], env=env,
-                                  stdout=subprocess.PIPE if output else subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                  timeout=timeout, cwd=self.build.program.cwd or self.dir)
-        except subprocess.TimeoutExpired:
-            return RunResult(False, wall=time.perf_counter() - t0, error=ErrorKind.TIMEOUT,
-                             detail=f"ran past {timeout:.1f} s")
-        wall = time.perf_counter() - t0
-        if proc.returncode != 0:
-            sig = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
-            err = proc.stderr.decode(errors="replace").strip().splitlines()
-            return RunResult(False, wall=wall, error=ErrorKind.RUNTIME,
-                             detail=sig + (f": {err[-1]}" if err else ""))
-        try:
-            with open(report) as f:
-                t = float(f.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            return RunResult(False, wall=wall, error=ErrorKind.RUNTIME, detail="no region time reported")
-        out = (_text(proc.stdout), _text(proc.stderr)) if output else None
-        return RunResult(True, region_time=t, wall=wall, output=out)
+        return run_program(self.build, exe, dump, timeout, output, self.build.program.cwd or self.dir)
 
     def timeout(self) -> float | None:
         if self.reference_wall is None:
@@ -221,55 +200,200 @@ class CRunner:
         self.reference_output = ReferenceOutput.of(first, again)
         return Measurement((), tuple(times), None, ct, extra={"what": "original"})
 
-    # ---- variants ----------------------------------------------------------------------------------
+    # ---- variants: the compile step and the time step ----------------------------------------------
+    def job(self, variant: Variant) -> CompileJob:
+        """What a compile worker needs to build *variant* (picklable, self-contained but for the program's
+        file and headers, which are read where it runs)."""
+        if self._object_bytes is None:
+            self._object_bytes = tuple((os.path.basename(o), _read(o)) for o in self.objects())
+        return CompileJob(os.path.abspath(self.program.path), self.program.includes, self.program.defines,
+                          program_digest(self.program), tuple(variant.config), variant.build, self.build,
+                          quote_dirs(self.program), self._object_bytes)
+
+    def reference_data(self) -> Reference:
+        """What the time step checks variants against (after ``reference()``)."""
+        return Reference(self.reference_dump, self.reference_output, self.timeout(), self.build)
+
     def measure(self, variant: Variant, bound: float | None = None) -> Measurement:
         """Verify and time a variant (``variant.build``: its OptimizeOptions); with *bound*, a first run
         more than prune_factor times slower than it is not repeated (PRUNED)."""
-        config = variant.config
         self.counter += 1
-        name = f"v{self.counter}"
-        try:
-            codes = generate_regions(self.program, variant.build)
-        except PolytuneError as e:
-            return Measurement(config, error=ErrorKind.COMPILE, detail=f"code generation: {e}")
-        exe, ct, err = self.compile(instrument(self.program, codes), name)
-        if exe is None:
-            return Measurement(config, error=ErrorKind.COMPILE, compile_time=ct, detail=err)
-        try:
-            return self._run_variant(config, exe, ct, bound)
-        finally:
-            for suffix in ("", ".c", ".dump", ".time"):
-                p = os.path.join(self.dir, name + suffix)
-                if os.path.exists(p):
-                    os.unlink(p)
+        compiled = compile_variant(self.job(variant), self.program)
+        if not isinstance(compiled, Compiled):
+            return compiled.value
+        return time_variant(self.reference_data(), bound, compiled)
 
-    def _run_variant(self, config: tuple, exe: str, ct: float, bound: float | None) -> Measurement:
-        dump = exe + ".dump"
-        r = self.run(exe, dump, self.timeout(), output=True)  # verification run, doubles as the warm-up
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def program_digest(program: Program) -> str:
+    return hashlib.sha256(program.text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+# Programs analyzed in this process, by (path, includes, defines, text digest): a compile worker analyzes its
+# program once; the driver registers the one it analyzed (remember_program), so it never analyzes twice.
+_PROGRAMS: dict[tuple, Program] = {}
+
+
+def remember_program(program: Program) -> None:
+    key = (os.path.abspath(program.path), tuple(program.includes), tuple(program.defines), program_digest(program))
+    _PROGRAMS[key] = program
+
+
+def _program_of(job: CompileJob) -> Program:
+    key = (job.path, tuple(job.includes), tuple(job.defines), job.digest)
+    program = _PROGRAMS.get(key)
+    if program is None:
+        from ..pipeline import analyze
+        program = analyze(job.path, job.includes, job.defines)
+        if program_digest(program) != job.digest:
+            raise PolytuneError("the file changed while it was being tuned", job.path)
+        _PROGRAMS[key] = program
+    return program
+
+
+@dataclass(frozen=True, eq=False)
+class CompileJob:
+    """The compile step's input: the program by path and content digest (analyzed once per process), the
+    variant's options, how to build it, and the program's other objects as bytes (so that a compile on
+    another machine needs only the file and its headers at the same path)."""
+
+    path: str
+    includes: tuple[str, ...]
+    defines: tuple[str, ...]
+    digest: str
+    config: tuple
+    opts: object  # the variant's OptimizeOptions
+    build: BuildConfig
+    quote: tuple[str, ...]
+    objects: tuple[tuple[str, bytes], ...]
+
+
+@dataclass(frozen=True, eq=False)
+class Compiled:
+    """The compile step's output: a self-contained executable (its bytes, not a path), ready to verify and time."""
+
+    config: tuple
+    exe: bytes
+    compile_time: float
+
+
+@dataclass(frozen=True, eq=False)
+class Reference:
+    """What the time step needs of the original: its results (the dump and the printed output), the run
+    time-out it implies, and how programs are run."""
+
+    dump: np.ndarray | None
+    output: ReferenceOutput | None
+    timeout: float | None
+    build: BuildConfig
+
+
+def compile_variant(job: CompileJob, program: Program | None = None):
+    """The compile step: generate the variant's regions and compile the instrumented program. A ``Compiled``,
+    or ``Done(Measurement)`` when code generation or the compiler failed (a failure is a value)."""
+    from ..workers.base import Done
+    program = program if program is not None else _program_of(job)
+    try:
+        codes = generate_regions(program, job.opts)
+    except PolytuneError as e:
+        return Done(Measurement(job.config, error=ErrorKind.COMPILE, detail=f"code generation: {e}"))
+    with tempfile.TemporaryDirectory(prefix="polytune-compile-") as tmp:
+        objects = []
+        for name, data in job.objects:
+            path = os.path.join(tmp, name)
+            with open(path, "wb") as f:
+                f.write(data)
+            objects.append(path)
+        exe, ct, err, _ = compile_source(job.build, instrument(program, codes), os.path.join(tmp, "v.c"),
+                                         os.path.join(tmp, "v"), quote=job.quote, objects=tuple(objects))
+        if exe is None:
+            return Done(Measurement(job.config, error=ErrorKind.COMPILE, compile_time=ct, detail=err))
+        return Compiled(job.config, _read(exe), ct)
+
+
+def time_variant(ref: Reference, bound, compiled: Compiled) -> Measurement:
+    """The time step: run the variant once to verify its results against the original's (the run doubles
+    as the warm-up), then time it ``runs`` times. *bound* (a time, an object with ``.value``, or None): a
+    first run more than prune_factor times slower than it is not repeated (PRUNED)."""
+    bound = getattr(bound, "value", bound)
+    with tempfile.TemporaryDirectory(prefix="polytune-run-") as tmp:
+        exe = os.path.join(tmp, "v")
+        with open(exe, "wb") as f:
+            f.write(compiled.exe)
+        os.chmod(exe, 0o700)
+        return _verify_and_time(ref, compiled.config, exe, compiled.compile_time, bound, ref.build.program.cwd or tmp)
+
+
+# the two steps as a workers pool takes them (module-level functions: picklable)
+CRunner.compile_step = staticmethod(compile_variant)
+CRunner.time_step = staticmethod(time_variant)
+
+
+def _verify_and_time(ref: Reference, config: tuple, exe: str, ct: float, bound: float | None,
+                     cwd: str) -> Measurement:
+    build = ref.build
+    dump = exe + ".dump"
+    r = run_program(build, exe, dump, ref.timeout, True, cwd)  # verification run, doubles as the warm-up
+    if not r.ok:
+        return Measurement(config, error=r.error, compile_time=ct, detail=r.detail)
+    got = np.fromfile(dump, dtype=np.float64)
+    verdict = compare_dumps(ref.dump, got, build.rtol)
+    if not verdict and ref.output is not None:
+        verdict = ref.output.compare(r.output, build.rtol)
+        if verdict and compare_dumps(ref.dump, got, 0.0):
+            verdict += (" (the region's results differ from the original's in the last bits, within --rtol, "
+                        "and the program prints them exactly: gcc contracts multiply-adds differently in "
+                        "other loop shapes; add -ffp-contract=off to --cflags)")
+    if verdict:
+        return Measurement(config, error=ErrorKind.WRONG_ANSWER, compile_time=ct, detail=verdict)
+    times: list[float] = []
+    for k in range(build.runs):
+        r = run_program(build, exe, None, ref.timeout, False, cwd)
         if not r.ok:
-            return Measurement(config, error=r.error, compile_time=ct, detail=r.detail)
-        got = np.fromfile(dump, dtype=np.float64)
-        verdict = compare_dumps(self.reference_dump, got, self.build.rtol)
-        if not verdict and self.reference_output is not None:
-            verdict = self.reference_output.compare(r.output, self.build.rtol)
-            if verdict and compare_dumps(self.reference_dump, got, 0.0):
-                verdict += (" (the region's results differ from the original's in the last bits, within --rtol, "
-                            "and the program prints them exactly: gcc contracts multiply-adds differently in "
-                            "other loop shapes; add -ffp-contract=off to --cflags)")
-        if verdict:
-            return Measurement(config, error=ErrorKind.WRONG_ANSWER, compile_time=ct, detail=verdict)
-        times: list[float] = []
-        for k in range(self.build.runs):
-            r = self.run(exe, None, self.timeout())
-            if not r.ok:
-                return Measurement(config, tuple(times), r.error, ct, r.detail)
-            times.append(r.region_time)
-            if k == 0 and bound is not None and self.build.runs > 1 \
-                    and r.region_time > self.build.prune_factor * bound:
-                return Measurement(config, tuple(times), ErrorKind.PRUNED, ct,
-                                   f"first run {r.region_time:.4g} s > {self.build.prune_factor:g} x best "
-                                   f"{bound:.4g} s")
-        return Measurement(config, tuple(times), None, ct)
+            return Measurement(config, tuple(times), r.error, ct, r.detail)
+        times.append(r.region_time)
+        if k == 0 and bound is not None and build.runs > 1 and r.region_time > build.prune_factor * bound:
+            return Measurement(config, tuple(times), ErrorKind.PRUNED, ct,
+                               f"first run {r.region_time:.4g} s > {build.prune_factor:g} x best {bound:.4g} s")
+    return Measurement(config, tuple(times), None, ct)
+
+
+def run_program(build: BuildConfig, exe: str, dump: str | None, timeout: float | None, output: bool,
+                cwd: str) -> RunResult:
+    """Run a tuning build once (with the program's arguments, in *cwd*): its region time, or why it has none."""
+    report = exe + ".time"
+    if os.path.exists(report):
+        os.unlink(report)
+    env = dict(os.environ, POLYTUNE_REPORT=report)
+    env.pop("POLYTUNE_DUMP", None)
+    if dump:
+        env["POLYTUNE_DUMP"] = dump
+    if build.threads is not None:
+        env["OMP_NUM_THREADS"] = str(build.threads)
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run([exe, *build.program.args], env=env,
+                              stdout=subprocess.PIPE if output else subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              timeout=timeout, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        return RunResult(False, wall=time.perf_counter() - t0, error=ErrorKind.TIMEOUT,
+                         detail=f"ran past {timeout:.1f} s")
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        sig = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
+        err = proc.stderr.decode(errors="replace").strip().splitlines()
+        return RunResult(False, wall=wall, error=ErrorKind.RUNTIME, detail=sig + (f": {err[-1]}" if err else ""))
+    try:
+        with open(report) as f:
+            t = float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return RunResult(False, wall=wall, error=ErrorKind.RUNTIME, detail="no region time reported")
+    out = (_text(proc.stdout), _text(proc.stderr)) if output else None
+    return RunResult(True, region_time=t, wall=wall, output=out)
 
 
 def quote_dirs(program: Program) -> tuple[str, ...]:
