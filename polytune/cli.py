@@ -133,6 +133,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schedule", default="pluto", choices=["pluto", "outer", "auto"],
                    help="the C target's schedule whose tile sizes are tuned (see optimize --schedule); auto: "
                         "measure both schedules' tile-32 seeds first and tune the faster one")
+    p.add_argument("--space", choices=["tiles", "schedule"], default=None,
+                   help="what is tuned (c target): tiles (the tile sizes, the default) or schedule (the tile sizes "
+                        "and one coordinate per schedule choice: scheduler, fusion, omp_schedule, "
+                        "privatize_arrays, point_order, unroll; the seed is still Pluto's default)")
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                   help="generate and compile N candidates at once while one is timed (default: the cores; "
+                        "1: one candidate at a time)")
+    p.add_argument("--ray", metavar="ADDRESS",
+                   help="run candidates on a Ray cluster (HOST:PORT, or auto: the one on this machine, else a "
+                        "private local instance); needs pip install 'polytune[ray]' (docs/CLUSTER.md)")
     p.add_argument("--plot", metavar="FILE", help="draw the search (PNG): a heatmap with the path for two "
                                                   "parameters, else time per evaluation with the incumbent")
     p = sub.add_parser("bench", help="gcc -O3, clang -O3, Polly, polytune's seed and tuned kernels side by side")
@@ -262,6 +272,8 @@ def cmd_tune(args) -> int:
     if args.runs < 1:
         raise UsageError("--runs must be at least 1")
     seed = args.seed if args.seed in ("pluto", "origin", "model") else parse_sizes(args.seed, None)
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
     opts = TuneOptions(strategy=args.strategy, fit=args.fit, degree=args.degree,
                        shortest_hop=args.shortest_hop, seed=seed, alpha=args.alpha or None,
                        max_iterations=args.max_iterations, max_evals=args.max_evals,
@@ -269,7 +281,7 @@ def cmd_tune(args) -> int:
                        eps=args.eps, rng_seed=args.rng_seed,
                        cache=None if args.no_cache else (args.cache or default_cache_path()),
                        parallel=not args.no_parallel, target=args.target, schedule=args.schedule,
-                       **_jam(args))
+                       space=args.space, jobs=args.jobs, ray=args.ray, **_jam(args))
     target = get_target(args.target)
     cls, extra = target.build_class, {k: getattr(args, k) for k in target.build_options}
     given = {k: v for k, v in (("cc", args.cc), ("cflags", shell_flags(args.cflags) if args.cflags else None),

@@ -89,16 +89,45 @@ class PooledMeasure:
         # in_flight: how many candidates the search keeps submitted (a compile per compile worker, and those
         # being timed); the search hands results back in its own order whatever finishes first
         self.pool = MappedPool(self.submit, max(1, in_flight), self.convert)
+        self._seen: dict[tuple, tuple[Config, Future]] = {}  # variant key -> the first configuration and future
 
     def submit(self, config: Config) -> Future:
         config = tuple(int(c) for c in config)
+        variant = self.target.variant(self.names, config)
+        first = self._seen.get(variant.key)
+        if first is not None and not first[1].cancelled():
+            return self._repeat(config, *first)
         cached = self.cache.get(config) if self.cache is not None else None
         if cached is not None:
-            done: Future = Future()
-            done.set_result(cached)
-            return done
-        job = self.runner.job(self.target.variant(self.names, config))
-        return self.workers.submit(self.compile_fn, self.time_fn, job, label=self.describe(config))
+            future: Future = Future()
+            future.set_result(cached)
+        else:
+            future = self.workers.submit(self.compile_fn, self.time_fn, self.runner.job(variant),
+                                         label=self.describe(config))
+        self._seen[variant.key] = (config, future)
+        return future
+
+    def _repeat(self, config: Config, first_config: Config, first: Future) -> Future:
+        """A configuration that runs the same code as one submitted before (it differs only in parameters its
+        code does not read): that one's measurement, marked ``same_as`` (a free repeat for the search)."""
+        out: Future = Future()
+
+        def copy(done: Future) -> None:
+            if out.done():  # cancelled by the search meanwhile
+                return
+            if done.cancelled():  # the first was a discarded speculation: measure this one after all
+                self._seen.pop(self.target.variant(self.names, config).key, None)
+                inner = self.submit(config)
+                inner.add_done_callback(lambda f: _relay(f, out))
+                return
+            if done.exception() is not None:
+                out.set_exception(done.exception())
+                return
+            m = self.convert(done.result())
+            out.set_result(Measurement(config, m.times, m.error, m.compile_time, m.detail, same_as=first_config))
+
+        first.add_done_callback(copy)
+        return out
 
     def convert(self, result) -> Measurement:
         if isinstance(result, Measurement):  # from the cache
@@ -111,6 +140,17 @@ class PooledMeasure:
             m = dataclasses.replace(m, extra=extra)
         self.bound.offer(m)
         return m
+
+
+def _relay(source: Future, target: Future) -> None:
+    if target.done():
+        return
+    if source.cancelled():
+        target.cancel()
+    elif source.exception() is not None:
+        target.set_exception(source.exception())
+    else:
+        target.set_result(source.result())
 
 
 __all__ = ["Bound", "PooledMeasure"]
