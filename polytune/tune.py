@@ -214,7 +214,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
             workers, remote, in_flight, close_workers, workers_info = open_workers(
                 tune_opts, build, getattr(progress, "worker", None))
             pooled = PooledMeasure(target, runner, space.names, workers, cache, bound,
-                                   describe=lambda c: describe(c, labels, space), remote=remote,
+                                   describe=lambda c: describe(c, labels, space, compact=True), remote=remote,
                                    in_flight=in_flight)
             pool = pooled.pool
 
@@ -294,7 +294,8 @@ def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):
 
 
 # The legend printed above the progress lines.
-LEGEND = ("[eval] phase  configuration (each tile size named by its loop)  time or why it has none  best so far\n"
+LEGEND = ("[eval] phase  configuration (each tile size named by its loop; schedule coordinates where not Pluto's "
+          "default)  time or why it has none  best so far\n"
           "  pruned: its first run was over 2x slower than the best so far, so it was not run again; "
           "wrong_answer: its results differ from the original's\n")
 
@@ -324,15 +325,16 @@ def noise_warning(original: Measurement, load: float | None, cores: int, spread:
             "more, or a quieter machine")
 
 
-def describe(config, labels: tuple[str, ...] | None, space: SearchSpace | None = None) -> str:
+def describe(config, labels: tuple[str, ...] | None, space: SearchSpace | None = None,
+             compact: bool = False) -> str:
     """A configuration with each value named by its loop, a category by its name: i=32 j=64 k=16
-    fusion=max (the plain tuple without labels)."""
+    fusion=max (the plain tuple without labels). *compact*: categories at their default (the first) left out."""
     if not labels or len(labels) != len(config):
         return str(tuple(config))
-    values = list(config)
-    if space is not None and len(space.params) == len(values):
-        values = [p.label(v) if p.is_categorical else v for p, v in zip(space.params, values)]
-    return " ".join(f"{lp}={v}" for lp, v in zip(labels, values))
+    params = space.params if space is not None and len(space.params) == len(config) else (None,) * len(config)
+    return " ".join(f"{lp}={p.label(v) if p is not None and p.is_categorical else v}"
+                    for lp, v, p in zip(labels, config, params)
+                    if not (compact and p is not None and p.is_categorical and v == 0))
 
 
 class ProgressPrinter:
@@ -366,7 +368,7 @@ class ProgressPrinter:
                 self.holding[event.ticket] = (event.worker, f"{event.stage.value} {event.label}")
 
     def _show(self, config) -> str:
-        return describe(config, self.labels, self.space)
+        return describe(config, self.labels, self.space, compact=True)
 
     def __call__(self, rec) -> None:
         m = rec.measurement
