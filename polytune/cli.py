@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
                        usage="polytune tune FILE.c [MORE.c ...] [-I DIR] [-D NAME] [-l LIB] [-L DIR] "
                              "[--ldflags FLAGS] [options] [-- PROGRAM ARGUMENTS]")
     _common(p)
-    p.add_argument("sources", nargs="*", metavar="MORE.c",
+    p.add_argument("sources", nargs="*", default=[], metavar="MORE.c",
                    help="the program's other sources (compiled once, unchanged) or object files and archives, "
                         "linked into the original and every variant")
     _program(p)
