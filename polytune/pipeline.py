@@ -45,16 +45,16 @@ class AnalyzedScop:
               choice: ScheduleChoice | None = None) -> TiledSchedule:
         """*schedule*: pluto, outer, or model (the one poly/cost.py ranks first); *choice* overrides it."""
         if choice is None:
-            choice = ScheduleChoice(scheduler=self.model_scheduler[0] if schedule == "model" else schedule,
-                                    unroll=unroll_jam)
+            scheduler, order = self.model_scheduler[0] if schedule == "model" else (schedule, "stride")
+            choice = ScheduleChoice(scheduler=scheduler, point_order=order, unroll=unroll_jam)
         base = None
         if choice.fusion == "smart":
             base = self.base_outer if choice.scheduler == "outer" else self.base
         return schedule_with(self.scop, self.deps, choice, sizes, tile=tile, parallel=parallel, base=base)
 
     @cached_property
-    def model_scheduler(self) -> tuple[str, dict]:
-        """The scheduler the cost model ranks first, and each one's cost (poly/cost.py)."""
+    def model_scheduler(self) -> tuple[tuple[str, str], dict]:
+        """The (scheduler, point order) the cost model ranks first, and each candidate's cost (poly/cost.py)."""
         return choose_scheduler(self.scop, self.deps, {"pluto": self.base, "outer": self.base_outer})
 
     @cached_property
@@ -303,7 +303,8 @@ def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:
             for b in ts.bands
         ],
         "tile_sizes": list(ts.tile_sizes),
-        **({"scheduler_costs": a.model_scheduler[1], "scheduler": a.model_scheduler[0]}
+        **({"scheduler_costs": a.model_scheduler[1], "scheduler": a.model_scheduler[0][0],
+            "point_order": a.model_scheduler[0][1]}
            if "model_scheduler" in a.__dict__ else {}),
     }
 

@@ -84,7 +84,7 @@ def test_alternative_gives_the_original_results_on_the_whole_corpus(name, alt, t
 
 def _model(name: str) -> str:
     a = analyze(os.path.join(CORPUS, name + ".c")).scops[0]
-    return a.model_scheduler[0]
+    return a.model_scheduler[0][0]
 
 
 def test_model_prefers_unit_stride_inner_loops_gramschmidt():
@@ -102,3 +102,11 @@ def test_model_prefers_fewer_parallel_regions_atax():
 @pytest.mark.parametrize("name", ["2mm", "3mm", "syr2k"])
 def test_model_keeps_pluto_on_ties(name):
     assert _model(name) == "pluto"
+
+
+@pytest.mark.parametrize("name", ["syrk", "syr2k"])
+def test_model_moves_a_reduction_out_of_the_innermost_loop(name):
+    """syrk's point loops under the stride rule run k innermost (a floating-point reduction into C[i][j],
+    left scalar); the vector rule runs j innermost."""
+    a = analyze(os.path.join(CORPUS, name + ".c")).scops[0]
+    assert a.model_scheduler[0][1] == "vector"
