@@ -163,6 +163,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--clang", help="clang command (default: the first of clang, clang-19 .. clang-14 found)")
     p.add_argument("--polly-flags", help="flags enabling Polly (default: detected, e.g. '-mllvm -polly')")
     p.add_argument("--cache", help="tuning measurement cache (default: none, so search times are real)")
+    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                   help="tuning: compile N candidates at once while one is timed (default 1, so search times "
+                        "compare with earlier runs; the kernels themselves are benched one after another)")
+    p.add_argument("--ray", metavar="ADDRESS", help="tuning: candidates on a Ray cluster (as tune --ray)")
     p.add_argument("--with", dest="sources", action="append", default=[], metavar="FILE",
                    help="another source (or object) of every kernel, e.g. PolyBench's utilities/polybench.c")
     _program(p)

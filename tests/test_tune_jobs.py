@@ -138,3 +138,14 @@ def test_tune_on_ray_auto_end_to_end(kernel, private_ray, tmp_path):
     assert r["workers"]["ray"] == "auto" and len(r["workers"]["timers"]) == 1 and not r["workers"]["refused"]
     assert r["evals"] == 4 and r["best"]["median"] > 0
     assert all(e["extra"]["worker"] == r["workers"]["timers"][0] for e in r["evaluations"])
+
+
+def test_bench_tunes_with_jobs(kernel, tmp_path, capsys):
+    """bench --jobs N compiles each tuning run's candidates on N workers (the kernels stay one after another)."""
+    out = tmp_path / "out"
+    rc = main(["bench", kernel, "--runs", "1", "--threads", "1", "--max-evals", "3", "--compilers", "gcc",
+               "--jobs", "2", "--report", str(out)])
+    assert rc == 0, capsys.readouterr().err
+    res = json.load(open(out / "results.json"))
+    assert res["jobs"] == 2 and "--jobs 2" in res["command"]
+    assert res["kernels"][0]["tuning"]["hill"]["evals"] <= 3

@@ -99,6 +99,8 @@ class BenchOptions:
     run_timeout: float = 600.0
     command: str = ""
     program: ProgramBuild = ProgramBuild()  # every kernel's other sources, libraries and arguments
+    jobs: int | None = 1  # tuning candidates compiled at once (tune --jobs; None: the cores)
+    ray: str | None = None  # tuning candidates on a Ray cluster (tune --ray)
 
     @property
     def nthreads(self) -> int:
@@ -320,7 +322,7 @@ def tune_one(path: str, spec: StrategySpec, opts: BenchOptions, defines: Sequenc
     local = spec.strategy in ("hill", "coordesc")  # exhaustive and random are bounded by their grid / sample
     topts = TuneOptions(strategy=spec.strategy, fit=spec.fit, degree=spec.degree, shortest_hop=spec.shortest_hop,
                         seed=spec.seed, samples=spec.samples, max_evals=opts.max_evals if local else None,
-                        time_limit=opts.time_limit, cache=opts.cache)
+                        time_limit=opts.time_limit, cache=opts.cache, jobs=opts.jobs, ray=opts.ray)
     build = BuildConfig(cc=opts.gcc, threads=opts.nthreads, runs=opts.runs, includes=opts.includes,
                         defines=tuple(defines), program=opts.program)
     t0 = time.perf_counter()
@@ -474,6 +476,7 @@ def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None
             "kind": "polytune-bench", "version": 1, "polytune": __version__, "machine": machine_id(),
             "started": _stamp_time(), "finished": None, "command": opts.command, "threads": opts.nthreads,
             "runs": opts.runs, "strategies": [s.label for s in opts.strategies], "max_evals": opts.max_evals,
+            "jobs": opts.jobs, **({"ray": opts.ray} if opts.ray else {}),
             "exhaustive_max": opts.exhaustive_max, "load_start": _load(),
             "compilers": {c.name: {"command": c.shown, "version": c.version} for c in tools.baselines}
             | {"polytune": {"command": tools.polytune.shown, "version": tools.polytune.version}},
@@ -541,7 +544,9 @@ def command_line(args) -> str:
     parts = ["polytune bench", *args.paths]
     for flag, value in (("--threads", args.threads), ("--runs", args.runs), ("--strategies", args.strategies),
                         ("--max-evals", args.max_evals), ("--exhaustive-max", args.exhaustive_max),
-                        ("--compilers", args.compilers), ("--clang", args.clang), ("--time-limit", args.time_limit)):
+                        ("--compilers", args.compilers), ("--clang", args.clang), ("--time-limit", args.time_limit),
+                        ("--jobs", getattr(args, "jobs", 1) if getattr(args, "jobs", 1) != 1 else None),
+                        ("--ray", getattr(args, "ray", None))):
         if value is not None:
             parts.append(f"{flag} {value}")
     parts += [f"-D {d}" for d in args.defines] + [f"-I {d}" for d in args.includes]
@@ -564,7 +569,8 @@ def main_from_args(args) -> int:
                         exhaustive_max=args.exhaustive_max, includes=tuple(args.includes),
                         defines=tuple(args.defines), gcc=args.gcc, clang=args.clang,
                         polly_flags=tuple(args.polly_flags.split()) if args.polly_flags else None,
-                        cache=args.cache, command=command_line(args), program=args.program)
+                        cache=args.cache, command=command_line(args), program=args.program,
+                        jobs=getattr(args, "jobs", 1), ray=getattr(args, "ray", None))
     kernels = [KernelSpec(p) for p in kernel_files(args.paths)]
     results = run_bench(kernels, opts)
     print_tables(results)
