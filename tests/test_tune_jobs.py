@@ -128,6 +128,7 @@ def private_ray():
     ray_pool.disconnect()
 
 
+@pytest.mark.slow  # a Ray instance takes ~25 s to start on 2 cores: CI runs this on its slow line
 @ray_needed
 def test_tune_on_ray_auto_end_to_end(kernel, private_ray, tmp_path):
     rep = tmp_path / "r.json"
