@@ -210,6 +210,9 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
 
         pool = None
         on_eval = progress
+        if tune_opts.ray is not None and not hasattr(runner, "job"):
+            raise UsageError(f"--ray applies to the c target only (the {tune_opts.target} target measures "
+                             "one candidate at a time)")
         if (tune_opts.ray is not None or tune_opts.jobs != 1) and hasattr(runner, "job"):
             workers, remote, in_flight, close_workers, workers_info = open_workers(
                 tune_opts, build, getattr(progress, "worker", None))
