@@ -190,6 +190,9 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
     workers_info = None
     t0 = time.perf_counter()
     try:
+        if tune_opts.ray is not None and not hasattr(runner, "job"):
+            raise UsageError(f"--ray applies to the c target only (the {tune_opts.target} target measures "
+                             "one candidate at a time)")
         if original is None:
             original = runner.reference()
         noisy = noise_warning(original, load, os.cpu_count() or 1)
@@ -210,9 +213,6 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
 
         pool = None
         on_eval = progress
-        if tune_opts.ray is not None and not hasattr(runner, "job"):
-            raise UsageError(f"--ray applies to the c target only (the {tune_opts.target} target measures "
-                             "one candidate at a time)")
         if (tune_opts.ray is not None or tune_opts.jobs != 1) and hasattr(runner, "job"):
             workers, remote, in_flight, close_workers, workers_info = open_workers(
                 tune_opts, build, getattr(progress, "worker", None))
