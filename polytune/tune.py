@@ -14,9 +14,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from .errors import UsageError
 from .measure.c import BuildConfig
 from .measure.cache import MeasurementCache, default_cache_path, machine_id, workload_key
-from .errors import UsageError
 from .measure.measurement import Measurement, to_record
 from .measure.pooled import Bound, PooledMeasure
 from .measure.runner import Memo
