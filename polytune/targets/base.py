@@ -8,7 +8,7 @@ from ..measure.c import BuildConfig
 from ..measure.measurement import Config, Measurement
 from ..measure.runner import Runner, Variant
 from ..pipeline import OptimizeOptions, Program
-from ..search import Parameter, SearchSpace
+from ..search import Parameter, SearchSpace, parse_domain
 
 
 def _targets_with(kind: str) -> list[str]:
@@ -51,7 +51,6 @@ class Target:
     def space(self, domains: tuple[str, ...] = (), kind: str | None = None) -> SearchSpace:
         """parameters() with --domain specs applied (one for all, one per parameter, or NAME=SPEC), and
         the parameters of the space *kind* (tune --space) after them."""
-        from ..search import parse_domain
         kind = kind or self.spaces[0]
         if kind not in self.spaces:
             raise UsageError(f"--space {kind} applies to the "
