@@ -147,10 +147,15 @@ def _cases():
 
 
 CASES = list(_cases())
+# The default suite builds the GPU benchmarks with nvcc; the Pluto kernels' builds are a long sweep (-m slow).
+NVCC_CASES = [pytest.param(*c, id=os.path.basename(c[0])[:-2],
+                           marks=[] if c[0].startswith(GPU_DIR) else [pytest.mark.slow]) for c in CASES]
+# Every kernel with the default block shape by default; the odd and the 1x1 shapes are a long sweep (-m slow).
+SLOW_BLOCKS = [None, pytest.param("24,40", marks=pytest.mark.slow), pytest.param("1,1", marks=pytest.mark.slow)]
 
 
 @needs_nvcc
-@pytest.mark.parametrize("src,defines", CASES, ids=[os.path.basename(c[0])[:-2] for c in CASES])
+@pytest.mark.parametrize("src,defines", NVCC_CASES)
 def test_nvcc_compiles_generated_cuda(src, defines, tmp_path):
     out = tmp_path / "k.cu"
     assert main(["optimize", src, *defines, "--target", "cuda", "-o", str(out)]) == 0
@@ -170,7 +175,7 @@ def emulate(cu_text: str) -> str:
 
 
 @pytest.mark.parametrize("src,defines", CASES, ids=[os.path.basename(c[0])[:-2] for c in CASES])
-@pytest.mark.parametrize("block", [None, "24,40", "1,1"])
+@pytest.mark.parametrize("block", SLOW_BLOCKS)
 def test_cuda_output_emulated_on_cpu_matches(src, defines, block, tmp_path):
     """Host code, launch bounds, grid-stride loops and guards, run sequentially on the CPU."""
     ref = _checksum(checksum_line(compile_run(src, str(tmp_path / "ref"), defines, False)))

@@ -33,6 +33,10 @@ PLUTO_SMALL = ["N=9", "TSTEPS=2", "NC=2", "D=5"]
 CASES = [(os.path.join(GPU_DIR, k + ".c"), v) for k, v in sorted(GPU_SMALL.items())] + \
         [(os.path.join(KERNELS, k + ".c"), PLUTO_SMALL) for k in PLUTO]
 IDS = [os.path.basename(c[0])[:-2] for c in CASES]
+# The GPU benchmarks run by default; the Pluto kernels under the interpreter are a long sweep (-m slow). Every
+# kernel's Triton code is still compiled ahead of time by default (test_every_kernel_compiles_for_the_gpu).
+SWEEP = [pytest.param(*c, id=i, marks=[] if c[0].startswith(GPU_DIR) else [pytest.mark.slow])
+         for c, i in zip(CASES, IDS)]
 CONFIGS = [{}, {"BLOCK_X": 4, "BLOCK_Y": 2, "BLOCK_Z": 2, "BLOCK_M": 2, "BLOCK_R": 4, "num_warps": 1}]
 ON_GPU = torch.cuda.is_available()
 if ON_GPU:  # Triton compiles no tl.dot with a side under 16 (the interpreter runs them)
@@ -40,7 +44,7 @@ if ON_GPU:  # Triton compiles no tl.dot with a side under 16 (the interpreter ru
                     "num_warps": 1})
 
 
-@pytest.mark.parametrize("src,defines", CASES, ids=IDS)
+@pytest.mark.parametrize("src,defines", SWEEP)
 def test_triton_matches_the_original(src, defines):
     """Every benchmark kernel, on the original program's own data, for the default and a small odd
     launch configuration (partial blocks, reductions over several BLOCK_R chunks), with both schedules
