@@ -340,7 +340,7 @@ def _load() -> list[float] | None:
 
 def bench_kernel(spec: KernelSpec, opts: BenchOptions, tools: Toolchain, workdir: str, log: Log) -> dict:
     from ..pipeline import OptimizeOptions, analyze, generate
-    from ..tune import TuneOptions, make_target
+    from ..tune import TuneOptions, describe, make_target
     name = kernel_name(spec.path)
     defines = tuple(opts.defines if spec.defines is None else spec.defines)
     strategies = opts.strategies if spec.strategies is None else spec.strategies
@@ -350,7 +350,9 @@ def bench_kernel(spec: KernelSpec, opts: BenchOptions, tools: Toolchain, workdir
     configs: dict[str, tuple | None] = {}
     try:
         program = analyze(spec.path, opts.includes, defines)
-        space = make_target(program, TuneOptions()).space()
+        target = make_target(program, TuneOptions())
+        space = target.space()
+        loops = target.labels(space)
     except PolytuneError as e:
         entry["notes"].append(f"{'not tuned' if program else 'polytune cannot optimize it'}: {e.message}")
     if space is not None:
@@ -369,7 +371,7 @@ def bench_kernel(spec: KernelSpec, opts: BenchOptions, tools: Toolchain, workdir
                 continue
             entry["tuning"][s.label] = t
             best = found(t)
-            log(f"{name}: {s.label}: " + (f"best {tuple(best['config'])} {best['median']:.4g} s" if best else
+            log(f"{name}: {s.label}: " + (f"best {describe(best['config'], loops)} {best['median']:.4g} s" if best else
                                           "no verified configuration")
                 + f", {t['evals']} evaluations, {t['search_time']:.1f} s, {t['stop_reason']}")
     # ---- the session's builds
