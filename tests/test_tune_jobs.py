@@ -150,3 +150,69 @@ def test_bench_tunes_with_jobs(kernel, tmp_path, capsys):
     res = json.load(open(out / "results.json"))
     assert res["jobs"] == 2 and "--jobs 2" in res["command"]
     assert res["kernels"][0]["tuning"]["hill"]["evals"] <= 3
+
+
+class _Workers:
+    """A stand-in for polytune.workers' pools: runs both steps at once and names a worker."""
+
+    def __init__(self):
+        self.submitted = []
+
+    def submit(self, compile_fn, time_fn, payload, label=""):
+        from concurrent.futures import Future
+
+        from polytune.workers import WorkResult
+        self.submitted.append(payload)
+        f = Future()
+        f.set_result(WorkResult(len(self.submitted), label, time_fn(compile_fn(payload)), "box/timer", "box/c0",
+                                True, 1, (0.0, 0.0), (0.0, 0.0)))
+        return f
+
+
+class _Runner:
+    def job(self, variant):
+        return variant.config
+
+    def reference_data(self):
+        return "reference"
+
+    @staticmethod
+    def compile_step(config):
+        return config
+
+    @staticmethod
+    def time_step(reference, bound, config):
+        from polytune.measure import Measurement
+        assert reference == "reference"
+        return Measurement(config, (float(sum(config)),))
+
+
+class _Target:
+    """The second parameter is read only when the first is 1 (as a schedule choice reads some tile sizes)."""
+
+    def variant(self, names, config):
+        from polytune.measure import Variant
+        reads = frozenset(names) if config[0] == 1 else frozenset(names[:1])
+        return Variant(tuple(config), tuple(names), None, reads, lambda: "")
+
+
+def test_pooled_measure_reads_the_cache_and_measures_one_variant_once():
+    from polytune.measure import Measurement
+    from polytune.measure.pooled import Bound, PooledMeasure
+
+    class Cache:
+        def get(self, config):
+            return Measurement(config, (0.5,), cached=True) if config == (1, 7) else None
+
+    workers = _Workers()
+    bound = Bound()
+    pm = PooledMeasure(_Target(), _Runner(), ("a", "b"), workers, Cache(), bound)
+    first = pm.pool.submit((0, 1)).result()
+    again = pm.pool.submit((0, 2)).result()  # b is not read when a is 0: the same variant
+    cached = pm.pool.submit((1, 7)).result()
+    other = pm.pool.submit((1, 2)).result()
+    assert workers.submitted == [(0, 1), (1, 2)]
+    assert first.extra == {"worker": "box/timer", "compiled_on": "box/c0"} and first.same_as is None
+    assert again.same_as == (0, 1) and again.config == (0, 2) and again.times == first.times
+    assert cached.cached and other.value == 3.0
+    assert bound.value == 0.5  # the best time seen, cached ones included
