@@ -302,7 +302,8 @@ def cmd_tune(args) -> int:
         if args.output:
             write_atomically(args.output, res.best_text)
         if args.tile_sizes_out:
-            write_atomically(args.tile_sizes_out, "".join(f"{v}\n" for v in res.best_config))
+            sizes = res.report.best_build["tile_sizes"] if res.report.best_build else res.best_config
+            write_atomically(args.tile_sizes_out, "".join(f"{v}\n" for v in sizes))  # the schedule's sizes only
     if args.report:
         write_report(args.report, res.report)
     if args.plot:

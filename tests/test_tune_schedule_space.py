@@ -112,8 +112,10 @@ def test_mixed_search_moves_tiles_first_and_never_ends_slower_than_its_seed():
 def test_tune_over_the_schedule_space_end_to_end(tmp_path):
     src = os.path.join(CORPUS, "atax.c")
     rep, out = tmp_path / "r.json", tmp_path / "best.c"
+    ts = tmp_path / "tile.sizes"
     rc = main(["tune", src, "--space", "schedule", "--jobs", "1", "--no-cache", "--runs", "1", "--cflags=-O1",
-               "--threads", "2", "--max-evals", "6", "--report", str(rep), "-o", str(out)])
+               "--threads", "2", "--max-evals", "6", "--report", str(rep), "-o", str(out), "--tile-sizes-out",
+               str(ts)])
     assert rc == 0
     r = json.loads(rep.read_text())
     assert [s.get("categories", [None])[0] for s in r["space"][-6:]] == ["pluto", "smart", "auto", "on", "stride",
@@ -121,6 +123,7 @@ def test_tune_over_the_schedule_space_end_to_end(tmp_path):
     assert r["evals"] == 6 and r["evaluations"][0]["named"]["scheduler"] == "pluto"
     assert {e["named"]["fusion"] for e in r["evaluations"]} >= {"smart"}
     assert r["best_build"]["choice"]["scheduler"] in ("pluto", "outer")
+    assert [int(x) for x in ts.read_text().split()] == r["best_build"]["tile_sizes"]  # sizes, no categories
     # the printed --choice reproduces the best variant
     best = ScheduleChoice(**r["best_build"]["choice"])
     text = generate(analyze(src), OptimizeOptions(tile_sizes=tuple(r["best_build"]["tile_sizes"]), choice=best)).text
