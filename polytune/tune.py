@@ -267,8 +267,11 @@ def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):
     keep in flight, how to close it, what the report says of it)."""
     from .workers import open_pool
     if tune_opts.ray is None:
-        pool = open_pool(tune_opts.jobs, None, on_progress=on_progress)
-        return pool, False, pool.jobs + 1, pool.close, {"jobs": pool.jobs, "workers": pool.workers}
+        # a timing whose threads take every core gets a quiet machine: no compile runs while it is timed
+        cores = os.cpu_count() or 1
+        quiet = (build.threads or cores) >= cores
+        pool = open_pool(tune_opts.jobs, None, quiet=quiet, on_progress=on_progress)
+        return pool, False, pool.jobs + 1, pool.close, {"jobs": pool.jobs, "workers": pool.workers, "quiet": quiet}
     try:
         import ray
 

@@ -81,6 +81,7 @@ def test_cli_tune_jobs_end_to_end_reports_the_workers(kernel, tmp_path):
     assert rc == 0
     r = json.loads(rep.read_text())
     assert r["workers"]["jobs"] == 2 and len(r["workers"]["workers"]) == 3  # two compile slots and the timer
+    assert r["workers"]["quiet"] == ((os.cpu_count() or 1) <= 1)  # one timed thread leaves cores to compile on
     assert r["evals"] <= 5 and all(e["extra"]["worker"].endswith("/timer") for e in r["evaluations"])
     assert out.read_text().count("#pragma omp") >= 1
 

@@ -241,6 +241,8 @@ _PROGRAMS: dict[tuple, Program] = {}
 def remember_program(program: Program) -> None:
     key = (os.path.abspath(program.path), tuple(program.includes), tuple(program.defines), program_digest(program))
     _PROGRAMS[key] = program
+    while len(_PROGRAMS) > 8:  # a bench tunes kernel after kernel: keep the latest
+        del _PROGRAMS[next(iter(_PROGRAMS))]
 
 
 def _program_of(job: CompileJob) -> Program:
