@@ -422,7 +422,7 @@ def summary(res: TuneResult) -> str:
     if r.best:
         lines.append(f"best {describe(r.best.config, r.loops, r.space)}: {_median(r.best):.4f} s")
         if r.best_build and r.best_build.get("optimize_args"):
-            lines.append("optimize it with: polytune optimize FILE " + " ".join(r.best_build["optimize_args"]))
+            lines.append(f"optimize it with: polytune optimize {r.file} " + " ".join(r.best_build["optimize_args"]))
         if r.speedup_over_seed:
             lines.append(f"speedup over seed: {r.speedup_over_seed:.2f}x")
         if r.speedup_over_original:
