@@ -145,3 +145,14 @@ def test_schedule_space_is_for_the_c_target_only(tmp_path):
     t = target_of("syrk")
     with pytest.raises(UsageError):
         t.space(kind="launch")
+
+
+def test_a_kernel_without_tiles_still_has_a_schedule_space():
+    """durbin: no band is tiled under any schedule; its schedule coordinates are still tuned."""
+    from polytune.errors import UsageError
+    t = target_of("durbin")
+    with pytest.raises(UsageError, match="nothing to tune"):
+        t.space()
+    space = t.space(kind="schedule")
+    assert space.names == tuple(coordinates()) and t.seed(space) == (0,) * len(coordinates())
+    assert t.variant(space.names, t.seed(space)).build.tile_sizes == ()

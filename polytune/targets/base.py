@@ -57,7 +57,8 @@ class Target:
                              f"{', '.join(n for n in _targets_with(kind))} target only" if _targets_with(kind)
                              else f"unknown space '{kind}'")
         params = self.parameters()
-        if not params:
+        extra = self.extra_parameters(kind)
+        if not params and not extra:
             raise UsageError("nothing to tune: no scop has a tilable band of two or more loops", self.program.path)
         specs = list(domains)
         named = dict(s.split("=", 1) for s in specs if "=" in s)
@@ -72,7 +73,7 @@ class Target:
         for i, p in enumerate(params):
             spec = named.get(p.name) or (plain[0] if len(plain) == 1 else plain[i] if plain else None)
             out.append(Parameter(p.name, parse_domain(spec)) if spec else p)
-        return SearchSpace(tuple(out) + tuple(self.extra_parameters(kind)))
+        return SearchSpace(tuple(out) + tuple(extra))
 
     def seed(self, space: SearchSpace, how: str | tuple[int, ...] = "pluto") -> Config:
         """The starting configuration: explicit sizes, or a named seed (pluto: the target's default)."""
