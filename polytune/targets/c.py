@@ -149,8 +149,8 @@ class CTarget(Target):
         out = {"tile_sizes": list(opts.tile_sizes)}
         if opts.choice is not None:
             out["choice"] = opts.choice.to_record()
-            out["optimize_args"] = ["--tile-sizes", ",".join(map(str, opts.tile_sizes)),
-                                    "--choice", choice_text(opts.choice)]
+            out["optimize_args"] = (["--tile-sizes", ",".join(map(str, opts.tile_sizes))] if opts.tile_sizes else []) \
+                + ["--choice", choice_text(opts.choice)]
         return out
 
     @classmethod
