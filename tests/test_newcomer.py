@@ -18,9 +18,19 @@ from polytune.tune import describe, noise_warning
 README = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
 GEMM = os.path.join(KERNELS, "gemm.c")
 SMALL = ["-DN=40", "--cflags=-O1", "--runs", "2", "--threads", "1", "--no-cache", "--max-evals", "2"]
-# run polytune with the optional packages made unimportable, as after a plain `pip install -e .`
-WITHOUT_EXTRAS = ("import sys\nfor m in ('torch', 'triton', 'matplotlib', 'pytest', 'hypothesis'):\n"
-                  "    sys.modules[m] = None\nfrom polytune.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+# run polytune with the optional packages made unimportable, as after a plain `pip install -e .` (a finder
+# that refuses them: a None in sys.modules would be seen by libraries that look there, e.g. scipy for torch)
+WITHOUT_EXTRAS = """
+import importlib.abc, sys
+EXTRAS = ('torch', 'triton', 'matplotlib', 'pytest', 'hypothesis')
+class Refuse(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in EXTRAS:
+            raise ModuleNotFoundError(f"No module named '{name}'", name=name)
+sys.meta_path.insert(0, Refuse())
+from polytune.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
 
 
 def _pyproject() -> dict:
