@@ -217,3 +217,12 @@ def test_pooled_measure_reads_the_cache_and_measures_one_variant_once():
     assert again.same_as == (0, 1) and again.config == (0, 2) and again.times == first.times
     assert cached.cached and other.value == 3.0
     assert bound.value == 0.5  # the best time seen, cached ones included
+
+
+def test_tune_with_jobs_writes_the_cache_and_a_repeat_replays_it(kernel, tmp_path):
+    opts = TuneOptions(cache=str(tmp_path / "cache.sqlite"), alpha=None, max_evals=4, jobs=2)
+    first = tune(kernel, opts, FAST)
+    again = tune(kernel, opts, FAST)
+    assert [r.config for r in again.search.evaluations] == [r.config for r in first.search.evaluations]
+    assert all(r.measurement.cached for r in again.search.evaluations)
+    assert again.best_config == first.best_config
