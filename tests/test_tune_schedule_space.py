@@ -156,3 +156,25 @@ def test_a_kernel_without_tiles_still_has_a_schedule_space():
     space = t.space(kind="schedule")
     assert space.names == tuple(coordinates()) and t.seed(space) == (0,) * len(coordinates())
     assert t.variant(space.names, t.seed(space)).build.tile_sizes == ()
+
+
+def test_a_compile_worker_builds_the_program_the_driver_would():
+    """The compile step in another process (which analyzes the file itself) gives the same executable as
+    in the tuning process, for the seed and for another schedule: what is measured is what is written."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from polytune.measure.c import compile_variant
+    t = target_of("atax")
+    space = t.space(kind="schedule")
+    seed = t.seed(space)
+    other = seed[:-6] + (1, 2) + seed[-4:]  # scheduler=outer, fusion=none
+    runner = t.runner()
+    try:
+        jobs = [runner.job(t.variant(space.names, c)) for c in (seed, other)]
+        here = [compile_variant(j, t.program).exe for j in jobs]
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver")) as ex:
+            there = [c.exe for c in ex.map(compile_variant, jobs)]
+    finally:
+        runner.close()
+    assert here == there and here[0] != here[1]
