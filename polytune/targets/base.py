@@ -8,7 +8,7 @@ from ..measure.c import BuildConfig
 from ..measure.measurement import Config, Measurement
 from ..measure.runner import Runner, Variant
 from ..pipeline import OptimizeOptions, Program
-from ..search import Parameter, SearchSpace
+from ..search import Parameter, SearchSpace, parse_domain
 
 
 class Target:
@@ -40,7 +40,6 @@ class Target:
 
     def space(self, domains: tuple[str, ...] = ()) -> SearchSpace:
         """parameters() with --domain specs applied (one for all, one per parameter, or NAME=SPEC)."""
-        from ..search import parse_domain
         params = self.parameters()
         if not params:
             raise UsageError("nothing to tune: no scop has a tilable band of two or more loops", self.program.path)
