@@ -137,6 +137,8 @@ def choose_scheduler(scop: Scop, deps: Dependences, bases: dict) -> tuple[tuple[
                 continue
             names.append((name, order))
             costs.append(schedule_cost(scop, deps, ts))
+            if costs[-1] == Cost(0, 0, 0):  # nothing ranks before it (ties keep the earlier): stop here
+                return names[rank(costs)], {f"{n}/{o}": c.to_record() for (n, o), c in zip(names, costs)}
     if not names:
         return (next(iter(bases)), "stride"), {}
     return names[rank(costs)], {f"{n}/{o}": c.to_record() for (n, o), c in zip(names, costs)}
