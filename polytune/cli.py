@@ -23,6 +23,26 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pure", action="append", default=[], metavar="NAME", help="a function without side effects")
 
 
+def _program(p: argparse.ArgumentParser) -> None:
+    """How the program is built and run besides the file with the regions (as a compiler driver takes it)."""
+    p.add_argument("-l", dest="libs", action="append", default=[], metavar="LIB",
+                   help="link the program with library LIB (as gcc -l)")
+    p.add_argument("-L", dest="lib_dirs", action="append", default=[], metavar="DIR",
+                   help="library directory (as gcc -L)")
+    p.add_argument("--ldflags", help="further linker flags, e.g. '-Wl,-rpath,/opt/lib -pthread'")
+
+
+def _build(args, sources: list[str]):
+    """The Build of the command line: other sources and objects, libraries, and the program's arguments
+    (after --), run in the current directory (where relative paths among them point)."""
+    import os
+
+    from .measure.build import Build
+    from .measure.c import shell_flags
+    return Build.from_files(sources, libs=tuple(args.libs), lib_dirs=tuple(args.lib_dirs),
+                            ldflags=shell_flags(args.ldflags), args=tuple(args.program_args), cwd=os.getcwd())
+
+
 def _unroll_jam(p: argparse.ArgumentParser) -> None:
     p.add_argument("--unroll-jam", type=int, default=None, metavar="U",
                    help="register tiling: unroll a point loop by U and jam the copies into the innermost loop, "
@@ -66,8 +86,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="allow -o to name the input file (overwrite it)")
     p.add_argument("--report", help="write a JSON report of what was done to each scop")
     p = sub.add_parser("tune", help="tune by measurement: tile sizes (c), block shape (cuda) or launch "
-                                            "configuration (triton), by hill climbing from the default")
+                                            "configuration (triton), by hill climbing from the default",
+                       usage="polytune tune FILE.c [MORE.c ...] [-I DIR] [-D NAME] [-l LIB] [-L DIR] "
+                             "[--ldflags FLAGS] [options] [-- PROGRAM ARGUMENTS]")
     _common(p)
+    p.add_argument("sources", nargs="*", default=[], metavar="MORE.c",
+                   help="the program's other sources (compiled once, unchanged) or object files and archives, "
+                        "linked into the original and every variant")
+    _program(p)
     p.add_argument("-o", "--output", help="write the best program here")
     p.add_argument("--force", action="store_true", help="allow -o to name the input file (overwrite it)")
     p.add_argument("--report", help="JSON report: every evaluation, the trajectory, the summary")
@@ -110,6 +136,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schedule", default="pluto", choices=["pluto", "outer", "auto"],
                    help="the C target's schedule whose tile sizes are tuned (see optimize --schedule); auto: "
                         "measure both schedules' tile-32 seeds first and tune the faster one")
+    p.add_argument("--space", choices=["tiles", "schedule"], default=None,
+                   help="what is tuned (c target): tiles (the tile sizes, the default) or schedule (the tile sizes "
+                        "and one coordinate per schedule choice: scheduler, fusion, omp_schedule, "
+                        "privatize_arrays, point_order, unroll; the seed is still Pluto's default)")
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                   help="generate and compile N candidates at once while one is timed (default: the cores; "
+                        "1: one candidate at a time)")
+    p.add_argument("--ray", metavar="ADDRESS",
+                   help="run candidates on a Ray cluster (HOST:PORT, or auto: the one on this machine, else a "
+                        "private local instance); needs pip install 'polytune[ray]' (docs/CLUSTER.md)")
     p.add_argument("--plot", metavar="FILE", help="draw the search (PNG): a heatmap with the path for two "
                                                   "parameters, else time per evaluation with the incumbent")
     p = sub.add_parser("bench", help="gcc -O3, clang -O3, Polly, polytune's seed and tuned kernels side by side")
@@ -130,6 +166,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--clang", help="clang command (default: the first of clang, clang-19 .. clang-14 found)")
     p.add_argument("--polly-flags", help="flags enabling Polly (default: detected, e.g. '-mllvm -polly')")
     p.add_argument("--cache", help="tuning measurement cache (default: none, so search times are real)")
+    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                   help="tuning: compile N candidates at once while one is timed (default 1, so search times "
+                        "compare with earlier runs; the kernels themselves are benched one after another)")
+    p.add_argument("--ray", metavar="ADDRESS", help="tuning: candidates on a Ray cluster (as tune --ray)")
+    p.add_argument("--with", dest="sources", action="append", default=[], metavar="FILE",
+                   help="another source (or object) of every kernel, e.g. PolyBench's utilities/polybench.c")
+    _program(p)
     p = sub.add_parser("inspect", help="print statements, domains, accesses, dependences and the schedule")
     _common(p)
     _shape(p)
@@ -243,6 +286,8 @@ def cmd_tune(args) -> int:
     if args.runs < 1:
         raise UsageError("--runs must be at least 1")
     seed = args.seed if args.seed in ("pluto", "origin", "model") else parse_sizes(args.seed, None)
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
     opts = TuneOptions(strategy=args.strategy, fit=args.fit, degree=args.degree,
                        shortest_hop=args.shortest_hop, seed=seed, alpha=args.alpha or None,
                        max_iterations=args.max_iterations, max_evals=args.max_evals,
@@ -250,20 +295,25 @@ def cmd_tune(args) -> int:
                        eps=args.eps, rng_seed=args.rng_seed,
                        cache=None if args.no_cache else (args.cache or default_cache_path()),
                        parallel=not args.no_parallel, target=args.target, schedule=args.schedule,
-                       pure=tuple(args.pure), **_jam(args))
+                       pure=tuple(args.pure), space=args.space, jobs=args.jobs, ray=args.ray, **_jam(args))
     target = get_target(args.target)
     cls, extra = target.build_class, {k: getattr(args, k) for k in target.build_options}
     given = {k: v for k, v in (("cc", args.cc), ("cflags", shell_flags(args.cflags) if args.cflags else None),
                                ("rtol", args.rtol)) if v is not None}
     build = cls(includes=tuple(args.includes), defines=tuple(args.defines) + tuple(args.param), runs=args.runs,
-                **extra, **given)
+                program=_build(args, args.sources), **extra, **given)
+    if args.plot:
+        from .study.bench import has_matplotlib
+        if not has_matplotlib():
+            raise UsageError("--plot needs matplotlib: pip install -e '.[plots]'")
     res = tune(args.file, opts, build, progress=progress_printer(sys.stderr))
     print(summary(res))
     if res.best_text is not None:
         if args.output:
             write_atomically(args.output, res.best_text)
         if args.tile_sizes_out:
-            write_atomically(args.tile_sizes_out, "".join(f"{v}\n" for v in res.best_config))
+            sizes = res.report.best_build["tile_sizes"] if res.report.best_build else res.best_config
+            write_atomically(args.tile_sizes_out, "".join(f"{v}\n" for v in sizes))  # the schedule's sizes only
     if args.report:
         write_report(args.report, res.report)
     if args.plot:
@@ -274,6 +324,7 @@ def cmd_tune(args) -> int:
 
 def cmd_bench(args) -> int:
     from .study.bench import main_from_args
+    args.program = _build(args, args.sources)  # every kernel's other sources, libraries, arguments
     return main_from_args(args)
 
 
@@ -281,11 +332,24 @@ COMMANDS = {"optimize": cmd_optimize, "inspect": cmd_inspect, "tune": cmd_tune, 
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(argv)
+        program_args: list[str] = []
+        if "--" in argv:  # the program's own arguments: every run of the original and the variants gets them
+            k = argv.index("--")
+            argv, program_args = argv[:k], argv[k + 1:]
+        args, rest = build_parser().parse_known_args(argv)
+        if args.command == "tune":  # more sources after options, as a compiler driver takes them
+            args.sources += [a for a in rest if not a.startswith("-")]
+            rest = [a for a in rest if a.startswith("-")]
+        if rest:
+            raise UsageError(f"unrecognized arguments: {' '.join(rest)}")
         if args.command is None:
             build_parser().print_help(sys.stderr)
             return 2
+        if program_args and args.command not in ("tune", "bench"):
+            raise UsageError(f"program arguments (after --) apply to tune and bench, not {args.command}")
+        args.program_args = program_args
         return COMMANDS[args.command](args)
     except PolytuneError as e:
         print(str(e), file=sys.stderr)

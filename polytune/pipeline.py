@@ -83,6 +83,9 @@ class Program:
     scops: tuple[AnalyzedScop, ...]
     guards: tuple[tuple[str, ...], ...] = ()  # per scop: preprocessor lines checking its macros' values
     warnings: tuple[str, ...] = ()  # one line each (file:line: warning: ...)
+    includes: tuple[str, ...] = ()  # the -I and -D it was analyzed with
+    defines: tuple[str, ...] = ()
+    pure: tuple[str, ...] = ()  # the functions declared pure on the command line (--pure)
     _bands: dict = field(default_factory=dict, repr=False)
     _triton: dict = field(default_factory=dict, repr=False)  # triton_variants, by block option
 
@@ -126,7 +129,8 @@ def analyze(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] 
                             "are assumed not to overlap (as Pluto assumes): declare them restrict, and do "
                             "not pass one array for two of them")
     guards = macro_guards(path, text, [(r.begin_line, r.end_line) for r in regions], includes, defines)
-    return Program(path, text, tuple(scops), tuple(guards), tuple(warnings))
+    return Program(path, text, tuple(scops), tuple(guards), tuple(warnings), tuple(includes), tuple(defines),
+                   tuple(pure))
 
 
 def _guarded(program: Program, k: int, code: str) -> str:
@@ -189,6 +193,9 @@ def generate_cuda(program: Program, opts: OptimizeOptions, serve: bool = False,
     head = cuda_header(p, serve) + "\n".join(r.kernels for r in regions)
     reps = [(a.scop.begin_line, a.scop.end_line, _guarded(program, k, r.host))
             for k, (a, r) in enumerate(zip(program.scops, regions))]
+    from .linkage import user_header_lines, wrap_c_headers  # the program's other C files keep C linkage
+    reps += wrap_c_headers(program.text, user_header_lines(program.path, program.text, program.includes,
+                                                           program.defines))
     return head + "\n" + splice(program.text, reps)
 
 

@@ -10,12 +10,15 @@ import json
 import math
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 
+from .errors import UsageError
 from .measure.c import BuildConfig
 from .measure.cache import MeasurementCache, default_cache_path, machine_id, workload_key
 from .measure.measurement import Measurement, to_record
+from .measure.pooled import Bound, PooledMeasure
 from .measure.runner import Memo
 from .pipeline import OptimizeOptions, Program, analyze
 from .search import Budget, EvalRecord, SearchOptions, SearchResult, SearchSpace, Step, run_search
@@ -46,6 +49,9 @@ class TuneOptions:
     schedule: str = "pluto"  # the C target's schedule: "pluto", "outer", or "auto" (the faster seed's)
     unroll_jam: int = OptimizeOptions.unroll_jam  # the C target's unroll-and-jam factor (0: none)
     pure: tuple[str, ...] = ()  # functions without side effects (--pure)
+    space: str | None = None  # the target's search space (None: its default; c: "tiles" or "schedule")
+    jobs: int | None = 1  # candidates compiled at once (None: the cores); one timing at a time
+    ray: str | None = None  # a Ray cluster's address ("auto": the local one, or a private instance)
 
 
 def _ratio(a: Measurement | None, b: Measurement | None) -> float | None:
@@ -77,7 +83,11 @@ class TuneReport:
     evals: int
     search_time: float
     target_info: dict = field(default_factory=dict)  # the entries its target adds (Target.report)
+    loops: tuple[str, ...] = ()  # per parameter, the loop it belongs to (i, j, 2t+i) or its name
+    warnings: tuple[str, ...] = ()  # one line each (noisy timings)
     schedule_choice: dict | None = None  # --schedule auto: the seeds measured and the one chosen
+    workers: dict | None = None  # --jobs / --ray: the pool, its workers (each evaluation names its own)
+    best_build: dict | None = None  # what optimize needs for the best variant (tile sizes, --choice)
 
     @property
     def speedup_over_seed(self) -> float | None:
@@ -92,24 +102,38 @@ class TuneReport:
             "file": self.file, "machine": self.machine, "target": self.target, "compiler": self.compiler,
             "threads": self.threads, "strategy": self.strategy, "fit": self.fit, "degree": self.degree,
             "shortest_hop": self.shortest_hop, "alpha": self.alpha,
-            "space": [{"name": p.name, "values": list(p.values)} for p in self.space.params],
+            "space": [{"name": p.name, "values": list(p.values)} | ({"loop": lp} if lp != p.name else {})
+                      | ({"categories": list(p.categories)} if p.is_categorical else {})
+                      for p, lp in zip(self.space.params, self.loops or self.space.names)],
             "original": _record(self.original),
             "seed": _record(self.seed),
             "best": _record(self.best),
             "speedup_over_seed": self.speedup_over_seed,
             "speedup_over_original": self.speedup_over_original,
             "evaluations": [dict(to_record(r.measurement), phase=r.phase, iteration=r.iteration, elapsed=r.elapsed)
-                            for r in self.evaluations],
+                            | self._named(r.measurement.config) for r in self.evaluations],
             "trajectory": [{"iteration": s.iteration, "config": list(s.config), "median": s.measurement.value,
-                            "phase": s.phase, "evals": s.evals} for s in self.trajectory],
+                            "phase": s.phase, "evals": s.evals} | self._named(s.config) for s in self.trajectory],
             "stop_reason": self.stop_reason,
             "evals": self.evals,
             "search_time": self.search_time,
         }
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
         out.update(self.target_info)
         if self.schedule_choice is not None:
             out["schedule_choice"] = self.schedule_choice
+        if self.workers is not None:
+            out["workers"] = self.workers
+        if self.best_build is not None:
+            out["best_build"] = self.best_build
         return out
+
+    def _named(self, config) -> dict:
+        """A configuration with its categories by name, where the space has categorical parameters."""
+        if not any(p.is_categorical for p in self.space.params) or len(config) != len(self.space.params):
+            return {}
+        return {"named": self.space.decode(config)}
 
 
 def _record(m: Measurement | None) -> dict | None:
@@ -139,37 +163,70 @@ def make_target(program: Program, tune_opts: TuneOptions, build: BuildConfig | N
 
 def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig = BuildConfig(),
          progress=None) -> TuneResult:
-    """Tune the parameters of *path*'s target; every candidate is verified against the original program."""
+    """Tune the parameters of *path*'s target; every candidate is verified against the original program.
+
+    With ``jobs`` above 1 or ``ray``, candidates are compiled in parallel on workers (``polytune.workers``)
+    while one timing runs at a time per timer; the search's path is the same as with one job when the
+    measurements are (``polytune.search.pool``)."""
     program = analyze(path, build.includes, build.defines, tune_opts.pure)
-    schedule_choice = runner = original = bound = None
+    load = _load1()
+    schedule_choice = runner = original = None
+    bound = Bound()
     if tune_opts.schedule == "auto":
-        chosen, schedule_choice, runner, original, bound = get_target(tune_opts.target).choose_schedule(
+        chosen, schedule_choice, runner, original, first = get_target(tune_opts.target).choose_schedule(
             program, build, tune_opts.parallel, tune_opts.unroll_jam)
+        bound = Bound(first)
         tune_opts = dataclasses.replace(tune_opts, schedule=chosen)
     target = make_target(program, tune_opts, build)
-    space = target.space(tune_opts.domains)
+    space = target.space(tune_opts.domains, tune_opts.space)
     seed = target.seed(space, tune_opts.seed)
     if runner is None:
         runner = target.runner()
     memo = Memo(runner)
-    cache = MeasurementCache(tune_opts.cache, workload_key(program, build, target.opts)) if tune_opts.cache else None
+    cache = MeasurementCache(tune_opts.cache, workload_key(program, build, target.opts, space)) \
+        if tune_opts.cache else None
     launch_choice = None
+    labels = target.labels(space)
+    workers = close_workers = None
+    workers_info = None
     t0 = time.perf_counter()
     try:
+        if tune_opts.ray is not None and not hasattr(runner, "job"):
+            raise UsageError(f"--ray applies to the c target only (the {tune_opts.target} target measures "
+                             "one candidate at a time)")
         if original is None:
             original = runner.reference()
+        noisy = noise_warning(original, load, os.cpu_count() or 1)
+        if noisy and hasattr(progress, "note"):
+            progress.note(noisy)
+        if hasattr(progress, "label"):
+            progress.label(labels, space)
 
         def evaluate(config) -> Measurement:
-            nonlocal bound
             config = tuple(int(c) for c in config)
             m = cache.get(config) if cache is not None else None
             if m is None:
-                m = memo.measure(target.variant(space.names, config), bound)
+                m = memo.measure(target.variant(space.names, config), bound.value)
                 if cache is not None:
                     cache.put(m)
-            if m.ok and m.same_as is None and (bound is None or m.value < bound):
-                bound = m.value  # the best time so far: the runner's pruning bound
+            bound.offer(m)
             return m
+
+        pool = None
+        on_eval = progress
+        if (tune_opts.ray is not None or tune_opts.jobs != 1) and hasattr(runner, "job"):
+            workers, remote, in_flight, close_workers, workers_info = open_workers(
+                tune_opts, build, getattr(progress, "worker", None))
+            pooled = PooledMeasure(target, runner, space.names, workers, cache, bound,
+                                   describe=lambda c: describe(c, labels, space, compact=True), remote=remote,
+                                   in_flight=in_flight)
+            pool = pooled.pool
+
+            def on_eval(rec):  # the cache is written on this thread, in the search's order
+                if cache is not None and not rec.measurement.cached and rec.measurement.same_as is None:
+                    cache.put(rec.measurement)
+                if progress is not None:
+                    progress(rec)
 
         options = SearchOptions(degree=tune_opts.degree, fit=tune_opts.fit, alpha=tune_opts.alpha,
                                 shortest_hop=tune_opts.shortest_hop, eps=tune_opts.eps,
@@ -178,15 +235,20 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
                         max_iterations=tune_opts.max_iterations)
         if tune_opts.seed == "pluto" and tune_opts.strategy in ("hill", "coordesc"):
             seed, launch_choice = target.launch_seed(runner, space, evaluate, seed)
-        result = run_search(space, evaluate, tune_opts.strategy, seed, options, budget, progress)
+        result = run_search(space, None if pool is not None else evaluate, tune_opts.strategy, seed, options,
+                            budget, on_eval, pool=pool)
     finally:
+        if close_workers is not None:
+            close_workers()
         runner.close()
         if cache is not None:
             cache.close()
     search_time = time.perf_counter() - t0
-    best_text = None
+    best_text = best_build = None
     if result.best is not None:
         best_text = target.variant(space.names, result.best.config).text
+        if hasattr(target, "describe_best"):
+            best_build = target.describe_best(space.names, result.best.config)
     target.finish(runner, result.best, space.names)
     report = TuneReport(
         file=path, machine=machine_id(), target=tune_opts.target, compiler=target.compiler(),
@@ -195,28 +257,151 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         shortest_hop=tune_opts.shortest_hop, alpha=tune_opts.alpha, space=space, original=original,
         seed=result.seed, best=result.best, evaluations=tuple(result.evaluations),
         trajectory=tuple(result.trajectory), stop_reason=result.stop_reason.value, evals=result.evals,
-        search_time=search_time, target_info=target.report(runner, launch_choice),
-        schedule_choice=schedule_choice)
+        search_time=search_time, target_info=target.report(runner, launch_choice), loops=labels,
+        warnings=(noisy,) if noisy else (),
+        schedule_choice=schedule_choice, workers=workers_info, best_build=best_build)
     return TuneResult(program, space, result, original, best_text, report)
 
 
-def progress_printer(stream=sys.stderr):
-    """A live progress line per evaluation: candidate, its time, best so far, evaluations, elapsed."""
-    best = [math.inf, None]
+def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):
+    """The workers of --jobs / --ray: (pool, whether its timers are other processes, how many candidates to
+    keep in flight, how to close it, what the report says of it)."""
+    from .workers import open_pool
+    if tune_opts.ray is None:
+        # a timing whose threads take every core gets a quiet machine: no compile runs while it is timed
+        cores = os.cpu_count() or 1
+        quiet = (build.threads or cores) >= cores
+        pool = open_pool(tune_opts.jobs, None, quiet=quiet, on_progress=on_progress)
+        return pool, False, pool.jobs + 1, pool.close, {"jobs": pool.jobs, "workers": pool.workers, "quiet": quiet}
+    try:
+        import ray
 
-    def on_eval(rec) -> None:
+        from .workers import ray_pool
+    except ImportError as exc:
+        raise UsageError(f"--ray needs Ray ({exc}): pip install 'polytune[ray]'") from None
+    started = ray_pool.connect(tune_opts.ray)
+    try:
+        pool = open_pool(tune_opts.jobs, tune_opts.ray, cc=build.cc, on_progress=on_progress,
+                         on_refused=lambda line: print(line, file=sys.stderr))
+    except BaseException:
+        if started:
+            ray_pool.disconnect()
+        raise
+    compiles = tune_opts.jobs or int(ray.cluster_resources().get("CPU", 1))
+    timers = list(pool.workers)
+
+    def close() -> None:
+        pool.close()
+        if started:
+            ray_pool.disconnect()
+
+    info = {"ray": tune_opts.ray, "private_instance": started, "jobs": compiles, "timers": timers,
+            "refused": list(getattr(pool, "refused", {}).values())}
+    return pool, True, compiles + max(1, len(timers)), close, info
+
+
+# The legend printed above the progress lines.
+LEGEND = ("[eval] phase  configuration (each tile size named by its loop; schedule coordinates where not Pluto's "
+          "default)  time or why it has none  best so far\n"
+          "  pruned: its first run was over 2x slower than the best so far, so it was not run again; "
+          "wrong_answer: its results differ from the original's\n")
+
+
+def _load1() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except OSError:  # pragma: no cover
+        return None
+
+
+def noise_warning(original: Measurement, load: float | None, cores: int, spread: float = 0.25) -> str | None:
+    """One line when timings are too noisy to trust: the original's repeated runs spread more than *spread*
+    of their median (max - min), or the load average at the start was above the number of cores."""
+    why = []
+    times = [t for t in original.times if t > 0]
+    if len(times) >= 2:
+        med = sorted(times)[len(times) // 2]
+        rel = (max(times) - min(times)) / med if med > 0 else 0.0
+        if rel > spread:
+            why.append(f"the original's {len(times)} runs spread {100 * rel:.0f}% of their median")
+    if load is not None and load > cores:
+        why.append(f"load average {load:.1f} on {cores} cores")
+    if not why:
+        return None
+    return (f"polytune: warning: timings are noisy ({'; '.join(why)}): speedups may be wrong; use --runs 5 or "
+            "more, or a quieter machine")
+
+
+def describe(config, labels: tuple[str, ...] | None, space: SearchSpace | None = None,
+             compact: bool = False) -> str:
+    """A configuration with each value named by its loop, a category by its name: i=32 j=64 k=16
+    fusion=max (the plain tuple without labels). *compact*: categories at their default (the first) left out."""
+    if not labels or len(labels) != len(config):
+        return str(tuple(config))
+    params = space.params if space is not None and len(space.params) == len(config) else (None,) * len(config)
+    return " ".join(f"{lp}={p.label(v) if p is not None and p.is_categorical else v}"
+                    for lp, v, p in zip(labels, config, params)
+                    if not (compact and p is not None and p.is_categorical and v == 0))
+
+
+class ProgressPrinter:
+    """A live progress line per evaluation: candidate (values named by their loops, categories by name),
+    its time, best so far, evaluations, elapsed; with workers, which one timed it and, below, what each
+    worker holds now. tune() gives it the loop names (label), warnings (note) and worker events (worker)."""
+
+    def __init__(self, stream=sys.stderr):
+        self.stream = stream
+        self.labels: tuple[str, ...] | None = None
+        self.space: SearchSpace | None = None
+        self.best: tuple[float, tuple | None] = (math.inf, None)
+        self.started = False
+        self.holding: dict[int, tuple[str, str]] = {}  # candidate (ticket) -> (worker, "compile LABEL")
+        self._lock = threading.Lock()
+
+    def label(self, labels: tuple[str, ...], space: SearchSpace | None = None) -> None:
+        self.labels = tuple(labels)
+        self.space = space
+
+    def note(self, line: str) -> None:
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def worker(self, event) -> None:
+        """A polytune.workers Progress event (from the pool's thread): what the worker holds now."""
+        with self._lock:
+            if event.stage.value in ("done", "retry"):
+                self.holding.pop(event.ticket, None)
+            else:
+                self.holding[event.ticket] = (event.worker, f"{event.stage.value} {event.label}")
+
+    def _show(self, config) -> str:
+        return describe(config, self.labels, self.space, compact=True)
+
+    def __call__(self, rec) -> None:
         m = rec.measurement
-        if m.ok and m.value < best[0]:
-            best[0], best[1] = m.value, m.config
-        what = f"{m.value:.4f} s" if m.ok else f"{m.error.value}" + (" (cached)" if m.cached else "")
-        if m.ok and m.cached:
+        if not self.started:
+            self.stream.write(LEGEND)
+            self.started = True
+        if m.ok and m.value < self.best[0]:
+            self.best = (m.value, m.config)
+        what = f"{m.value:.4f} s" if m.ok else f"{m.error.value}"
+        if m.cached:
             what += " (cached)"
-        b = f"{best[0]:.4f} s {tuple(best[1])}" if best[1] is not None else "-"
-        stream.write(f"[{rec.index:3d}] {rec.phase:6s} {tuple(m.config)!s:24s} {what:18s} "
-                     f"best {b}  evals {rec.index}  {rec.elapsed:.1f} s\n")
-        stream.flush()
+        b = f"{self.best[0]:.4f} s {self._show(self.best[1])}" if self.best[1] is not None else "-"
+        width = max(24, len(self._show(m.config)))
+        on = f"  on {m.extra['worker']}" if m.extra.get("worker") else ""
+        self.stream.write(f"[{rec.index:3d}] {rec.phase:6s} {self._show(m.config):{width}s} {what:18s} "
+                          f"best {b}  evals {rec.index}  {rec.elapsed:.1f} s{on}\n")
+        with self._lock:
+            holding = sorted(self.holding.values())
+        if on and holding:
+            self.stream.write("      now: " + "; ".join(f"{w.rsplit('/', 1)[-1]} {what}" for w, what in holding)
+                              + "\n")
+        self.stream.flush()
 
-    return on_eval
+
+def progress_printer(stream=sys.stderr) -> ProgressPrinter:
+    return ProgressPrinter(stream)
 
 
 def _median(m: Measurement | None) -> float | None:
@@ -233,9 +418,12 @@ def summary(res: TuneResult) -> str:
         lines.append(f"schedule: {r.schedule_choice['chosen']} (tile-32 seeds: {seeds})")
     if r.seed:
         s, med = r.seed, _median(r.seed)
-        lines.append(f"seed {tuple(s.config)}: " + (f"{med:.4f} s" if med else s.error.value if s.error else None))
+        lines.append(f"seed {describe(s.config, r.loops, r.space)}: "
+                     + (f"{med:.4f} s" if med else s.error.value if s.error else "-"))
     if r.best:
-        lines.append(f"best {tuple(r.best.config)}: {_median(r.best):.4f} s")
+        lines.append(f"best {describe(r.best.config, r.loops, r.space)}: {_median(r.best):.4f} s")
+        if r.best_build and r.best_build.get("optimize_args"):
+            lines.append(f"optimize it with: polytune optimize {r.file} " + " ".join(r.best_build["optimize_args"]))
         if r.speedup_over_seed:
             lines.append(f"speedup over seed: {r.speedup_over_seed:.2f}x")
         if r.speedup_over_original:
@@ -243,6 +431,10 @@ def summary(res: TuneResult) -> str:
     else:
         lines.append("no configuration produced a verified result")
     lines.append(f"evaluations: {r.evals}, search time: {r.search_time:.1f} s, stopped: {r.stop_reason}")
+    if r.workers:
+        where = f"Ray {r.workers['ray']}, {len(r.workers['timers'])} timer(s)" if "ray" in r.workers else "locally"
+        lines.append(f"workers: {r.workers['jobs']} compiling at once, {where}")
+    lines += list(r.warnings)
     return "\n".join(lines)
 
 

@@ -7,7 +7,10 @@ before a variant's time counts.
 """
 from __future__ import annotations
 
+import hashlib
+import math
 import os
+import re
 import shlex
 import subprocess
 import tempfile
@@ -19,6 +22,7 @@ import numpy as np
 from ..emit.c import generate_dump
 from ..errors import PolytuneError, UsageError
 from ..pipeline import Program, generate_regions, source_lines, splice
+from .build import Build, compile_objects, first_error
 from .measurement import ErrorKind, Measurement
 from .runner import Variant
 
@@ -97,10 +101,20 @@ class BuildConfig:
     # Result check: |got - ref| <= rtol * |ref| + rtol * 1e-3 * max|ref|. Not 0 by default because gcc
     # contracts a*b+c into FMAs differently in differently shaped loops under -march=native (lu: 1 ulp).
     rtol: float = 1e-9
+    program: Build = Build()  # the program's other sources, libraries and arguments
 
-    def compile_cmd(self, src: str, exe: str) -> list[str]:
-        return [self.cc, *self.cflags, "-fopenmp", *[f"-I{d}" for d in self.includes],
-                *[f"-D{d}" for d in self.defines], src, "-o", exe, "-lm"]
+    def flags(self) -> list[str]:
+        return [*[f"-I{d}" for d in self.includes], *[f"-D{d}" for d in self.defines]]
+
+    def compile_cmd(self, src: str, exe: str, quote: tuple[str, ...] = (), objects: tuple[str, ...] = ()) -> list[str]:
+        """Compile *src* (the file with the regions; *quote*: where its "..." includes are) and link it with
+        the program's *objects* (compiled once by objects_cmd) and libraries."""
+        return [self.cc, *self.cflags, "-fopenmp", *[f"-iquote{d}" for d in quote], *self.flags(), src, "-o", exe,
+                *self.program.link_flags(objects), "-lm"]
+
+    def objects_cmd(self) -> list[str]:
+        """How the program's other C sources are compiled (unchanged, with the same -I/-D)."""
+        return [self.cc, *self.cflags, *self.flags()]
 
 
 @dataclass
@@ -110,10 +124,16 @@ class RunResult:
     wall: float = 0.0
     error: ErrorKind | None = None
     detail: str = ""
+    output: tuple[str, str] | None = None  # (stdout, stderr), where asked for
 
 
 class CRunner:
-    """Compiles and runs variants of one program in a private temporary directory (a Runner)."""
+    """Compiles and runs variants of one program in a private temporary directory (a Runner).
+
+    A variant is measured in two steps that may run apart (``polytune.workers``): ``compile_variant(job)``
+    generates and compiles it into a self-contained ``Compiled`` (the executable's bytes), then
+    ``time_variant(reference, bound, compiled)`` verifies it against the original's results and times it.
+    ``measure`` runs both here, one after the other."""
 
     def __init__(self, program: Program, build: BuildConfig, workdir: str | None = None):
         self.program = program
@@ -123,46 +143,31 @@ class CRunner:
         self.counter = 0
         self.reference_dump: np.ndarray | None = None
         self.reference_wall: float | None = None
+        self.reference_output: ReferenceOutput | None = None
+        self._objects: tuple[str, ...] | None = None
+        self._object_bytes: tuple[tuple[str, bytes], ...] | None = None
+        remember_program(program)
 
     def close(self) -> None:
         if self._tmp is not None:
             self._tmp.cleanup()
 
     # ---- building --------------------------------------------------------------------------------
+    def objects(self) -> tuple[str, ...]:
+        """The program's other sources, compiled once for the whole search."""
+        if self._objects is None:
+            self._objects = compile_objects(self.build.program, self.build.objects_cmd(),
+                                            os.path.join(self.dir, "objects"))
+        return self._objects
+
     def compile(self, text: str, name: str) -> tuple[str | None, float, str]:
         exe, dt, err, _ = compile_source(self.build, text, os.path.join(self.dir, name + ".c"),
-                                         os.path.join(self.dir, name))
+                                         os.path.join(self.dir, name), quote=quote_dirs(self.program),
+                                         objects=self.objects())
         return exe, dt, err
 
-    def run(self, exe: str, dump: str | None, timeout: float | None) -> RunResult:
-        report = exe + ".time"
-        if os.path.exists(report):
-            os.unlink(report)
-        env = dict(os.environ, POLYTUNE_REPORT=report)
-        env.pop("POLYTUNE_DUMP", None)
-        if dump:
-            env["POLYTUNE_DUMP"] = dump
-        if self.build.threads is not None:
-            env["OMP_NUM_THREADS"] = str(self.build.threads)
-        t0 = time.perf_counter()
-        try:
-            proc = subprocess.run([exe], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                  timeout=timeout, cwd=self.dir)
-        except subprocess.TimeoutExpired:
-            return RunResult(False, wall=time.perf_counter() - t0, error=ErrorKind.TIMEOUT,
-                             detail=f"ran past {timeout:.1f} s")
-        wall = time.perf_counter() - t0
-        if proc.returncode != 0:
-            sig = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
-            err = proc.stderr.decode(errors="replace").strip().splitlines()
-            return RunResult(False, wall=wall, error=ErrorKind.RUNTIME,
-                             detail=sig + (f": {err[-1]}" if err else ""))
-        try:
-            with open(report) as f:
-                t = float(f.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            return RunResult(False, wall=wall, error=ErrorKind.RUNTIME, detail="no region time reported")
-        return RunResult(True, region_time=t, wall=wall)
+    def run(self, exe: str, dump: str | None, timeout: float | None, output: bool = False) -> RunResult:
+        return run_program(self.build, exe, dump, timeout, output, self.build.program.cwd or self.dir)
 
     def timeout(self) -> float | None:
         if self.reference_wall is None:
@@ -175,83 +180,250 @@ class CRunner:
         text = instrument(self.program, original_regions(self.program))
         exe, ct, err = self.compile(text, "reference")
         if exe is None:
-            raise PolytuneError(f"the original program does not compile with {self.build.cc}: {err}",
+            raise PolytuneError(f"the original program does not build with {self.build.cc}: {err}",
                                 self.program.path)
         dump = exe + ".dump"
-        r = self.run(exe, dump, None)
+        r = self.run(exe, dump, None, output=True)
         if not r.ok:
             raise PolytuneError(f"the original program failed: {r.detail}", self.program.path)
         self.reference_dump = np.fromfile(dump, dtype=np.float64)
         os.unlink(dump)
         self.reference_wall = r.wall
-        times = []
-        for _ in range(self.build.runs):
-            r = self.run(exe, None, self.timeout())
+        first = r.output
+        times, again = [], None
+        for k in range(self.build.runs):
+            r = self.run(exe, None, self.timeout(), output=k == 0)
             if not r.ok:
                 raise PolytuneError(f"the original program failed: {r.detail}", self.program.path)
             times.append(r.region_time)
+            again = again or r.output
+        self.reference_output = ReferenceOutput.of(first, again)
         return Measurement((), tuple(times), None, ct, extra={"what": "original"})
 
-    # ---- variants ----------------------------------------------------------------------------------
+    # ---- variants: the compile step and the time step ----------------------------------------------
+    def job(self, variant: Variant) -> CompileJob:
+        """What a compile worker needs to build *variant* (picklable, self-contained but for the program's
+        file and headers, which are read where it runs)."""
+        if self._object_bytes is None:
+            self._object_bytes = tuple((os.path.basename(o), _read(o)) for o in self.objects())
+        return CompileJob(os.path.abspath(self.program.path), self.program.includes, self.program.defines,
+                          program_digest(self.program), tuple(variant.config), variant.build, self.build,
+                          quote_dirs(self.program), self._object_bytes, self.program.pure)
+
+    def reference_data(self) -> Reference:
+        """What the time step checks variants against (after ``reference()``)."""
+        return Reference(self.reference_dump, self.reference_output, self.timeout(), self.build)
+
     def measure(self, variant: Variant, bound: float | None = None) -> Measurement:
         """Verify and time a variant (``variant.build``: its OptimizeOptions); with *bound*, a first run
         more than prune_factor times slower than it is not repeated (PRUNED)."""
-        config = variant.config
         self.counter += 1
-        name = f"v{self.counter}"
-        try:
-            codes = generate_regions(self.program, variant.build)
-        except PolytuneError as e:
-            return Measurement(config, error=ErrorKind.COMPILE, detail=f"code generation: {e}")
-        exe, ct, err = self.compile(instrument(self.program, codes), name)
-        if exe is None:
-            return Measurement(config, error=ErrorKind.COMPILE, compile_time=ct, detail=err)
-        try:
-            return self._run_variant(config, exe, ct, bound)
-        finally:
-            for suffix in ("", ".c", ".dump", ".time"):
-                p = os.path.join(self.dir, name + suffix)
-                if os.path.exists(p):
-                    os.unlink(p)
+        compiled = compile_variant(self.job(variant), self.program)
+        if not isinstance(compiled, Compiled):
+            return compiled.value
+        return time_variant(self.reference_data(), bound, compiled)
 
-    def _run_variant(self, config: tuple, exe: str, ct: float, bound: float | None) -> Measurement:
-        dump = exe + ".dump"
-        r = self.run(exe, dump, self.timeout())  # verification run, doubles as the warm-up
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def program_digest(program: Program) -> str:
+    return hashlib.sha256(program.text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+# Programs analyzed in this process, by (path, includes, defines, text digest): a compile worker analyzes its
+# program once; the driver registers the one it analyzed (remember_program), so it never analyzes twice.
+_PROGRAMS: dict[tuple, Program] = {}
+
+
+def remember_program(program: Program) -> None:
+    key = (os.path.abspath(program.path), tuple(program.includes), tuple(program.defines), tuple(program.pure),
+           program_digest(program))
+    _PROGRAMS[key] = program
+    while len(_PROGRAMS) > 8:  # a bench tunes kernel after kernel: keep the latest
+        del _PROGRAMS[next(iter(_PROGRAMS))]
+
+
+def _program_of(job: CompileJob) -> Program:
+    key = (job.path, tuple(job.includes), tuple(job.defines), tuple(job.pure), job.digest)
+    program = _PROGRAMS.get(key)
+    if program is None:
+        from ..pipeline import analyze
+        program = analyze(job.path, job.includes, job.defines, job.pure)
+        if program_digest(program) != job.digest:
+            raise PolytuneError("the file changed while it was being tuned", job.path)
+        _PROGRAMS[key] = program
+    return program
+
+
+@dataclass(frozen=True, eq=False)
+class CompileJob:
+    """The compile step's input: the program by path and content digest (analyzed once per process), the
+    variant's options, how to build it, and the program's other objects as bytes (so that a compile on
+    another machine needs only the file and its headers at the same path)."""
+
+    path: str
+    includes: tuple[str, ...]
+    defines: tuple[str, ...]
+    digest: str
+    config: tuple
+    opts: object  # the variant's OptimizeOptions
+    build: BuildConfig
+    quote: tuple[str, ...]
+    objects: tuple[tuple[str, bytes], ...]
+    pure: tuple[str, ...] = ()  # --pure: the functions the analysis takes for pure
+
+
+@dataclass(frozen=True, eq=False)
+class Compiled:
+    """The compile step's output: a self-contained executable (its bytes, not a path), ready to verify and time."""
+
+    config: tuple
+    exe: bytes
+    compile_time: float
+
+
+@dataclass(frozen=True, eq=False)
+class Reference:
+    """What the time step needs of the original: its results (the dump and the printed output), the run
+    time-out it implies, and how programs are run."""
+
+    dump: np.ndarray | None
+    output: ReferenceOutput | None
+    timeout: float | None
+    build: BuildConfig
+
+
+def compile_variant(job: CompileJob, program: Program | None = None):
+    """The compile step: generate the variant's regions and compile the instrumented program. A ``Compiled``,
+    or ``Done(Measurement)`` when code generation or the compiler failed (a failure is a value)."""
+    from ..workers.base import Done
+    program = program if program is not None else _program_of(job)
+    try:
+        codes = generate_regions(program, job.opts)
+    except PolytuneError as e:
+        return Done(Measurement(job.config, error=ErrorKind.COMPILE, detail=f"code generation: {e}"))
+    with tempfile.TemporaryDirectory(prefix="polytune-compile-") as tmp:
+        objects = []
+        for name, data in job.objects:
+            path = os.path.join(tmp, name)
+            with open(path, "wb") as f:
+                f.write(data)
+            objects.append(path)
+        exe, ct, err, _ = compile_source(job.build, instrument(program, codes), os.path.join(tmp, "v.c"),
+                                         os.path.join(tmp, "v"), quote=job.quote, objects=tuple(objects))
+        if exe is None:
+            return Done(Measurement(job.config, error=ErrorKind.COMPILE, compile_time=ct, detail=err))
+        return Compiled(job.config, _read(exe), ct)
+
+
+def time_variant(ref: Reference, bound, compiled: Compiled) -> Measurement:
+    """The time step: run the variant once to verify its results against the original's (the run doubles
+    as the warm-up), then time it ``runs`` times. *bound* (a time, an object with ``.value``, or None): a
+    first run more than prune_factor times slower than it is not repeated (PRUNED)."""
+    bound = getattr(bound, "value", bound)
+    with tempfile.TemporaryDirectory(prefix="polytune-run-") as tmp:
+        exe = os.path.join(tmp, "v")
+        with open(exe, "wb") as f:
+            f.write(compiled.exe)
+        os.chmod(exe, 0o700)
+        return _verify_and_time(ref, compiled.config, exe, compiled.compile_time, bound, ref.build.program.cwd or tmp)
+
+
+# the two steps as a workers pool takes them (module-level functions: picklable)
+CRunner.compile_step = staticmethod(compile_variant)
+CRunner.time_step = staticmethod(time_variant)
+
+
+def _verify_and_time(ref: Reference, config: tuple, exe: str, ct: float, bound: float | None,
+                     cwd: str) -> Measurement:
+    build = ref.build
+    dump = exe + ".dump"
+    r = run_program(build, exe, dump, ref.timeout, True, cwd)  # verification run, doubles as the warm-up
+    if not r.ok:
+        return Measurement(config, error=r.error, compile_time=ct, detail=r.detail)
+    got = np.fromfile(dump, dtype=np.float64)
+    verdict = compare_dumps(ref.dump, got, build.rtol)
+    if not verdict and ref.output is not None:
+        verdict = ref.output.compare(r.output, build.rtol)
+        if verdict and compare_dumps(ref.dump, got, 0.0):
+            verdict += (" (the region's results differ from the original's in the last bits, within --rtol, "
+                        "and the program prints them exactly: gcc contracts multiply-adds differently in "
+                        "other loop shapes; add -ffp-contract=off to --cflags)")
+    if verdict:
+        return Measurement(config, error=ErrorKind.WRONG_ANSWER, compile_time=ct, detail=verdict)
+    times: list[float] = []
+    for k in range(build.runs):
+        r = run_program(build, exe, None, ref.timeout, False, cwd)
         if not r.ok:
-            return Measurement(config, error=r.error, compile_time=ct, detail=r.detail)
-        verdict = compare_dumps(self.reference_dump, np.fromfile(dump, dtype=np.float64), self.build.rtol)
-        if verdict:
-            return Measurement(config, error=ErrorKind.WRONG_ANSWER, compile_time=ct, detail=verdict)
-        times: list[float] = []
-        for k in range(self.build.runs):
-            r = self.run(exe, None, self.timeout())
-            if not r.ok:
-                return Measurement(config, tuple(times), r.error, ct, r.detail)
-            times.append(r.region_time)
-            if k == 0 and bound is not None and self.build.runs > 1 \
-                    and r.region_time > self.build.prune_factor * bound:
-                return Measurement(config, tuple(times), ErrorKind.PRUNED, ct,
-                                   f"first run {r.region_time:.4g} s > {self.build.prune_factor:g} x best "
-                                   f"{bound:.4g} s")
-        return Measurement(config, tuple(times), None, ct)
+            return Measurement(config, tuple(times), r.error, ct, r.detail)
+        times.append(r.region_time)
+        if k == 0 and bound is not None and build.runs > 1 and r.region_time > build.prune_factor * bound:
+            return Measurement(config, tuple(times), ErrorKind.PRUNED, ct,
+                               f"first run {r.region_time:.4g} s > {build.prune_factor:g} x best {bound:.4g} s")
+    return Measurement(config, tuple(times), None, ct)
+
+
+def run_program(build: BuildConfig, exe: str, dump: str | None, timeout: float | None, output: bool,
+                cwd: str) -> RunResult:
+    """Run a tuning build once (with the program's arguments, in *cwd*): its region time, or why it has none."""
+    report = exe + ".time"
+    if os.path.exists(report):
+        os.unlink(report)
+    env = dict(os.environ, POLYTUNE_REPORT=report)
+    env.pop("POLYTUNE_DUMP", None)
+    if dump:
+        env["POLYTUNE_DUMP"] = dump
+    if build.threads is not None:
+        env["OMP_NUM_THREADS"] = str(build.threads)
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run([exe, *build.program.args], env=env,
+                              stdout=subprocess.PIPE if output else subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              timeout=timeout, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        return RunResult(False, wall=time.perf_counter() - t0, error=ErrorKind.TIMEOUT,
+                         detail=f"ran past {timeout:.1f} s")
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        sig = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
+        err = proc.stderr.decode(errors="replace").strip().splitlines()
+        return RunResult(False, wall=wall, error=ErrorKind.RUNTIME, detail=sig + (f": {err[-1]}" if err else ""))
+    try:
+        with open(report) as f:
+            t = float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return RunResult(False, wall=wall, error=ErrorKind.RUNTIME, detail="no region time reported")
+    out = (_text(proc.stdout), _text(proc.stderr)) if output else None
+    return RunResult(True, region_time=t, wall=wall, output=out)
+
+
+def quote_dirs(program: Program) -> tuple[str, ...]:
+    """Where the file's own "..." includes are found: its directory (the build compiles a copy elsewhere)."""
+    return (os.path.dirname(os.path.abspath(program.path)),)
 
 
 def compile_source(build: BuildConfig, text: str, src: str, exe: str, timeout: float = 600,
-                   label: str = "", timeout_message: str = "compiler timed out"):
-    """Write *text* to *src* and compile it to *exe* with *build*'s command: (exe or None, seconds, first
-    error line or '', the compiler's stderr). A missing compiler is the user's error."""
+                   label: str = "", timeout_message: str = "compiler timed out", quote: tuple[str, ...] = (),
+                   objects: tuple[str, ...] = ()):
+    """Write *text* to *src* and compile it to *exe* with *build*'s command (linked with *objects* and the
+    program's libraries): (exe or None, seconds, first error line or '', the compiler's stderr). A missing
+    compiler is the user's error."""
     with open(src, "w", encoding="utf-8", errors="surrogateescape") as f:
         f.write(text)
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run(build.compile_cmd(src, exe), capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(build.compile_cmd(src, exe, quote, objects), capture_output=True, text=True,
+                              timeout=timeout)
     except FileNotFoundError:
         raise UsageError(f"{label}compiler not found: {build.cc}") from None
     except subprocess.TimeoutExpired:
         return None, time.perf_counter() - t0, timeout_message, ""
     dt = time.perf_counter() - t0
     if proc.returncode != 0:
-        return None, dt, _first_error(proc.stderr), proc.stderr
+        return None, dt, first_error(proc.stderr), proc.stderr
     return exe, dt, "", proc.stderr
 
 
@@ -275,11 +447,73 @@ def compare_dumps(ref: np.ndarray | None, got: np.ndarray, rtol: float) -> str:
     return f"{bad.size} of {ref.size} values differ (first at #{k}: {got[k]!r} instead of {ref[k]!r})"
 
 
-def _first_error(stderr: str) -> str:
-    for line in stderr.splitlines():
-        if "error" in line:
-            return line.strip()[:300]
-    return (stderr.strip().splitlines() or ["compiler failed"])[0][:300]
+
+
+def _text(b: bytes | None) -> str:
+    return b.decode(errors="replace") if b else ""
+
+
+NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)", re.I)
+
+
+@dataclass(frozen=True)
+class ReferenceOutput:
+    """What the original program prints (stdout and stderr: PolyBench dumps its arrays on stderr), for
+    comparing a variant's output with. Lines that differ between two runs of the original (a printed time)
+    are not compared; a stream whose line count differs between them is not compared at all."""
+
+    streams: tuple[tuple[str, ...] | None, tuple[str, ...] | None]
+    varying: tuple[frozenset[int], frozenset[int]]
+
+    @classmethod
+    def of(cls, first: tuple[str, str] | None, again: tuple[str, str] | None) -> ReferenceOutput:
+        streams, varying = [], []
+        for k in range(2):
+            a = tuple(first[k].splitlines()) if first else ()
+            b = tuple(again[k].splitlines()) if again else a
+            if len(a) != len(b):
+                streams.append(None)
+                varying.append(frozenset())
+            else:
+                streams.append(a)
+                varying.append(frozenset(i for i, (x, y) in enumerate(zip(a, b)) if x != y))
+        return cls(tuple(streams), tuple(varying))
+
+    def compare(self, got: tuple[str, str] | None, rtol: float) -> str:
+        """'' when *got* prints what the original prints, else where it differs. Numbers may differ by the
+        result tolerance, or by one unit of their last printed digit (a value within the tolerance that
+        rounds the other way); everything else must be identical."""
+        if got is None:
+            return ""
+        for name, ref, vary, text in zip(("stdout", "stderr"), self.streams, self.varying, got):
+            if ref is None:
+                continue
+            lines = text.splitlines()
+            if len(lines) != len(ref):
+                return f"printed {len(lines)} lines on {name}, the original {len(ref)}"
+            for i, (a, b) in enumerate(zip(ref, lines)):
+                if i not in vary and a != b and not _same_line(a, b, rtol):
+                    return f"{name} line {i + 1} differs: {b.strip()[:80]!r} instead of {a.strip()[:80]!r}"
+        return ""
+
+
+def _same_line(ref: str, got: str, rtol: float) -> bool:
+    if NUMBER.sub("#", ref) != NUMBER.sub("#", got):
+        return False
+    return all(_same_number(a, b, rtol) for a, b in zip(NUMBER.findall(ref), NUMBER.findall(got)))
+
+
+def _same_number(ref: str, got: str, rtol: float) -> bool:
+    if ref == got:
+        return True
+    x, y = float(ref), float(got)
+    if math.isclose(x, y, rel_tol=rtol, abs_tol=0.0) or (math.isnan(x) and math.isnan(y)):
+        return True
+    frac = re.search(r"\.(\d*)", ref)
+    if frac is None or re.search(r"[eE]", ref):  # integers exact; 1.5e-03: one unit of the mantissa's last digit
+        m = re.fullmatch(r"[-+]?(\d*)\.?(\d*)[eE]([-+]?\d+)", ref)
+        return bool(m) and abs(x - y) <= 1.0001 * 10.0 ** (int(m.group(3)) - len(m.group(2)))
+    return abs(x - y) <= 1.0001 * 10.0 ** -len(frac.group(1))
 
 
 def shell_flags(text: str | None) -> tuple[str, ...]:

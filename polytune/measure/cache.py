@@ -46,8 +46,9 @@ def compiler_id(cc: str) -> str:
         return cc
 
 
-def workload_key(program: Program, build, opts: OptimizeOptions) -> str:
-    """Everything a measurement depends on except the configuration."""
+def workload_key(program: Program, build, opts: OptimizeOptions, space=None) -> str:
+    """Everything a measurement depends on except the configuration (*space*: its categorical parameters'
+    category lists, which say what a configuration's indices mean)."""
     parts = {
         "polytune": code_fingerprint(),
         "source": hashlib.sha256(program.text.encode("utf-8", "surrogateescape")).hexdigest(),
@@ -59,8 +60,14 @@ def workload_key(program: Program, build, opts: OptimizeOptions) -> str:
         "machine": machine_id(),
         "tile": opts.tile, "parallel": opts.parallel,
     }
+    rest = getattr(build, "program", None)
+    if rest is not None and not rest.empty:  # other sources (by content), libraries, arguments
+        parts["program"] = rest.fingerprint()
     if opts.schedule != "pluto":
         parts["schedule"] = opts.schedule
+    categories = {p.name: list(p.categories) for p in getattr(space, "params", ()) if p.is_categorical}
+    if categories:
+        parts["categories"] = categories
     if opts.unroll_jam != OptimizeOptions.unroll_jam:
         parts["unroll_jam"] = opts.unroll_jam
     if opts.target != "c":

@@ -27,7 +27,7 @@ from ..emit.c import generate_dump
 from ..emit.cuda import MAX_DIM, MAX_THREADS, kernel_block
 from ..errors import PolytuneError, UsageError
 from ..pipeline import OptimizeOptions, Program, generate_cuda
-from .c import BuildConfig, CRunner, compare_dumps, compile_source
+from .c import BuildConfig, CRunner, compare_dumps, compile_source, quote_dirs
 from .cache import gpu_id
 from .measurement import ErrorKind, Measurement
 from .runner import Variant
@@ -95,13 +95,20 @@ class CudaBuildConfig(BuildConfig):
     rtol: float = 1e-4
     reply_timeout: float = 120.0
 
-    def compile_cmd(self, src: str, exe: str) -> list[str]:
-        return [self.cc, *self.cflags, "-Xptxas", "-v", "-x", "cu", *[f"-I{d}" for d in self.includes],
-                *[f"-D{d}" for d in self.defines], src, "-o", exe, "-lm"]
+    def compile_cmd(self, src: str, exe: str, quote: tuple[str, ...] = (), objects: tuple[str, ...] = ()) -> list[str]:
+        # nvcc's -x applies to every input, objects included: a .cu name says CUDA without it
+        lang = [] if src.endswith(".cu") else ["-x", "cu"]
+        return [self.cc, *self.cflags, "-Xptxas", "-v", *lang, *[f"-I{d}" for d in quote], *self.flags(), src,
+                "-o", exe, *self.program.link_flags(objects), "-lm"]
+
+    def objects_cmd(self) -> list[str]:
+        """The program's other sources stay C: compiled by the C compiler (the CUDA file declares their
+        functions extern "C", see polytune.linkage), linked by nvcc."""
+        return self.reference().objects_cmd()
 
     def reference(self) -> BuildConfig:
         return BuildConfig(cc=self.reference_cc, cflags=self.reference_cflags, includes=self.includes,
-                           defines=self.defines, runs=1, rtol=self.rtol)
+                           defines=self.defines, runs=1, rtol=self.rtol, program=self.program)
 
 
 def parse_ptxas(stderr: str) -> dict[str, dict]:
@@ -185,9 +192,15 @@ class CudaRunner:
         except PolytuneError as e:
             self.compile_error = f"code generation: {e}"
             return
+        try:
+            objects = self.cpu.objects()
+        except PolytuneError as e:
+            self.compile_error = str(e)
+            return
         exe, dt, err, stderr = compile_source(self.build, text, os.path.join(self.dir, "serve.cu"),
                                               os.path.join(self.dir, "serve"), timeout=900, label="CUDA ",
-                                              timeout_message="nvcc timed out")
+                                              timeout_message="nvcc timed out", quote=quote_dirs(self.program),
+                                              objects=objects)
         if exe is None:
             self.compile_error = err
             return
@@ -210,8 +223,9 @@ class CudaRunner:
         env = dict(os.environ, POLYTUNE_SERVE_FDS=f"{cmd_r},{rep_w}", POLYTUNE_DUMP=self.exe + ".dump",
                    CUDA_MODULE_LOADING="EAGER")
         self.errlog = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([self.exe], env=env, pass_fds=(cmd_r, rep_w), stdout=subprocess.DEVNULL,
-                                     stderr=self.errlog, cwd=self.dir)
+        self.proc = subprocess.Popen([self.exe, *self.build.program.args], env=env, pass_fds=(cmd_r, rep_w),
+                                     stdout=subprocess.DEVNULL, stderr=self.errlog,
+                                     cwd=self.build.program.cwd or self.dir)
         os.close(cmd_r)
         os.close(rep_w)
         self._w = os.fdopen(cmd_w, "w")

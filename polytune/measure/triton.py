@@ -32,7 +32,8 @@ import numpy as np
 from ..emit.triton import PROBE_PRELUDE, generate_probe, py_names
 from ..errors import PolytuneError, UsageError
 from ..pipeline import Program, splice
-from .c import BuildConfig, compare_dumps, compile_source, original_regions
+from .build import compile_objects
+from .c import BuildConfig, compare_dumps, compile_source, original_regions, quote_dirs
 from .measurement import ErrorKind, Measurement
 from .runner import Variant
 
@@ -56,11 +57,14 @@ def run_probe(program: Program, build: BuildConfig, workdir: str, scop_index: in
     body = ("  {\n" + generate_probe(a.scop, "in", program.identifiers) + original_regions(program)[scop_index]
             + generate_probe(a.scop, "out", program.identifiers) + "  }\n")
     text = PROBE_PRELUDE + "#line 1\n" + splice(program.text, [(a.scop.begin_line, a.scop.end_line, body)])
-    exe, _, err, _ = compile_source(build, text, os.path.join(workdir, "probe.c"), os.path.join(workdir, "probe"))
+    objects = compile_objects(build.program, build.objects_cmd(), os.path.join(workdir, "objects"))
+    exe, _, err, _ = compile_source(build, text, os.path.join(workdir, "probe.c"), os.path.join(workdir, "probe"),
+                                    quote=quote_dirs(program), objects=objects)
     if exe is None:
-        raise PolytuneError(f"the original program does not compile with {build.cc}: {err}", program.path)
+        raise PolytuneError(f"the original program does not build with {build.cc}: {err}", program.path)
     env = dict(os.environ, POLYTUNE_PROBE=workdir)
-    proc = subprocess.run([exe], env=env, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.run([exe, *build.program.args], env=env, cwd=build.program.cwd or workdir,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     if proc.returncode != 0:
         raise PolytuneError(f"the original program failed: {proc.stderr.decode(errors='replace')[-300:]}",
                             program.path)
@@ -147,7 +151,11 @@ class TritonRunner:
     variants carry their launch configuration by name (``build``)."""
 
     def __init__(self, program: Program, build: BuildConfig, runs: int = 5, texts: dict[int, str] | None = None):
-        import torch
+        try:
+            import torch
+            import triton  # noqa: F401
+        except ImportError as e:
+            raise UsageError(f"the triton target needs torch and triton (pip install -e '.[gpu]'): {e}") from None
         self.torch = torch
         self.program = program
         self.build = build
@@ -181,7 +189,8 @@ class TritonRunner:
         t0 = time.perf_counter()
         self.data = run_probe(self.program, BuildConfig(cc="gcc", cflags=("-O3", "-march=native"),
                                                         includes=self.build.includes,
-                                                        defines=self.build.defines), self.dir)
+                                                        defines=self.build.defines, program=self.build.program),
+                                self.dir)
         self.mods = {f: load_module(text, self.dir) for f, text in self.texts.items()}
         self.mod = self.mods[0]
         self.pristine = {k: self.torch.from_numpy(v.copy()).to(self.device) for k, v in self.data.arrays.items()}

@@ -26,6 +26,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import PolytuneError, UsageError
+from ..measure.build import Build as ProgramBuild
+from ..measure.build import compile_objects
 from .records import LABELS, SCANS, StrategySpec, _finite, found, tuning_entry  # noqa: F401 (bench's API)
 
 BASELINES = ("gcc", "clang", "polly")
@@ -34,6 +36,7 @@ CFLAGS = ("-O3", "-march=native")
 SEARCHES = ("hill", "exhaustive", "random", "coordesc")
 POLLY_INSTALL = "Debian/Ubuntu: apt-get install clang-14, or clang-19 libpolly-19-dev"
 TIME_RE = re.compile(r"^time:\s*([-+0-9.eE]+)", re.M)
+POLYBENCH_TIME_RE = re.compile(r"^\s*([0-9]+\.[0-9]+)\s*$", re.M)  # PolyBench's -DPOLYBENCH_TIME line
 CHECKSUM_RE = re.compile(r"^checksum:\s*(\S+)", re.M)
 PROBE_C = "int main(void) { double a[64]; for (int i = 0; i < 64; i++) a[i] = 2.0 * i; return (int)a[3] - 6; }\n"
 
@@ -95,6 +98,9 @@ class BenchOptions:
     cache: str | None = None  # tuning measurement cache; None: measure afresh (real search times)
     run_timeout: float = 600.0
     command: str = ""
+    program: ProgramBuild = ProgramBuild()  # every kernel's other sources, libraries and arguments
+    jobs: int | None = 1  # tuning candidates compiled at once (tune --jobs; None: the cores)
+    ray: str | None = None  # tuning candidates on a Ray cluster (tune --ray)
 
     @property
     def nthreads(self) -> int:
@@ -128,8 +134,11 @@ class Compiler:
     argv: tuple[str, ...]  # the compiler and its flags (before -I/-D and the source)
     version: str = ""
 
-    def command(self, src: str, exe: str, includes: Sequence[str] = (), defines: Sequence[str] = ()) -> list[str]:
-        return [*self.argv, *(f"-I{d}" for d in includes), *(f"-D{d}" for d in defines), src, "-o", exe, "-lm"]
+    def command(self, src: str, exe: str, includes: Sequence[str] = (), defines: Sequence[str] = (),
+                link: Sequence[str] = (), quote: Sequence[str] = ()) -> list[str]:
+        """Compile *src* (its "..." includes also found in *quote*) and link it with *link* (objects, libraries)."""
+        return [*self.argv, *(f"-iquote{d}" for d in quote), *(f"-I{d}" for d in includes),
+                *(f"-D{d}" for d in defines), src, "-o", exe, *link, "-lm"]
 
     @property
     def shown(self) -> str:
@@ -233,6 +242,7 @@ class Build:
     compile_time: float = 0.0
     times: list[float] = field(default_factory=list)
     checksum: str | None = None
+    output: tuple[str, str] | None = None  # what its first run printed (stdout without the time, stderr)
 
 
 def compile_build(build: Build, argv: list[str]) -> Build:
@@ -251,23 +261,36 @@ def compile_build(build: Build, argv: list[str]) -> Build:
     return build
 
 
-def run_once(exe: str, threads: int, timeout: float) -> tuple[float | None, str | None, str | None]:
-    """(region time, checksum, error) of one run of a benchmark program."""
+@dataclass(frozen=True)
+class RunOutcome:
+    """One run of a benchmark program: its kernel time (a ``time:`` line, or PolyBench's -DPOLYBENCH_TIME
+    line), its ``checksum:``, what else it printed, or why it failed."""
+
+    time: float | None = None
+    checksum: str | None = None
+    output: tuple[str, str] | None = None
+    error: str | None = None
+
+
+def run_once(exe: str, threads: int, timeout: float, program: ProgramBuild = ProgramBuild()) -> RunOutcome:
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     try:
-        proc = subprocess.run([exe], capture_output=True, text=True, env=env, timeout=timeout)
+        proc = subprocess.run([exe, *program.args], capture_output=True, text=True, env=env, timeout=timeout,
+                              cwd=program.cwd, errors="replace")
     except subprocess.TimeoutExpired:
-        return None, None, f"ran past {timeout:.0f} s"
+        return RunOutcome(error=f"ran past {timeout:.0f} s")
     if proc.returncode != 0:
-        return None, None, f"exit status {proc.returncode}"
-    t = TIME_RE.search(proc.stdout)
+        return RunOutcome(error=f"exit status {proc.returncode}")
+    t = TIME_RE.search(proc.stdout) or POLYBENCH_TIME_RE.search(proc.stdout)
     if t is None:
-        return None, None, "printed no 'time:' line"
+        return RunOutcome(error="printed no time (a 'time: SECONDS' line, or PolyBench's, with -DPOLYBENCH_TIME)")
     cs = CHECKSUM_RE.search(proc.stdout)
-    return float(t.group(1)), cs.group(1) if cs else None, None
+    rest = proc.stdout[:t.start()] + proc.stdout[t.end():]
+    return RunOutcome(float(t.group(1)), cs.group(1) if cs else None, (rest, proc.stderr))
 
 
-def run_session(builds: Sequence[Build], runs: int, threads: int, timeout: float) -> None:
+def run_session(builds: Sequence[Build], runs: int, threads: int, timeout: float,
+                program: ProgramBuild = ProgramBuild()) -> None:
     """Interleaved rounds: round r runs every build once, starting with build r mod n."""
     live = [b for b in builds if b.exe]
     for r in range(runs):
@@ -275,12 +298,13 @@ def run_session(builds: Sequence[Build], runs: int, threads: int, timeout: float
         for b in live[k:] + live[:k]:
             if b.error:
                 continue
-            t, cs, err = run_once(b.exe, threads, timeout)
-            if err:
-                b.error = f"run: {err}"
+            o = run_once(b.exe, threads, timeout, program)
+            if o.error:
+                b.error = f"run: {o.error}"
                 continue
-            b.times.append(t)
-            b.checksum = cs
+            b.times.append(o.time)
+            b.checksum = o.checksum
+            b.output = b.output or o.output
 
 
 def checksums_agree(a: str | None, b: str | None, rtol: float = 1e-6) -> bool | None:
@@ -298,9 +322,9 @@ def tune_one(path: str, spec: StrategySpec, opts: BenchOptions, defines: Sequenc
     local = spec.strategy in ("hill", "coordesc")  # exhaustive and random are bounded by their grid / sample
     topts = TuneOptions(strategy=spec.strategy, fit=spec.fit, degree=spec.degree, shortest_hop=spec.shortest_hop,
                         seed=spec.seed, samples=spec.samples, max_evals=opts.max_evals if local else None,
-                        time_limit=opts.time_limit, cache=opts.cache)
+                        time_limit=opts.time_limit, cache=opts.cache, jobs=opts.jobs, ray=opts.ray)
     build = BuildConfig(cc=opts.gcc, threads=opts.nthreads, runs=opts.runs, includes=opts.includes,
-                        defines=tuple(defines))
+                        defines=tuple(defines), program=opts.program)
     t0 = time.perf_counter()
     res = tune(path, topts, build)
     return tuning_entry(spec, res.report.to_json(), time.perf_counter() - t0)
@@ -316,7 +340,7 @@ def _load() -> list[float] | None:
 
 def bench_kernel(spec: KernelSpec, opts: BenchOptions, tools: Toolchain, workdir: str, log: Log) -> dict:
     from ..pipeline import OptimizeOptions, analyze, generate
-    from ..tune import TuneOptions, make_target
+    from ..tune import TuneOptions, describe, make_target
     name = kernel_name(spec.path)
     defines = tuple(opts.defines if spec.defines is None else spec.defines)
     strategies = opts.strategies if spec.strategies is None else spec.strategies
@@ -326,7 +350,9 @@ def bench_kernel(spec: KernelSpec, opts: BenchOptions, tools: Toolchain, workdir
     configs: dict[str, tuple | None] = {}
     try:
         program = analyze(spec.path, opts.includes, defines)
-        space = make_target(program, TuneOptions()).space()
+        target = make_target(program, TuneOptions())
+        space = target.space()
+        loops = target.labels(space)
     except PolytuneError as e:
         entry["notes"].append(f"{'not tuned' if program else 'polytune cannot optimize it'}: {e.message}")
     if space is not None:
@@ -345,17 +371,24 @@ def bench_kernel(spec: KernelSpec, opts: BenchOptions, tools: Toolchain, workdir
                 continue
             entry["tuning"][s.label] = t
             best = found(t)
-            log(f"{name}: {s.label}: " + (f"best {tuple(best['config'])} {best['median']:.4g} s" if best else
+            log(f"{name}: {s.label}: " + (f"best {describe(best['config'], loops)} {best['median']:.4g} s" if best else
                                           "no verified configuration")
                 + f", {t['evals']} evaluations, {t['search_time']:.1f} s, {t['stop_reason']}")
     # ---- the session's builds
     builds: dict[str, Build] = {}  # variant -> build (shared by equal configurations)
     src_dir = os.path.join(workdir, name)
     os.makedirs(src_dir, exist_ok=True)
+    # the kernel's other sources: compiled once (by gcc -O3), linked into every build of the session
+    objects = compile_objects(opts.program, [opts.gcc, *CFLAGS, *(f"-I{d}" for d in opts.includes),
+                                             *(f"-D{d}" for d in defines)], os.path.join(workdir, "objects"))
+    link = opts.program.link_flags(objects)
+    shown_link = " ".join([*opts.program.sources, *opts.program.link_flags()])
+    quote = (os.path.dirname(os.path.abspath(spec.path)),)  # polytune's output is compiled elsewhere
     for c in tools.baselines:
         exe = os.path.join(src_dir, c.name)
-        cmd = c.command(spec.path, exe, opts.includes, defines)
-        builds[c.name] = compile_build(Build(c.name, " ".join(c.argv) + " FILE.c -lm"), cmd)
+        cmd = c.command(spec.path, exe, opts.includes, defines, link)
+        builds[c.name] = compile_build(Build(c.name, " ".join(c.argv) + f" FILE.c {shown_link} -lm".replace("  ", " ")),
+                                       cmd)
     if program is not None:
         configs["seed"] = (32,) * len(space.params) if space else None
         configs.update({lb: tuple(found(t)["config"]) for lb, t in entry["tuning"].items() if found(t)})
@@ -365,7 +398,7 @@ def bench_kernel(spec: KernelSpec, opts: BenchOptions, tools: Toolchain, workdir
                 builds[label] = by_config[config]
                 continue
             b = Build(label, f"polytune optimize --tile-sizes {','.join(map(str, config or (32,)))} -o OUT.c; "
-                             f"{tools.polytune.shown} OUT.c -lm")
+                             f"{tools.polytune.shown} OUT.c {shown_link} -lm".replace("  ", " "))
             try:
                 text = generate(program, OptimizeOptions(tile_sizes=config or ())).text
             except PolytuneError as e:
@@ -374,35 +407,42 @@ def bench_kernel(spec: KernelSpec, opts: BenchOptions, tools: Toolchain, workdir
                 src = os.path.join(src_dir, f"polytune_{len(by_config)}.c")
                 with open(src, "w", encoding="utf-8", errors="surrogateescape") as f:
                     f.write(text)
-                compile_build(b, tools.polytune.command(src, src[:-2], opts.includes, defines))
+                compile_build(b, tools.polytune.command(src, src[:-2], opts.includes, defines, link, quote))
             by_config[config] = builds[label] = b
     distinct = list({id(b): b for b in builds.values()}.values())
     log(f"{name}: session of {len(distinct)} programs x {opts.runs} interleaved runs ...")
-    run_session(distinct, opts.runs, opts.nthreads, opts.run_timeout)
+    run_session(distinct, opts.runs, opts.nthreads, opts.run_timeout, opts.program)
     entry["variants"] = variant_entries(builds, configs)
     entry["finished"], entry["load_end"] = _stamp_time(), _load()
     for label, v in entry["variants"].items():
         if v["error"]:
             entry["notes"].append(f"{LABELS.get(label, label)}: {v['error']}")
         elif v["checksum_ok"] is False:
-            entry["notes"].append(f"{LABELS.get(label, label)}: checksum {v['checksum']} differs from gcc -O3's")
+            what = f"checksum {v['checksum']}" if v["checksum"] else f"output ({v['output_differs']})"
+            entry["notes"].append(f"{LABELS.get(label, label)}: {what} differs from gcc -O3's")
     return entry
 
 
 def variant_entries(builds: dict[str, Build], configs: dict[str, tuple | None]) -> dict[str, dict]:
     ref = builds.get("gcc")
     ref_time = statistics.median(ref.times) if ref and ref.times and not ref.error else None
+    from ..measure.c import ReferenceOutput
     ref_sum = ref.checksum if ref and not ref.error else None
+    printed = ReferenceOutput.of(ref.output, None) if ref and not ref.error and ref.output and not ref_sum else None
     out = {}
     for label, b in builds.items():
         med = statistics.median(b.times) if b.times and not b.error else None
+        ok = checksums_agree(b.checksum, ref_sum) if ref_sum and label != "gcc" else None
+        differs = printed.compare(b.output, 1e-6) if printed and b.output and label != "gcc" else ""
+        if printed and b.output and label != "gcc":  # no checksum: what it prints (PolyBench's dump on stderr)
+            ok = not differs
         out[label] = {
             "label": LABELS.get(label, label), "command": b.command,
             "config": list(configs[label]) if configs.get(label) else None,
             "same_binary_as": b.key if b.key != label else None,
             "times": b.times, "median": med, "speedup_over_gcc": ref_time / med if med and ref_time else None,
-            "checksum": b.checksum, "checksum_ok": checksums_agree(b.checksum, ref_sum) if ref_sum and label != "gcc"
-            else None, "error": b.error, "compile_time": round(b.compile_time, 3),
+            "checksum": b.checksum, "checksum_ok": ok, "output_differs": differs or None,
+            "error": b.error, "compile_time": round(b.compile_time, 3),
         }
     return out
 
@@ -438,6 +478,7 @@ def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None
             "kind": "polytune-bench", "version": 1, "polytune": __version__, "machine": machine_id(),
             "started": _stamp_time(), "finished": None, "command": opts.command, "threads": opts.nthreads,
             "runs": opts.runs, "strategies": [s.label for s in opts.strategies], "max_evals": opts.max_evals,
+            "jobs": opts.jobs, **({"ray": opts.ray} if opts.ray else {}),
             "exhaustive_max": opts.exhaustive_max, "load_start": _load(),
             "compilers": {c.name: {"command": c.shown, "version": c.version} for c in tools.baselines}
             | {"polytune": {"command": tools.polytune.shown, "version": tools.polytune.version}},
@@ -452,9 +493,21 @@ def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None
     return results
 
 
+def has_matplotlib() -> bool:
+    import importlib.util
+    try:
+        return importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def write_outputs(results: dict, out_dir: str, figures: bool = True) -> list[str]:
-    """results.json, results.csv, summary.md and the figures; returns the paths written."""
+    """results.json, results.csv, summary.md and the figures (where matplotlib is installed: the plots
+    extra); returns the paths written."""
     from . import report
+    if figures and not has_matplotlib():
+        print("polytune: no figures: matplotlib is not installed (pip install -e '.[plots]')", file=sys.stderr)
+        figures = False
     os.makedirs(out_dir, exist_ok=True)
     paths = [os.path.join(out_dir, "results.json"), os.path.join(out_dir, "results.csv")]
     with open(paths[0], "w") as f:
@@ -493,10 +546,15 @@ def command_line(args) -> str:
     parts = ["polytune bench", *args.paths]
     for flag, value in (("--threads", args.threads), ("--runs", args.runs), ("--strategies", args.strategies),
                         ("--max-evals", args.max_evals), ("--exhaustive-max", args.exhaustive_max),
-                        ("--compilers", args.compilers), ("--clang", args.clang), ("--time-limit", args.time_limit)):
+                        ("--compilers", args.compilers), ("--clang", args.clang), ("--time-limit", args.time_limit),
+                        ("--jobs", getattr(args, "jobs", 1) if getattr(args, "jobs", 1) != 1 else None),
+                        ("--ray", getattr(args, "ray", None))):
         if value is not None:
             parts.append(f"{flag} {value}")
     parts += [f"-D {d}" for d in args.defines] + [f"-I {d}" for d in args.includes]
+    parts += [f"--with {s}" for s in args.sources] + [f"-L {d}" for d in args.lib_dirs]
+    parts += [f"-l {n}" for n in args.libs] + ([f"--ldflags '{args.ldflags}'"] if args.ldflags else [])
+    parts += ["--", *args.program_args] if args.program_args else []
     return " ".join(parts)
 
 
@@ -513,7 +571,8 @@ def main_from_args(args) -> int:
                         exhaustive_max=args.exhaustive_max, includes=tuple(args.includes),
                         defines=tuple(args.defines), gcc=args.gcc, clang=args.clang,
                         polly_flags=tuple(args.polly_flags.split()) if args.polly_flags else None,
-                        cache=args.cache, command=command_line(args))
+                        cache=args.cache, command=command_line(args), program=args.program,
+                        jobs=getattr(args, "jobs", 1), ray=getattr(args, "ray", None))
     kernels = [KernelSpec(p) for p in kernel_files(args.paths)]
     results = run_bench(kernels, opts)
     print_tables(results)

@@ -11,6 +11,11 @@ from ..pipeline import OptimizeOptions, Program
 from ..search import Parameter, SearchSpace, parse_domain
 
 
+def _targets_with(kind: str) -> list[str]:
+    from . import TARGET_NAMES, get_target
+    return [n for n in TARGET_NAMES if kind in get_target(n).spaces]
+
+
 class Target:
     """A program's tuning for one target. Subclasses give ``parameters``, ``named_seed``, ``variant`` and
     ``runner``; the rest has defaults that do nothing."""
@@ -19,6 +24,7 @@ class Target:
     build_class = BuildConfig  # the build configuration its runner needs
     build_options = ("threads",)  # BuildConfig fields the CLI fills for this target (beyond the common ones)
     chooses_schedule = False  # implements choose_schedule (--schedule auto)
+    spaces = ("tiles",)  # the search spaces it offers (tune --space); the first is the default
 
     def __init__(self, program: Program, opts: OptimizeOptions, build: BuildConfig | None = None,
                  domain_cap: int = 512):
@@ -38,10 +44,21 @@ class Target:
         """The tuning parameters with their default domains."""
         raise NotImplementedError
 
-    def space(self, domains: tuple[str, ...] = ()) -> SearchSpace:
-        """parameters() with --domain specs applied (one for all, one per parameter, or NAME=SPEC)."""
+    def extra_parameters(self, kind: str) -> list[Parameter]:
+        """The parameters a space other than the default adds after parameters() (categorical ones)."""
+        return []
+
+    def space(self, domains: tuple[str, ...] = (), kind: str | None = None) -> SearchSpace:
+        """parameters() with --domain specs applied (one for all, one per parameter, or NAME=SPEC), and
+        the parameters of the space *kind* (tune --space) after them."""
+        kind = kind or self.spaces[0]
+        if kind not in self.spaces:
+            raise UsageError(f"--space {kind} applies to the "
+                             f"{', '.join(n for n in _targets_with(kind))} target only" if _targets_with(kind)
+                             else f"unknown space '{kind}'")
         params = self.parameters()
-        if not params:
+        extra = self.extra_parameters(kind)
+        if not params and not extra:
             raise UsageError("nothing to tune: no scop has a tilable band of two or more loops", self.program.path)
         specs = list(domains)
         named = dict(s.split("=", 1) for s in specs if "=" in s)
@@ -56,7 +73,7 @@ class Target:
         for i, p in enumerate(params):
             spec = named.get(p.name) or (plain[0] if len(plain) == 1 else plain[i] if plain else None)
             out.append(Parameter(p.name, parse_domain(spec)) if spec else p)
-        return SearchSpace(tuple(out))
+        return SearchSpace(tuple(out) + tuple(extra))
 
     def seed(self, space: SearchSpace, how: str | tuple[int, ...] = "pluto") -> Config:
         """The starting configuration: explicit sizes, or a named seed (pluto: the target's default)."""
@@ -73,6 +90,10 @@ class Target:
     def named_seed(self, space: SearchSpace, how: str) -> Config | None:
         """The seed called *how* (None: this target has none of that name)."""
         raise NotImplementedError
+
+    def labels(self, space: SearchSpace) -> tuple[str, ...]:
+        """A short name per parameter for progress lines and reports (default: the parameter's name)."""
+        return space.names
 
     def launch_seed(self, runner: Runner, space: SearchSpace, evaluate, seed: Config) -> tuple[Config, dict | None]:
         """A better start measured before the search (default: the seed itself, nothing to report)."""

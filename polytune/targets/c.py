@@ -4,23 +4,57 @@ from __future__ import annotations
 import glob
 import math
 import os
+import re
 
 from ..measure.c import BuildConfig, CRunner
 from ..measure.measurement import Config, to_record
 from ..measure.runner import Variant
 from ..pipeline import OptimizeOptions, Program, generate
+from ..poly.choice import ScheduleChoice, coordinates
 from ..poly.schedule import DEFAULT_TILE, access_dims
 from ..search import Parameter, SearchSpace, pow2_domain
 from .base import Target
+
+STRUCTURE = ("scheduler", "fusion", "privatize_arrays")  # the choice fields that change which bands are tiled
+
+
+def category_name(value) -> str:
+    """A schedule coordinate's value as a category name (privatize_arrays: on/off)."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def choice_parameters() -> list[Parameter]:
+    """One categorical parameter per ScheduleChoice field, its default (Pluto's) first."""
+    return [Parameter.categorical(name, tuple(category_name(v) for v in values))
+            for name, values in coordinates().items()]
+
+
+def choice_of(cfg: dict[str, int]) -> ScheduleChoice:
+    """The ScheduleChoice of a configuration's categorical coordinates (indices, by field name)."""
+    coords = coordinates()
+    return ScheduleChoice(**{name: coords[name][cfg[name]] for name in coords if name in cfg})
+
+
+def choice_config(choice: ScheduleChoice) -> tuple[int, ...]:
+    """The categorical coordinates (indices) of *choice*, in choice_parameters() order."""
+    return tuple(values.index(getattr(choice, name)) for name, values in coordinates().items())
 
 
 class CTarget(Target):
     name = "c"
     chooses_schedule = True
+    spaces = ("tiles", "schedule")
 
     def options_for(self, config: Config) -> OptimizeOptions:
         return OptimizeOptions(tile_sizes=tuple(config), parallel=self.opts.parallel, schedule=self.opts.schedule,
                                unroll_jam=self.opts.unroll_jam)
+
+    def seed_choice(self) -> ScheduleChoice:
+        """The schedule every tile-only variant uses, and where the schedule space starts (Pluto's default
+        unless --schedule or --unroll-jam say otherwise)."""
+        return ScheduleChoice(scheduler=self.opts.schedule, unroll=self.opts.unroll_jam)
 
     def parameters(self) -> list[Parameter]:
         params = []
@@ -30,26 +64,94 @@ class CTarget(Target):
                 params.append(Parameter(f"s{k}b{band.index}t{m}", pow2_domain(extent, self.domain_cap)))
         return params
 
+    def extra_parameters(self, kind: str) -> list[Parameter]:
+        """--space schedule: the schedule coordinates, after the tile sizes."""
+        return choice_parameters() if kind == "schedule" else []
+
+    def tile_counts(self, choice: ScheduleChoice) -> tuple[int, ...]:
+        """How many tile sizes each scop takes under *choice* (computed once per structure)."""
+        key = tuple(getattr(choice, f) for f in STRUCTURE)
+        counts = self.__dict__.setdefault("_counts", {})
+        if key not in counts:
+            shape = ScheduleChoice(**dict(zip(STRUCTURE, key)))
+            counts[key] = tuple(sum(b.members for b in a.tiled((), tile=self.opts.tile, parallel=False,
+                                                               choice=shape).tunable_bands)
+                                for a in self.program.scops)
+        return counts[key]
+
+    def choice_options(self, names: tuple[str, ...], config: Config) -> tuple[OptimizeOptions, frozenset[str]]:
+        """A schedule-space configuration's options and the parameters its code reads. The tile sizes are
+        the seed schedule's, per scop: a scop that the choice tiles in fewer dimensions takes its first
+        sizes, one tiled in more takes 32 for the rest (so every choice reads the sizes of its own scop)."""
+        cfg = dict(zip(names, config))
+        choice = choice_of(cfg)
+        per_scop: dict[int, list[str]] = {}
+        for n in names:
+            if n not in coordinates():
+                per_scop.setdefault(int(n[1:n.index("b")]), []).append(n)
+        sizes: list[int] = []
+        reads = set(coordinates())
+        for k, count in enumerate(self.tile_counts(choice)):
+            mine = per_scop.get(k, [])[:count]
+            reads.update(mine)
+            sizes += [cfg[n] for n in mine] + [DEFAULT_TILE] * (count - len(mine))
+        return OptimizeOptions(tile_sizes=tuple(sizes), parallel=self.opts.parallel, tile=self.opts.tile,
+                               choice=choice), frozenset(reads)
+
+    def seed(self, space: SearchSpace, how: str | tuple[int, ...] = "pluto") -> Config:
+        """As Target.seed; in the schedule space the tile sizes of an explicit seed may come alone (the
+        seed's schedule choice is added)."""
+        extra = len(space.params) - len(self.parameters())
+        if isinstance(how, tuple) and extra and len(how) == len(space.params) - extra:
+            return how + choice_config(self.seed_choice())
+        return super().seed(space, how)
+
     def named_seed(self, space: SearchSpace, how: str) -> Config | None:
-        n = len(space.params)
+        choice = choice_config(self.seed_choice()) if any(p.is_categorical for p in space.params) else ()
+        n = len(space.params) - len(choice)
         if how == "pluto":
-            return (DEFAULT_TILE,) * n
+            return (DEFAULT_TILE,) * n + choice
         if how == "origin":
-            return (1,) * n
+            return (1,) * n + choice
         if how == "model":
-            return model_seed(self.program, self.opts)
+            return model_seed(self.program, self.opts) + choice
         return None
 
     def variant(self, names: tuple[str, ...], config: Config) -> Variant:
-        opts = self.options_for(config)
-        return Variant(tuple(config), tuple(names), opts, frozenset(names),
-                       lambda: generate(self.program, opts).text)
+        if any(n in coordinates() for n in names):
+            opts, reads = self.choice_options(tuple(names), tuple(config))
+        else:
+            opts, reads = self.options_for(config), frozenset(names)
+        return Variant(tuple(config), tuple(names), opts, reads, lambda: generate(self.program, opts).text)
+
+    def labels(self, space: SearchSpace) -> tuple[str, ...]:
+        """The loop each tile size belongs to (i, j, k; 2t+i for a skewed member), as the band's schedule
+        names it; where two bands have a loop of the same name, the parameter's name is added (i@s0b1).
+        A schedule coordinate is labelled by its name."""
+        names = {}
+        for k, band in self.program.tunable_bands(self.opts.tile, self.opts.schedule):
+            for m, loop in enumerate(member_names(band.schedule, band.members)):
+                names[f"s{k}b{band.index}t{m}"] = loop
+        loops = [names.get(n, n) for n in space.names]
+        return tuple(lp if loops.count(lp) == 1 or n not in names else f"{lp}@{n[:n.rindex('t')]}"
+                     for lp, n in zip(loops, space.names))
 
     def runner(self) -> CRunner:
         return CRunner(self.program, self.build)
 
     def report(self, runner, launch) -> dict:
         return {"schedule": self.opts.schedule}
+
+    def describe_best(self, names: tuple[str, ...], config: Config) -> dict:
+        """What `optimize` needs to emit the best variant: its tile sizes and, in the schedule space, its
+        schedule choice (optimize --choice)."""
+        opts = self.variant(names, config).build
+        out = {"tile_sizes": list(opts.tile_sizes)}
+        if opts.choice is not None:
+            out["choice"] = opts.choice.to_record()
+            out["optimize_args"] = (["--tile-sizes", ",".join(map(str, opts.tile_sizes))] if opts.tile_sizes else []) \
+                + ["--choice", choice_text(opts.choice)]
+        return out
 
     @classmethod
     def choose_schedule(cls, program: Program, build: BuildConfig, parallel: bool, unroll_jam: int):
@@ -75,6 +177,31 @@ class CTarget(Target):
         ok = {s: m["median"] for s, m in seeds.items() if m and m["median"] is not None and m["error"] is None}
         chosen = min(ok, key=ok.get) if ok else "pluto"
         return chosen, {"chosen": chosen, "seeds": seeds}, runner, original, bound
+
+
+def choice_text(choice: ScheduleChoice) -> str:
+    """*choice* as optimize's --choice takes it."""
+    return ",".join(f"{k}={int(v) if isinstance(v, bool) else v}" for k, v in choice.to_record().items())
+
+
+def member_names(schedule: str, members: int) -> list[str]:
+    """Each band member's loop, from the band's partial schedule in isl notation
+    (``[n] -> [{ S0[i, j] -> [(i)]; S1[i, j, k] -> [(i)] }, ...]``): the expression of the statement with the
+    most loops (the shortest among those), e.g. ``k`` or ``2t+i``."""
+    parts = re.findall(r"\{([^{}]*)\}", schedule)
+    out = []
+    for m in range(members):
+        best = None
+        for piece in (parts[m].split(";") if m < len(parts) else ()):
+            mm = re.match(r"\s*\w+\[([^\]]*)\]\s*->\s*\[\((.*)\)\]\s*$", piece)
+            if not mm:
+                continue
+            depth = len([v for v in mm.group(1).split(",") if v.strip()])
+            expr = mm.group(2).replace(" ", "")
+            if best is None or (-depth, len(expr)) < best[0]:
+                best = ((-depth, len(expr)), expr)
+        out.append(best[1] if best else f"t{m}")
+    return out
 
 
 def cache_sizes() -> dict[int, int]:
@@ -111,4 +238,4 @@ def model_seed(program: Program, opts: OptimizeOptions) -> tuple[int, ...]:
     return tuple(seed)
 
 
-__all__ = ["CTarget", "cache_sizes", "model_seed"]
+__all__ = ["CTarget", "cache_sizes", "choice_config", "choice_of", "choice_parameters", "member_names", "model_seed"]

@@ -1,0 +1,228 @@
+"""tune --jobs N and --ray: candidates generated and compiled on workers, one timing at a time; the search ends
+where it ends with one job when the measurements are the same (times replaced by a function of the
+configuration after the real build and verification)."""
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import os
+
+import pytest
+
+from polytune.cli import main
+from polytune.measure import c as measure
+from polytune.measure.c import BuildConfig
+from polytune.tune import ProgressPrinter, TuneOptions, tune
+from polytune.workers import Progress, Stage
+
+KERNEL = """#include <stdio.h>
+#define N 24
+double A[N][N], B[N][N], C[N][N];
+int main(void) {
+  int i, j, k;
+  for (i = 0; i < N; i++) for (j = 0; j < N; j++) { A[i][j] = (i * j % 7) / 7.0; B[i][j] = (i + j) % 5; C[i][j] = 0; }
+#pragma scop
+  for (i = 0; i < N; i++)
+    for (j = 0; j < N; j++)
+      for (k = 0; k < N; k++)
+        C[i][j] += A[i][k] * B[k][j];
+#pragma endscop
+  printf("%f\\n", C[3][4]);
+  return 0;
+}
+"""
+
+FAST = BuildConfig(cflags=("-O1",), runs=2, threads=1, prune_factor=1e9)
+
+
+@pytest.fixture
+def kernel(tmp_path):
+    p = tmp_path / "mm.c"
+    p.write_text(KERNEL)
+    return str(p)
+
+
+def synthetic_times(monkeypatch):
+    """Keep the real build, run and verification of every candidate; replace its times by a surface whose
+    minimum is at (8, 16, 4) (a replay: the same times whatever ran when)."""
+    real = measure._verify_and_time
+
+    def replay(ref, config, exe, ct, bound, cwd):
+        m = real(ref, config, exe, ct, None, cwd)
+        if not m.ok:
+            return m
+        cost = sum(abs(v.bit_length() - w.bit_length()) for v, w in zip(config, (8, 16, 4)))
+        return dataclasses.replace(m, times=(1e-3 * (1 + cost),) * ref.build.runs)
+
+    monkeypatch.setattr(measure, "_verify_and_time", replay)
+
+
+def test_jobs_2_takes_the_path_of_jobs_1_on_replayed_times(kernel, monkeypatch):
+    synthetic_times(monkeypatch)
+    opts = TuneOptions(cache=None, alpha=None, max_evals=12)
+    one = tune(kernel, dataclasses.replace(opts, jobs=1), FAST)
+    two = tune(kernel, dataclasses.replace(opts, jobs=2), FAST)
+    assert one.best_config == two.best_config != (32, 32, 32)
+    assert [r.config for r in one.search.evaluations] == [r.config for r in two.search.evaluations]
+    assert [r.measurement.value for r in one.search.evaluations] == [r.measurement.value
+                                                                     for r in two.search.evaluations]
+    assert one.report.workers is None
+    assert two.report.workers["jobs"] == 2
+    timers = {r.measurement.extra["worker"] for r in two.search.evaluations}
+    assert len(timers) == 1 and timers.pop().endswith("/timer")  # one timing at a time, on one timer
+    assert {r.measurement.extra["compiled_on"].rsplit("/", 1)[-1] for r in two.search.evaluations} <= {"c0", "c1"}
+
+
+def test_cli_tune_jobs_end_to_end_reports_the_workers(kernel, tmp_path):
+    rep, out = tmp_path / "r.json", tmp_path / "best.c"
+    rc = main(["tune", kernel, "--jobs", "2", "--no-cache", "--runs", "2", "--cflags=-O1", "--threads", "1",
+               "--max-evals", "5", "--report", str(rep), "-o", str(out)])
+    assert rc == 0
+    r = json.loads(rep.read_text())
+    assert r["workers"]["jobs"] == 2 and len(r["workers"]["workers"]) == 3  # two compile slots and the timer
+    assert r["workers"]["quiet"] == ((os.cpu_count() or 1) <= 1)  # one timed thread leaves cores to compile on
+    assert r["evals"] <= 5 and all(e["extra"]["worker"].endswith("/timer") for e in r["evaluations"])
+    assert out.read_text().count("#pragma omp") >= 1
+
+
+def test_cli_tune_rejects_zero_jobs(kernel, capsys):
+    assert main(["tune", kernel, "--jobs", "0"]) == 2
+    assert "--jobs must be at least 1" in capsys.readouterr().err
+
+
+def test_progress_shows_what_each_worker_holds():
+    stream = io.StringIO()
+    p = ProgressPrinter(stream)
+    p.label(("i", "j"))
+    p.worker(Progress(0, "i=32 j=32", Stage.COMPILE, "box/c0"))
+    p.worker(Progress(1, "i=16 j=32", Stage.COMPILE, "box/c1"))
+    p.worker(Progress(0, "i=32 j=32", Stage.TIME, "box/timer"))
+
+    from polytune.measure import Measurement
+    from polytune.search import EvalRecord
+    m = Measurement((32, 32), (0.5, 0.5), extra={"worker": "box/timer"})
+    p.worker(Progress(0, "i=32 j=32", Stage.DONE, "box/timer"))
+    p(EvalRecord(1, (32, 32), m, "seed", 0, 1.0))
+    text = stream.getvalue()
+    assert "i=32 j=32" in text and "on box/timer" in text
+    assert "now: c1 compile i=16 j=32" in text and "timer" not in text.split("now:")[1]
+
+
+ray_needed = pytest.mark.skipif(__import__("importlib").util.find_spec("ray") is None, reason="ray is not installed")
+
+
+@pytest.fixture
+def private_ray():
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    os.environ.setdefault("RAY_AUTH_MODE", "token")  # Ray 2.5x+: the driver sends the token it finds
+    import shutil
+    import subprocess
+    import sys
+    ray_exe = shutil.which("ray") or os.path.join(os.path.dirname(sys.executable), "ray")
+    subprocess.run([ray_exe, "get-auth-token", "--generate"], capture_output=True)  # Ray < 2.5x has no tokens
+    from polytune.workers import ray_pool
+    if not ray_pool.connect("auto", num_cpus=2):
+        ray_pool.disconnect()
+        pytest.skip("a Ray cluster runs on this machine already: this test needs a private instance")
+    yield
+    ray_pool.disconnect()
+
+
+@pytest.mark.slow  # a Ray instance takes ~25 s to start on 2 cores: CI runs this on its slow line
+@ray_needed
+def test_tune_on_ray_auto_end_to_end(kernel, private_ray, tmp_path):
+    rep = tmp_path / "r.json"
+    rc = main(["tune", kernel, "--ray", "auto", "--no-cache", "--runs", "2", "--cflags=-O1", "--threads", "1",
+               "--max-evals", "4", "--report", str(rep)])
+    assert rc == 0
+    r = json.loads(rep.read_text())
+    assert r["workers"]["ray"] == "auto" and len(r["workers"]["timers"]) == 1 and not r["workers"]["refused"]
+    assert r["evals"] == 4 and r["best"]["median"] > 0
+    assert all(e["extra"]["worker"] == r["workers"]["timers"][0] for e in r["evaluations"])
+
+
+def test_bench_tunes_with_jobs(kernel, tmp_path, capsys):
+    """bench --jobs N compiles each tuning run's candidates on N workers (the kernels stay one after another)."""
+    out = tmp_path / "out"
+    rc = main(["bench", kernel, "--runs", "1", "--threads", "1", "--max-evals", "3", "--compilers", "gcc",
+               "--jobs", "2", "--report", str(out)])
+    assert rc == 0, capsys.readouterr().err
+    res = json.load(open(out / "results.json"))
+    assert res["jobs"] == 2 and "--jobs 2" in res["command"]
+    assert res["kernels"][0]["tuning"]["hill"]["evals"] <= 3
+
+
+class _Workers:
+    """A stand-in for polytune.workers' pools: runs both steps at once and names a worker."""
+
+    def __init__(self):
+        self.submitted = []
+
+    def submit(self, compile_fn, time_fn, payload, label=""):
+        from concurrent.futures import Future
+
+        from polytune.workers import WorkResult
+        self.submitted.append(payload)
+        f = Future()
+        f.set_result(WorkResult(len(self.submitted), label, time_fn(compile_fn(payload)), "box/timer", "box/c0",
+                                True, 1, (0.0, 0.0), (0.0, 0.0)))
+        return f
+
+
+class _Runner:
+    def job(self, variant):
+        return variant.config
+
+    def reference_data(self):
+        return "reference"
+
+    @staticmethod
+    def compile_step(config):
+        return config
+
+    @staticmethod
+    def time_step(reference, bound, config):
+        from polytune.measure import Measurement
+        assert reference == "reference"
+        return Measurement(config, (float(sum(config)),))
+
+
+class _Target:
+    """The second parameter is read only when the first is 1 (as a schedule choice reads some tile sizes)."""
+
+    def variant(self, names, config):
+        from polytune.measure import Variant
+        reads = frozenset(names) if config[0] == 1 else frozenset(names[:1])
+        return Variant(tuple(config), tuple(names), None, reads, lambda: "")
+
+
+def test_pooled_measure_reads_the_cache_and_measures_one_variant_once():
+    from polytune.measure import Measurement
+    from polytune.measure.pooled import Bound, PooledMeasure
+
+    class Cache:
+        def get(self, config):
+            return Measurement(config, (0.5,), cached=True) if config == (1, 7) else None
+
+    workers = _Workers()
+    bound = Bound()
+    pm = PooledMeasure(_Target(), _Runner(), ("a", "b"), workers, Cache(), bound)
+    first = pm.pool.submit((0, 1)).result()
+    again = pm.pool.submit((0, 2)).result()  # b is not read when a is 0: the same variant
+    cached = pm.pool.submit((1, 7)).result()
+    other = pm.pool.submit((1, 2)).result()
+    assert workers.submitted == [(0, 1), (1, 2)]
+    assert first.extra == {"worker": "box/timer", "compiled_on": "box/c0"} and first.same_as is None
+    assert again.same_as == (0, 1) and again.config == (0, 2) and again.times == first.times
+    assert cached.cached and other.value == 3.0
+    assert bound.value == 0.5  # the best time seen, cached ones included
+
+
+def test_tune_with_jobs_writes_the_cache_and_a_repeat_replays_it(kernel, tmp_path):
+    opts = TuneOptions(cache=str(tmp_path / "cache.sqlite"), alpha=None, max_evals=4, jobs=2)
+    first = tune(kernel, opts, FAST)
+    again = tune(kernel, opts, FAST)
+    assert [r.config for r in again.search.evaluations] == [r.config for r in first.search.evaluations]
+    assert all(r.measurement.cached for r in again.search.evaluations)
+    assert again.best_config == first.best_config
