@@ -172,9 +172,9 @@ def test_triton_prints_conditional_subscripts(kernel, tmp_path):
         pytest.skip("triton was imported without TRITON_INTERPRET=1 on a machine without a GPU")
     os.environ.setdefault("TRITON_INTERPRET", "0" if torch.cuda.is_available() else "1")
     pytest.importorskip("triton")
-    from polytune.measure_triton import TritonHarness
+    from conftest import TritonHarness
 
-    from polytune.measure import BuildConfig
+    from polytune.measure.c import BuildConfig
     from polytune.pipeline import analyze
     src, _ = kernel
     small = ("N=9", "T=2")  # the interpreter is slow
