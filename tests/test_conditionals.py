@@ -128,7 +128,8 @@ def kernel(request, tmp_path):
     return str(src), checksum_line(compile_run(str(src), str(tmp_path / "ref"), [], False))
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "_".join(s).replace("-", "") or "default")
+@pytest.mark.parametrize("shape", [s if not s else pytest.param(s, marks=pytest.mark.slow) for s in SHAPES],
+                         ids=lambda s: "_".join(s).replace("-", "") or "default")
 def test_periodic_stencil_optimized_is_identical(kernel, shape, tmp_path):
     src, expected = kernel
     out = tmp_path / "opt.c"

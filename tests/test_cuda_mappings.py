@@ -82,6 +82,7 @@ mappings = st.builds(
 )
 
 
+@pytest.mark.slow
 @needs_gcc
 @settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(prog=programs(), mapping=mappings)

@@ -31,6 +31,8 @@ def _cases():
     for name in NAMES:
         for key in OPTIONS:
             marks = [pytest.mark.xfail(strict=True, reason=XFAIL[name, key])] if (name, key) in XFAIL else []
+            if key != "default":  # the default suite's time budget: odd tile sizes run under -m slow
+                marks.append(pytest.mark.slow)
             yield pytest.param(name, key, marks=marks, id=f"{name}-{key}")
 
 

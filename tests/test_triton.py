@@ -568,6 +568,7 @@ def test_softmax_row_values_are_loaded_once_per_row():
 
 
 
+@pytest.mark.slow
 def test_every_kernel_compiles_for_the_gpu():
     """Each kernel of each module (both schedules), as run() launches it on the original program's data,
     compiled ahead of time for sm_90 by Triton's own compiler (no GPU needed), under the default
