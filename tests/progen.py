@@ -26,7 +26,7 @@ from dataclasses import dataclass
 NMAX = 9
 SIZE = 2 * NMAX + 8  # every subscript is in [0, 2 * NMAX + 4]
 N_VALUES = (0, 1, 2, 3, NMAX)
-COND_SUBSCRIPTS = False  # switch on once conditional subscripts are supported (the front helper's work)
+COND_SUBSCRIPTS = True
 ITERS = ("i", "j", "k")
 
 

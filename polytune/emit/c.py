@@ -32,6 +32,9 @@ class _OpenMPPrinter(Printer):
         mark = mark_of(n)
         inner = None
         private = self.private(mark.private, mark.lastprivate) if isinstance(mark, (ParallelMark, SimdMark)) else ""
+        if isinstance(mark, (ParallelMark, SimdMark)) and mark.lastprivate \
+                and not self.writes_every_iteration(n.mark_get_node(), set(mark.lastprivate)):
+            mark = None  # the loop stays sequential: see writes_every_iteration
         if isinstance(mark, ParallelMark) and self.parallel:
             clause = f" schedule({mark.clause})" if mark.clause else ""
             inner = (f"{self.prefix}{mark.depth}", f"#pragma omp parallel for{private}{clause}", (),
@@ -41,6 +44,30 @@ class _OpenMPPrinter(Printer):
         elif isinstance(mark, IvdepMark) and self.ivdep:
             inner = (f"{self.prefix}{mark.depth}", "#pragma GCC ivdep", mark.order)
         self.node(n.mark_get_node(), indent, inner or pragma)
+
+    def writes_every_iteration(self, loop: isl.AstNode, scalars: set[str]) -> bool:
+        """Whether every iteration the generated *loop* runs writes each of *scalars*: a statement writing
+        it sits in the loop's body outside any inner `if` or `for`. OpenMP's `lastprivate` takes the value
+        of the loop's last iteration; isl may generate a loop whose range is wider than the statements'
+        (a guard inside drops the extra iterations), so that the last iteration writes nothing and the
+        thread's uninitialized private copy would be copied back."""
+        if loop.get_type() != isl.ast_node_type.for_:
+            return False
+        written: set[str] = set()
+
+        def walk(x: isl.AstNode) -> None:
+            t = x.get_type()
+            if t == isl.ast_node_type.block:
+                for child in _list(x.block_get_children()):
+                    walk(child)
+            elif t == isl.ast_node_type.mark:
+                walk(x.mark_get_node())
+            elif t == isl.ast_node_type.user:
+                st = self.scop.statement(x.user_get_expr().op_get_arg(0).id_get_id().get_name())
+                written.update(a.array for a in st.writes)
+
+        walk(loop.for_get_body())
+        return scalars <= written
 
     def private(self, private: tuple[str, ...], lastprivate: tuple[str, ...]) -> str:
         """The OpenMP clauses of a parallel or simd mark: `private` for scalars dead after the loop,
@@ -117,7 +144,7 @@ class _OpenMPPrinter(Printer):
         for c in copies:
             last = strip(self.expr(param_expr(self.scop, c.last)))
             ptr = f"{self.prefix}_{c.name}"
-            self.emit(f"__typeof__({c.name}[0]) *const {ptr} = {it} == {last} ? {c.name} : {ptr}_copy;", indent)
+            self.emit(f"__typeof__({c.name}[0]) *const {ptr} = {it} == ({last}) ? {c.name} : {ptr}_copy;", indent)
             out[c.name] = ptr
         return out
 
@@ -153,7 +180,11 @@ def _in_order(body: isl.AstNode, pairs: tuple) -> bool:
     return True
 
 
-def build_ast(scop: Scop, tiled: TiledSchedule, prefix: str) -> isl.AstNode:
+def build_ast(scop: Scop, tiled: TiledSchedule, prefix: str, scale_strides: bool = True) -> isl.AstNode:
+    """The isl AST of *tiled*'s schedule, iterators named *prefix*0, 1, ... *scale_strides* False keeps
+    every loop's values those of the schedule (the GPU targets map loop values to thread and block ids:
+    isl otherwise divides a loop whose values have a stride by it, per statement, so that two statements
+    of one band would land on different threads)."""
     build = isl.AstBuild.from_context(scop.context)
     depth = _max_depth(tiled.schedule)
     ids = isl.IdList.alloc(CTX, depth)
@@ -165,11 +196,14 @@ def build_ast(scop: Scop, tiled: TiledSchedule, prefix: str) -> isl.AstNode:
     # is empty at n = 1), so that a generated loop may run iterations without statements: keep the guards.
     exact = any(isinstance(m, (ParallelMark, SimdMark)) and m.lastprivate for m in marks_of(tiled.schedule))
     old = CTX.get_ast_build_exploit_nested_bounds()
+    old_scale = CTX.get_ast_build_scale_strides()
     CTX.set_ast_build_exploit_nested_bounds(0 if exact else old)
+    CTX.set_ast_build_scale_strides(old_scale if scale_strides else 0)
     try:
         return build.node_from_schedule(tiled.schedule)
     finally:
         CTX.set_ast_build_exploit_nested_bounds(old)
+        CTX.set_ast_build_scale_strides(old_scale)
 
 
 def _max_depth(schedule: isl.Schedule) -> int:

@@ -700,7 +700,10 @@ def array_extent(scop: Scop, array: str) -> isl.PwAff | None:
         s = s.union(extra)
     s = s.project_out(isl.dim_type.set, 1, s.dim(isl.dim_type.set) - 1)
     # as a map from the 0-d set space: its lexmax is then a function on a set space, as the AST build wants
-    return isl.Map.from_range(s).lexmax_pw_multi_aff().get_pw_aff(0)
+    top = isl.Map.from_range(s).lexmax_pw_multi_aff().get_pw_aff(0)
+    # -1 (nothing to copy) for the sizes where no access happens: the expression is then total
+    none = isl.PwAff.from_aff(isl.Aff.zero_on_domain(isl.LocalSpace.from_space(top.get_domain_space())).add_constant_val(-1))
+    return top.union_max(none)
 
 
 def _check_calls(scop: Scop) -> None:
@@ -750,7 +753,7 @@ def _region(scop: Scop, gs: GpuSchedule | TiledGpu, mapping: CudaMapping, indent
     arrays = [a for a in scop.arrays if a.name in used and a.ndim > 0]
     scalars_on_device = {a.name for a in scop.arrays if a.ndim == 0 and a.written}
     hp = _HostPrinter(scop, gs, p, block, serve, scalars_on_device, scop_index)
-    ast = build_ast(scop, gs, p)
+    ast = build_ast(scop, gs, p, scale_strides=False)
     body_indent = indent + (3 if serve else 1)
     hp.node(ast, body_indent)
     i1 = "  " * (indent + 1)

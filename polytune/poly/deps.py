@@ -8,6 +8,7 @@ memory-based dependence follows from these by transitivity, and the scheduler is
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import islpy as isl
 
@@ -35,9 +36,9 @@ class Dependences:
     def complete(self) -> bool:
         return self.flow is not None
 
-    @property
+    @cached_property
     def all(self) -> isl.UnionMap:
-        """What every legal schedule must respect."""
+        """What every legal schedule must respect (computed once: many stages ask for it)."""
         return self.flow.union(self.anti).union(self.output).coalesce()
 
 

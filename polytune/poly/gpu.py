@@ -137,8 +137,10 @@ class _Mapper:
         statements = tuple(sorted(s.get_tuple_name() for s in sets_of(node.get_domain())))
         rels: list[isl.Map] = []
         axes: tuple[int, ...] = ()
+        dom = node.get_domain().intersect_params(self.scop.context)
+        if mapped and dom.is_empty():  # the band never runs under the context: nothing to map
+            mapped = 0
         if mapped:
-            dom = node.get_domain().intersect_params(self.scop.context)
             prefix = node.get_prefix_schedule_union_map().intersect_domain(dom)
             mupa = node.band_get_partial_schedule()
             for k in range(mapped):

@@ -16,6 +16,7 @@ anti and output dependences.
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import islpy as isl
@@ -69,8 +70,21 @@ class PrivateArray:
     last: isl.PwAff
 
 
+_FLOWS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # deps -> (scop, its array_flows)
+
+
 def array_flows(scop: Scop, deps: Dependences) -> ArrayPrivatization | None:
-    """Per-array flow and false dependences of the arrays *scop* writes (None: none, or isl gave up)."""
+    """Per-array flow and false dependences of the arrays *scop* writes (None: none, or isl gave up).
+    Computed once per (scop, deps): every schedule alternative the cost model ranks asks for them."""
+    known = _FLOWS.get(deps)
+    if known is not None and known[0] is scop:
+        return known[1]
+    flows = _array_flows(scop, deps)
+    _FLOWS[deps] = (scop, flows)
+    return flows
+
+
+def _array_flows(scop: Scop, deps: Dependences) -> ArrayPrivatization | None:
     names = [a.name for a in scop.arrays if a.ndim > 0 and a.written]
     if not names:
         return None

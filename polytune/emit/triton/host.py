@@ -201,7 +201,7 @@ def run_arguments(scop: Scop) -> tuple[str, ...]:
 
 def generate_triton_region(scop: Scop, gs: GpuSchedule, prefix: str, scop_index: int) -> TritonRegion:
     hp = _HostPrinter(scop, gs, prefix, scop_index)
-    ast = build_ast(scop, gs, prefix)
+    ast = build_ast(scop, gs, prefix, scale_strides=False)
     hp.node(ast, 1)
     return TritonRegion("\n\n".join(hp.kernels), "\n".join(hp.lines), run_arguments(scop), hp.tiles,
                         frozenset(hp.reads))
