@@ -382,14 +382,14 @@ def write_results(args, manifest: dict, jobs: list, times: dict, errors: dict, c
 
 
 def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
+    """polytune.workers.identity's, loaded by path: `run` needs only the standard library (no islpy)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "_polytune_identity", os.path.join(REPO, "polytune", "workers", "identity.py"))
+    module = sys.modules.setdefault(spec.name, importlib.util.module_from_spec(spec))
+    spec.loader.exec_module(module)  # dataclasses look their module up in sys.modules
+    return module.cpu_model()
 
 
 # ---------------------------------------------------------------------------------------------- table
