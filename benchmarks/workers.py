@@ -32,6 +32,7 @@ import math
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -79,7 +80,7 @@ def start_ray(groups: list[list[int]]):
     return cluster
 
 
-def tune(args, kernel: str, mode: str, cpus: str, extra: list[str], out_dir: str) -> dict:
+def tune(args, kernel: str, mode: str, cpus: str, extra: list[str], out_dir: str, timeout: float) -> dict:
     """One `polytune tune` subprocess; its record."""
     src = os.path.join(HERE, "pluto", kernel + ".c")
     report = os.path.join(out_dir, f"{kernel}.{mode}.json")
@@ -96,10 +97,10 @@ def tune(args, kernel: str, mode: str, cpus: str, extra: list[str], out_dir: str
         os.remove(report)
     t0 = time.perf_counter()
     try:
-        p = subprocess.run(taskset + cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=args.timeout)
+        p = subprocess.run(taskset + cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=timeout)
         rc, log = p.returncode, p.stdout + p.stderr
-    except subprocess.TimeoutExpired as e:
-        rc, log = 124, f"timed out after {args.timeout} s {e.stderr or ''}"
+    except subprocess.TimeoutExpired:
+        rc, log = 124, f"killed after {timeout:.0f} s (--timeout or --deadline)"
     wall = time.perf_counter() - t0
     rec: dict = {"mode": mode, "cpus": cpus, "command": shlex.join(taskset + cmd), "rc": rc, "wall_s": round(wall, 2)}
     try:
@@ -143,6 +144,10 @@ def summarize(kernel: str, recs: dict[str, dict]) -> dict:
     return out
 
 
+def secs(t: float | None) -> str:
+    return "-" if t is None else f"{t:.4f} s"
+
+
 def geomean(xs: list[float]) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
@@ -181,7 +186,7 @@ def markdown(res: dict) -> str:
                 x = r[m]
                 lines.append(f"- {k} {m}: " + (f"error: {x['error']}" if "error" in x else
                              f"{x['evals']} evals ({x['stop_reason']}), search {x['search_s']:.1f} s, best "
-                             f"{x['best']} {x['best_s']:.4f} s (seed {x['seed_s']:.4f} s), timed on "
+                             f"{x['best']} {secs(x['best_s'])} (seed {secs(x['seed_s'])}), timed on "
                              f"{', '.join(x['timed_on'])}"))
     lines.append("- targets (issue 18): the same best configuration within noise; overhead of `jobs` at most 10; "
                  "one/ray at least 3.")
@@ -207,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--cflags", default="-O3 -march=native")
     ap.add_argument("--timeout", type=float, default=600, help="kill a tune after this many seconds")
+    ap.add_argument("--deadline", type=float, default=0,
+                    help="seconds for the whole benchmark: no tune starts later, a running one is killed then")
     ap.add_argument("--out", default="workers.json")
     ap.add_argument("--markdown-out")
     ap.add_argument("--quick", action="store_true", help="small sizes, --max-evals 6: a test run")
@@ -230,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
            "jobs": jobs, "quick": args.quick, "cpu": cpu_model(),
            "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
     cluster = None
+    t_start = time.perf_counter()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout`: stop the tune and the Ray cluster too
     if "ray" in modes:
         t0 = time.perf_counter()
         try:
@@ -243,16 +252,19 @@ def main(argv: list[str] | None = None) -> int:
         for k in args.kernels.split(","):
             recs: dict = {}
             for m in modes:
-                if m == "ray" and cluster is None:
-                    recs[m] = {"mode": m, "error": res.get("ray_error", "no Ray cluster")}
-                    continue
                 extra, where = {"one": (["--jobs", "1"], gtext[0]), "jobs": (["--jobs", str(jobs)], text),
                                 "ray": (["--ray", cluster.address] if cluster else [], "")}[m]
-                print(f"{k} {m}: tuning", file=sys.stderr, flush=True)
-                recs[m] = tune(args, k, m, where, extra, out_dir)
+                left = args.deadline - (time.perf_counter() - t_start) if args.deadline else args.timeout
+                if m == "ray" and cluster is None:
+                    recs[m] = {"mode": m, "error": res.get("ray_error", "no Ray cluster")}
+                elif left < 10:
+                    recs[m] = {"mode": m, "error": f"not started: --deadline {args.deadline} s"}
+                else:
+                    print(f"{k} {m}: tuning", file=sys.stderr, flush=True)
+                    recs[m] = tune(args, k, m, where, extra, out_dir, min(args.timeout, left))
                 x = recs[m]
                 print(f"{k} {m}: " + (x.get("error") or f"{x['wall_s']:.1f} s wall, {x['evals']} evals, best "
-                                      f"{x['best']} {x['best_s']:.4f} s"), file=sys.stderr, flush=True)
+                                      f"{x['best']} {secs(x['best_s'])}"), file=sys.stderr, flush=True)
                 res["kernels"][k] = dict(recs, summary=summarize(k, recs))
                 with open(args.out + ".tmp", "w") as f:
                     json.dump(res, f, indent=1)

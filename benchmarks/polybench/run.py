@@ -401,7 +401,7 @@ def variant_flags(name: str, report: dict) -> list[str]:
     return SEED_FLAGS + (["--tile-sizes", ",".join(map(str, sizes))] if sizes else [])
 
 
-def tune_one(args, pb: str, name: str, src: str, variant: str, dataset: str, cpus: str) -> dict:
+def tune_one(args, pb: str, name: str, src: str, variant: str, dataset: str, cpus: str, timeout: float) -> dict:
     """One `polytune tune` run, pinned to *cpus* with OMP_NUM_THREADS = their number; its record for tune.json."""
     util, kdir = os.path.join(pb, "utilities"), os.path.dirname(src)
     kout = os.path.join(os.path.abspath(args.out), name)
@@ -422,7 +422,7 @@ def tune_one(args, pb: str, name: str, src: str, variant: str, dataset: str, cpu
                PYTHONPATH=REPO + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else ""))
     taskset = ["taskset", "-c", cpus] if shutil.which("taskset") else []
     t0 = time.perf_counter()
-    rc, log = sh(taskset + cmd, env=env, cwd=REPO, timeout=args.tune_timeout)
+    rc, log = sh(taskset + cmd, env=env, cwd=REPO, timeout=timeout)
     rec: dict = {"space": TUNE_SPACES[variant], "dataset": dataset, "cpus": cpus, "rc": rc,
                  "wall_s": round(time.perf_counter() - t0, 1), "command": shlex.join(cmd)}
     try:
@@ -467,8 +467,13 @@ def cmd_tune(args) -> int:
     def job(name: str, variant: str) -> None:
         cpus = free.get()
         try:
-            print(f"tune {name} {variant}: started on cpus {cpus}", file=sys.stderr, flush=True)
-            rec = tune_one(args, pb, name, kernels[name], variant, per.get(name, default), cpus)
+            left = args.deadline - (time.perf_counter() - t_start) if args.deadline else args.tune_timeout
+            if left < 10:
+                rec = {"space": TUNE_SPACES[variant], "error": f"not started: --deadline {args.deadline} s"}
+            else:
+                print(f"tune {name} {variant}: started on cpus {cpus}", file=sys.stderr, flush=True)
+                rec = tune_one(args, pb, name, kernels[name], variant, per.get(name, default), cpus,
+                               min(args.tune_timeout, left))
         finally:
             free.put(cpus)
         with lock:
@@ -480,7 +485,7 @@ def cmd_tune(args) -> int:
             done = sum(len(v) for v in state["kernels"].values())
             what = rec.get("error") or (f"{rec['speedup_over_seed']:.2f}x over the seed in {rec['evals']} evals "
                                         f"({rec['stop_reason']}): {shlex.join(rec['flags'])}")
-        print(f"tune {name} {variant} [{done}/{2 * len(kernels)}, {rec['wall_s']:.0f} s]: {what}",
+        print(f"tune {name} {variant} [{done}/{2 * len(kernels)}, {rec.get('wall_s', 0):.0f} s]: {what}",
               file=sys.stderr, flush=True)
 
     # the two tunes of a kernel side by side, so that both meet the same neighbours
@@ -780,6 +785,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tune-jobs", type=int, default=2,
                    help="tune --jobs: candidates compiled at once in a tune's core group (none while one is timed)")
     p.add_argument("--tune-timeout", type=float, default=900, help="kill a tune after this many seconds")
+    p.add_argument("--deadline", type=float, default=0,
+                   help="seconds for the whole phase: no tune starts later, running ones are killed then")
     p = sub.add_parser("run", help="time every binary, interleaved rounds (python3 stdlib only)")
     p.add_argument("--dir", required=True)
     p.add_argument("--rounds", type=int, default=3)
