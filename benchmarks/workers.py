@@ -40,8 +40,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 MODES = ("one", "jobs", "ray")
-# sizes that make one evaluation take about a second on the 16-core Xeon (original ~0.1-0.4 s on one thread)
-SIZES = {"gemm": ["-DN=700"], "jacobi-2d": ["-DN=1200", "-DTSTEPS=40"], "lu": ["-DN=800"], "mvt": ["-DN=4000"],
+# sizes whose original runs about 0.1-0.3 s on one thread of the 16-core Xeon: a candidate's compile (about a
+# second) then dominates its evaluation, which is what parallel compiles overlap
+SIZES = {"gemm": ["-DN=500"], "jacobi-2d": ["-DN=1000", "-DTSTEPS=40"], "lu": ["-DN=600"], "mvt": ["-DN=4000"],
          "fdtd-2d": ["-DN=1000", "-DTSTEPS=40"], "cholesky": ["-DN=800"]}
 QUICK_SIZES = {"gemm": ["-DN=160"], "jacobi-2d": ["-DN=200", "-DTSTEPS=10"], "lu": ["-DN=160"]}
 
@@ -159,8 +160,10 @@ def markdown(res: dict) -> str:
     lines = [f"`polytune tune` (hill climbing, degree 1, best fit, Pluto-default seed), budget: "
              f"max_evals={res['max_evals']} time_limit={res['time_limit']}; {res['threads']} threads per timing; "
              f"one: `--jobs 1` on cpus {res['groups'][0]}; jobs: `--jobs {res['jobs']}` on cpus {res['cpus']}; "
-             f"ray: {len(res['groups'])} nodes on cpus {' | '.join(res['groups'])} (one timer each). Overhead: "
-             "search time / one seed evaluation (measured by `one`). On "
+             f"ray: {len(res['groups'])} nodes on cpus {' | '.join(res['groups'])} (one timer each; the cluster "
+             f"took {res.get('ray_start_s', '-')} s to start, not counted). Overhead: "
+             "search time (the tune's own clock: the original's measurement, the pool's start and the search) "
+             "/ one seed evaluation (its compile, verification and timed runs, measured by `one`). On "
              f"{res['cpu']} ({res['started']}); one run each, so noisy.", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for k, r in res["kernels"].items():
@@ -187,7 +190,7 @@ def markdown(res: dict) -> str:
                 lines.append(f"- {k} {m}: " + (f"error: {x['error']}" if "error" in x else
                              f"{x['evals']} evals ({x['stop_reason']}), search {x['search_s']:.1f} s, best "
                              f"{x['best']} {secs(x['best_s'])} (seed {secs(x['seed_s'])}), timed on "
-                             f"{', '.join(x['timed_on'])}"))
+                             f"{', '.join(x['timed_on']) or 'the tuning process'}"))
     lines.append("- targets (issue 18): the same best configuration within noise; overhead of `jobs` at most 10; "
                  "one/ray at least 3.")
     return "\n".join(lines) + "\n"
