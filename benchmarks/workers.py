@@ -64,6 +64,8 @@ def start_ray(groups: list[list[int]]):
     """A Ray cluster on 127.0.0.1, one node per CPU group, each node's processes pinned to its group (they inherit
     the affinity of this process when the node starts). Returns the cluster (``cluster.address``)."""
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # keeps Ray's addresses on loopback
+    # the nodes' workers run polytune's compile and timing steps: this checkout, where nothing is installed
+    os.environ["PYTHONPATH"] = REPO + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")
     from ray.cluster_utils import Cluster
 
     cluster = Cluster()
