@@ -331,7 +331,7 @@ def select_kernels(polybench: str, spec: str | None) -> dict[str, str] | None:
 
 def cmd_build(args) -> int:
     b = Builder(args)
-    kernels = select_kernels(b.pb, args.kernels or (",".join(b.tuned) if b.tuned else None))
+    kernels = select_kernels(b.pb, args.kernels or (",".join(b.tune["datasets"]) if b.tune else None))
     if kernels is None:
         return 2
     os.makedirs(b.out, exist_ok=True)
@@ -421,6 +421,8 @@ def tune_one(args, pb: str, name: str, src: str, variant: str, dataset: str, cpu
     env = dict(os.environ, OMP_NUM_THREADS=str(len(cpu_list(cpus))), TMPDIR=tmp,
                PYTHONPATH=REPO + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else ""))
     taskset = ["taskset", "-c", cpus] if shutil.which("taskset") else []
+    if os.path.exists(stem + ".json"):
+        os.remove(stem + ".json")  # an earlier run's report; its measurements stay in the cache (a rerun resumes)
     t0 = time.perf_counter()
     rc, log = sh(taskset + cmd, env=env, cwd=REPO, timeout=timeout)
     rec: dict = {"space": TUNE_SPACES[variant], "dataset": dataset, "cpus": cpus, "rc": rc,
