@@ -39,21 +39,16 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
+sys.path.insert(0, REPO)
+
+from polytune.workers.identity import cpu_list, cpu_model  # noqa: E402
+
 MODES = ("one", "jobs", "ray")
 # sizes whose original runs about 0.1-0.3 s on one thread of the 16-core Xeon: a candidate's compile (about a
 # second) then dominates its evaluation, which is what parallel compiles overlap
 SIZES = {"gemm": ["-DN=500"], "jacobi-2d": ["-DN=1000", "-DTSTEPS=40"], "lu": ["-DN=600"], "mvt": ["-DN=4000"],
          "fdtd-2d": ["-DN=1000", "-DTSTEPS=40"], "cholesky": ["-DN=800"]}
 QUICK_SIZES = {"gemm": ["-DN=160"], "jacobi-2d": ["-DN=200", "-DTSTEPS=10"], "lu": ["-DN=160"]}
-
-
-def cpu_list(spec: str) -> list[int]:
-    """taskset's list syntax: 0,1 or 0-7,16-23."""
-    out = []
-    for part in spec.split(","):
-        lo, _, hi = part.partition("-")
-        out += list(range(int(lo), int(hi or lo) + 1))
-    return out
 
 
 def groups_of(cpus: list[int], size: int) -> list[list[int]]:
@@ -196,13 +191,6 @@ def markdown(res: dict) -> str:
     lines.append("- targets (issue 18): the same best configuration within noise; overhead of `jobs` at most 10; "
                  "one/ray at least 3.")
     return "\n".join(lines) + "\n"
-
-
-def cpu_model() -> str:
-    sys.path.insert(0, REPO)
-    from polytune.workers.identity import cpu_model as model
-
-    return model()
 
 
 def main(argv: list[str] | None = None) -> int:

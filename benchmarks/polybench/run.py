@@ -517,11 +517,7 @@ def parse_time(stdout: str) -> float | None:
 
 def cpu_list(spec: str) -> list[int]:
     """taskset's list syntax: 0,1 or 0-7,16-23."""
-    out = []
-    for part in spec.split(","):
-        lo, _, hi = part.partition("-")
-        out += list(range(int(lo), int(hi or lo) + 1))
-    return out
+    return _identity().cpu_list(spec)
 
 
 def run_binary(taskset: list[str], exe: str, env: dict, timeout: float) -> tuple[float | None, str | None]:
@@ -630,15 +626,20 @@ def write_results(args, manifest: dict, jobs: list, times: dict, errors: dict, c
     os.replace(args.out + ".tmp", args.out)
 
 
-def _cpu_model() -> str:
-    """polytune.workers.identity's, loaded by path: `run` needs only the standard library (no islpy)."""
+def _identity():
+    """polytune.workers.identity, loaded by path: `run` needs only the standard library (no islpy)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location(
-        "_polytune_identity", os.path.join(REPO, "polytune", "workers", "identity.py"))
-    module = sys.modules.setdefault(spec.name, importlib.util.module_from_spec(spec))
-    spec.loader.exec_module(module)  # dataclasses look their module up in sys.modules
-    return module.cpu_model()
+    if "_polytune_identity" not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            "_polytune_identity", os.path.join(REPO, "polytune", "workers", "identity.py"))
+        module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)  # dataclasses look their module up in sys.modules
+    return sys.modules["_polytune_identity"]
+
+
+def _cpu_model() -> str:
+    return _identity().cpu_model()
 
 
 # ---------------------------------------------------------------------------------------------- table
