@@ -72,9 +72,13 @@ def start_ray(groups: list[list[int]]):
             if i == 0:
                 args["include_dashboard"] = False
             cluster.add_node(**args)
+        os.sched_setaffinity(0, mine)
+        cluster.wait_for_nodes()
+    except BaseException:
+        cluster.shutdown()  # the nodes that did start
+        raise
     finally:
         os.sched_setaffinity(0, mine)
-    cluster.wait_for_nodes()
     return cluster
 
 
@@ -232,15 +236,18 @@ def main(argv: list[str] | None = None) -> int:
     cluster = None
     t_start = time.perf_counter()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout`: stop the tune and the Ray cluster too
-    if "ray" in modes:
+    for attempt in range(2 if "ray" in modes else 0):  # a node that times out starting (an overloaded machine)
         t0 = time.perf_counter()
         try:
             cluster = start_ray(groups)
             res["ray_start_s"] = round(time.perf_counter() - t0, 1)
             print(f"ray: {len(groups)} nodes at {cluster.address} ({res['ray_start_s']} s)", file=sys.stderr)
+            break
         except Exception as e:  # Ray missing or failing to start: the other modes still run
             res["ray_error"] = f"{type(e).__name__}: {e}"[:300]
-            print(f"ray: not started: {res['ray_error']}", file=sys.stderr)
+            print(f"ray: not started (try {attempt + 1} of 2): {res['ray_error']}", file=sys.stderr)
+            if isinstance(e, ImportError):
+                break
     try:
         for k in args.kernels.split(","):
             recs: dict = {}
