@@ -179,8 +179,9 @@ def markdown(res: dict) -> str:
         lines.append("| " + " | ".join(row) + " |")
     sums = [r.get("summary", {}) for r in res["kernels"].values()]
     row = ["geometric mean"] + [""] * len(modes)
-    row += [f"**{geomean([s[f'one/{m}'] for s in sums if f'one/{m}' in s]):.2f}**" for m in modes if m != "one"]
-    row += [f"**{geomean([s[f'overhead_{m}'] for s in sums if f'overhead_{m}' in s]):.1f}**" for m in modes]
+    for key, fmt in [(f"one/{m}", ".2f") for m in modes if m != "one"] + [(f"overhead_{m}", ".1f") for m in modes]:
+        xs = [s[key] for s in sums if key in s]
+        row.append(f"**{geomean(xs):{fmt}}**" if xs else "-")
     row += ["", ""]
     lines.append("| " + " | ".join(row) + " |")
     lines.append("")
