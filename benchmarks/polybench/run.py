@@ -1,12 +1,20 @@
 #!/usr/bin/env python3
-"""PolyBench/C 4.2.1, as distributed, side by side: gcc -O3, polytune optimize, clang -O3 and Polly.
+"""PolyBench/C 4.2.1, as distributed, side by side: gcc -O3, polytune optimize and tune, clang -O3 and Polly.
 
-Three phases, so that the timing can run on another, quieter machine that has no compiler and no islpy:
+Phases, so that the timing can run on another, quieter machine that has no compiler and no islpy:
 
+    python benchmarks/polybench/run.py tune --polybench /work/polybench --out pb --kernels atax,syrk
+        [--tune-dataset MEDIUM] [--tune-dataset atax=LARGE] [--max-evals 30] [--time-limit S] [--cpus 0-15]
     python benchmarks/polybench/run.py build --polybench /work/polybench --out pb [--kernels gemm,atax]
         [--dataset LARGE] [--threads 2] [--march x86-64-v4] [--variant NAME=FLAGS] [--check-dataset MINI]
-    python benchmarks/polybench/run.py run --dir pb [--rounds 3] [--cpus 0,1] [--out results.json]
+        [--tuned pb/tune.json]
+    python benchmarks/polybench/run.py run --dir pb [--rounds 3] [--cpus 0,1 | 0,1:2,3:...] [--out results.json]
     python benchmarks/polybench/run.py table results.json [--markdown-out FILE]
+
+`tune` (optional; on the machine that times, since tuning measures) runs `polytune tune` twice per kernel with
+the same budget, both from the Pluto-default seed: the schedule space and tile sizes only, each pinned to its
+own CPU pair, in parallel over the pairs; `build --tuned` then adds the variants seed, tuned and tuned-tiles,
+re-emitted at the timed dataset with the flags the tunes found, and `table` their ratios.
 
 `build` writes statically linked binaries (libgomp included) and DIR/manifest.json; for each kernel it also
 builds every variant at a small dataset with -DPOLYBENCH_DUMP_ARRAYS and compares the dumps with the
