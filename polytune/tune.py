@@ -267,9 +267,11 @@ def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):
     """The workers of --jobs / --ray: (pool, whether its timers are other processes, how many candidates to
     keep in flight, how to close it, what the report says of it)."""
     from .workers import open_pool
+    from .workers.identity import usable_cores
     if tune_opts.ray is None:
-        # a timing whose threads take every core gets a quiet machine: no compile runs while it is timed
-        cores = os.cpu_count() or 1
+        # a timing whose threads take every core it may use (its affinity: taskset) gets a quiet machine: no
+        # compile runs while it is timed
+        cores = usable_cores()
         quiet = (build.threads or cores) >= cores
         pool = open_pool(tune_opts.jobs, None, quiet=quiet, on_progress=on_progress)
         return pool, False, pool.jobs + 1, pool.close, {"jobs": pool.jobs, "workers": pool.workers, "quiet": quiet}

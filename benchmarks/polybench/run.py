@@ -1,12 +1,20 @@
 #!/usr/bin/env python3
-"""PolyBench/C 4.2.1, as distributed, side by side: gcc -O3, polytune optimize, clang -O3 and Polly.
+"""PolyBench/C 4.2.1, as distributed, side by side: gcc -O3, polytune optimize and tune, clang -O3 and Polly.
 
-Three phases, so that the timing can run on another, quieter machine that has no compiler and no islpy:
+Phases, so that the timing can run on another, quieter machine that has no compiler and no islpy:
 
+    python benchmarks/polybench/run.py tune --polybench /work/polybench --out pb --kernels atax,syrk
+        [--tune-dataset MEDIUM] [--tune-dataset atax=LARGE] [--max-evals 30] [--time-limit S] [--cpus 0-15]
     python benchmarks/polybench/run.py build --polybench /work/polybench --out pb [--kernels gemm,atax]
         [--dataset LARGE] [--threads 2] [--march x86-64-v4] [--variant NAME=FLAGS] [--check-dataset MINI]
-    python benchmarks/polybench/run.py run --dir pb [--rounds 3] [--cpus 0,1] [--out results.json]
+        [--tuned pb/tune.json]
+    python benchmarks/polybench/run.py run --dir pb [--rounds 3] [--cpus 0,1 | 0,1:2,3:...] [--out results.json]
     python benchmarks/polybench/run.py table results.json [--markdown-out FILE]
+
+`tune` (optional; on the machine that times, since tuning measures) runs `polytune tune` twice per kernel with
+the same budget, both from the Pluto-default seed: the schedule space and tile sizes only, each pinned to its
+own CPU pair, in parallel over the pairs; `build --tuned` then adds the variants seed, tuned and tuned-tiles,
+re-emitted at the timed dataset with the flags the tunes found, and `table` their ratios.
 
 `build` writes statically linked binaries (libgomp included) and DIR/manifest.json; for each kernel it also
 builds every variant at a small dataset with -DPOLYBENCH_DUMP_ARRAYS and compares the dumps with the
@@ -26,6 +34,7 @@ import json
 import math
 import os
 import platform
+import queue
 import random
 import re
 import shlex
@@ -34,6 +43,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -55,6 +65,7 @@ POLYTUNE_ISSUE17 = {
     "correlation": 73.5, "gramschmidt": 1.89,
 }
 BASELINE = "gcc"
+DATASETS = ("MINI", "SMALL", "MEDIUM", "LARGE", "EXTRALARGE")
 DUMP_BEGIN = "==BEGIN DUMP_ARRAYS=="
 
 
@@ -116,6 +127,35 @@ class Builder:
         self.polly = polly_flags(self.clang) if self.clang and not args.no_polly else None
         self.variants = parse_variants(args.variant)
         self.roots = dict(x.split("=", 1) for x in args.variant_root)  # variant -> polytune checkout
+        self.tune = load_tune(args.tuned) if args.tuned else None
+        self.tuned = self.tune["kernels"] if self.tune else {}  # kernel -> variant -> its tune record
+        self.static = static_link_works()
+        if not self.static:
+            print("static linking with libgomp fails here: every variant is linked dynamically", file=sys.stderr)
+
+    def tuned_variants(self) -> list[str]:
+        """`seed` and the tuned variants, when the build takes a tune phase's results."""
+        return ["seed", *TUNE_SPACES] if self.tune else []
+
+    def tuned_description(self, variant: str) -> str:
+        if variant == "seed":
+            return shlex.join(SEED_FLAGS)
+        t = self.tune
+        other = {k: d for k, d in t["datasets"].items() if d != t["dataset"]}
+        return (f"per kernel: the best of `polytune tune --space {TUNE_SPACES[variant]}` from the seed, tuned at "
+                f"{t['dataset']}" + (f" ({', '.join(f'{k}: {d}' for k, d in other.items())})" if other else "")
+                + f", budget max_evals={t['max_evals']} time_limit={t['time_limit']}, {t['threads']} threads")
+
+    def variants_for(self, name: str) -> dict[str, list[str]]:
+        """The polytune variants of kernel *name*: --variant's, then seed and the tuned ones it has flags for."""
+        out = dict(self.variants)
+        if self.tune:
+            out["seed"] = list(SEED_FLAGS)
+            for v in TUNE_SPACES:
+                rec = self.tuned.get(name, {}).get(v)
+                if rec and rec.get("flags") is not None:
+                    out[v] = list(rec["flags"])
+        return out
 
     def includes(self, kdir: str) -> list[str]:
         return ["-I", self.util, "-I", kdir]
@@ -143,13 +183,18 @@ class Builder:
         kout = os.path.join(self.out, name)
         os.makedirs(kout, exist_ok=True)
         defs = [f"-D{a.dataset}_DATASET", "-DPOLYBENCH_TIME"]
-        static = ["-static"]
+        static = ["-static"] if self.static else []
         rec: dict = {"kernel": name, "source": os.path.relpath(src, self.pb), "binaries": {}, "errors": {},
                      "optimize_s": {}, "check": {}}
+        if self.tune:
+            rec["tune"] = self.tuned.get(name, {})
+            for v in TUNE_SPACES:
+                if "flags" not in rec["tune"].get(v, {}):
+                    rec["errors"][v] = "tune: " + rec["tune"].get(v, {}).get("error", "not tuned")
         gcc_flags = ["-O3", f"-march={a.march}"]
         omp = ["-fopenmp"]
         jobs: list[tuple[str, str, list[str], str]] = [("gcc", "gcc", gcc_flags + static, src)]
-        for v, flags in self.variants.items():
+        for v, flags in self.variants_for(name).items():
             dst = os.path.join(kout, f"{name}.{v}.c")
             rc, log, secs = self.optimize(src, dst, flags, a.dataset, ["-DPOLYBENCH_TIME"], v)
             rec["optimize_s"][v] = round(secs, 3)
@@ -194,7 +239,7 @@ class Builder:
             return {"ref": "run failed"}
         out = {}
         builds: list[tuple[str, str, list[str], str, bool]] = []
-        for v, flags in self.variants.items():
+        for v, flags in self.variants_for(name).items():
             dst = os.path.join(cdir, f"{name}.{v}.c")
             rc, log, _ = self.optimize(src, dst, flags, a.check_dataset, ["-DPOLYBENCH_DUMP_ARRAYS"], v)
             if rc != 0:
@@ -221,6 +266,21 @@ class Builder:
             else:
                 out[v] = "DIFFERENT"
         return out
+
+
+def load_tune(path: str) -> dict:
+    """A tune phase's tune.json."""
+    with open(path) as f:
+        return json.load(f)
+
+
+def static_link_works() -> bool:
+    """Whether gcc links an OpenMP program statically here (it needs libc.a and libgomp.a)."""
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "t.c")
+        with open(src, "w") as f:
+            f.write("#include <omp.h>\nint main(void){return omp_get_max_threads() < 1;}\n")
+        return sh(["gcc", "-fopenmp", "-static", src, "-o", os.path.join(d, "t")])[0] == 0
 
 
 def dump_of(exe: str, threads: int) -> str | None:
@@ -264,16 +324,24 @@ def parse_variants(specs: list[str]) -> dict[str, list[str]]:
     return out
 
 
+def select_kernels(polybench: str, spec: str | None) -> dict[str, str] | None:
+    """The kernels named by *spec* (comma-separated; None: all), or None after saying which are unknown."""
+    kernels = find_kernels(polybench)
+    if not spec:
+        return kernels
+    wanted = spec.split(",")
+    missing = [k for k in wanted if k not in kernels]
+    if missing:
+        print(f"unknown kernels: {', '.join(missing)} (have: {', '.join(kernels)})", file=sys.stderr)
+        return None
+    return {k: kernels[k] for k in wanted}
+
+
 def cmd_build(args) -> int:
     b = Builder(args)
-    kernels = find_kernels(b.pb)
-    if args.kernels:
-        wanted = args.kernels.split(",")
-        missing = [k for k in wanted if k not in kernels]
-        if missing:
-            print(f"unknown kernels: {', '.join(missing)} (have: {', '.join(kernels)})", file=sys.stderr)
-            return 2
-        kernels = {k: kernels[k] for k in wanted}
+    kernels = select_kernels(b.pb, args.kernels or (",".join(b.tune["datasets"]) if b.tune else None))
+    if kernels is None:
+        return 2
     os.makedirs(b.out, exist_ok=True)
     print(f"clang: {b.clang or 'none'}; polly: {' '.join(b.polly) if b.polly else 'none'}", file=sys.stderr)
     records = []
@@ -288,8 +356,11 @@ def cmd_build(args) -> int:
                   + (f"; check {bad}" if bad else ""), file=sys.stderr)
     records.sort(key=lambda r: r["kernel"])
     manifest = {"dataset": args.dataset, "threads": args.threads, "march": args.march,
-                "variants": ["gcc", *b.variants, *(["clang"] if b.clang else []), *(["polly"] if b.polly else [])],
-                "polytune_variants": {v: shlex.join(f) for v, f in b.variants.items()},
+                "variants": ["gcc", *b.variants, *b.tuned_variants(), *(["clang"] if b.clang else []),
+                             *(["polly"] if b.polly else [])],
+                "polytune_variants": {**{v: shlex.join(f) for v, f in b.variants.items()},
+                                      **{v: b.tuned_description(v) for v in b.tuned_variants()}},
+                "static": b.static,
                 "clang": b.clang, "polly_flags": b.polly, "built_on": platform.node(),
                 "built_at": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "kernels": records}
     with open(os.path.join(b.out, "manifest.json"), "w") as f:
@@ -298,6 +369,143 @@ def cmd_build(args) -> int:
     if wrong:
         print("WRONG RESULTS: " + ", ".join(f"{k}/{v}" for k, v in wrong), file=sys.stderr)
     return 1 if wrong else 0
+
+
+# ----------------------------------------------------------------------------------------------- tune
+# The variants the tune phase adds to `build`, and the `polytune tune --space` each comes from. Both tunes start
+# from the Pluto-default seed (`--schedule pluto`, every tile 32), which is built as the variant `seed`.
+TUNE_SPACES = {"tuned": "schedule", "tuned-tiles": "tiles"}
+SEED_FLAGS = ["--schedule", "pluto"]
+TUNE_RATIOS = (("tuned", "seed"), ("tuned", "tuned-tiles"))  # the table's ratio columns
+
+
+def core_groups(spec: str, size: int) -> list[str]:
+    """The CPUs of *spec* (taskset syntax) cut into consecutive groups of *size*, each as a taskset list."""
+    cpus = cpu_list(spec)
+    return [",".join(map(str, cpus[i:i + size])) for i in range(0, len(cpus) - size + 1, size)]
+
+
+def tune_datasets(specs: list[str]) -> tuple[str, dict[str, str]]:
+    """--tune-dataset MEDIUM (every kernel) and KERNEL=LARGE (that kernel): the default and the exceptions."""
+    default, per = "MEDIUM", {}
+    for spec in specs:
+        k, _, ds = spec.rpartition("=")
+        if ds not in DATASETS:
+            raise SystemExit(f"--tune-dataset {spec!r}: a dataset ({', '.join(DATASETS)}), or KERNEL=DATASET")
+        if k:
+            per[k] = ds
+        else:
+            default = ds
+    return default, per
+
+
+def variant_flags(name: str, report: dict) -> list[str]:
+    """The `polytune optimize` flags that emit the best program of a tune report: the schedule space's
+    --tile-sizes and --choice, or the tile-only tune's sizes under the Pluto schedule it tuned."""
+    build = report.get("best_build") or {}
+    if build.get("optimize_args"):
+        return list(build["optimize_args"])
+    sizes = build.get("tile_sizes") or []
+    return SEED_FLAGS + (["--tile-sizes", ",".join(map(str, sizes))] if sizes else [])
+
+
+def tune_one(args, pb: str, name: str, src: str, variant: str, dataset: str, cpus: str, timeout: float) -> dict:
+    """One `polytune tune` run, pinned to *cpus* with OMP_NUM_THREADS = their number; its record for tune.json."""
+    util, kdir = os.path.join(pb, "utilities"), os.path.dirname(src)
+    kout = os.path.join(os.path.abspath(args.out), name)
+    os.makedirs(kout, exist_ok=True)
+    stem = os.path.join(kout, f"{name}.tune-{variant}")  # build writes {name}.{variant}.c, at the timed dataset
+    budget = (["--max-evals", str(args.max_evals)] if args.max_evals else []) + \
+        (["--time-limit", str(args.time_limit)] if args.time_limit else [])
+    cmd = [sys.executable, "-m", "polytune", "tune", src, os.path.join(util, "polybench.c"), "-I", util, "-I", kdir,
+           f"-D{dataset}_DATASET", "-DPOLYBENCH_TIME", "--space", TUNE_SPACES[variant], "--schedule", "pluto",
+           "--seed", "pluto", "--threads", str(len(cpu_list(cpus))), "--jobs", str(args.tune_jobs),
+           f"--cflags=-O3 -march={args.march}", "--cache", stem + ".sqlite", *budget,
+           "-o", stem + ".c", "--report", stem + ".json", "--force"]
+    # its own temporary directory per core group: the tuner's machine-wide timing lock (a file there) then
+    # serializes the timings of one core group, not those of every tune on the machine
+    tmp = os.path.join(os.path.abspath(args.out), "tmp", "cpus-" + cpus.replace(",", "-"))
+    os.makedirs(tmp, exist_ok=True)
+    env = dict(os.environ, OMP_NUM_THREADS=str(len(cpu_list(cpus))), TMPDIR=tmp,
+               PYTHONPATH=REPO + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else ""))
+    taskset = ["taskset", "-c", cpus] if shutil.which("taskset") else []
+    if os.path.exists(stem + ".json"):
+        os.remove(stem + ".json")  # an earlier run's report; its measurements stay in the cache (a rerun resumes)
+    t0 = time.perf_counter()
+    rc, log = sh(taskset + cmd, env=env, cwd=REPO, timeout=timeout)
+    rec: dict = {"space": TUNE_SPACES[variant], "dataset": dataset, "cpus": cpus, "rc": rc,
+                 "wall_s": round(time.perf_counter() - t0, 1), "command": shlex.join(cmd)}
+    try:
+        with open(stem + ".json") as f:
+            report = json.load(f)
+    except (OSError, ValueError):
+        report = None
+    if rc != 0 or report is None or not report.get("best"):
+        rec["error"] = (log.strip().splitlines() or [f"rc {rc}"])[-1]
+        return rec
+    rec.update({"flags": variant_flags(variant, report), "seed_s": (report.get("seed") or {}).get("median"),
+                "best_s": report["best"]["median"], "speedup_over_seed": report.get("speedup_over_seed"),
+                "evals": report.get("evals"), "search_time": report.get("search_time"),
+                "stop_reason": report.get("stop_reason"), "best_build": report.get("best_build"),
+                "tuned_c": os.path.relpath(stem + ".c", os.path.abspath(args.out))})
+    return rec
+
+
+def cmd_tune(args) -> int:
+    """Both tunes of every kernel, in parallel over core groups; OUT/tune.json after each one finishes."""
+    pb = os.path.abspath(args.polybench)
+    kernels = select_kernels(pb, args.kernels)
+    if kernels is None:
+        return 2
+    default, per = tune_datasets(args.tune_dataset)
+    groups = core_groups(args.cpus, args.threads)
+    if not groups:
+        print(f"--cpus {args.cpus}: fewer than {args.threads} CPUs", file=sys.stderr)
+        return 2
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, "tune.json")
+    state = {"dataset": default, "datasets": {k: per.get(k, default) for k in kernels}, "threads": args.threads,
+             "march": args.march, "max_evals": args.max_evals, "time_limit": args.time_limit,
+             "seed_flags": shlex.join(SEED_FLAGS), "core_groups": groups,
+             "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "kernels": {}}
+    free: queue.Queue = queue.Queue()
+    for g in groups:
+        free.put(g)
+    lock = threading.Lock()
+    t_start = time.perf_counter()
+
+    def job(name: str, variant: str) -> None:
+        cpus = free.get()
+        try:
+            left = args.deadline - (time.perf_counter() - t_start) if args.deadline else args.tune_timeout
+            if left < 10:
+                rec = {"space": TUNE_SPACES[variant], "error": f"not started: --deadline {args.deadline} s"}
+            else:
+                print(f"tune {name} {variant}: started on cpus {cpus}", file=sys.stderr, flush=True)
+                rec = tune_one(args, pb, name, kernels[name], variant, per.get(name, default), cpus,
+                               min(args.tune_timeout, left))
+        finally:
+            free.put(cpus)
+        with lock:
+            state["kernels"].setdefault(name, {})[variant] = rec
+            state["seconds"] = round(time.perf_counter() - t_start, 1)
+            with open(path + ".tmp", "w") as f:
+                json.dump(state, f, indent=1)
+            os.replace(path + ".tmp", path)
+            done = sum(len(v) for v in state["kernels"].values())
+            what = rec.get("error") or (f"{rec['speedup_over_seed']:.2f}x over the seed in {rec['evals']} evals "
+                                        f"({rec['stop_reason']}): {shlex.join(rec['flags'])}")
+        print(f"tune {name} {variant} [{done}/{2 * len(kernels)}, {rec.get('wall_s', 0):.0f} s]: {what}",
+              file=sys.stderr, flush=True)
+
+    # the two tunes of a kernel side by side, so that both meet the same neighbours
+    order = [(k, v) for k in kernels for v in TUNE_SPACES]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(groups)) as ex:
+        for f in [ex.submit(job, k, v) for k, v in order]:
+            f.result()
+    failed = [f"{k}/{v}" for k, r in state["kernels"].items() for v, rec in r.items() if "error" in rec]
+    print(f"wrote {path}" + (f"; failed: {', '.join(failed)}" if failed else ""), file=sys.stderr)
+    return 0
 
 
 # ------------------------------------------------------------------------------------------------ run
@@ -317,79 +525,129 @@ def parse_time(stdout: str) -> float | None:
 
 def cpu_list(spec: str) -> list[int]:
     """taskset's list syntax: 0,1 or 0-7,16-23."""
-    out = []
-    for part in spec.split(","):
-        lo, _, hi = part.partition("-")
-        out += list(range(int(lo), int(hi or lo) + 1))
-    return out
+    return _identity().cpu_list(spec)
+
+
+def run_binary(taskset: list[str], exe: str, env: dict, timeout: float) -> tuple[float | None, str | None]:
+    """One timed run: PolyBench's printed kernel time, or why there is none."""
+    try:
+        p = subprocess.run(taskset + [exe], capture_output=True, text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, f"timeout {timeout} s"
+    t = parse_time(p.stdout) if p.returncode == 0 else None
+    return t, None if t is not None else f"exit {p.returncode}: {p.stderr.strip()[-200:]}"
 
 
 def cmd_run(args) -> int:
+    """--cpus 0,1: every binary once per round over the whole suite. --cpus 0,1:2,3:...: one stream per CPU
+    set, each taking the next kernel and running its rounds (its variants interleaved, shuffled per round)."""
     with open(os.path.join(args.dir, "manifest.json")) as f:
         manifest = json.load(f)
-    cpus = cpu_list(args.cpus)
-    env = dict(os.environ, OMP_NUM_THREADS=str(len(cpus)), OMP_PROC_BIND="false")
+    streams = args.cpus.split(":")
+    cpus = cpu_list(streams[0])
     jobs = [(r["kernel"], v, os.path.join(args.dir, p)) for r in manifest["kernels"]
             for v, p in r["binaries"].items() if not args.kernels or r["kernel"] in args.kernels.split(",")
             if not args.variants or v in args.variants.split(",")]
-    taskset = ["taskset", "-c", args.cpus] if shutil.which("taskset") else []
-    if not taskset:
+    have_taskset = bool(shutil.which("taskset"))
+    if not have_taskset:
         print("warning: no taskset; runs are not pinned", file=sys.stderr)
     times: dict[str, dict[str, list[float]]] = {}
     errors: dict[str, dict[str, str]] = {}
-    rng = random.Random(args.seed)
+    lock = threading.Lock()
     t_start = time.time()
-    for r in range(args.rounds):
-        order = jobs[:]
+
+    def over() -> bool:
+        return bool(args.time_limit) and time.time() - t_start > args.time_limit
+
+    def one_round(label: str, order: list, stream: str, rng: random.Random) -> None:
+        env = dict(os.environ, OMP_NUM_THREADS=str(len(cpu_list(stream))), OMP_PROC_BIND="false")
+        taskset = ["taskset", "-c", stream] if have_taskset else []
+        order = order[:]
         rng.shuffle(order)
         for k, v, exe in order:
             if v in errors.get(k, {}):
                 continue
-            try:
-                p = subprocess.run(taskset + [exe], capture_output=True, text=True, env=env, timeout=args.timeout)
-                t = parse_time(p.stdout) if p.returncode == 0 else None
-                err = None if t is not None else f"exit {p.returncode}: {p.stderr.strip()[-200:]}"
-            except subprocess.TimeoutExpired:
-                t, err = None, f"timeout {args.timeout} s"
-            if err:
-                errors.setdefault(k, {})[v] = err
-            else:
-                times.setdefault(k, {}).setdefault(v, []).append(t)
-            print(f"round {r + 1}/{args.rounds} {k} {v}: {err or f'{t:.4f} s'}", file=sys.stderr, flush=True)
-        write_results(args, manifest, jobs, times, errors, cpus, t_start, r + 1)
+            t, err = run_binary(taskset, exe, env, args.timeout)
+            with lock:
+                if err:
+                    errors.setdefault(k, {})[v] = err
+                else:
+                    times.setdefault(k, {}).setdefault(v, []).append(t)
+            print(f"{label} {k} {v}: {err or f'{t:.4f} s'}", file=sys.stderr, flush=True)
+
+    if len(streams) == 1:
+        rng = random.Random(args.seed)
+        for r in range(args.rounds):
+            if r and over():
+                print(f"--time-limit {args.time_limit} s reached after {r} rounds", file=sys.stderr)
+                break
+            one_round(f"round {r + 1}/{args.rounds}", jobs, streams[0], rng)
+            write_results(args, manifest, jobs, times, errors, cpus, t_start, r + 1)
+    else:
+        kernels: queue.Queue = queue.Queue()
+        for k in dict.fromkeys(k for k, _, _ in jobs):
+            kernels.put(k)
+
+        def stream_worker(stream: str) -> None:
+            while True:
+                try:
+                    k = kernels.get_nowait()
+                except queue.Empty:
+                    return
+                rng = random.Random(f"{args.seed}/{k}")
+                for r in range(args.rounds):
+                    if over():
+                        print(f"--time-limit {args.time_limit} s reached: {k} after {r} rounds", file=sys.stderr)
+                        break
+                    one_round(f"cpus {stream} round {r + 1}/{args.rounds}", [j for j in jobs if j[0] == k],
+                              stream, rng)
+                with lock:
+                    write_results(args, manifest, jobs, times, errors, cpus, t_start, args.rounds)
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(streams)) as ex:
+            for f in [ex.submit(stream_worker, s) for s in streams]:
+                f.result()
+        write_results(args, manifest, jobs, times, errors, cpus, t_start, args.rounds)
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
 
 def write_results(args, manifest: dict, jobs: list, times: dict, errors: dict, cpus: list[int], t_start: float,
                   rounds: int) -> None:
-    """results.json after each round (a run cut short keeps the rounds it finished)."""
+    """results.json after each round, or each kernel with streams (a run cut short keeps what it finished)."""
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     result = {
         "dataset": manifest["dataset"], "march": manifest["march"], "cpus": args.cpus, "threads": len(cpus),
+        "streams": len(args.cpus.split(":")),
         "rounds": rounds, "variants": manifest["variants"], "polytune_variants": manifest["polytune_variants"],
         "machine": platform.node(), "cpu": _cpu_model(), "started": time.strftime("%Y-%m-%d %H:%M:%S UTC",
                                                                                  time.gmtime(t_start)),
         "seconds": round(time.time() - t_start, 1), "load_after": load,
-        "kernels": {r["kernel"]: {"times": times.get(r["kernel"], {}),
+        "kernels": {r["kernel"]: {"times": dict(times.get(r["kernel"], {})),
                                   "median": {v: statistics.median(ts) for v, ts in times.get(r["kernel"], {}).items()},
                                   "errors": {**r["errors"], **errors.get(r["kernel"], {})},
-                                  "check": r["check"]}
+                                  "check": r["check"], **({"tune": r["tune"]} if "tune" in r else {})}
                     for r in manifest["kernels"] if r["kernel"] in {k for k, _, _ in jobs}},
     }
-    with open(args.out, "w") as f:
+    with open(args.out + ".tmp", "w") as f:
         json.dump(result, f, indent=1)
+    os.replace(args.out + ".tmp", args.out)
+
+
+def _identity():
+    """polytune.workers.identity, loaded by path: `run` needs only the standard library (no islpy)."""
+    import importlib.util
+
+    if "_polytune_identity" not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            "_polytune_identity", os.path.join(REPO, "polytune", "workers", "identity.py"))
+        module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)  # dataclasses look their module up in sys.modules
+    return sys.modules["_polytune_identity"]
 
 
 def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
+    return _identity().cpu_model()
 
 
 # ---------------------------------------------------------------------------------------------- table
@@ -397,17 +655,48 @@ def geomean(xs: list[float]) -> float:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
 
+def tune_notes(res: dict, ratio: dict[tuple[str, str], dict[str, float]]) -> list[str]:
+    """Issue 17's tuning targets stated (tuned at least 1.3x over the seed as a geometric mean, never slower than
+    tile-only tuning on the same budget), and what each tune found."""
+    out = []
+    over_seed, over_tiles = ratio.get(("tuned", "seed"), {}), ratio.get(("tuned", "tuned-tiles"), {})
+    if over_seed:
+        g = geomean(list(over_seed.values()))
+        out.append(f"- tuned over the seed: geometric mean {g:.2f}x over {len(over_seed)} kernels "
+                   f"(issue 17's target: at least 1.3x): {'met' if g >= 1.3 else 'NOT met'}.")
+    if over_tiles:
+        slower = [f"{k} {x:.2f}x" for k, x in sorted(over_tiles.items()) if x < 1.0]
+        g = geomean(list(over_tiles.values()))
+        out.append(f"- tuned over tile-only tuning (same budget): geometric mean {g:.2f}x;"
+                   f" slower on {len(slower)} of {len(over_tiles)}" + (f": {', '.join(slower)}" if slower else "")
+                   + " (issue 17: never slower; differences within the noise of the rounds are not losses).")
+    for k, r in sorted(res["kernels"].items()):
+        for v, rec in sorted(r.get("tune", {}).items()):
+            if "flags" in rec:
+                out.append(f"- {k} {v}: `{shlex.join(rec['flags'])}`; at {rec['dataset']} the tuner measured "
+                           f"{rec['speedup_over_seed']:.2f}x over the seed in {rec['evals']} evaluations "
+                           f"({rec['stop_reason']}, {rec['search_time']:.0f} s of search, "
+                           f"{rec['wall_s']:.0f} s in all)")
+    return out
+
+
 def cmd_table(args) -> int:
     with open(args.results) as f:
         res = json.load(f)
     variants = [v for v in res["variants"] if v != BASELINE]
     polytune = [v for v in res["polytune_variants"]]
-    head = ["kernel", "gcc (s)"] + [f"{v}" for v in variants] + ["Pluto (issue 17)"]
-    lines = [f"PolyBench/C 4.2.1, {res['dataset']}, {res['threads']} threads (cpus {res['cpus']}), "
+    ratios = [(a, b) for a, b in TUNE_RATIOS if a in variants and b in variants]
+    head = ["kernel", "gcc (s)"] + [f"{v}" for v in variants] + [f"{a}/{b}" for a, b in ratios] + ["Pluto (issue 17)"]
+    streams = res.get("streams", 1)
+    how = (f"{streams} concurrent streams (cpus {res['cpus']}: a kernel's variants interleaved in one stream)"
+           if streams > 1 else f"cpus {res['cpus']}")
+    lines = [f"PolyBench/C 4.2.1, {res['dataset']}, {res['threads']} threads ({how}), "
              f"-march={res['march']}, median of {res['rounds']} interleaved rounds, on {res['cpu']} "
-             f"({res['started']}). Speedup over the original built with gcc -O3; Pluto: quoted from issue 17.",
+             f"({res['started']}). Speedup over the original built with gcc -O3; Pluto: quoted from issue 17."
+             + (" a/b: speedup of variant a over variant b (time of b / time of a)." if ratios else ""),
              "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     speed: dict[str, dict[str, float]] = {}
+    ratio: dict[tuple[str, str], dict[str, float]] = {}
     for k, r in sorted(res["kernels"].items()):
         base = r["median"].get(BASELINE)
         row = [k, f"{base:.4f}" if base else "-"]
@@ -419,6 +708,11 @@ def cmd_table(args) -> int:
                 row.append(f"{base / t:.2f}" + (" (wrong)" if bad else ""))
             else:
                 row.append("err" if v in r["errors"] else "-")
+        for a, b in ratios:
+            ta, tb = r["median"].get(a), r["median"].get(b)
+            if ta and tb:
+                ratio.setdefault((a, b), {})[k] = tb / ta
+            row.append(f"{tb / ta:.2f}" if ta and tb else "-")
         ref = PLUTO_REFERENCE.get(k)
         row.append(f"{ref:.2f}" if ref else "")
         lines.append("| " + " | ".join(row) + " |")
@@ -428,6 +722,10 @@ def cmd_table(args) -> int:
         for v in variants:
             xs = [speed.get(v, {}).get(k) for k in ks]
             row.append(f"**{geomean([x for x in xs if x]):.2f}**" + ("" if all(xs) else f" ({sum(map(bool, xs))})"))
+        for a, b in ratios:
+            xs = [ratio.get((a, b), {}).get(k) for k in ks]
+            row.append(f"**{geomean([x for x in xs if x]):.2f}**" + ("" if all(xs) else f" ({sum(map(bool, xs))})")
+                       if any(xs) else "")
         row.append(f"{geomean([PLUTO_REFERENCE[k] for k in ks if k in PLUTO_REFERENCE]):.2f}")
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
@@ -444,6 +742,7 @@ def cmd_table(args) -> int:
             lines.append(f"- {v}: behind Polly on {len(behind_polly)} of {len(mine)}"
                          + (f": {', '.join(behind_polly)}" if behind_polly else "") + ".")
         lines.append(f"- {v}: slower than gcc on {len(slower)}" + (f": {', '.join(slower)}" if slower else "") + ".")
+    lines += tune_notes(res, ratio)
     errs = [f"{k}/{v}: {e}" for k, r in sorted(res["kernels"].items()) for v, e in r["errors"].items()]
     wrong = [f"{k}/{v}: {c}" for k, r in sorted(res["kernels"].items()) for v, c in r["check"].items()
              if c not in ("identical", "within tolerance")]
@@ -466,7 +765,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--polybench", required=True, help="PolyBench/C 4.2.1 as distributed")
     p.add_argument("--out", required=True)
     p.add_argument("--kernels", help="comma-separated subset (default: all 30)")
-    p.add_argument("--dataset", default="LARGE", choices=["MINI", "SMALL", "MEDIUM", "LARGE", "EXTRALARGE"])
+    p.add_argument("--dataset", default="LARGE", choices=DATASETS)
     p.add_argument("--threads", type=int, default=2, help="threads of the result check runs")
     p.add_argument("--march", default="x86-64-v4", help="-march of the timed binaries")
     p.add_argument("--check-dataset", default="MINI", help="dataset of the dump comparison ('' to skip)")
@@ -479,10 +778,32 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-polly", action="store_true")
     p.add_argument("--strip", action="store_true", help="strip the binaries (smaller, to copy elsewhere)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--tuned", metavar="TUNE.json",
+                   help="a tune phase's results: adds the variants seed, tuned and tuned-tiles (default kernels: its)")
+    p = sub.add_parser("tune", help="polytune tune twice per kernel (schedule space, tiles only), in parallel "
+                                    "over core groups; writes OUT/tune.json for build --tuned")
+    p.add_argument("--polybench", required=True, help="PolyBench/C 4.2.1 as distributed")
+    p.add_argument("--out", required=True)
+    p.add_argument("--kernels", help="comma-separated subset (default: all 30)")
+    p.add_argument("--tune-dataset", action="append", default=[], metavar="[KERNEL=]DATASET",
+                   help="dataset of the tuning runs (default MEDIUM); KERNEL=DATASET for one kernel (repeat)")
+    p.add_argument("--max-evals", type=int, default=30, help="budget of each tune: evaluations (0: none)")
+    p.add_argument("--time-limit", type=float, default=0, help="budget of each tune: search seconds (0: none)")
+    p.add_argument("--cpus", default=f"0-{(os.cpu_count() or 1) - 1}",
+                   help="taskset CPU list, cut into groups of --threads: one tune per group at a time")
+    p.add_argument("--threads", type=int, default=2, help="CPUs per tune = OMP_NUM_THREADS of its timed runs")
+    p.add_argument("--march", default="x86-64-v4", help="-march of the tuned variants (as the timed binaries)")
+    p.add_argument("--tune-jobs", type=int, default=2,
+                   help="tune --jobs: candidates compiled at once in a tune's core group (none while one is timed)")
+    p.add_argument("--tune-timeout", type=float, default=900, help="kill a tune after this many seconds")
+    p.add_argument("--deadline", type=float, default=0,
+                   help="seconds for the whole phase: no tune starts later, running ones are killed then")
     p = sub.add_parser("run", help="time every binary, interleaved rounds (python3 stdlib only)")
     p.add_argument("--dir", required=True)
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--cpus", default="0,1", help="taskset CPU list; OMP_NUM_THREADS = their number")
+    p.add_argument("--cpus", default="0,1", help="taskset CPU list; OMP_NUM_THREADS = their number; "
+                   "several lists separated by ':' run as concurrent streams, a kernel at a time each")
+    p.add_argument("--time-limit", type=float, default=0, help="start no new round after this many seconds")
     p.add_argument("--kernels", help="comma-separated subset")
     p.add_argument("--variants", help="comma-separated subset of the built variants (default: all)")
     p.add_argument("--timeout", type=float, default=900)
@@ -492,7 +813,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("results")
     p.add_argument("--markdown-out")
     args = ap.parse_args(argv)
-    return {"build": cmd_build, "run": cmd_run, "table": cmd_table}[args.cmd](args)
+    return {"build": cmd_build, "tune": cmd_tune, "run": cmd_run, "table": cmd_table}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,6 @@ from __future__ import annotations
 import enum
 import math
 import statistics
-import warnings
 from dataclasses import dataclass
 
 from polytune.measurement import Measurement
@@ -40,16 +39,49 @@ def improves(
         and len(old) >= 2
         and (statistics.variance(new) > 0 or statistics.variance(old) > 0)
     ):
-        from scipy.stats import ttest_ind  # lazy: scipy is slow to import
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            p = float(ttest_ind(new, old, equal_var=False, alternative="less").pvalue)
+        p = welch_p_less(new, old)
         if not math.isnan(p):
             return Verdict.BETTER if p < alpha else Verdict.INSIGNIFICANT
     if candidate.value < (1.0 - threshold) * incumbent.value:
         return Verdict.BETTER
     return Verdict.INSIGNIFICANT
+
+
+def welch_p_less(a: list[float] | tuple[float, ...], b: list[float] | tuple[float, ...]) -> float:
+    """One-sided Welch t-test: the p-value of "mean(a) < mean(b)" (scipy's ``ttest_ind(a, b, equal_var=False,
+    alternative="less")``), in the standard library: importing scipy.stats cost seconds of every search (a third of
+    the search time of one profiled tune)."""
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    if va + vb == 0:
+        return math.nan
+    t = (statistics.fmean(a) - statistics.fmean(b)) / math.sqrt(va + vb)
+    df = (va + vb) ** 2 / ((va * va / (len(a) - 1) if va else 0.0) + (vb * vb / (len(b) - 1) if vb else 0.0))
+    tail = 0.5 * _betainc(df / 2, 0.5, df / (df + t * t))  # P(T > |t|) for T ~ Student(df)
+    return tail if t < 0 else 1.0 - tail
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b) (Lentz's continued fraction, Numerical Recipes 6.4)."""
+    if x <= 0.0 or x >= 1.0:
+        return 0.0 if x <= 0.0 else 1.0
+    if x > (a + 1) / (a + b + 2):  # the fraction converges fast below this point: use the symmetry
+        return 1.0 - _betainc(b, a, 1.0 - x)
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)) / a
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    f = d
+    for m in range(1, 300):
+        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            f *= c * d
+        if abs(c * d - 1.0) < 1e-14:
+            break
+    return front * f
 
 
 @dataclass(frozen=True)

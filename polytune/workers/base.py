@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +61,21 @@ class WorkResult:
     attempts: int
     compile_span: tuple[float, float]
     time_span: tuple[float, float] | None
+
+
+@dataclass
+class Candidate:
+    """A submitted candidate as a pool's dispatcher holds it (mutable: the dispatcher alone updates it)."""
+
+    ticket: int
+    label: str
+    compile_fn: Callable[[Any], Any]
+    time_fn: Callable[[Any], Any]
+    payload: Any
+    future: Future
+    attempts: int = 0
+    artifact: Any = None
+    compile_span: tuple[float, float] = (0.0, 0.0)
 
 
 class WorkerLost(RuntimeError):

@@ -31,7 +31,8 @@ class MachineIdentity:
         return asdict(self)
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
+    """/proc/cpuinfo's model name (benchmarks/polybench/run.py loads this file by path: standard library only)."""
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -40,6 +41,20 @@ def _cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown"
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity: 2 under ``taskset -c 0,1`` on a 16-core machine)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def cpu_list(spec: str) -> list[int]:
+    """The CPUs of a list in taskset's syntax: ``0,1`` or ``0-7,16-23``."""
+    out = []
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        out += list(range(int(lo), int(hi or lo) + 1))
+    return out
 
 
 def _memory_gib() -> int:
@@ -59,9 +74,8 @@ def _first_line(cmd: list[str]) -> str:
 
 def local_identity(cc: str = "gcc") -> MachineIdentity:
     """The identity of the machine this runs on, with ``cc`` as the compiler."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     gpus = _first_line(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"])
-    return MachineIdentity(platform.machine(), _cpu_model(), cores, _memory_gib(),
+    return MachineIdentity(platform.machine(), cpu_model(), usable_cores(), _memory_gib(),
                            _first_line([cc, "--version"]) or cc, gpus)
 
 

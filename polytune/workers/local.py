@@ -26,7 +26,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
-from polytune.workers.base import Done, Progress, ProgressFn, Stage, WorkerLost, WorkResult
+from polytune.workers.base import Candidate, Done, Progress, ProgressFn, Stage, WorkerLost, WorkResult
+from polytune.workers.identity import usable_cores
 
 MAX_ATTEMPTS = 3
 _PROCESS_TIMER = threading.Lock()
@@ -84,17 +85,8 @@ def time_step(time_fn: Callable[[Any], Any], artifact: Any, lock: TimerLock | No
 
 
 @dataclass
-class _Candidate:
-    ticket: int
-    label: str
-    compile_fn: Callable[[Any], Any]
-    time_fn: Callable[[Any], Any]
-    payload: Any
-    future: Future
-    attempts: int = 0
-    slot: int = -1
-    artifact: Any = None
-    compile_span: tuple[float, float] = (0.0, 0.0)
+class _Candidate(Candidate):
+    slot: int = -1  # the compile slot (c0, c1, ...) it holds while compiling
     generation: int = 0
     extra: dict = field(default_factory=dict)
 
@@ -112,7 +104,7 @@ class LocalPool:
     def __init__(self, jobs: int | None = None, *, processes: bool = True, quiet: bool = False,
                  lock_path: str | None = default_lock_path(), on_progress: ProgressFn | None = None,
                  mp_context: str = "forkserver"):
-        self.jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
+        self.jobs = max(1, jobs if jobs is not None else usable_cores())
         self.quiet = quiet
         self.host = socket.gethostname()
         self.timer_name = f"{self.host}/timer"

@@ -34,7 +34,7 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from polytune.errors import UsageError
-from polytune.workers.base import Done, Progress, ProgressFn, Stage, WorkerLost, WorkResult
+from polytune.workers.base import Candidate, Done, Progress, ProgressFn, Stage, WorkerLost, WorkResult
 from polytune.workers.identity import MachineIdentity, choose_reference, local_identity, refusal
 from polytune.workers.local import TimerLock, compile_step, time_step
 
@@ -131,17 +131,8 @@ class _TimerRef:
 
 
 @dataclass
-class _Candidate:
-    ticket: int
-    label: str
-    compile_fn: Callable[[Any], Any]
-    time_fn: Callable[[Any], Any]
-    payload: Any
-    future: Future
-    attempts: int = 0
-    artifact: Any = None
+class _Candidate(Candidate):
     compiled_on: str = ""
-    compile_span: tuple[float, float] = (0.0, 0.0)
     started: bool = False  # its future is running: its timing started once (and may be retried)
 
 

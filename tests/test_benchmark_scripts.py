@@ -1,0 +1,121 @@
+"""The benchmark scripts without their machines: benchmarks/polybench/run.py's tune phase, streamed run and tuning
+ratios (fake binaries, no PolyBench), and benchmarks/workers.py's summary of issue 18's benchmark."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import stat
+import sys
+
+import pytest
+
+BENCHMARKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
+
+
+def load(name: str, path: str):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(BENCHMARKS, path))
+    module = sys.modules[name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def run():
+    return load("polybench_run", os.path.join("polybench", "run.py"))
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return load("workers_bench", "workers.py")
+
+
+def test_core_groups_cut_the_cpus_into_pairs_and_drop_a_rest(run):
+    assert run.core_groups("0-4", 2) == ["0,1", "2,3"]
+    assert run.core_groups("8-15", 2) == ["8,9", "10,11", "12,13", "14,15"]
+    assert run.core_groups("0", 2) == []
+
+
+def test_tune_dataset_takes_a_default_and_per_kernel_exceptions(run):
+    assert run.tune_datasets([]) == ("MEDIUM", {})
+    assert run.tune_datasets(["SMALL", "atax=LARGE"]) == ("SMALL", {"atax": "LARGE"})
+    with pytest.raises(SystemExit):
+        run.tune_datasets(["atax=HUGE"])
+
+
+def test_variant_flags_of_the_schedule_space_are_its_optimize_args(run):
+    report = {"best_build": {"tile_sizes": [16, 32], "optimize_args": ["--tile-sizes", "16,32", "--choice", "x=y"]}}
+    assert run.variant_flags("tuned", report) == ["--tile-sizes", "16,32", "--choice", "x=y"]
+
+
+def test_variant_flags_of_tile_only_tuning_keep_the_pluto_schedule_it_tuned(run):
+    assert run.variant_flags("tuned-tiles", {"best_build": {"tile_sizes": [64, 8]}}) == \
+        ["--schedule", "pluto", "--tile-sizes", "64,8"]
+    assert run.variant_flags("tuned-tiles", {"best_build": {"tile_sizes": []}}) == ["--schedule", "pluto"]
+
+
+def fake_binary(path: str, seconds: float) -> str:
+    with open(path, "w") as f:
+        f.write(f"#!/bin/sh\necho {seconds}\n")
+    os.chmod(path, os.stat(path).st_mode | stat.S_IEXEC)
+    return os.path.basename(path)
+
+
+def test_run_in_two_streams_then_table_gives_the_tuning_ratios(run, tmp_path, capsys):
+    kernels = []
+    times = {"k1": {"gcc": 1.0, "seed": 0.5, "tuned": 0.25, "tuned-tiles": 0.4},
+             "k2": {"gcc": 2.0, "seed": 1.0, "tuned": 1.0, "tuned-tiles": 0.8}}
+    for k, ts in times.items():
+        kernels.append({"kernel": k, "binaries": {v: fake_binary(str(tmp_path / f"{k}.{v}"), t) for v, t in ts.items()},
+                        "errors": {}, "check": {v: "identical" for v in ts if v != "gcc"},
+                        "tune": {"tuned": {"flags": ["--choice", "a=b"], "dataset": "MEDIUM",
+                                           "speedup_over_seed": 1.5, "evals": 9, "stop_reason": "max_evals",
+                                           "search_time": 30.0, "wall_s": 35.0}}})
+    manifest = {"dataset": "LARGE", "march": "x86-64-v4", "variants": ["gcc", "seed", "tuned", "tuned-tiles"],
+                "polytune_variants": {"seed": "--schedule pluto", "tuned": "t", "tuned-tiles": "tt"},
+                "kernels": kernels}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    out = str(tmp_path / "results.json")
+    assert run.main(["run", "--dir", str(tmp_path), "--rounds", "2", "--cpus", "0:0", "--out", out]) == 0
+    res = json.loads(open(out).read())
+    assert res["streams"] == 2
+    assert res["kernels"]["k1"]["times"]["tuned"] == [0.25, 0.25]
+    capsys.readouterr()
+    assert run.main(["table", out]) == 0
+    text = capsys.readouterr().out
+    assert "| tuned/seed | tuned/tuned-tiles |" in text
+    assert "| k1 | 1.0000 | 2.00 | 4.00 | 2.50 | 2.00 | 1.60 |" in text
+    assert "| k2 | 2.0000 | 2.00 | 2.00 | 2.50 | 1.00 | 0.80 |" in text
+    assert "tuned over the seed: geometric mean 1.41x over 2 kernels (issue 17's target: at least 1.3x): met." in text
+    assert "slower on 1 of 2: k2 0.80x" in text
+    assert "- k1 tuned: `--choice a=b`; at MEDIUM the tuner measured 1.50x" in text
+
+
+def rec(mode, wall, search, best, best_s, seed_eval=None):
+    return {"mode": mode, "wall_s": wall, "search_s": search, "evals": 12, "stop_reason": "converged",
+            "best": best, "best_s": best_s, "seed_s": 0.2, "seed_eval_s": seed_eval, "timed_on": ["h/timer"]}
+
+
+def test_summary_gives_ratios_of_one_over_each_mode_and_overheads_in_seed_evaluations(bench):
+    recs = {"one": rec("one", 40.0, 36.0, [32, 64], 0.100, seed_eval=3.0),
+            "jobs": rec("jobs", 20.0, 18.0, [32, 64], 0.102), "ray": rec("ray", 10.0, 9.0, [32, 64], 0.098)}
+    s = bench.summarize("gemm", recs)
+    assert s["one/jobs"] == 2.0 and s["one/ray"] == 4.0
+    assert s["overhead_one"] == 12.0 and s["overhead_jobs"] == 6.0 and s["overhead_ray"] == 3.0
+    assert s["same_best"] is True and s["best_spread"] == pytest.approx(0.041, abs=1e-3)
+
+
+def test_summary_leaves_a_failed_mode_out_and_says_when_the_bests_differ(bench):
+    recs = {"one": rec("one", 40.0, 36.0, [32, 64], 0.1, seed_eval=3.0), "jobs": rec("jobs", 20.0, 18.0, [16, 64], 0.1),
+            "ray": {"mode": "ray", "error": "no Ray cluster"}}
+    s = bench.summarize("gemm", recs)
+    assert "one/ray" not in s and "overhead_ray" not in s and s["same_best"] is False
+    text = bench.markdown({"kernels": {"gemm": dict(recs, summary=s)}, "modes": ["one", "jobs", "ray"],
+                           "max_evals": 20, "time_limit": 30, "threads": 2, "groups": ["0,1", "2,3"],
+                           "cpus": "0,1,2,3", "jobs": 4, "cpu": "x", "started": "now"})
+    assert "| gemm | 40.0 | 20.0 | err | 2.00 | - | 12.0 | 6.0 | - | no | 0.0% |" in text
+    assert "- gemm ray: error: no Ray cluster" in text
+
+
+def test_cpu_groups_are_disjoint_pairs(bench):
+    assert bench.groups_of(bench.cpu_list("0-7"), 2) == [[0, 1], [2, 3], [4, 5], [6, 7]]
