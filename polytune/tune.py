@@ -88,6 +88,7 @@ class TuneReport:
     schedule_choice: dict | None = None  # --schedule auto: the seeds measured and the one chosen
     workers: dict | None = None  # --jobs / --ray: the pool, its workers (each evaluation names its own)
     best_build: dict | None = None  # what optimize needs for the best variant (tile sizes, --choice)
+    program_gain: dict | None = None  # the best's gain re-measured in the user's program (Target.confirm)
 
     @property
     def speedup_over_seed(self) -> float | None:
@@ -127,6 +128,8 @@ class TuneReport:
             out["workers"] = self.workers
         if self.best_build is not None:
             out["best_build"] = self.best_build
+        if self.program_gain is not None:
+            out["program_gain"] = self.program_gain
         return out
 
     def _named(self, config) -> dict:
@@ -250,6 +253,10 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         if hasattr(target, "describe_best"):
             best_build = target.describe_best(space.names, result.best.config)
     target.finish(runner, result.best, space.names)
+    program_check, confirm_warnings = target.confirm(result.seed, result.best, space.names)
+    for line in confirm_warnings:
+        if hasattr(progress, "note"):
+            progress.note(line)
     report = TuneReport(
         file=path, machine=machine_id(), target=tune_opts.target, compiler=target.compiler(),
         threads=build.threads if build.threads is not None else os.environ.get("OMP_NUM_THREADS"),
@@ -258,7 +265,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         seed=result.seed, best=result.best, evaluations=tuple(result.evaluations),
         trajectory=tuple(result.trajectory), stop_reason=result.stop_reason.value, evals=result.evals,
         search_time=search_time, target_info=target.report(runner, launch_choice), loops=labels,
-        warnings=(noisy,) if noisy else (),
+        warnings=((noisy,) if noisy else ()) + tuple(confirm_warnings), program_gain=program_check,
         schedule_choice=schedule_choice, workers=workers_info, best_build=best_build)
     return TuneResult(program, space, result, original, best_text, report)
 
