@@ -55,8 +55,10 @@ class CudaTarget(Target):
 
     def variant(self, names: tuple[str, ...], config: Config) -> Variant:
         mapping = self.mapping(names, config)
-        # the flat mapping reads only its block: the other dimensions give it the same code
-        reads = frozenset(n for n in names if n in BLOCK_PARAMS or n == "tiling") if mapping.flat else frozenset(names)
+        # the flat mapping reads only its block, the reduction tile matters only where something is staged:
+        # configurations that differ elsewhere give the same code (measured once, see measure.runner.Memo)
+        reads = frozenset(n for n in names if n in BLOCK_PARAMS or n == "tiling") if mapping.flat else \
+            frozenset(n for n in names if n != "reduction_tile" or mapping.shared)
         return Variant(tuple(config), tuple(names), mapping, reads,
                        lambda: generate_cuda(self.program, self.opts, mapping=mapping))
 
