@@ -13,6 +13,8 @@ configuration that cannot launch is rejected as RESOURCES without running (Algor
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import math
 import os
 import re
@@ -33,6 +35,23 @@ from .measurement import ErrorKind, Measurement
 from .runner import Variant
 
 REGISTERS_PER_BLOCK = 65536
+GPU_LOCK_ENV = "POLYTUNE_GPU_LOCK"
+
+
+@contextlib.contextmanager
+def gpu_lock():
+    """Held while something is timed on the GPU, where $POLYTUNE_GPU_LOCK names a lock file: several tuners
+    on one machine (benchmarks/cuda_mappings.py) then compile at the same time but time one at a time."""
+    path = os.environ.get(GPU_LOCK_ENV)
+    if not path:
+        yield
+        return
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 SERVE_PRELUDE = r"""/* polytune CUDA tuning harness */
 #include <stdio.h>
@@ -358,7 +377,8 @@ class CudaRunner:
         if self.proc is None:
             self.start(exe)
         b = list(block) + [1] * (3 - len(block))
-        reply, why = self._ask(f"{b[0]} {b[1]} {b[2]} {self.build.runs + 1} 1")
+        with gpu_lock():
+            reply, why = self._ask(f"{b[0]} {b[1]} {b[2]} {self.build.runs + 1} 1")
         if reply is None:
             kind = ErrorKind.TIMEOUT if why.startswith("timeout") else ErrorKind.RUNTIME
             return Measurement(config, error=kind, detail=why.split(": ", 1)[1])
@@ -413,8 +433,9 @@ def program_gain(program: Program, build: CudaBuildConfig, seed: CudaMapping, be
             times: dict[str, dict[str, list[float]]] = {k: {"region_ms": [], "kernel_ms": []} for k in exes}
             for _ in range(runs):
                 for label, exe in exes.items():
-                    proc = subprocess.run([exe, *build.program.args], capture_output=True, text=True, timeout=600,
-                                          cwd=build.program.cwd or tmp)
+                    with gpu_lock():
+                        proc = subprocess.run([exe, *build.program.args], capture_output=True, text=True,
+                                              timeout=600, cwd=build.program.cwd or tmp)
                     if proc.returncode != 0:
                         tail = proc.stderr.strip().splitlines()
                         raise PolytuneError(f"the {label}'s program failed: {tail[-1] if tail else proc.returncode}")
@@ -435,7 +456,7 @@ def program_gain(program: Program, build: CudaBuildConfig, seed: CudaMapping, be
     kg, pg = out["kernel_gain"], out["program_gain"]
     if kg is not None and pg is not None and pg < kg * (1 - PROGRAM_TOLERANCE):
         warnings.append(f"polytune: warning: the tuned gain does not hold in the program: {kg:.2f}x in the tuner's "
-                        f"kernel time, {pg:.2f}x in the region as the program runs it ({seed_r:.3f} -> {best_r:.3f} ms, "
-                        f"of which kernels {seed_k:.3f} -> {best_k:.3f} ms)")
+                        f"kernel time, {pg:.2f}x in the region as the program runs it "
+                        f"({seed_r:.3f} -> {best_r:.3f} ms, of which kernels {seed_k:.3f} -> {best_k:.3f} ms)")
     out["holds"] = not warnings
     return out, warnings
