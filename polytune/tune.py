@@ -240,6 +240,10 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
             seed, launch_choice = target.launch_seed(runner, space, evaluate, seed)
         result = run_search(space, None if pool is not None else evaluate, tune_opts.strategy, seed, options,
                             budget, on_eval, pool=pool)
+        program_check, confirm_warnings = target.confirm(runner, result.seed, result.best, space.names)
+        for line in confirm_warnings:
+            if hasattr(progress, "note"):
+                progress.note(line)
     finally:
         if close_workers is not None:
             close_workers()
@@ -253,10 +257,6 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         if hasattr(target, "describe_best"):
             best_build = target.describe_best(space.names, result.best.config)
     target.finish(runner, result.best, space.names)
-    program_check, confirm_warnings = target.confirm(result.seed, result.best, space.names)
-    for line in confirm_warnings:
-        if hasattr(progress, "note"):
-            progress.note(line)
     report = TuneReport(
         file=path, machine=machine_id(), target=tune_opts.target, compiler=target.compiler(),
         threads=build.threads if build.threads is not None else os.environ.get("OMP_NUM_THREADS"),

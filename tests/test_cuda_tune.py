@@ -14,7 +14,7 @@ import polytune.measure.cuda as measure_cuda
 from polytune.emit.cuda import default_config
 from polytune.measure.cuda import CudaBuildConfig, CudaRunner, program_gain
 from polytune.measure.measurement import ErrorKind, Measurement
-from polytune.pipeline import OptimizeOptions, analyze
+from polytune.pipeline import OptimizeOptions, analyze, generate_cuda
 from polytune.targets.cuda import CudaTarget
 from polytune.tune import TuneOptions, tune
 
@@ -48,6 +48,14 @@ def test_every_dimension_of_the_space_changes_the_emitted_code(name, defines):
         config = seed[:k] + (other,) + seed[k + 1:]
         variant, base = t.variant(space.names, config), t.variant(space.names, seed)
         assert variant.text != base.text and variant.key != base.key, (p.name, other)
+
+
+@pytest.mark.parametrize("name", ["matmul_vanilla", "reduction_vanilla", "softmax", "stencil2d_vanilla",
+                                  "stencil3d_ns"])
+def test_seed_emits_exactly_the_default_mapping(name):
+    t = _target(name, ("N=32",))
+    space = t.space()
+    assert t.variant(space.names, t.seed(space)).text == generate_cuda(t.program, OptimizeOptions(target="cuda"))
 
 
 def test_seed_is_the_default_mapping():

@@ -900,9 +900,9 @@ def mapping_space(regions: list[tuple[Scop, GpuSchedule]]) -> list[tuple[str, tu
     for scop, gs in regions:
         for ch in kernel_choices(scop, gs).values():
             warp |= ch.warp
-            shareable |= set(ch.shared) if ch.reduction else set()
+            shareable |= set(ch.shared_default)  # (only reused arrays: staging one read once only costs)
             private |= bool(ch.private)
-            reduction |= ch.reduction and bool(ch.shared)
+            reduction |= ch.reduction and bool(ch.shared_default)
     out: list[tuple[str, tuple[int, ...]]] = [("block_x", POW2[3:])]
     if dims >= 2:
         out.append(("block_y", POW2[:7]))
@@ -931,7 +931,7 @@ def mapping_from_config(config: dict) -> CudaMapping:
     shared_keys = [k for k in config if k.startswith("shared_")]
     shared = tuple(k[len("shared_"):] for k in shared_keys if config[k]) if shared_keys else None
     tiling = TILING[int(config.get("tiling", 0))]
-    return CudaMapping(block=block, points=points, shared=shared,
+    return CudaMapping(block=block, points=points, shared=shared, shared_reused=True,
                        reduction_tile=int(config.get("reduction_tile", 32)),
                        registers=bool(config.get("registers", 1)), flat=tiling == "none",
                        reduction="warp" if config.get("warp_reduction") else "thread",

@@ -177,7 +177,8 @@ class CudaMapping:
     mapped loops folds the extra dims into its last one). *points*: points per thread along x[,y[,z]]
     (a kernel with fewer mapped loops ignores the extra ones); a block then covers a tile of block x
     points iterations. *shared*: arrays staged in shared memory (None: every read-only array
-    reused across the threads of a block, where the kernel has a reduction loop). *reduction_tile*: the
+    reused across the threads of a block, where the kernel has a reduction loop; with *shared_reused*, of
+    those the ones named, else the named ones wherever a kernel reads them only). *reduction_tile*: the
     strip of the reduction loop staged at once. *registers*: keep the elements a thread owns in registers
     over its tile where that is legal. *flat*: the previous mapping (one point per thread, grid-stride
     loops, nothing staged); the other fields but *block* are then ignored. *reduction* "warp": in a 1-D
@@ -194,6 +195,7 @@ class CudaMapping:
     registers: bool = True
     flat: bool = False
     reduction: str = "thread"  # "warp": a warp per point of a 1-D kernel that reduces along an inner loop
+    shared_reused: bool = False  # *shared* names arrays to stage where the default would (reused across threads)
     tile: str = "auto"  # "auto": only the kernels where tiling pays; "all": every mapped kernel
     flat_block: tuple[int, ...] = ()  # the block of the kernels a tiled mapping leaves flat (() = the default)
 
@@ -420,7 +422,9 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
         kpoints = (tuple(points) + (1, 1, 1))[:info.mapped] + (1,) * (3 - info.mapped)  # extra axes: dropped
         pts = tuple(kpoints[ax] for ax in info.axes)
         tiles = tuple(kblock[ax] * kpoints[ax] for ax in info.axes)
-        shared = ch.shared_default if mapping.shared is None else tuple(a for a in ch.shared if a in mapping.shared)
+        by_default = mapping.shared is None or mapping.shared_reused
+        shared = ch.shared_default if mapping.shared is None else \
+            tuple(a for a in (ch.shared_default if mapping.shared_reused else ch.shared) if a in mapping.shared)
         private = ch.private if mapping.registers else ()
         threads = math.prod(kblock)
         warp = mapping.reduction == "warp" and ch.warp and bool(private) and threads % 32 == 0
@@ -451,7 +455,7 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
                 strip = strip.band_split(1)
             strip = strip.band_tile(_multi_val(strip.band_get_space(), [max(1, mapping.reduction_tile)]))
             stage = strip.child(0)
-        elif mapping.shared is None:
+        elif by_default:
             shared = ()  # by default only inside a strip-mined loop (a whole loop's footprint can be large)
         stage = stage.insert_mark(mark_id(SharedMark(info.index)))
         stage_depth = stage.get_schedule_depth()

@@ -77,12 +77,13 @@ class CudaTarget(Target):
                         "kernels": {k: v for k, v in runner.resources.items()},
                         "mapping_builds": len(runner.builds)}}
 
-    def confirm(self, seed: Measurement | None, best: Measurement | None, names: tuple[str, ...]
-                ) -> tuple[dict | None, list[str]]:
+    def confirm(self, runner: CudaRunner, seed: Measurement | None, best: Measurement | None,
+                names: tuple[str, ...]) -> tuple[dict | None, list[str]]:
         """The tuned gain re-measured in the program: the seed's and the best's whole programs, run in turn,
         each timing its regions as it runs them (measure.cuda.program_gain); a warning where the program
         gains more than 3% less than the kernels did."""
         if seed is None or best is None or not seed.ok or not best.ok or tuple(seed.config) == tuple(best.config):
             return None, []
+        runner.stop()  # (its serving process holds device memory)
         return program_gain(self.program, self.build, self.mapping(names, seed.config),
                             self.mapping(names, best.config), seed, best, self.program_runs)
