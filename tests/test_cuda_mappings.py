@@ -79,6 +79,8 @@ mappings = st.builds(
     reduction_tile=st.sampled_from([1, 2, 3, 32]),
     registers=st.booleans(),
     reduction=st.sampled_from(["thread", "warp"]),
+    tile=st.sampled_from(["auto", "all"]),  # auto: kernels tiled and kernels left flat in one region
+    flat_block=st.sampled_from([(), (3, 2), (7,)]),
 )
 
 
@@ -323,12 +325,15 @@ def test_gpu_random_nest_under_random_mapping_prints_the_same_values(prog, mappi
     (MATMUL, ("N=300",), CudaMapping(block=(16, 16), points=(8, 8), reduction_tile=8)),
     (MATMUL, ("N=300",), CudaMapping(block=(8, 32), points=(3, 1), reduction_tile=7, registers=False)),
     (SYRK_TRI, (), CudaMapping(block=(8, 4), points=(1, 2), reduction_tile=4)),
+    (COV_TRI, (), None),
+    (COV_TRI, (), CudaMapping(block=(8, 4), points=(1, 2), reduction_tile=4, tile="all")),
     (open(os.path.join(GPU_DIR, "reduction_vanilla.c")).read(), ("N=1000", "M=777"),
      CudaMapping(block=(256,), points=(2,), reduction="warp")),
     (open(os.path.join(GPU_DIR, "reduction_interchange.c")).read(), ("N=1000", "M=777"),
      CudaMapping(block=(128,), reduction="warp")),
-], ids=["matmul-default", "matmul-64", "matmul-128", "matmul-odd", "triangular", "rows-warp", "rows-warp-2"])
+], ids=["matmul-default", "matmul-64", "matmul-128", "matmul-odd", "triangular", "cov-default", "cov-all-tiled",
+        "rows-warp", "rows-warp-2"])
 def test_gpu_tiled_mappings_match_cpu(src, defines, mapping):
     if not _gpu():
         pytest.skip("needs nvcc and an NVIDIA GPU")
-    check_mapping(src, mapping, "gpu", defines, exact=src is SYRK_TRI, gpu=True)
+    check_mapping(src, mapping, "gpu", defines, exact=src in (SYRK_TRI, COV_TRI), gpu=True)

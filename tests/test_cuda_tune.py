@@ -133,3 +133,11 @@ def test_tuned_flat_mapping_reads_its_block_from_the_shared_build(emulated_gpu):
         assert runner.measure(t.variant(space.names, tiled)).ok and len(runner.builds) == 1
     finally:
         runner.close()
+
+
+def test_registers_from_ptxas_are_matched_to_their_kernel_by_mangled_name():
+    from polytune.measure.cuda import kernel_registers_problem
+    ptxas = {"_Z13pt_kernel0_10IPfEvT_ll": {"registers": 255, "spill": 0},
+             "_Z12pt_kernel0_1IPfEvT_ll": {"registers": 32, "spill": 0}}
+    assert kernel_registers_problem(ptxas, {"pt_kernel0_1": 1024}) == ""
+    assert "pt_kernel0_10: 1024 threads x 255" in kernel_registers_problem(ptxas, {"pt_kernel0_10": 1024})

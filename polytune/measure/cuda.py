@@ -1,4 +1,4 @@
-"""Measuring CUDA variants: one compilation and one serving process per search.
+"""Measuring CUDA variants: one serving process per build (the flat mapping: one build per search).
 
 The tuning build (``generate_cuda(..., serve=True)``) reads block shapes from a pipe. For each it
 restores the device arrays from pristine copies, runs the region's kernels ``reps`` times, timing each
@@ -6,6 +6,8 @@ round with CUDA events (the first round is the warm-up and is dropped), copies t
 them for verification and answers ``ok <copy-back ms> <ms> <ms> ...``, or ``error <code> <message>``.
 Transfers are kept out of the kernel time and reported separately. A process that dies (a sticky CUDA
 error) or hangs is recorded against the configuration it was serving and restarted for the next one.
+
+A tiled mapping has its blocks built in: each gets its own build (measure_mapping), served the same way.
 
 Before a configuration runs it is checked against the hardware limits and against the kernels' register
 use read from ptxas (threads x registers per thread must fit the register file of a block): a
@@ -185,14 +187,15 @@ def kernel_registers_problem(resources: dict[str, dict], threads: dict[str, int]
     *threads* by kernel name (a ptxas name is the mangled template, which contains it)."""
     for mangled, r in resources.items():
         for name, n in threads.items():
-            if name in mangled and n * r["registers"] > REGISTERS_PER_BLOCK:
+            named = mangled == name or f"{len(name)}{name}" in mangled  # (Itanium mangling: length, name)
+            if named and n * r["registers"] > REGISTERS_PER_BLOCK:
                 return f"{name}: {n} threads x {r['registers']} registers > {REGISTERS_PER_BLOCK} per block"
     return ""
 
 
 class CudaRunner:
-    """Verifies and times block shapes of one program on the GPU (a Runner: a variant's ``build`` is
-    unused, its configuration is the block shape)."""
+    """Verifies and times the mappings of one program on the GPU (a Runner: a variant's ``build`` is its
+    CudaMapping; see measure)."""
 
     def __init__(self, program: Program, build: CudaBuildConfig):
         self.program = program
