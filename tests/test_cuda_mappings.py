@@ -299,7 +299,7 @@ def test_mapping_benchmark_generates_and_compiles_without_a_gpu(tmp_path):
                           capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
     rows = json.loads(out.read_text())["kernels"][0]["rows"]
-    assert [r["variant"] for r in rows][:2] == ["previous (flat, default block)", "new default"]
+    assert [r["variant"] for r in rows][:2] == ["previous (flat, default block)", "default"]
     assert all("error" not in r and r["registers"] > 0 for r in rows)
     assert rows[1]["smem_bytes"] > 0 and rows[0]["smem_bytes"] == 0
 
@@ -337,3 +337,28 @@ def test_gpu_tiled_mappings_match_cpu(src, defines, mapping):
     if not _gpu():
         pytest.skip("needs nvcc and an NVIDIA GPU")
     check_mapping(src, mapping, "gpu", defines, exact=src in (SYRK_TRI, COV_TRI), gpu=True)
+
+
+@pytest.mark.slow
+@needs_gcc
+def test_mapping_benchmark_tunes_and_times_on_the_emulator(tmp_path):
+    """The whole benchmark (searches, compiles, interleaved rounds, verification) with an nvcc that builds for
+    the emulation header and an nvidia-smi that names a GPU: every row verified, a tuned row per kernel."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "nvcc").write_text(f"#!/bin/sh\nexec {sys.executable} {ROOT}/tests/data/fake_nvcc.py \"$@\"\n")
+    (bin_ / "nvidia-smi").write_text("#!/bin/sh\necho 'Emulated GPU, 0.0'\n")
+    for f in bin_.iterdir():
+        f.chmod(0o755)
+    out = tmp_path / "r.json"
+    env = dict(os.environ, PYTHONPATH=ROOT, PATH=f"{bin_}{os.pathsep}{os.environ['PATH']}")
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "cuda_mappings.py"), "--out", str(out),
+                           "--kernels", "reduction_vanilla,covariance", "--dataset", "MINI", "--gpu-size", "20",
+                           "--tune-evals", "3", "--rounds", "1", "--jobs", "2"],
+                          capture_output=True, text=True, env=env, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
+    for k in json.loads(out.read_text())["kernels"]:
+        assert [r["variant"] for r in k["rows"]] == ["previous (flat, default block)", "default", "tuned"], k
+        assert all(r["verified"] == "ok" and r["kernel_ms_median"] > 0 and r["region_ms_median"] > 0
+                   for r in k["rows"]), k["rows"]
+        assert k["tune"]["evals"] >= 1 and "error" not in k["tune"]
