@@ -141,3 +141,17 @@ def test_registers_from_ptxas_are_matched_to_their_kernel_by_mangled_name():
              "_Z12pt_kernel0_1IPfEvT_ll": {"registers": 32, "spill": 0}}
     assert kernel_registers_problem(ptxas, {"pt_kernel0_1": 1024}) == ""
     assert "pt_kernel0_10: 1024 threads x 255" in kernel_registers_problem(ptxas, {"pt_kernel0_10": 1024})
+
+
+@needs_gxx
+def test_tune_cli_writes_the_best_mapping_and_its_report(emulated_gpu, tmp_path):
+    import json
+
+    from polytune.cli import main
+    rep, out = tmp_path / "r.json", tmp_path / "best.cu"
+    assert main(["tune", os.path.join(GPU_DIR, "reduction_vanilla.c"), "-DN=16", "-DM=24", "--target", "cuda",
+                 "--cc", FAKE_NVCC, "--no-cache", "--max-evals", "3", "--runs", "1", "--report", str(rep),
+                 "-o", str(out)]) == 0
+    r = json.loads(rep.read_text())
+    assert r["target"] == "cuda" and r["best"]["median"] > 0 and "cuda_mapping" in r["best_build"]
+    assert [p["name"] for p in r["space"]][-1] == "tiling" and "__global__" in out.read_text()
