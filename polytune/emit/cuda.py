@@ -739,8 +739,9 @@ def generate_cuda_region(scop: Scop, gs: GpuSchedule, block: tuple[int, ...] = (
     `polytune-kernel-ms: <ms>`, and its whole time as the program runs it (host clock: allocation, copies,
     kernels, copies back, frees) as `polytune-region-ms: <ms>` (benchmarks, the tuner's program check)."""
     _check_calls(scop)
-    mapping = resolve_mapping(mapping if mapping is not None else CudaMapping(block=block, flat=deps is None or serve),
-                              gs.max_mapped)
+    if mapping is None:  # (--block: every kernel on that block, the ones left flat too)
+        mapping = CudaMapping(block=block, flat_block=block, flat=deps is None or serve)
+    mapping = resolve_mapping(mapping, gs.max_mapped)
     p = prefix or fresh_prefix(scop, avoid, "pt")
     if mapping.flat:
         return _region(scop, gs, mapping, indent, serve, dump, p, scop_index, timing)
