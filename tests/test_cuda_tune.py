@@ -107,14 +107,15 @@ def test_tune_on_the_emulator_searches_mappings_and_rechecks_the_gain_in_the_pro
 
 @needs_gxx
 def test_a_kernel_gain_the_program_does_not_show_is_reported(emulated_gpu):
-    """The same mapping twice, with a search that claimed a 2x gain: the program shows none, so the report
-    says the gain does not hold and gives both numbers."""
+    """The same mapping twice, with a search that claimed a 1000x gain: the program shows none (on a noisy
+    machine, nothing near it), so the report says the gain does not hold and gives both numbers."""
     t = _target("matmul_vanilla", ("N=16",))
     mapping = t.mapping(t.space().names, t.seed(t.space()))
-    seed_m = Measurement((0,), (0.002,))
+    seed_m = Measurement((0,), (1.0,))
     best_m = Measurement((1,), (0.001,))
     out, warnings = program_gain(t.program, t.build, mapping, mapping, seed_m, best_m, runs=3)
-    assert out["kernel_gain"] == pytest.approx(2.0) and out["program_gain"] < 1.9 and not out["holds"]
+    assert out["kernel_gain"] == pytest.approx(1000.0) and out["program_gain"] < 100 and not out["holds"]
+    assert len(out["seed_region_ms"]) == len(out["best_region_ms"]) == 3
     assert len(warnings) == 1 and "does not hold in the program" in warnings[0]
 
 
