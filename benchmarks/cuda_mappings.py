@@ -1,21 +1,30 @@
 #!/usr/bin/env python3
-"""CUDA mappings side by side: the previous mapping (one point per thread, the default block), the new
-default mapping (tiles of points per thread, registers, shared-memory tiles) and a few other
-configurations, on matmul_vanilla (benchmarks/gpu, N=2048, with torch.matmul in float32, TF32 off) and
-PolyBench/C 4.2.1 gemm, 2mm, atax, jacobi-2d and covariance (LARGE_DATASET).
+"""CUDA mappings side by side: the previous mapping (one point per thread, the default block), the default
+mapping (tiles of points per thread, registers, shared-memory tiles where they pay) and the mapping
+`polytune tune --target cuda` finds, on benchmarks/gpu (the sizes of benchmarks/run_gpu.py; matmul_vanilla
+with torch.matmul in float32, TF32 off) and PolyBench/C 4.2.1 gemm, 2mm, atax, jacobi-2d and covariance
+(LARGE_DATASET).
 
-Every variant is a whole program (the user's, with its region replaced), compiled once with nvcc; all
-compiles run in parallel first. Then rounds: in each round every variant runs once, in the same order
-(interleaved), and reports two times:
-  - kernel time: CUDA events around the region's launches (`polytune-kernel-ms`, printed by the program);
-  - program time: the region's time as the program's own run measures it (PolyBench's POLYBENCH_TIME,
-    matmul_vanilla's `time:`): device allocation, copies, kernels and copies back. The CUDA context is
-    created when the program starts (cuda_header's eager_context), not inside the region, so this one-time
-    cost (~0.1-0.3 s) does not hide the differences between mappings.
+Three phases:
+  1. tune: `polytune tune --target cuda --max-evals E` per kernel, several at once (--jobs): their
+     compiles overlap, their timings take turns (POLYTUNE_GPU_LOCK, measure/cuda.py's gpu_lock). Each
+     report gives the best mapping, the tuner's kernel gain and the gain re-measured in the program.
+  2. compile: every variant is a whole program (the user's, with its region replaced), compiled with
+     nvcc, all at once.
+  3. rounds: in each round every variant runs once, in the same order (interleaved), and reports
+       - kernel time: CUDA events around the region's launches (`polytune-kernel-ms`);
+       - region time: the program's host clock around the whole region (`polytune-region-ms`):
+         allocation, copies, kernels, copies back;
+       - program time: the region's time as the program's own timer measures it (PolyBench's
+         POLYBENCH_TIME, benchmarks/gpu's `time:`).
+     The CUDA context is created when the program starts (cuda_header's eager_context), not inside the
+     region, so this one-time cost (~0.1-0.3 s) does not hide the differences between mappings.
 The first round also verifies each variant: PolyBench arrays (POLYBENCH_DUMP_ARRAYS) against the CPU
-program's within a relative tolerance, matmul's checksum against the previous mapping's.
+program's within the dump's rounding, benchmarks/gpu checksums against the previous mapping's.
 
-    python3 benchmarks/cuda_mappings.py --out results.json [--quick] [--rounds 3] [--polybench DIR]
+    python3 benchmarks/cuda_mappings.py --out results.json [--rounds 3] [--tune-evals 16] [--polybench DIR]
+    python3 benchmarks/cuda_mappings.py --extra ...          # also fixed configurations beside the three
+    python3 benchmarks/cuda_mappings.py --no-tune ...        # previous and default only (no search)
     python3 benchmarks/cuda_mappings.py --compile-only ...   # no GPU needed: generate and compile only
 
 PolyBench is not part of this repository: --polybench names a copy of PolyBench/C 4.2.1 as distributed
@@ -37,15 +46,22 @@ from dataclasses import asdict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from polytune.emit.cuda import CudaMapping, cuda_header, generate_cuda_region, resource_problem  # noqa: E402
-from polytune.pipeline import _guarded, _indent_of, analyze, gpu_prefix, splice  # noqa: E402
+from polytune.emit.cuda import CudaMapping  # noqa: E402
+from polytune.pipeline import OptimizeOptions, analyze, cuda_program  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 POLYBENCH = {  # name -> directory under PolyBench's root
     "gemm": "linear-algebra/blas/gemm", "2mm": "linear-algebra/kernels/2mm", "atax": "linear-algebra/kernels/atax",
     "jacobi-2d": "stencils/jacobi-2d", "covariance": "datamining/covariance",
 }
+GPU_SIZES = {  # benchmarks/gpu at benchmarks/run_gpu.py's sizes (softmax: its own default)
+    "matmul_vanilla": ["N=2048"], "matmul_unroll": ["N=2048"], "matmul_interchange": ["N=2048"],
+    "stencil2d_vanilla": ["N=2048"], "stencil2d_unroll": ["N=2048"], "stencil2d_interchange": ["N=2048"],
+    "reduction_vanilla": ["N=8192"], "reduction_unroll": ["N=8192"], "reduction_interchange": ["N=8192"],
+    "stencil3d_ns": ["N=128"], "softmax": [],
+}
 MATMUL_N = 2048
+PREVIOUS, DEFAULT, TUNED = "previous (flat, default block)", "default", "tuned"
 
 # Configurations beside the previous and the default mapping, by the deepest kernel's mapped loops.
 VARIANTS_2D = {
@@ -64,52 +80,91 @@ VARIANTS_1D = {
     "256 threads, 2 points": CudaMapping(block=(256,), points=(2,)),
     "default, no registers": CudaMapping(block=(256,), points=(1,), registers=False),
 }
-QUICK_2D = ("64x64 on 16x16, K16",)
-QUICK_1D = ("warp per row, 256 threads",)
+
 
 
 def program_text(program, mapping: CudaMapping | None) -> str:
-    """The whole file as CUDA with *mapping*, the region's kernel time printed (as pipeline.generate_cuda)."""
-    p = gpu_prefix(program)
-    regions = [generate_cuda_region(a.scop, a.gpu, indent=_indent_of(program.text, a.scop.begin_line), prefix=p,
-                                    scop_index=k, mapping=mapping, deps=a.deps, timing=True)
-               for k, a in enumerate(program.scops)]
-    problems = [resource_problem(r) for r in regions]
-    if any(problems):
-        raise ValueError("; ".join(x for x in problems if x))
-    head = cuda_header(p, eager_context=True) + "\n".join(r.kernels for r in regions)
-    reps = [(a.scop.begin_line, a.scop.end_line, _guarded(program, k, r.host))
-            for k, (a, r) in enumerate(zip(program.scops, regions))]
-    return head + "\n" + splice(program.text, reps)
+    """The whole file as CUDA with *mapping*, each region printing its kernel time and its whole time."""
+    return cuda_program(program, OptimizeOptions(target="cuda"), mapping=mapping, timing=True)[0]
 
 
 class Kernel:
     def __init__(self, name: str, args):
         self.name = name
-        if name == "matmul_vanilla":
-            self.src = os.path.join(HERE, "gpu", "matmul_vanilla.c")
+        if name in GPU_SIZES:
+            self.src = os.path.join(HERE, "gpu", name + ".c")
             self.includes: list[str] = []
-            self.defines = [f"N={MATMUL_N}"]
+            self.defines = [f"N={args.gpu_size}"] if args.gpu_size else list(GPU_SIZES[name])
             self.extra_sources: list[str] = []
-        else:
+        elif name in POLYBENCH:
             root = args.polybench
             d = os.path.join(root, POLYBENCH[name])
             self.src = os.path.join(d, os.path.basename(POLYBENCH[name]) + ".c")
             self.includes = [os.path.join(root, "utilities"), d]
-            self.defines = ["LARGE_DATASET", "POLYBENCH_TIME", "POLYBENCH_DUMP_ARRAYS"]
+            self.defines = [f"{args.dataset}_DATASET", "POLYBENCH_TIME", "POLYBENCH_DUMP_ARRAYS"]
             self.extra_sources = [os.path.join(root, "utilities", "polybench.c")]
+        else:
+            raise ValueError(f"unknown kernel {name} (benchmarks/gpu or {', '.join(POLYBENCH)})")
         self.program = analyze(self.src, includes=tuple(self.includes), defines=tuple(self.defines))
         self.dims = max(a.gpu.max_mapped for a in self.program.scops)
+        self.tune_report: dict | None = None
 
-    def variants(self, quick: bool) -> dict[str, CudaMapping | None]:
-        out: dict[str, CudaMapping | None] = {"previous (flat, default block)": CudaMapping(flat=True),
-                                              "new default": None}
-        extra, pick = (VARIANTS_2D, QUICK_2D) if self.dims >= 2 else (VARIANTS_1D, QUICK_1D)
-        out.update({k: v for k, v in extra.items() if not quick or k in pick})
+    @property
+    def checksummed(self) -> bool:
+        return self.name in GPU_SIZES
+
+    def variants(self, extra: bool) -> dict[str, CudaMapping | None]:
+        out: dict[str, CudaMapping | None] = {PREVIOUS: CudaMapping(flat=True), DEFAULT: None}
+        best = (self.tune_report or {}).get("best_build") or {}
+        if "cuda_mapping" in best:
+            out[TUNED] = CudaMapping(**{k: tuple(v) if isinstance(v, list) else v
+                                        for k, v in best["cuda_mapping"].items()})
+        if extra:
+            out.update(VARIANTS_2D if self.dims >= 2 else VARIANTS_1D)
         return out
 
     def flags(self) -> list[str]:
         return [*(f"-I{d}" for d in self.includes), *(f"-D{d}" for d in self.defines)]
+
+    def objects(self, work: str) -> list[str]:
+        """The program's other sources (polybench.c), compiled once by gcc: they keep C linkage, as the CUDA
+        output declares their functions extern "C" (polytune.linkage)."""
+        out = []
+        for src in self.extra_sources:
+            obj = os.path.join(work, f"{self.name}_{os.path.basename(src)}.o")
+            if not os.path.exists(obj):
+                subprocess.run(["gcc", "-O3", "-march=native", *self.flags(), "-c", src, "-o", obj], check=True,
+                               capture_output=True)
+            out.append(obj)
+        return out
+
+
+def tune_kernel(kernel: Kernel, args, work: str) -> dict:
+    """`polytune tune --target cuda` on the kernel's program (in its own process): the report's essentials."""
+    rep = os.path.join(work, f"{kernel.name}_tune.json")
+    cmd = [sys.executable, "-m", "polytune", "tune", kernel.src, *kernel.extra_sources, *kernel.flags(),
+           "--target", "cuda", "--max-evals", str(args.tune_evals), "--runs", "3", "--no-cache", "--report", rep,
+           "-o", os.path.join(work, f"{kernel.name}_tuned.cu")]
+    t0 = time.perf_counter()
+    env = dict(os.environ, POLYTUNE_GPU_LOCK=os.path.join(work, "gpu.lock"),
+               PYTHONPATH=os.path.dirname(HERE) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.tune_timeout)
+    out: dict = {"command": " ".join(cmd), "wall_s": time.perf_counter() - t0, "exit": proc.returncode}
+    if proc.returncode != 0 or not os.path.exists(rep):
+        out["error"] = proc.stderr[-2000:]
+        return out
+    with open(rep) as f:
+        r = json.load(f)
+    names = [p["name"] for p in r["space"]]
+    out.update(seed=dict(zip(names, r["seed"]["config"])) if r.get("seed") else None,
+               best=dict(zip(names, r["best"]["config"])) if r.get("best") else None,
+               seed_ms=1e3 * r["seed"]["median"] if r.get("seed") and r["seed"].get("median") else None,
+               best_ms=1e3 * r["best"]["median"] if r.get("best") and r["best"].get("median") else None,
+               evals=r["evals"], stop_reason=r["stop_reason"], program_gain=r.get("program_gain"),
+               warnings=r.get("warnings", []), best_build=r.get("best_build"),
+               errors={k: sum(1 for e in r["evaluations"] if e.get("error") == k)
+                       for k in {e.get("error") for e in r["evaluations"]} if k})
+    return out
 
 
 def compile_variant(kernel: Kernel, label: str, mapping, work: str, arch: str) -> dict:
@@ -125,8 +180,8 @@ def compile_variant(kernel: Kernel, label: str, mapping, work: str, arch: str) -
     row["generate_s"] = time.perf_counter() - t0
     with open(cu, "w") as f:
         f.write(text)
-    cmd = ["nvcc", "-O3", f"-arch={arch}", "-Xptxas", "-v", "-Xcompiler", "-w", *kernel.flags(), "-x", "cu", cu,
-           *kernel.extra_sources, "-o", exe, "-lm"]
+    cmd = ["nvcc", "-O3", f"-arch={arch}", "-Xptxas", "-v", "-Xcompiler", "-w", *kernel.flags(), cu,
+           *kernel.objects(work), "-o", exe, "-lm"]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True)
     row["compile_s"] = time.perf_counter() - t0
@@ -141,16 +196,17 @@ def compile_variant(kernel: Kernel, label: str, mapping, work: str, arch: str) -
     return row
 
 
-def run_once(exe: str, keep_output: bool) -> tuple[float | None, float | None, str, str]:
+def run_once(exe: str, keep_output: bool) -> dict:
     proc = subprocess.run([exe], capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         raise RuntimeError(f"exit {proc.returncode}: {proc.stderr[-500:]}")
     kernel = [float(x) for x in re.findall(r"polytune-kernel-ms: ([\d.eE+-]+)", proc.stderr)]
+    region = [float(x) for x in re.findall(r"polytune-region-ms: ([\d.eE+-]+)", proc.stderr)]
     m = re.search(r"time: ([\d.eE+-]+)", proc.stdout) or re.search(r"^\s*([\d.]+(?:[eE][+-]?\d+)?)\s*$",
                                                                       proc.stdout, re.M)
-    program = float(m.group(1)) if m else None
-    return (sum(kernel) if kernel else None, program, proc.stdout if keep_output else "",
-            proc.stderr if keep_output else "")
+    return {"kernel_ms": sum(kernel) if kernel else None, "region_ms": sum(region) if region else None,
+            "program_s": float(m.group(1)) if m else None,
+            "stdout": proc.stdout if keep_output else "", "stderr": proc.stderr if keep_output else ""}
 
 
 def dump_values(stderr: str) -> list[float]:
@@ -163,7 +219,7 @@ def dump_values(stderr: str) -> list[float]:
 
 def verify(kernel: Kernel, stdout: str, stderr: str, reference) -> str:
     """'' when the variant's results match the reference (a CPU run, or the previous mapping's checksum)."""
-    if kernel.name == "matmul_vanilla":
+    if kernel.checksummed:
         m = re.search(r"checksum: ([\d.eE+-]+)", stdout)
         if not m:
             return "no checksum"
@@ -214,106 +270,105 @@ def median(xs: list[float]) -> float | None:
     return xs[k] if len(xs) % 2 else 0.5 * (xs[k - 1] + xs[k])
 
 
+def _ratio(a, b) -> str:
+    return f"{a / b:.2f}x" if a and b else ""
+
+
 def table(result: dict) -> str:
-    lines = ["| kernel | variant | kernel ms (median) | vs previous | program s (median) | vs previous | "
-             "regs | smem | verified |", "|" + "---|" * 9]
+    lines = ["| kernel | variant | kernel ms | vs previous | vs default | region ms | vs previous | vs default | "
+             "program s | regs | smem | verified |", "|" + "---|" * 12]
     for k in result["kernels"]:
-        prev = k["rows"][0]
+        rows = {r["variant"]: r for r in k["rows"]}
+        prev, dflt = rows.get(PREVIOUS, {}), rows.get(DEFAULT, {})
         for r in k["rows"]:
-            if "error" in r:
-                lines.append(f"| {k['kernel']} | {r['variant']} | error: {r['error'][:120]} |" + " |" * 6)
+            if "error" in r or "run_error" in r:
+                lines.append(f"| {k['kernel']} | {r['variant']} | error: {(r.get('error') or r['run_error'])[:120]} |"
+                             + " |" * 9)
                 continue
-            km, pm = r.get("kernel_ms_median"), r.get("program_s_median")
-            pk, pp = prev.get("kernel_ms_median"), prev.get("program_s_median")
-            lines.append(f"| {k['kernel']} | {r['variant']} | {km if km is None else f'{km:.4f}'} | "
-                         f"{f'{pk / km:.2f}x' if km and pk else ''} | {pm if pm is None else f'{pm:.4f}'} | "
-                         f"{f'{pp / pm:.2f}x' if pm and pp else ''} | {r.get('registers', '')} | "
-                         f"{r.get('smem_bytes', '')} | {r.get('verified', '')} |")
-        if "torch_ms_median" in k:
+            km, rm, pm = r.get("kernel_ms_median"), r.get("region_ms_median"), r.get("program_s_median")
+            lines.append(f"| {k['kernel']} | {r['variant']} | {'' if km is None else f'{km:.4f}'} | "
+                         f"{_ratio(prev.get('kernel_ms_median'), km)} | {_ratio(dflt.get('kernel_ms_median'), km)} | "
+                         f"{'' if rm is None else f'{rm:.3f}'} | {_ratio(prev.get('region_ms_median'), rm)} | "
+                         f"{_ratio(dflt.get('region_ms_median'), rm)} | {'' if pm is None else f'{pm:.4f}'} | "
+                         f"{r.get('registers', '')} | {r.get('smem_bytes', '')} | {r.get('verified', '')} |")
+        if k.get("torch_ms_median") and prev.get("kernel_ms_median"):
             lines.append(f"| {k['kernel']} | torch.matmul (fp32, TF32 off) | {k['torch_ms_median']:.4f} | "
-                         f"{prev['kernel_ms_median'] / k['torch_ms_median']:.2f}x | | | | | |"
-                         if prev.get("kernel_ms_median") else f"| {k['kernel']} | torch | {k['torch_ms_median']:.4f} |")
+                         f"{_ratio(prev['kernel_ms_median'], k['torch_ms_median'])} |" + " |" * 8)
+    lines += ["", "| kernel | tuned config | evals | tuner's kernel gain | program gain (tune's check) | "
+              "kernel gain here | region gain here | tune s |", "|" + "---|" * 8]
+    for k in result["kernels"]:
+        t = k.get("tune")
+        if not t:
+            continue
+        if "error" in t:
+            lines.append(f"| {k['kernel']} | tune failed: {t['error'][-150:]!r} |" + " |" * 6)
+            continue
+        rows = {r["variant"]: r for r in k["rows"]}
+        dflt, tuned = rows.get(DEFAULT, {}), rows.get(TUNED, {})
+        g = t.get("program_gain") or {}
+        cfg = " ".join(f"{n}={v}" for n, v in (t.get("best") or {}).items())
+        lines.append(f"| {k['kernel']} | {cfg} | {t['evals']} | {_ratio(t.get('seed_ms'), t.get('best_ms'))} | "
+                     f"{_ratio(g.get('program_gain'), 1.0)} | "
+                     f"{_ratio(dflt.get('kernel_ms_median'), tuned.get('kernel_ms_median'))} | "
+                     f"{_ratio(dflt.get('region_ms_median'), tuned.get('region_ms_median'))} | {t['wall_s']:.0f} |")
     return "\n".join(lines)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="JSON file for the results")
-    ap.add_argument("--quick", action="store_true", help="fewer variants and rounds (a smoke run)")
-    ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (default 3, quick 2)")
-    ap.add_argument("--kernels", default="matmul_vanilla," + ",".join(POLYBENCH))
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds")
+    ap.add_argument("--kernels", default=",".join([*GPU_SIZES, *POLYBENCH]))
     ap.add_argument("--polybench", default=os.environ.get("POLYBENCH", "/work/polybench"))
     ap.add_argument("--arch", default="sm_90")
+    ap.add_argument("--dataset", default="LARGE", help="PolyBench's dataset (MINI ... EXTRALARGE)")
+    ap.add_argument("--gpu-size", type=int, help="N of the benchmarks/gpu programs (default: run_gpu.py's sizes)")
+    ap.add_argument("--extra", action="store_true", help="also the fixed configurations beside the three")
+    ap.add_argument("--quick", action="store_true", help="(kept for old command lines: the same as the default)")
+    ap.add_argument("--no-tune", action="store_true", help="previous and default only")
+    ap.add_argument("--tune-evals", type=int, default=16, help="evaluations of each kernel's search")
+    ap.add_argument("--tune-timeout", type=float, default=420, help="seconds one kernel's search may take")
     ap.add_argument("--compile-only", action="store_true", help="generate and compile, run nothing")
     ap.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 1))
     ap.add_argument("--work", help="keep the generated files here (default: a temporary directory)")
     args = ap.parse_args()
-    rounds = args.rounds or (2 if args.quick else 3)
+    rounds = args.rounds
     work = args.work or tempfile.mkdtemp(prefix="polytune-cuda-mappings-")
     os.makedirs(work, exist_ok=True)
     t_start = time.perf_counter()
-    result: dict = {"rounds": rounds, "quick": args.quick, "arch": args.arch, "kernels": []}
+    result: dict = {"rounds": rounds, "arch": args.arch, "tune_evals": None if args.no_tune else args.tune_evals,
+                    "kernels": []}
     kernels = []
     for name in args.kernels.split(","):
         try:
             kernels.append(Kernel(name, args))
         except Exception as e:  # noqa: BLE001
             result["kernels"].append({"kernel": name, "rows": [{"variant": "-", "error": f"{type(e).__name__}: {e}"}]})
-    jobs = [(k, label, m) for k in kernels for label, m in k.variants(args.quick).items()]
+    if not args.no_tune and not args.compile_only:
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            reports = list(pool.map(lambda k: _safe_tune(k, args, work), kernels))
+        for k, r in zip(kernels, reports):
+            k.tune_report = r
+        result["tune_wall_s"] = time.perf_counter() - t_start
+        print(f"tuned {len(kernels)} kernels in {result['tune_wall_s']:.0f} s", file=sys.stderr, flush=True)
+    for k in kernels:
+        k.objects(work)
+    jobs = [(k, label, m) for k in kernels for label, m in k.variants(args.extra).items()]
+    t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         rows = list(pool.map(lambda j: compile_variant(j[0], j[1], j[2], work, args.arch), jobs))
-    result["compile_wall_s"] = time.perf_counter() - t_start
+    result["compile_wall_s"] = time.perf_counter() - t0
     print(f"compiled {len(rows)} variants in {result['compile_wall_s']:.1f} s", file=sys.stderr, flush=True)
     by_kernel: dict[str, list[dict]] = {}
     for (k, _, _), row in zip(jobs, rows):
         by_kernel.setdefault(k.name, []).append(row)
     if not args.compile_only:
-        refs = {}
-        for k in kernels:
-            if k.name != "matmul_vanilla":
-                try:
-                    refs[k.name] = cpu_reference(k, work)
-                except Exception as e:  # noqa: BLE001
-                    refs[k.name] = None
-                    print(f"{k.name}: CPU reference failed: {e}", file=sys.stderr)
-        torch_times: list[float] = []
-        for rnd in range(rounds):
-            for k in kernels:
-                for row in by_kernel[k.name]:
-                    if "exe" not in row or "run_error" in row:
-                        continue
-                    try:
-                        km, ps, out, err = run_once(row["exe"], keep_output=rnd == 0)
-                    except Exception as e:  # noqa: BLE001
-                        row["run_error"] = str(e)
-                        continue
-                    row.setdefault("kernel_ms", []).append(km)
-                    row.setdefault("program_s", []).append(ps)
-                    if rnd == 0:
-                        if k.name == "matmul_vanilla":
-                            m = re.search(r"checksum: ([\d.eE+-]+)", out)
-                            if row is by_kernel[k.name][0] and m:
-                                refs[k.name] = float(m.group(1))
-                            row["verified"] = verify(k, out, err, refs.get(k.name)) or "ok"
-                        else:
-                            ref = refs.get(k.name)
-                            row["verified"] = (verify(k, out, err, ref) or "ok") if ref else "no reference"
-                if k.name == "matmul_vanilla":
-                    try:
-                        torch_times += torch_matmul_ms(MATMUL_N, 5)
-                    except Exception as e:  # noqa: BLE001
-                        result["torch_error"] = str(e)
-            print(f"round {rnd + 1}/{rounds} done at {time.perf_counter() - t_start:.0f} s", file=sys.stderr,
-                  flush=True)
-        for rows_ in by_kernel.values():
-            for row in rows_:
-                row["kernel_ms_median"] = median(row.get("kernel_ms", []))
-                row["program_s_median"] = median(row.get("program_s", []))
-        if torch_times:
-            result["torch_matmul_ms"] = torch_times
+        _measure(kernels, by_kernel, rounds, work, result, t_start)
     for k in kernels:
         entry = {"kernel": k.name, "defines": k.defines, "mapped": k.dims,
-                 "rows": [{x: v for x, v in r.items() if x != "exe"} for r in by_kernel[k.name]]}
+                 "rows": [{x: v for x, v in r.items() if x != "exe"} for r in by_kernel.get(k.name, [])]}
+        if k.tune_report is not None:
+            entry["tune"] = k.tune_report
         if k.name == "matmul_vanilla" and result.get("torch_matmul_ms"):
             entry["torch_ms_median"] = median(result["torch_matmul_ms"])
         result["kernels"].append(entry)
@@ -325,6 +380,59 @@ def main() -> int:
         shutil.rmtree(work, ignore_errors=True)
     bad = [r for k in result["kernels"] for r in k["rows"] if "error" in r]
     return 1 if bad else 0
+
+
+def _safe_tune(kernel: Kernel, args, work: str) -> dict:
+    try:
+        return tune_kernel(kernel, args, work)
+    except Exception as e:  # noqa: BLE001 - a failed search leaves the kernel without a tuned row
+        return {"error": f"{type(e).__name__}: {e}", "wall_s": 0, "evals": 0}
+
+
+def _measure(kernels: list[Kernel], by_kernel: dict, rounds: int, work: str, result: dict, t_start: float) -> None:
+    """CPU references, then *rounds* interleaved rounds of every variant; medians into the rows."""
+    refs: dict = {}
+    for k in kernels:
+        if not k.checksummed:
+            try:
+                refs[k.name] = cpu_reference(k, work)
+            except Exception as e:  # noqa: BLE001
+                refs[k.name] = None
+                print(f"{k.name}: CPU reference failed: {e}", file=sys.stderr)
+    torch_times: list[float] = []
+    for rnd in range(rounds):
+        for k in kernels:
+            for row in by_kernel[k.name]:
+                if "exe" not in row or "run_error" in row:
+                    continue
+                try:
+                    r = run_once(row["exe"], keep_output=rnd == 0)
+                except Exception as e:  # noqa: BLE001
+                    row["run_error"] = str(e)
+                    continue
+                for key in ("kernel_ms", "region_ms", "program_s"):
+                    row.setdefault(key, []).append(r[key])
+                if rnd == 0:
+                    if k.checksummed:
+                        m = re.search(r"checksum: ([\d.eE+-]+)", r["stdout"])
+                        if row is by_kernel[k.name][0] and m:
+                            refs[k.name] = float(m.group(1))
+                        row["verified"] = verify(k, r["stdout"], r["stderr"], refs.get(k.name)) or "ok"
+                    else:
+                        ref = refs.get(k.name)
+                        row["verified"] = (verify(k, r["stdout"], r["stderr"], ref) or "ok") if ref else "no reference"
+            if k.name == "matmul_vanilla":
+                try:
+                    torch_times += torch_matmul_ms(MATMUL_N, 5)
+                except Exception as e:  # noqa: BLE001
+                    result["torch_error"] = str(e)
+        print(f"round {rnd + 1}/{rounds} done at {time.perf_counter() - t_start:.0f} s", file=sys.stderr, flush=True)
+    for rows_ in by_kernel.values():
+        for row in rows_:
+            for key in ("kernel_ms", "region_ms", "program_s"):
+                row[f"{key}_median"] = median(row.get(key, []))
+    if torch_times:
+        result["torch_matmul_ms"] = torch_times
 
 
 if __name__ == "__main__":

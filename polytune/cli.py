@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="output file (default: FILE.polytune.c; '-' for stdout)")
     p.add_argument("--force", action="store_true", help="allow -o to name the input file (overwrite it)")
     p.add_argument("--report", help="write a JSON report of what was done to each scop")
-    p = sub.add_parser("tune", help="tune by measurement: tile sizes (c), block shape (cuda) or launch "
+    p = sub.add_parser("tune", help="tune by measurement: tile sizes (c), GPU mapping (cuda) or launch "
                                             "configuration (triton), by hill climbing from the default",
                        usage="polytune tune FILE.c [MORE.c ...] [-I DIR] [-D NAME] [-l LIB] [-L DIR] "
                              "[--ldflags FLAGS] [options] [-- PROGRAM ARGUMENTS]")
@@ -121,7 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, help="OMP_NUM_THREADS for the runs")
     _unroll_jam(p)
     p.add_argument("--target", default="c", choices=TARGET_NAMES,
-                   help="c: tune the tile sizes of the C/OpenMP code; cuda: the GPU thread-block shape; "
+                   help="c: tune the tile sizes of the C/OpenMP code; cuda: the GPU mapping (block shape, points "
+                        "per thread, shared memory, registers, reduction tile, warp reductions, tiling); "
                         "triton: the launch configuration (block sizes, num_warps, num_stages)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="a size of the problem to tune for (a macro of the file, as -D)")

@@ -184,19 +184,27 @@ def generate_cuda(program: Program, opts: OptimizeOptions, serve: bool = False,
                   dumps: list[str] | None = None, mapping=None) -> str:
     """The whole file as CUDA: helpers and kernels first (they need nothing of the file), regions replaced.
     *mapping*: an emit.cuda.CudaMapping (None: the default for opts.block)."""
+    return cuda_program(program, opts, serve, dumps, mapping)[0]
+
+
+def cuda_program(program: Program, opts: OptimizeOptions, serve: bool = False, dumps: list[str] | None = None,
+                 mapping=None, timing: bool = False) -> tuple[str, list]:
+    """generate_cuda's text and its regions (emit.cuda.CudaRegion: the mapping resolved, what each kernel
+    asks of a block). *timing*: each region prints its kernel time and its whole time to stderr, and the
+    CUDA context is created at program start (emit.cuda.generate_cuda_region, cuda_header)."""
     from .emit.cuda import cuda_header, generate_cuda_region
     p = gpu_prefix(program)
     regions = [generate_cuda_region(a.scop, a.gpu, opts.block, indent=_indent_of(program.text, a.scop.begin_line),
                                     serve=serve, dump=dumps[k] if dumps else "", prefix=p, scop_index=k,
-                                    mapping=mapping, deps=a.deps)
+                                    mapping=mapping, deps=a.deps, timing=timing)
                for k, a in enumerate(program.scops)]
-    head = cuda_header(p, serve) + "\n".join(r.kernels for r in regions)
+    head = cuda_header(p, serve, eager_context=timing) + "\n".join(r.kernels for r in regions)
     reps = [(a.scop.begin_line, a.scop.end_line, _guarded(program, k, r.host))
             for k, (a, r) in enumerate(zip(program.scops, regions))]
     from .linkage import user_header_lines, wrap_c_headers  # the program's other C files keep C linkage
     reps += wrap_c_headers(program.text, user_header_lines(program.path, program.text, program.includes,
                                                            program.defines))
-    return head + "\n" + splice(program.text, reps)
+    return head + "\n" + splice(program.text, reps), regions
 
 
 def generate_triton(program: Program, opts: OptimizeOptions, config: dict | None = None) -> str:

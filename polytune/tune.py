@@ -88,6 +88,7 @@ class TuneReport:
     schedule_choice: dict | None = None  # --schedule auto: the seeds measured and the one chosen
     workers: dict | None = None  # --jobs / --ray: the pool, its workers (each evaluation names its own)
     best_build: dict | None = None  # what optimize needs for the best variant (tile sizes, --choice)
+    program_gain: dict | None = None  # the best's gain re-measured in the user's program (Target.confirm)
 
     @property
     def speedup_over_seed(self) -> float | None:
@@ -127,6 +128,8 @@ class TuneReport:
             out["workers"] = self.workers
         if self.best_build is not None:
             out["best_build"] = self.best_build
+        if self.program_gain is not None:
+            out["program_gain"] = self.program_gain
         return out
 
     def _named(self, config) -> dict:
@@ -237,6 +240,10 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
             seed, launch_choice = target.launch_seed(runner, space, evaluate, seed)
         result = run_search(space, None if pool is not None else evaluate, tune_opts.strategy, seed, options,
                             budget, on_eval, pool=pool)
+        program_check, confirm_warnings = target.confirm(runner, result.seed, result.best, space.names)
+        for line in confirm_warnings:
+            if hasattr(progress, "note"):
+                progress.note(line)
     finally:
         if close_workers is not None:
             close_workers()
@@ -258,7 +265,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         seed=result.seed, best=result.best, evaluations=tuple(result.evaluations),
         trajectory=tuple(result.trajectory), stop_reason=result.stop_reason.value, evals=result.evals,
         search_time=search_time, target_info=target.report(runner, launch_choice), loops=labels,
-        warnings=(noisy,) if noisy else (),
+        warnings=((noisy,) if noisy else ()) + tuple(confirm_warnings), program_gain=program_check,
         schedule_choice=schedule_choice, workers=workers_info, best_build=best_build)
     return TuneResult(program, space, result, original, best_text, report)
 

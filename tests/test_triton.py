@@ -586,3 +586,29 @@ def test_every_kernel_compiles_for_the_gpu():
         pytest.skip(r.stdout.strip())
     assert r.returncode == 0, r.stdout + r.stderr[-3000:]
     assert r.stdout.count(": ok") == len(cases), r.stdout
+
+
+class _ReplayRunner:
+    """measure_fresh answers from fixed times per configuration (a replayed runner: no GPU, no Triton)."""
+
+    def __init__(self, times: dict):
+        self.times = times
+        self.calls: list[tuple] = []
+
+    def measure_fresh(self, config, names):
+        from polytune.measure.measurement import Measurement
+        self.calls.append(tuple(config))
+        return Measurement(tuple(config), (self.times[tuple(config)],))
+
+
+@pytest.mark.parametrize("again,holds", [({(1,): 0.002, (2,): 0.001}, True), ({(1,): 0.002, (2,): 0.0019}, False)])
+def test_triton_gain_is_measured_again_in_turn_and_reported(again, holds):
+    from polytune.measure.measurement import Measurement
+    from polytune.targets.triton import CONFIRM_ROUNDS, TritonTarget
+    runner = _ReplayRunner(again)
+    seed, best = Measurement((1,), (0.002,)), Measurement((2,), (0.001,))
+    out, warnings = TritonTarget.confirm(None, runner, seed, best, ("BLOCK_X",))
+    assert runner.calls == [(1,), (2,)] * CONFIRM_ROUNDS  # interleaved
+    assert out["kernel_gain"] == pytest.approx(2.0) and out["holds"] == holds
+    assert out["program_gain"] == pytest.approx(again[(1,)] / again[(2,)])
+    assert bool(warnings) != holds

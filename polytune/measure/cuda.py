@@ -1,4 +1,4 @@
-"""Measuring CUDA variants: one compilation and one serving process per search.
+"""Measuring CUDA variants: one serving process per build (the flat mapping: one build per search).
 
 The tuning build (``generate_cuda(..., serve=True)``) reads block shapes from a pipe. For each it
 restores the device arrays from pristine copies, runs the region's kernels ``reps`` times, timing each
@@ -7,12 +7,16 @@ them for verification and answers ``ok <copy-back ms> <ms> <ms> ...``, or ``erro
 Transfers are kept out of the kernel time and reported separately. A process that dies (a sticky CUDA
 error) or hangs is recorded against the configuration it was serving and restarted for the next one.
 
+A tiled mapping has its blocks built in: each gets its own build (measure_mapping), served the same way.
+
 Before a configuration runs it is checked against the hardware limits and against the kernels' register
 use read from ptxas (threads x registers per thread must fit the register file of a block): a
 configuration that cannot launch is rejected as RESOURCES without running (Algorithm 9.1's "reject").
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import math
 import os
 import re
@@ -24,15 +28,32 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..emit.c import generate_dump
-from ..emit.cuda import MAX_DIM, MAX_THREADS, kernel_block
+from ..emit.cuda import MAX_DIM, MAX_THREADS, CudaMapping, kernel_block, resource_problem
 from ..errors import PolytuneError, UsageError
-from ..pipeline import OptimizeOptions, Program, generate_cuda
+from ..pipeline import OptimizeOptions, Program, cuda_program, generate_cuda
 from .c import BuildConfig, CRunner, compare_dumps, compile_source, quote_dirs
 from .cache import gpu_id
 from .measurement import ErrorKind, Measurement
 from .runner import Variant
 
 REGISTERS_PER_BLOCK = 65536
+GPU_LOCK_ENV = "POLYTUNE_GPU_LOCK"
+
+
+@contextlib.contextmanager
+def gpu_lock():
+    """Held while something is timed on the GPU, where $POLYTUNE_GPU_LOCK names a lock file: several tuners
+    on one machine (benchmarks/cuda_mappings.py) then compile at the same time but time one at a time."""
+    path = os.environ.get(GPU_LOCK_ENV)
+    if not path:
+        yield
+        return
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 SERVE_PRELUDE = r"""/* polytune CUDA tuning harness */
 #include <stdio.h>
@@ -153,9 +174,28 @@ def serve_source(program: Program) -> str:
     return SERVE_PRELUDE + generate_cuda(program, OptimizeOptions(target="cuda"), serve=True, dumps=dumps)
 
 
+def mapping_build(program: Program, mapping: CudaMapping) -> tuple[str, str]:
+    """The tuning build of a tiled *mapping* (its blocks are built in: one build per mapping) and why its
+    kernels cannot run ('' if they can), known before compiling (shared memory, registers: resource_problem)."""
+    dumps = [generate_dump(a.scop, indent=3, avoid=program.identifiers) for a in program.scops]
+    text, regions = cuda_program(program, OptimizeOptions(target="cuda"), serve=True, dumps=dumps, mapping=mapping)
+    return SERVE_PRELUDE + text, "; ".join(x for x in (resource_problem(r) for r in regions) if x)
+
+
+def kernel_registers_problem(resources: dict[str, dict], threads: dict[str, int]) -> str:
+    """Why a kernel cannot launch with its built-in block, from ptxas's registers per thread ('' if all can):
+    *threads* by kernel name (a ptxas name is the mangled template, which contains it)."""
+    for mangled, r in resources.items():
+        for name, n in threads.items():
+            named = mangled == name or f"{len(name)}{name}" in mangled  # (Itanium mangling: length, name)
+            if named and n * r["registers"] > REGISTERS_PER_BLOCK:
+                return f"{name}: {n} threads x {r['registers']} registers > {REGISTERS_PER_BLOCK} per block"
+    return ""
+
+
 class CudaRunner:
-    """Verifies and times block shapes of one program on the GPU (a Runner: a variant's ``build`` is
-    unused, its configuration is the block shape)."""
+    """Verifies and times the mappings of one program on the GPU (a Runner: a variant's ``build`` is its
+    CudaMapping; see measure)."""
 
     def __init__(self, program: Program, build: CudaBuildConfig):
         self.program = program
@@ -167,7 +207,8 @@ class CudaRunner:
         self.compile_time = 0.0
         self.resources: dict[str, dict] = {}
         self.proc: subprocess.Popen | None = None
-        self._fds: tuple[int, int] | None = None
+        self.serving: str | None = None  # the executable the serving process runs
+        self.builds: dict[str, tuple] = {}  # a mapping's build text -> (exe or None, error, ptxas, compile s)
         self.kernels_mapped = [k.mapped for a in program.scops for k in a.gpu.kernels]
 
     @property
@@ -217,13 +258,14 @@ class CudaRunner:
         return max((r["spill"] for r in self.resources.values()), default=0)
 
     # ---- the serving process -------------------------------------------------------------------------
-    def start(self) -> None:
+    def start(self, exe: str) -> None:
         cmd_r, cmd_w = os.pipe()
         rep_r, rep_w = os.pipe()
-        env = dict(os.environ, POLYTUNE_SERVE_FDS=f"{cmd_r},{rep_w}", POLYTUNE_DUMP=self.exe + ".dump",
+        env = dict(os.environ, POLYTUNE_SERVE_FDS=f"{cmd_r},{rep_w}", POLYTUNE_DUMP=exe + ".dump",
                    CUDA_MODULE_LOADING="EAGER")
         self.errlog = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([self.exe, *self.build.program.args], env=env, pass_fds=(cmd_r, rep_w),
+        self.serving = exe
+        self.proc = subprocess.Popen([exe, *self.build.program.args], env=env, pass_fds=(cmd_r, rep_w),
                                      stdout=subprocess.DEVNULL, stderr=self.errlog,
                                      cwd=self.build.program.cwd or self.dir)
         os.close(cmd_r)
@@ -278,21 +320,68 @@ class CudaRunner:
 
     # ---- one configuration ---------------------------------------------------------------------------
     def measure(self, variant: Variant, bound: float | None = None) -> Measurement:
-        return self.measure_block(tuple(variant.config))
+        """A variant's ``build`` is its CudaMapping (the flat one reads its block from the pipe of the one
+        shared build; a tiled one has its own build) or, from older callers, None: the config is a block."""
+        mapping = variant.build if isinstance(variant.build, CudaMapping) else None
+        if mapping is None:
+            return self.measure_block(tuple(variant.config))
+        if mapping.flat:
+            return self.measure_block(tuple(mapping.block), tuple(variant.config))
+        return self.measure_mapping(mapping, tuple(variant.config))
 
-    def measure_block(self, config: tuple[int, ...]) -> Measurement:
-        """Verify and time one block shape (no pruning: a round of kernels is cheap)."""
+    def measure_mapping(self, mapping: CudaMapping, config: tuple[int, ...]) -> Measurement:
+        """Verify and time a tiled mapping: limits checked before compiling (shared memory, registers held
+        per thread, the block shape), then after (ptxas's registers per thread x threads): a configuration
+        that cannot run is RESOURCES, never a time."""
+        try:
+            text, why = mapping_build(self.program, mapping)
+        except UsageError as e:  # a block shape or points over the hardware's limits
+            return Measurement(config, error=ErrorKind.RESOURCES, detail=str(e))
+        except PolytuneError as e:
+            return Measurement(config, error=ErrorKind.COMPILE, detail=f"code generation: {e}")
+        if why:
+            return Measurement(config, error=ErrorKind.RESOURCES, detail=why)
+        if text not in self.builds:
+            k = len(self.builds)
+            try:
+                objects = self.cpu.objects()
+                exe, dt, err, stderr = compile_source(
+                    self.build, text, os.path.join(self.dir, f"serve{k}.cu"), os.path.join(self.dir, f"serve{k}"),
+                    timeout=900, label="CUDA ", timeout_message="nvcc timed out", quote=quote_dirs(self.program),
+                    objects=objects)
+            except PolytuneError as e:
+                exe, dt, err, stderr = None, 0.0, str(e), ""
+            self.builds[text] = (exe, err, parse_ptxas(stderr) if exe else {}, dt)
+        exe, err, ptxas, dt = self.builds[text]
+        if exe is None:
+            return Measurement(config, error=ErrorKind.COMPILE, detail=err)
+        threads = {name: int(n) for n, name in re.findall(r"__launch_bounds__\((\d+)\) (\w+)\(", text)}
+        why = kernel_registers_problem(ptxas, threads)
+        if why:
+            return Measurement(config, error=ErrorKind.RESOURCES, detail=why)
+        return self._serve(exe, config, (1, 1, 1), dt)
+
+    def measure_block(self, block: tuple[int, ...], config: tuple[int, ...] | None = None) -> Measurement:
+        """Verify and time one block shape of the flat build (no pruning: a round of kernels is cheap)."""
+        config = block if config is None else config
         if self.exe is None and not self.compile_error:
             self.compile()
         if self.exe is None:
             return Measurement(config, error=ErrorKind.COMPILE, detail=self.compile_error)
-        why = block_problem(config, self.kernels_mapped, self.registers)
+        why = block_problem(block, self.kernels_mapped, self.registers)
         if why:
             return Measurement(config, error=ErrorKind.RESOURCES, detail=why)
+        return self._serve(self.exe, config, block, self.compile_time)
+
+    def _serve(self, exe: str, config: tuple[int, ...], block: tuple[int, ...], compile_time: float) -> Measurement:
+        """One round of requests to the serving process of *exe* (started, or switched to, as needed)."""
+        if self.proc is not None and self.serving != exe:
+            self.stop()
         if self.proc is None:
-            self.start()
-        b = list(config) + [1] * (3 - len(config))
-        reply, why = self._ask(f"{b[0]} {b[1]} {b[2]} {self.build.runs + 1} 1")
+            self.start(exe)
+        b = list(block) + [1] * (3 - len(block))
+        with gpu_lock():
+            reply, why = self._ask(f"{b[0]} {b[1]} {b[2]} {self.build.runs + 1} 1")
         if reply is None:
             kind = ErrorKind.TIMEOUT if why.startswith("timeout") else ErrorKind.RUNTIME
             return Measurement(config, error=kind, detail=why.split(": ", 1)[1])
@@ -304,9 +393,73 @@ class CudaRunner:
             return Measurement(config, error=kind, detail=" ".join(parts[2:]))
         transfer_ms = float(parts[1])
         times = [float(x) / 1000.0 for x in parts[2:]][1:]  # the first round is the warm-up
-        dump = self.exe + ".dump"
+        dump = exe + ".dump"
         verdict = compare_dumps(self.reference_dump, np.fromfile(dump, dtype=np.float64), self.build.rtol)
         os.unlink(dump)
         if verdict:
             return Measurement(config, error=ErrorKind.WRONG_ANSWER, detail=verdict)
-        return Measurement(config, tuple(times), None, self.compile_time, extra={"copy_back_ms": transfer_ms})
+        return Measurement(config, tuple(times), None, compile_time, extra={"copy_back_ms": transfer_ms})
+
+
+# ---- the tuned gain, re-measured in the program ------------------------------------------------------------
+REGION_MS = re.compile(r"polytune-region-ms: ([\d.eE+-]+)")
+KERNEL_MS = re.compile(r"polytune-kernel-ms: ([\d.eE+-]+)")
+PROGRAM_TOLERANCE = 0.03  # a program gain this far below the kernel gain is reported as not holding
+
+
+def _median(xs: list[float]) -> float:
+    xs = sorted(xs)
+    k = len(xs) // 2
+    return xs[k] if len(xs) % 2 else 0.5 * (xs[k - 1] + xs[k])
+
+
+def program_gain(program: Program, build: CudaBuildConfig, seed: CudaMapping, best: CudaMapping,
+                 seed_m: Measurement, best_m: Measurement, runs: int = 5) -> tuple[dict, list[str]]:
+    """The user's program built with the *seed*'s and the *best*'s mapping, each region timing itself as the
+    program runs it (host clock around its allocation, copies, kernels, copies back; CUDA events around
+    its kernels; the CUDA context made at start, outside the regions), run *runs* times each, interleaved:
+    the program gain (median region time, seed over best) beside the kernel gain the search measured, and
+    a warning where the program gains more than PROGRAM_TOLERANCE less. ({report entry}, [warnings])."""
+    out: dict = {"runs": runs, "kernel_gain": seed_m.value / best_m.value if best_m.value > 0 else None}
+    exes = {}
+    with tempfile.TemporaryDirectory(prefix="polytune-cuda-program-") as tmp:
+        cpu = CRunner(program, build.reference())
+        try:
+            objects = cpu.objects()
+            for label, mapping in (("seed", seed), ("best", best)):
+                text = cuda_program(program, OptimizeOptions(target="cuda"), mapping=mapping, timing=True)[0]
+                exe, _, err, _ = compile_source(build, text, os.path.join(tmp, f"{label}.cu"), os.path.join(tmp, label),
+                                                timeout=900, label="CUDA ", quote=quote_dirs(program), objects=objects)
+                if exe is None:
+                    raise PolytuneError(f"the {label}'s program does not compile: {err}")
+                exes[label] = exe
+            times: dict[str, dict[str, list[float]]] = {k: {"region_ms": [], "kernel_ms": []} for k in exes}
+            for _ in range(runs):
+                for label, exe in exes.items():
+                    with gpu_lock():
+                        proc = subprocess.run([exe, *build.program.args], capture_output=True, text=True,
+                                              timeout=600, cwd=build.program.cwd or tmp)
+                    if proc.returncode != 0:
+                        tail = proc.stderr.strip().splitlines()
+                        raise PolytuneError(f"the {label}'s program failed: {tail[-1] if tail else proc.returncode}")
+                    times[label]["region_ms"].append(sum(float(x) for x in REGION_MS.findall(proc.stderr)))
+                    times[label]["kernel_ms"].append(sum(float(x) for x in KERNEL_MS.findall(proc.stderr)))
+        except (PolytuneError, subprocess.TimeoutExpired, OSError) as e:
+            out["error"] = str(e)
+            return out, [f"polytune: warning: the tuned gain could not be re-measured in the program ({e})"]
+        finally:
+            cpu.close()
+    out.update({f"{label}_{what}": xs for label, t in times.items() for what, xs in t.items()})
+    seed_r, best_r = _median(times["seed"]["region_ms"]), _median(times["best"]["region_ms"])
+    seed_k, best_k = _median(times["seed"]["kernel_ms"]), _median(times["best"]["kernel_ms"])
+    out["program_gain"] = seed_r / best_r if best_r > 0 else None
+    out["program_kernel_gain"] = seed_k / best_k if best_k > 0 else None  # the kernels' gain as the program runs them
+    out["saved_ms"] = {"kernels": seed_k - best_k, "region": seed_r - best_r}
+    warnings = []
+    kg, pg = out["kernel_gain"], out["program_gain"]
+    if kg is not None and pg is not None and pg < kg * (1 - PROGRAM_TOLERANCE):
+        warnings.append(f"polytune: warning: the tuned gain does not hold in the program: {kg:.2f}x in the tuner's "
+                        f"kernel time, {pg:.2f}x in the region as the program runs it "
+                        f"({seed_r:.3f} -> {best_r:.3f} ms, of which kernels {seed_k:.3f} -> {best_k:.3f} ms)")
+    out["holds"] = not warnings
+    return out, warnings

@@ -179,13 +179,16 @@ class CudaMapping:
     mapped loops folds the extra dims into its last one). *points*: points per thread along x[,y[,z]]
     (a kernel with fewer mapped loops ignores the extra ones); a block then covers a tile of block x
     points iterations. *shared*: arrays staged in shared memory (None: every read-only array
-    reused across the threads of a block, where the kernel has a reduction loop). *reduction_tile*: the
+    reused across the threads of a block, where the kernel has a reduction loop; with *shared_reused*, of
+    those the ones named, else the named ones wherever a kernel reads them only). *reduction_tile*: the
     strip of the reduction loop staged at once. *registers*: keep the elements a thread owns in registers
     over its tile where that is legal. *flat*: the previous mapping (one point per thread, grid-stride
     loops, nothing staged); the other fields but *block* are then ignored. *reduction* "warp": in a 1-D
     kernel whose inner loop accumulates into the thread's own element (a row reduction), the 32 lanes of
     a warp share each point's loop and combine their partial sums with shuffles (the block's threads /
-    32 points per block); kernels where that is not possible keep one thread per point."""
+    32 points per block); kernels where that is not possible keep one thread per point. *tile*: "auto"
+    tiles only the kernels where tiling pays (KernelChoices.tiling_pays; the others keep the flat mapping
+    on *flat_block*, () = the flat default block), "all" tiles every mapped kernel."""
 
     block: tuple[int, ...] = ()
     points: tuple[int, ...] = ()
@@ -194,6 +197,9 @@ class CudaMapping:
     registers: bool = True
     flat: bool = False
     reduction: str = "thread"  # "warp": a warp per point of a 1-D kernel that reduces along an inner loop
+    shared_reused: bool = False  # *shared* names arrays to stage where the default would (reused across threads)
+    tile: str = "auto"  # "auto": only the kernels where tiling pays; "all": every mapped kernel
+    flat_block: tuple[int, ...] = ()  # the block of the kernels a tiled mapping leaves flat (() = the default)
 
 
 def fold_axes(mapped: int, values: tuple[int, ...]) -> tuple[int, int, int]:
@@ -260,6 +266,17 @@ class KernelChoices:
     shared_default: tuple[str, ...]
     reduction: bool  # the kernel has a loop below its mapped band
     warp: bool = False  # a 1-D kernel with a row reduction a warp can share (see CudaMapping.reduction)
+    unregistered: tuple[str, ...] = ()  # arrays written under the loop that no register can hold
+
+    @property
+    def tiling_pays(self) -> bool:
+        """Whether the tiled default beats one point per thread here. Not where a loop below the mapped band
+        writes an array that cannot live in registers (covariance's cov, whose transposed copy
+        cov[j][i] = cov[i][j] gives a point two elements): the points of a tile then sit inside that loop,
+        each with its guard, so every iteration reads and writes global memory, where the flat mapping's one
+        point per thread has the loop inside its guard and nvcc keeps the element in a register (PolyBench
+        covariance on an H200: 2.94 ms tiled against 1.30 ms flat)."""
+        return not (self.reduction and self.unregistered)
 
 
 def _kernel_nodes(node: isl.ScheduleNode, out: list) -> None:
@@ -320,7 +337,7 @@ def _choices(scop: Scop, info: KernelInfo, band: isl.ScheduleNode) -> KernelChoi
     inv = prefix.reverse()
     arrays = sorted({a.array for st in scop.statements if st.name in info.statements for a in st.accesses})
     ndim = {a.name: a.ndim for a in scop.arrays}
-    private, shared, default = [], [], []
+    private, shared, default, unregistered = [], [], [], []
     for name in arrays:
         if ndim.get(name, 0) == 0:
             continue
@@ -333,6 +350,8 @@ def _choices(scop: Scop, info: KernelInfo, band: isl.ScheduleNode) -> KernelChoi
             # Each point's accesses reach one element, and no other point's: no thread can see it.
             if reduction and m.is_single_valued() and m.is_injective():
                 private.append(name)
+            elif reduction:
+                unregistered.append(name)
         else:
             shared.append(name)
             if reduction and not m.is_injective():  # several threads read the same elements
@@ -343,7 +362,7 @@ def _choices(scop: Scop, info: KernelInfo, band: isl.ScheduleNode) -> KernelChoi
         red = _reduction_band(below)
         # the loop's statements must be sums into the thread's element: checked where they are printed
         warp = red is not None and written <= set(private)
-    return KernelChoices(tuple(private), tuple(shared), tuple(default), reduction, warp)
+    return KernelChoices(tuple(private), tuple(shared), tuple(default), reduction, warp, tuple(unregistered))
 
 
 def _reduction_band(node: isl.ScheduleNode) -> isl.ScheduleNode | None:
@@ -399,11 +418,15 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
         if not info.mapped:
             continue
         ch = choices[name]
+        if mapping.tile == "auto" and not ch.tiling_pays:
+            continue  # stays flat: see KernelChoices.tiling_pays
         kblock = fold_axes(info.mapped, block)
         kpoints = (tuple(points) + (1, 1, 1))[:info.mapped] + (1,) * (3 - info.mapped)  # extra axes: dropped
         pts = tuple(kpoints[ax] for ax in info.axes)
         tiles = tuple(kblock[ax] * kpoints[ax] for ax in info.axes)
-        shared = ch.shared_default if mapping.shared is None else tuple(a for a in ch.shared if a in mapping.shared)
+        by_default = mapping.shared is None or mapping.shared_reused
+        shared = ch.shared_default if mapping.shared is None else \
+            tuple(a for a in (ch.shared_default if mapping.shared_reused else ch.shared) if a in mapping.shared)
         private = ch.private if mapping.registers else ()
         threads = math.prod(kblock)
         warp = mapping.reduction == "warp" and ch.warp and bool(private) and threads % 32 == 0
@@ -434,7 +457,7 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
                 strip = strip.band_split(1)
             strip = strip.band_tile(_multi_val(strip.band_get_space(), [max(1, mapping.reduction_tile)]))
             stage = strip.child(0)
-        elif mapping.shared is None:
+        elif by_default:
             shared = ()  # by default only inside a strip-mined loop (a whole loop's footprint can be large)
         stage = stage.insert_mark(mark_id(SharedMark(info.index)))
         stage_depth = stage.get_schedule_depth()

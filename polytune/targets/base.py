@@ -122,6 +122,12 @@ class Target:
     def finish(self, runner: Runner, best: Measurement | None, names: tuple[str, ...]) -> None:
         """Called once the search is over (e.g. to remember the best launch configuration)."""
 
+    def confirm(self, runner: Runner, seed: Measurement | None, best: Measurement | None,
+                names: tuple[str, ...]) -> tuple[dict | None, list[str]]:
+        """The best's gain over the seed re-measured as the user's program sees it, after the search (the
+        GPU targets: the search timed kernels): (the report's program_gain entry or None, warnings)."""
+        return None, []
+
     @classmethod
     def choose_schedule(cls, program: Program, build: BuildConfig, parallel: bool, unroll_jam: int):
         from . import TARGET_NAMES, get_target

@@ -1,14 +1,16 @@
-"""The CUDA target: the thread-block shape of the GPU kernels."""
+"""The CUDA target: how the kernels use the GPU (emit.cuda.mapping_space): the block shape, points per thread,
+the reduction tile, shared memory per array, registers, a warp per row, and which kernels are tiled."""
 from __future__ import annotations
 
 import os
+from dataclasses import asdict
 
-from ..emit.cuda import default_block
+from ..emit.cuda import TILING, default_config, mapping_from_config, mapping_space
 from ..errors import UsageError
-from ..measure.cuda import CudaBuildConfig, CudaRunner, serve_source
-from ..measure.measurement import Config
+from ..measure.cuda import CudaBuildConfig, CudaRunner, program_gain, serve_source
+from ..measure.measurement import Config, Measurement
 from ..measure.runner import Variant
-from ..pipeline import OptimizeOptions, generate
+from ..pipeline import generate_cuda
 from ..search import Parameter, SearchSpace
 from .base import Target
 
@@ -19,6 +21,7 @@ class CudaTarget(Target):
     name = "cuda"
     build_class = CudaBuildConfig
     build_options = ()
+    program_runs = 5  # runs of the seed's and the best's program each, interleaved (confirm)
 
     def __init__(self, program, opts, build=None, domain_cap=512):
         super().__init__(program, opts, build, domain_cap)
@@ -29,24 +32,38 @@ class CudaTarget(Target):
     def default_output(cls, path: str) -> str:
         return f"{os.path.splitext(path)[0]}.polytune.cu"
 
+    def _regions(self) -> list:
+        return [(a.scop, a.gpu) for a in self.program.scops]
+
     def parameters(self) -> list[Parameter]:
         n = max((a.gpu.max_mapped for a in self.program.scops), default=0)
         if n == 0:
             raise UsageError("nothing to tune: no scop has a parallel loop to map to GPU threads", self.program.path)
-        return [Parameter(BLOCK_PARAMS[d], tuple(2 ** k for k in range(11 if d < 2 else 7))) for d in range(n)]
+        return [Parameter.categorical(name, TILING) if name == "tiling" else Parameter(name, values)
+                for name, values in mapping_space(self._regions())]
 
     def named_seed(self, space: SearchSpace, how: str) -> Config | None:
-        n = len(space.params)
-        if how == "pluto":
-            return default_block(n)
+        if how == "pluto":  # the default mapping
+            default = default_config(self._regions())
+            return tuple(default.get(p.name, p.values[0]) for p in space.params)
         if how == "origin":
-            return (1,) * n
+            return tuple(p.values[0] for p in space.params)
         return None
 
+    def mapping(self, names: tuple[str, ...], config: Config):
+        return mapping_from_config(dict(zip(names, config)))
+
     def variant(self, names: tuple[str, ...], config: Config) -> Variant:
-        opts = OptimizeOptions(target=self.name, block=tuple(config))
-        return Variant(tuple(config), tuple(names), opts, frozenset(names),
-                       lambda: generate(self.program, opts).text)
+        mapping = self.mapping(names, config)
+        # the flat mapping reads only its block, the reduction tile matters only where something is staged:
+        # configurations that differ elsewhere give the same code (measured once, see measure.runner.Memo)
+        reads = frozenset(n for n in names if n in BLOCK_PARAMS or n == "tiling") if mapping.flat else \
+            frozenset(n for n in names if n != "reduction_tile" or mapping.shared)
+        return Variant(tuple(config), tuple(names), mapping, reads,
+                       lambda: generate_cuda(self.program, self.opts, mapping=mapping))
+
+    def describe_best(self, names: tuple[str, ...], config: Config) -> dict:
+        return {"cuda_mapping": asdict(self.mapping(names, config))}
 
     def runner(self) -> CudaRunner:
         return CudaRunner(self.program, self.build)
@@ -57,4 +74,16 @@ class CudaTarget(Target):
     def report(self, runner: CudaRunner, launch) -> dict:
         return {"gpu": {"registers": runner.registers, "spill_bytes": runner.spills,
                         "compile_time": runner.compile_time, "compile_error": runner.compile_error or None,
-                        "kernels": {k: v for k, v in runner.resources.items()}}}
+                        "kernels": {k: v for k, v in runner.resources.items()},
+                        "mapping_builds": len(runner.builds)}}
+
+    def confirm(self, runner: CudaRunner, seed: Measurement | None, best: Measurement | None,
+                names: tuple[str, ...]) -> tuple[dict | None, list[str]]:
+        """The tuned gain re-measured in the program: the seed's and the best's whole programs, run in turn,
+        each timing its regions as it runs them (measure.cuda.program_gain); a warning where the program
+        gains more than 3% less than the kernels did."""
+        if seed is None or best is None or not seed.ok or not best.ok or tuple(seed.config) == tuple(best.config):
+            return None, []
+        runner.stop()  # (its serving process holds device memory)
+        return program_gain(self.program, self.build, self.mapping(names, seed.config),
+                            self.mapping(names, best.config), seed, best, self.program_runs)

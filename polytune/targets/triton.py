@@ -14,6 +14,7 @@ from .base import Target
 DOMAINS = {"BLOCK_X": (1, 1024), "BLOCK_Y": (1, 256), "BLOCK_Z": (1, 64), "BLOCK_M": (1, 256),
            "BLOCK_R": (16, 4096), "BLOCK_K": (16, 256), "num_warps": (1, 16), "num_stages": (1, 4), "FUSE": (0, 1)}
 LINEAR = ("num_stages", "FUSE")  # domains of consecutive integers (the others are powers of two)
+CONFIRM_ROUNDS = 3  # (each round: the seed's and the best's median of --runs timed calls)
 ORDER = ("BLOCK_X", "BLOCK_Y", "BLOCK_Z", "BLOCK_M", "BLOCK_R", "BLOCK_K", "num_warps", "num_stages")
 
 
@@ -70,6 +71,30 @@ class TritonTarget(Target):
 
     def report(self, runner: TritonRunner, launch: dict | None) -> dict:
         return {"triton": {"launch_choice": launch, "kernels": runner.resources, "device": runner.device}}
+
+    def confirm(self, runner: TritonRunner, seed, best, names) -> tuple[dict | None, list[str]]:
+        """The seed and the best timed again, in turn, CONFIRM_ROUNDS times each: a Triton program's region is
+        its module's run() on its tensors, which is what the search timed, so the gain the report states is
+        the one these fresh, interleaved rounds reproduce (with a warning where it is over 3% lower)."""
+        if seed is None or best is None or not seed.ok or not best.ok or tuple(seed.config) == tuple(best.config):
+            return None, []
+        times: dict[str, list[float]] = {"seed": [], "best": []}
+        for _ in range(CONFIRM_ROUNDS):
+            for label, m in (("seed", seed), ("best", best)):
+                r = runner.measure_fresh(tuple(m.config), tuple(names))
+                if not r.ok:
+                    why = f"the {label} failed when measured again: {r.error.value} {r.detail}"
+                    return {"error": why}, [f"polytune: warning: the tuned gain could not be re-measured ({why})"]
+                times[label].append(r.value)
+        kernel_gain = seed.value / best.value
+        s, b = sorted(times["seed"])[CONFIRM_ROUNDS // 2], sorted(times["best"])[CONFIRM_ROUNDS // 2]
+        out = {"runs": CONFIRM_ROUNDS, "kernel_gain": kernel_gain, "program_gain": s / b,
+               "seed_region_ms": [1e3 * t for t in times["seed"]], "best_region_ms": [1e3 * t for t in times["best"]]}
+        out["holds"] = s / b >= kernel_gain * 0.97
+        warn = [] if out["holds"] else [
+            f"polytune: warning: the tuned gain does not hold when measured again: {kernel_gain:.2f}x in the "
+            f"search, {s / b:.2f}x in {CONFIRM_ROUNDS} interleaved rounds of run()"]
+        return out, warn
 
     def finish(self, runner: TritonRunner, best, names) -> None:
         if best is not None:

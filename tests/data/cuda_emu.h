@@ -28,6 +28,22 @@ static cudaError_t cudaMemcpy(void *d, const void *s, size_t n, int) { memcpy(d,
 static cudaError_t cudaFree(void *p) { free(p); return 0; }
 static cudaError_t cudaGetLastError(void) { return 0; }
 static cudaError_t cudaDeviceSynchronize(void) { return 0; }
+enum { cudaErrorInvalidValue = 1, cudaErrorInvalidConfiguration = 9, cudaErrorLaunchOutOfResources = 7 };
+/* events read the host clock: the emulation runs the kernels synchronously */
+struct pt_emu_event { double t; };
+typedef pt_emu_event *cudaEvent_t;
+#include <time.h>
+static cudaError_t cudaEventCreate(cudaEvent_t *e) { *e = new pt_emu_event(); return 0; }
+static cudaError_t cudaEventRecord(cudaEvent_t e, int stream = 0)
+{
+  struct timespec t;
+  (void)stream;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  e->t = t.tv_sec + 1e-9 * t.tv_nsec;
+  return 0;
+}
+static cudaError_t cudaEventSynchronize(cudaEvent_t) { return 0; }
+static cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b) { *ms = (float)((b->t - a->t) * 1e3); return 0; }
 static long pt_emu_threads;
 
 #define PT_EMU_STACK (64 * 1024)

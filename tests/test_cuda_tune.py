@@ -1,0 +1,158 @@
+"""Tuning the CUDA mapping without a GPU: the target's space (every dimension changes the emitted code), its
+seed (the default mapping), limits rejected before running, and whole searches on the CPU through
+tests/data/fake_nvcc.py (an nvcc that builds for tests/data/cuda_emu.h), with the tuned gain re-measured
+in the program. Times on the emulator say nothing about a GPU: these tests check the plumbing."""
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from conftest import ROOT
+
+import polytune.measure.cuda as measure_cuda
+from polytune.emit.cuda import default_config
+from polytune.measure.cuda import CudaBuildConfig, CudaRunner, program_gain
+from polytune.measure.measurement import ErrorKind, Measurement
+from polytune.pipeline import OptimizeOptions, analyze, generate_cuda
+from polytune.targets.cuda import CudaTarget
+from polytune.tune import TuneOptions, tune
+
+GPU_DIR = os.path.join(ROOT, "benchmarks", "gpu")
+FAKE_NVCC = os.path.join(ROOT, "tests", "data", "fake_nvcc.py")
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None or shutil.which("gcc") is None, reason="needs gcc, g++")
+
+
+def _target(name: str, defines: tuple[str, ...], **build) -> CudaTarget:
+    path = os.path.join(GPU_DIR, name + ".c")
+    b = CudaBuildConfig(cc=FAKE_NVCC, cflags=("-O1",), defines=defines, runs=1, **build)
+    return CudaTarget(analyze(path, defines=defines), OptimizeOptions(target="cuda"), b)
+
+
+@pytest.fixture
+def emulated_gpu(monkeypatch):
+    monkeypatch.setattr(measure_cuda, "gpu_id", lambda: "emulated")
+
+
+@pytest.mark.parametrize("name,defines", [("matmul_vanilla", ("N=24",)), ("reduction_vanilla", ("N=24", "M=40"))])
+def test_every_dimension_of_the_space_changes_the_emitted_code(name, defines):
+    """(the reduction tile with every array staged: it strip-mines the loop for the shared tiles)"""
+    t = _target(name, defines)
+    space = t.space()
+    for k, p in enumerate(space.params):
+        seed = t.seed(space)
+        if p.name == "reduction_tile":
+            seed = tuple(1 if n.startswith("shared_") else v for n, v in zip(space.names, seed))
+        threads = seed[0] * (seed[1] if space.names[1] == "block_y" else 1)
+        other = next(v for v in p.values if v != seed[k] and (p.name != "block_x" or threads // seed[0] * v <= 1024))
+        config = seed[:k] + (other,) + seed[k + 1:]
+        variant, base = t.variant(space.names, config), t.variant(space.names, seed)
+        assert variant.text != base.text and variant.key != base.key, (p.name, other)
+
+
+@pytest.mark.parametrize("name", ["matmul_vanilla", "reduction_vanilla", "softmax", "stencil2d_vanilla",
+                                  "stencil3d_ns"])
+def test_seed_emits_exactly_the_default_mapping(name):
+    t = _target(name, ("N=32",))
+    space = t.space()
+    assert t.variant(space.names, t.seed(space)).text == generate_cuda(t.program, OptimizeOptions(target="cuda"))
+
+
+def test_seed_is_the_default_mapping():
+    t = _target("matmul_vanilla", ("N=24",))
+    space = t.space()
+    default = default_config([(a.scop, a.gpu) for a in t.program.scops])
+    assert dict(zip(space.names, t.seed(space))) == default
+    assert {"block_x", "block_y", "points_x", "points_y", "reduction_tile", "shared_A", "shared_B",
+            "registers", "tiling"} <= set(space.names)
+    assert space.params[space.names.index("tiling")].categories == ("auto", "none", "all")
+
+
+def test_limits_reject_a_configuration_before_it_is_compiled():
+    t = _target("matmul_vanilla", ("N=256",))
+    runner = CudaRunner(t.program, t.build)
+    space = t.space()
+    seed = dict(zip(space.names, t.seed(space)))
+    try:
+        for change, why in (({"block_x": 1024, "block_y": 64}, "threads"),
+                            ({"block_x": 32, "block_y": 32, "points_x": 4, "points_y": 4, "reduction_tile": 64},
+                             "shared-memory tiles"),
+                            ({"block_x": 32, "block_y": 32, "points_x": 8, "points_y": 8, "shared_A": 0,
+                              "shared_B": 0}, "registers")):
+            config = tuple({**seed, **change}[n] for n in space.names)
+            m = runner.measure(t.variant(space.names, config))
+            assert m.error == ErrorKind.RESOURCES and why in m.detail, (change, m)
+        assert runner.builds == {}  # nothing was compiled
+    finally:
+        runner.close()
+
+
+@needs_gxx
+def test_tune_on_the_emulator_searches_mappings_and_rechecks_the_gain_in_the_program(emulated_gpu):
+    build = CudaBuildConfig(cc=FAKE_NVCC, cflags=("-O1",), defines=("N=20",), runs=1)
+    r = tune(os.path.join(GPU_DIR, "matmul_vanilla.c"), TuneOptions(target="cuda", cache=None, max_evals=4), build)
+    rep = r.report.to_json()
+    names = [p["name"] for p in rep["space"]]
+    assert dict(zip(names, rep["seed"]["config"]))["tiling"] == 0 and rep["seed"]["error"] is None
+    kinds = {e["error"] for e in rep["evaluations"]}
+    assert "wrong_answer" not in kinds and "runtime" not in kinds and "compile" not in kinds
+    assert rep["gpu"]["mapping_builds"] >= 1
+    if rep["best"]["config"] != rep["seed"]["config"]:
+        g = rep["program_gain"]
+        assert len(g["seed_region_ms"]) == len(g["best_region_ms"]) == 5 and g["program_gain"] > 0
+        assert g["kernel_gain"] == pytest.approx(rep["seed"]["median"] / rep["best"]["median"])
+    assert rep["best_build"]["cuda_mapping"]["block"]
+    assert "__global__" in r.best_text
+
+
+@needs_gxx
+def test_a_kernel_gain_the_program_does_not_show_is_reported(emulated_gpu):
+    """The same mapping twice, with a search that claimed a 1000x gain: the program shows none (on a noisy
+    machine, nothing near it), so the report says the gain does not hold and gives both numbers."""
+    t = _target("matmul_vanilla", ("N=16",))
+    mapping = t.mapping(t.space().names, t.seed(t.space()))
+    seed_m = Measurement((0,), (1.0,))
+    best_m = Measurement((1,), (0.001,))
+    out, warnings = program_gain(t.program, t.build, mapping, mapping, seed_m, best_m, runs=3)
+    assert out["kernel_gain"] == pytest.approx(1000.0) and out["program_gain"] < 100 and not out["holds"]
+    assert len(out["seed_region_ms"]) == len(out["best_region_ms"]) == 3
+    assert len(warnings) == 1 and "does not hold in the program" in warnings[0]
+
+
+@needs_gxx
+def test_tuned_flat_mapping_reads_its_block_from_the_shared_build(emulated_gpu):
+    t = _target("reduction_vanilla", ("N=20", "M=30"))
+    space = t.space()
+    seed = dict(zip(space.names, t.seed(space)))
+    runner = CudaRunner(t.program, t.build)
+    try:
+        runner.reference()
+        flat = tuple({**seed, "tiling": 1, "block_x": 64}[n] for n in space.names)
+        m = runner.measure(t.variant(space.names, flat))
+        assert m.ok and m.config == flat and runner.builds == {} and runner.exe is not None
+        tiled = tuple({**seed, "block_x": 64}[n] for n in space.names)
+        assert runner.measure(t.variant(space.names, tiled)).ok and len(runner.builds) == 1
+    finally:
+        runner.close()
+
+
+def test_registers_from_ptxas_are_matched_to_their_kernel_by_mangled_name():
+    from polytune.measure.cuda import kernel_registers_problem
+    ptxas = {"_Z13pt_kernel0_10IPfEvT_ll": {"registers": 255, "spill": 0},
+             "_Z12pt_kernel0_1IPfEvT_ll": {"registers": 32, "spill": 0}}
+    assert kernel_registers_problem(ptxas, {"pt_kernel0_1": 1024}) == ""
+    assert "pt_kernel0_10: 1024 threads x 255" in kernel_registers_problem(ptxas, {"pt_kernel0_10": 1024})
+
+
+@needs_gxx
+def test_tune_cli_writes_the_best_mapping_and_its_report(emulated_gpu, tmp_path):
+    import json
+
+    from polytune.cli import main
+    rep, out = tmp_path / "r.json", tmp_path / "best.cu"
+    assert main(["tune", os.path.join(GPU_DIR, "reduction_vanilla.c"), "-DN=16", "-DM=24", "--target", "cuda",
+                 "--cc", FAKE_NVCC, "--no-cache", "--max-evals", "3", "--runs", "1", "--report", str(rep),
+                 "-o", str(out)]) == 0
+    r = json.loads(rep.read_text())
+    assert r["target"] == "cuda" and r["best"]["median"] > 0 and "cuda_mapping" in r["best_build"]
+    assert [p["name"] for p in r["space"]][-1] == "tiling" and "__global__" in out.read_text()
