@@ -223,6 +223,18 @@ def test_shared_tiles_over_the_limit_are_rejected_before_running():
     assert "registers" in resource_problem(regs)
 
 
+def test_the_default_mapping_on_a_users_block_fits_the_device():
+    """--block 1024,1 on matmul: the default's staged tiles (32 x 1024 elements of B) would exceed the 48 KB
+    of shared memory a block gets (nvcc: "uses too much shared data"); the default drops what does not fit."""
+    program = analyze(os.path.join(GPU_DIR, "matmul_vanilla.c"), defines=("N=20",))
+    a = program.scops[0]
+    for block in ((1024, 1), (1024,), (32, 32), (256, 4)):
+        region = generate_cuda_region(a.scop, a.gpu, block, deps=a.deps)
+        assert resource_problem(region) == "", block
+    staged = generate_cuda_region(a.scop, a.gpu, (32, 8), deps=a.deps)
+    assert "__shared__" in staged.kernels  # a block that fits keeps its shared-memory tiles
+
+
 def test_bad_mappings_are_usage_errors():
     program = analyze(os.path.join(GPU_DIR, "matmul_vanilla.c"), defines=("N=64",))
     a = program.scops[0]

@@ -742,7 +742,8 @@ def generate_cuda_region(scop: Scop, gs: GpuSchedule, block: tuple[int, ...] = (
     `polytune-kernel-ms: <ms>`, and its whole time as the program runs it (host clock: allocation, copies,
     kernels, copies back, frees) as `polytune-region-ms: <ms>` (benchmarks, the tuner's program check)."""
     _check_calls(scop)
-    if mapping is None:  # (--block: every kernel on that block, the ones left flat too)
+    default = mapping is None
+    if default:  # (--block: every kernel on that block, the ones left flat too)
         mapping = CudaMapping(block=block, flat_block=block, flat=deps is None or serve)
     mapping = resolve_mapping(mapping, gs.max_mapped)
     p = prefix or fresh_prefix(scop, avoid, "pt")
@@ -750,13 +751,29 @@ def generate_cuda_region(scop: Scop, gs: GpuSchedule, block: tuple[int, ...] = (
         return _region(scop, gs, mapping, indent, serve, dump, p, scop_index, timing)
     if deps is None:
         raise ValueError("a tiled CUDA mapping needs the dependences")
-    try:
-        tiled = plan_tiled(scop, deps, gs, mapping, mapping.block)
-        return _region(scop, tiled, mapping, indent, serve, dump, p, scop_index, timing)
-    except NotPromotable:
-        # a reduction statement that is not a plain sum: one thread per point
-        tiled = plan_tiled(scop, deps, gs, replace(mapping, reduction="thread"), mapping.block)
-        return _region(scop, tiled, mapping, indent, serve, dump, p, scop_index, timing)
+
+    def tiled_region(m: CudaMapping) -> CudaRegion:
+        try:
+            return _region(scop, plan_tiled(scop, deps, gs, m, m.block), m, indent, serve, dump, p, scop_index,
+                           timing)
+        except NotPromotable:
+            # a reduction statement that is not a plain sum: one thread per point
+            tiled = plan_tiled(scop, deps, gs, replace(m, reduction="thread"), m.block)
+            return _region(scop, tiled, m, indent, serve, dump, p, scop_index, timing)
+
+    region = tiled_region(mapping)
+    if default:
+        # the default mapping on a block the user chose must still fit the device: without shared-memory
+        # tiles, then without registers, then the flat mapping (a 1024-thread block's staged tiles of a
+        # 32-deep reduction exceed the 48 KB a block gets)
+        for fallback in (replace(mapping, shared=()), replace(mapping, shared=(), registers=False)):
+            if not resource_problem(region):
+                return region
+            region = tiled_region(fallback)
+        if resource_problem(region):
+            flat = resolve_mapping(CudaMapping(block=block, flat_block=block, flat=True), gs.max_mapped)
+            return _region(scop, gs, flat, indent, serve, dump, p, scop_index, timing)
+    return region
 
 
 def _region(scop: Scop, gs: GpuSchedule | TiledGpu, mapping: CudaMapping, indent: int, serve: bool, dump: str,
