@@ -1,21 +1,27 @@
 #!/usr/bin/env python3
 """PPCG's default CUDA output for PolyBench/C 4.2.1, compiled with nvcc, checked and timed on the GPU.
 
-The files come from prepare.sh (PPCG is not needed here): a folder with manifest.json and, per kernel,
-KERNEL_host.cu, KERNEL_kernel.cu and KERNEL_kernel.hu. Each kernel is built three ways, all from PPCG's files
-as written, with PolyBench's polybench.c and its headers (-I utilities -I the kernel's directory):
+The files come from prepare.sh (PPCG is not needed here): a folder with manifest.json and, per dataset and
+kernel, KERNEL_host.cu, KERNEL_kernel.cu and KERNEL_kernel.hu. Each is built with PolyBench's polybench.c and
+headers (-I utilities -I the kernel's directory), nvcc -O3 -arch=ARCH, in these ways:
 
-  - "ppcg": nvcc -O3 -arch=ARCH -DPOLYBENCH_TIME -DLARGE_DATASET. The time is the region's as PolyBench prints
-    it; it includes the CUDA context's creation, since PPCG's host code makes the program's first CUDA call.
+  - "ppcg": PPCG's files as written, -DPOLYBENCH_TIME -D{--dataset}_DATASET (LARGE). The time is the region's,
+    as PolyBench prints it; it includes creating the CUDA context, since PPCG's host code makes the
+    program's first CUDA call.
   - "ppcg, eager context": the same with -include eager_context.h, which creates the context when the program
     starts, as benchmarks/cuda_mappings.py does for polytune's output: the region then holds the device
     allocations, the copies in, the kernels, the copies back and the frees. Compare this one with polytune.
-  - checks: with -DPOLYBENCH_DUMP_ARRAYS at each --check-datasets dataset (MINI and MEDIUM by default), the
-    arrays PolyBench dumps compared with the original program's (gcc -O2, on the CPU) within 1e-6 relative,
-    or one unit of the dump's last printed digit.
+  - "ppcg, eager context, events": the same, with two CUDA events (kernel_events.h) recorded before PPCG's
+    first kernel launch and after its last (two inserted calls, the only edit of PPCG's code), their elapsed
+    time printed at exit as `ppcg-kernel-ms:`: the kernel time, as cuda_mappings.py measures polytune's.
+  - checks: -DPOLYBENCH_DUMP_ARRAYS at each --check-datasets dataset (by default every one prepare.sh
+    generated: LARGE, the very code timed, and MINI, where every tile is partial), from PPCG's files for that
+    dataset (their array sizes are built in); the arrays PolyBench dumps compared with the original
+    program's (gcc -O2, on the CPU) within 1e-6 relative or one unit of the dump's last printed digit.
 
-All builds run in parallel first. Then a warm-up round (not recorded) and --rounds rounds; each round runs
-every timed binary once, in the same order (interleaved). Results (every time, medians) go to --out as JSON.
+All builds run in parallel first, then the checks. Then a warm-up round (not recorded) and --rounds rounds;
+each round runs every timed binary once, in the same order (interleaved). Every time and the medians go to
+--out as JSON; a table goes to stdout. Exit status 1 when a build, a run or a check failed.
 
     python3 benchmarks/ppcg/run.py --gen DIR --polybench DIR --out ppcg.json [--rounds 3] [--arch sm_90]
     python3 benchmarks/ppcg/run.py ... --compile-only     # no GPU needed: build everything, run nothing
@@ -39,7 +45,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EAGER_CONTEXT = os.path.join(HERE, "eager_context.h")
-VARIANTS = {"ppcg": [], "ppcg, eager context": ["-include", EAGER_CONTEXT]}
+VARIANTS = ("ppcg", "ppcg, eager context", "ppcg, eager context, events")
+KERNEL_EVENTS = os.path.join(HERE, "kernel_events.h")
 DUMP_BLOCK = re.compile(r"begin dump:.*?\n(.*?)end   dump", re.S)
 
 
@@ -53,30 +60,53 @@ def sh(cmd: list[str], timeout: float = 600) -> tuple[int, str, str]:
 
 
 class Kernel:
-    """One kernel: PPCG's files under *gen* and the PolyBench directory they were generated from."""
+    """One kernel at one dataset: PPCG's files for it (under *gen*) and the PolyBench directory they came from."""
 
-    def __init__(self, name: str, kdir: str, gen: str, polybench: str):
-        self.name = name
+    def __init__(self, name: str, kdir: str, gen: str, polybench: str, dataset: str):
+        self.name, self.dataset = name, dataset
         self.dir = os.path.join(polybench, kdir)
         self.original = os.path.join(self.dir, name + ".c")
-        self.host = os.path.join(gen, name, name + "_host.cu")
-        self.device = os.path.join(gen, name, name + "_kernel.cu")
+        self.host = os.path.join(gen, dataset, name, name + "_host.cu")
+        self.device = os.path.join(gen, dataset, name, name + "_kernel.cu")
         self.utilities = os.path.join(polybench, "utilities")
 
     def includes(self) -> list[str]:
-        # PPCG's host file includes KERNEL_kernel.hu from its own folder: nvcc finds it there.
         return ["-I", self.utilities, "-I", self.dir]
 
-    def nvcc(self, arch: str, defines: list[str], extra: list[str], exe: str) -> list[str]:
-        return ["nvcc", "-O3", f"-arch={arch}", *extra, *self.includes(), *(f"-D{d}" for d in defines),
-                self.host, self.device, os.path.join(self.utilities, "polybench.c"), "-o", exe, "-lm"]
+    def nvcc(self, arch: str, defines: list[str], extra: list[str], exe: str, host: str | None = None) -> list[str]:
+        """*host*: a copy of PPCG's host file elsewhere (it still finds KERNEL_kernel.hu in PPCG's folder)."""
+        return ["nvcc", "-O3", f"-arch={arch}", *extra, *self.includes(), "-I", os.path.dirname(self.host),
+                *(f"-D{d}" for d in defines), host or self.host, self.device,
+                # polybench.c as C++ too (-x cu): the host file, C++, declares its functions without extern "C"
+                "-x", "cu", os.path.join(self.utilities, "polybench.c"), "-o", exe, "-lm"]
 
     def gcc(self, defines: list[str], exe: str) -> list[str]:
         return ["gcc", "-O2", *self.includes(), *(f"-D{d}" for d in defines), self.original,
                 os.path.join(self.utilities, "polybench.c"), "-o", exe, "-lm"]
 
 
-def build(cmd: list[str]) -> dict:
+def with_events(host: str) -> str:
+    """PPCG's host file with kernel_events.h's calls: ppcg_bench_start() before the first kernel launch's
+    block (its `dim3 kN_dimBlock` line), ppcg_bench_stop() after the last launch's check. ValueError when the
+    file has no launch."""
+    lines = host.split("\n")
+    first = next((i for i, x in enumerate(lines) if re.match(r"\s*dim3 k\d+_dimBlock", x)), None)
+    launch = [i for i, x in enumerate(lines) if "<<<" in x]
+    if first is None or not launch:
+        raise ValueError("no kernel launch")
+    last = next((i for i in range(launch[-1], len(lines)) if "cudaCheckKernel();" in lines[i]), None)
+    if last is None or first > launch[0]:
+        raise ValueError("the launches are not PPCG's blocks (dim3 ..., kernel <<<...>>>, cudaCheckKernel())")
+    indent = re.match(r"\s*", lines[last]).group(0)
+    lines.insert(last + 1, indent + "ppcg_bench_stop();")
+    lines.insert(first, re.match(r"\s*", lines[first]).group(0) + "ppcg_bench_start();")
+    return "\n".join(lines)
+
+
+def build(cmd: list[str] | str) -> dict:
+    """The build's command, seconds and, when it failed, its error (*cmd* a string: the reason none ran)."""
+    if isinstance(cmd, str):
+        return {"error": cmd}
     t0 = time.perf_counter()
     rc, _out, err = sh(cmd)
     row = {"command": " ".join(cmd), "seconds": round(time.perf_counter() - t0, 2)}
@@ -149,7 +179,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--kernels", help="comma-separated subset of the manifest's kernels")
-    ap.add_argument("--check-datasets", default="MINI,MEDIUM", help="datasets of the dump checks ('' for none)")
+    ap.add_argument("--dataset", default="LARGE", help="the dataset timed")
+    ap.add_argument("--check-datasets", help="comma-separated datasets of the dump checks (default: every one "
+                    "prepare.sh generated; '' for none)")
     ap.add_argument("--compile-only", action="store_true", help="build everything, run nothing (no GPU needed)")
     ap.add_argument("--work", help="build folder (default: a temporary one, removed at the end)")
     args = ap.parse_args()
@@ -162,22 +194,40 @@ def main() -> int:
         print(f"run.py: not in {args.gen}/manifest.json: {', '.join(unknown)}", file=sys.stderr)
         return 2
     gen, polybench = os.path.abspath(args.gen), os.path.abspath(args.polybench)
-    kernels = [Kernel(n, manifest["kernels"][n], gen, polybench) for n in names]
-    datasets = [d for d in args.check_datasets.split(",") if d]
+    datasets = manifest["datasets"] if args.check_datasets is None else [d for d in args.check_datasets.split(",") if d]
+    missing = [d for d in [args.dataset, *datasets] if d not in manifest["datasets"]]
+    if missing:
+        print(f"run.py: {args.gen} has no PPCG output for {', '.join(missing)} (see prepare.sh's DATASETS)",
+              file=sys.stderr)
+        return 2
+    kernels = [Kernel(n, manifest["kernels"][n], gen, polybench, args.dataset) for n in names]
     work = args.work or tempfile.mkdtemp(prefix="ppcg-run-")
     os.makedirs(work, exist_ok=True)
 
     # Every build, in parallel: (kernel, role, exe, command).
     jobs = []
     for k in kernels:
-        for label, extra in VARIANTS.items():
+        timed = ["POLYBENCH_TIME", f"{args.dataset}_DATASET"]
+        eager = ["-include", EAGER_CONTEXT]
+        events = os.path.join(work, k.name + "_host_events.cu")
+        with open(k.host) as f:
+            host = f.read()
+        try:
+            with open(events, "w") as g:
+                g.write(with_events(host))
+        except ValueError as e:
+            events = f"cannot place the events: {e}"
+        for label, extra, host in zip(VARIANTS, ([], eager, [*eager, "-include", KERNEL_EVENTS]),
+                                      (None, None, events)):
             exe = os.path.join(work, f"{k.name}_{re.sub(r'[^a-z]+', '_', label)}")
-            jobs.append((k, label, exe, k.nvcc(args.arch, ["POLYBENCH_TIME", "LARGE_DATASET"], extra, exe)))
+            cmd = k.nvcc(args.arch, timed, extra, exe, host) if host is None or host.endswith(".cu") else host
+            jobs.append((k, label, exe, cmd))
         for ds in datasets:
+            kd = Kernel(k.name, manifest["kernels"][k.name], gen, polybench, ds)
             dump = ["POLYBENCH_DUMP_ARRAYS", f"{ds}_DATASET"]
             exe = os.path.join(work, f"{k.name}_check_{ds}")
-            jobs.append((k, f"check {ds}", exe, k.nvcc(args.arch, dump, [], exe)))
-            jobs.append((k, f"original {ds}", exe + "_cpu", k.gcc(dump, exe + "_cpu")))
+            jobs.append((kd, f"check {ds}", exe, kd.nvcc(args.arch, dump, [], exe)))
+            jobs.append((kd, f"original {ds}", exe + "_cpu", kd.gcc(dump, exe + "_cpu")))
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
         built = list(pool.map(lambda j: build(j[3]), jobs))
@@ -220,6 +270,9 @@ def main() -> int:
                     continue
                 t = polybench_time(out) if rc == 0 else None
                 row.setdefault("times_s", []).append(t)
+                ms = re.findall(r"ppcg-kernel-ms: ([0-9.eE+-]+)", err)
+                if ms:
+                    row.setdefault("kernel_ms", []).append(sum(float(x) for x in ms))
                 if t is None:
                     row.setdefault("run_errors", []).append(f"exit {rc}: {err[-300:]}")
         for entry in result["kernels"].values():
@@ -227,6 +280,8 @@ def main() -> int:
                 ts = [t for t in row.get("times_s", []) if t is not None]
                 if ts:
                     row["median_s"] = statistics.median(ts)
+                if row.get("kernel_ms"):
+                    row["kernel_ms_median"] = statistics.median(row["kernel_ms"])
         print(table(result))
     if args.out:
         with open(args.out, "w") as f:
@@ -240,13 +295,16 @@ def main() -> int:
 
 
 def table(result: dict) -> str:
-    lines = ["| kernel | variant | median s | times s | checks |", "|---|---|---|---|---|"]
+    lines = ["| kernel | variant | program s (median) | times s | kernel ms (median) | checks |",
+             "|---|---|---|---|---|---|"]
     for name, entry in result["kernels"].items():
         checks = ", ".join(f"{ds} {v if v == 'ok' else 'FAILED'}" for ds, v in entry["checks"].items())
         for label, row in entry["variants"].items():
             med = row.get("median_s")
             times = " ".join("-" if t is None else f"{t:.6f}" for t in row.get("times_s", []))
-            lines.append(f"| {name} | {label} | {'error' if med is None else f'{med:.6f}'} | {times} | {checks} |")
+            kms = row.get("kernel_ms_median")
+            lines.append(f"| {name} | {label} | {'error' if med is None else f'{med:.6f}'} | {times} | "
+                         f"{'' if kms is None else f'{kms:.4f}'} | {checks} |")
     return "\n".join(lines)
 
 
