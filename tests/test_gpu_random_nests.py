@@ -100,7 +100,34 @@ def test_random_nest_triton(prog, bx, br):
 #   in Triton kernels.
 # - conditional-lower-bound: a mapped loop's lower bound is a conditional expression; unparenthesized in
 #   the CUDA guard `c >= a ? b : d && ...` it bound the wrong way.
+# - guarded-chunk: a chunk loop (BLOCK_R iterations at a time) under an `if` in a kernel without mapped
+#   dims set its lanes' mask without the guard's, so the branch for n < 3 ran at n = 5 too (Triton;
+#   seed 10318).
 REGRESSIONS = {
+    "guarded-chunk": """#include <stdio.h>
+#define N 5
+double A[N + 6][N + 6], B[N + 6][N + 6];
+double t = 0.5;
+int main(void)
+{
+  int i, j;
+  int n = N;
+  for (i = 0; i < N + 6; i++) for (j = 0; j < N + 6; j++) {
+    A[i][j] = (double)((i * 7 + j * 3) % 17) * 0.125 - 1.0;
+    B[i][j] = (double)((i * 9 + j * 4 + 1) % 17) * 0.125 - 1.0;
+  }
+#pragma scop
+  for (int i = 1; i <= 2; i++) {
+    for (int j = 1; j <= n - 2; j++)
+      t = B[j][i] * 0.5 + t * 0.25;
+    A[i][i + 2] = t * 0.25 + B[i][i] * 0.5;
+  }
+#pragma endscop
+  for (i = 0; i < N + 6; i++) for (j = 0; j < N + 6; j++) printf("%.17g\\n", A[i][j]);
+  printf("%.17g\\n", t);
+  return 0;
+}
+""",
     "conditional-lower-bound": """#include <stdio.h>
 
 #define N 5
@@ -247,3 +274,11 @@ def test_regression_cuda(name):
 @pytest.mark.parametrize("name", sorted(REGRESSIONS))
 def test_regression_triton(name):
     check_triton(REGRESSIONS[name], {"BLOCK_X": 4, "BLOCK_Y": 2}, name)
+
+
+@pytest.mark.skipif(GCC is None or not HAVE_TRITON, reason="needs gcc, torch and triton")
+@pytest.mark.parametrize("block_r", [1, 2])
+def test_chunk_loop_under_a_guard_runs_only_where_the_guard_holds_triton(block_r):
+    """The guarded-chunk regression with chunks of BLOCK_R iterations in a loop (the default BLOCK_R
+    covers the loop in one chunk, in the kernel's other copy)."""
+    check_triton(REGRESSIONS["guarded-chunk"], {"BLOCK_X": 4, "BLOCK_Y": 2, "BLOCK_R": block_r}, "guarded-chunk")

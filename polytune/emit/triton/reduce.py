@@ -340,9 +340,9 @@ class _Reductions:
         if axes:
             self.emit(f"ZERO = {saved_z}[:, None] + ({step} * 0)", indent + 1)
             self.emit(f"MASK = {saved_m}[:, None] & ({inside})", indent + 1)
-        else:
+        else:  # the enclosing guards' mask (one lane wide) stays: a chunk under `if` runs only where it holds
             self.emit(f"ZERO = {step} * 0", indent + 1)
-            self.emit(f"MASK = ({inside})", indent + 1)
+            self.emit(f"MASK = {saved_m} & ({inside})", indent + 1)
         return r, axes, lanes, (saved_m, saved_z)
 
     def close_chunks(self, saved, indent) -> None:
