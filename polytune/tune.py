@@ -290,8 +290,11 @@ def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):
         raise UsageError(f"--ray needs Ray ({exc}): pip install 'polytune[ray]'") from None
     started = ray_pool.connect(tune_opts.ray)
     try:
+        # a node compiles only on the cores its timings leave free (a timing of build.threads threads; none
+        # given: every core of the node), so that no timing shares its cores with a compile
         pool = open_pool(tune_opts.jobs, tune_opts.ray, cc=build.cc, on_progress=on_progress,
-                         on_refused=lambda line: print(line, file=sys.stderr))
+                         on_refused=lambda line: print(line, file=sys.stderr),
+                         timing_cpus=build.threads or ray_pool.ALL_CORES)
     except BaseException:
         if started:
             ray_pool.disconnect()

@@ -129,6 +129,31 @@ def test_ray_pool_compiles_and_times_real_programs_and_names_the_worker(local_ra
     assert not any(overlaps(a, b) for i, a in enumerate(spans) for b in spans[i + 1:])
 
 
+def slow_compile(payload):
+    """A compile that takes 0.3 s and says when it ran."""
+    start = time.time()
+    time.sleep(0.3)
+    return {"payload": payload, "compiled": (start, time.time())}
+
+
+def slow_time(artifact):
+    start = time.time()
+    time.sleep(0.2)
+    return {"compiled": artifact["compiled"], "span": (start, time.time())}
+
+
+def test_ray_timing_that_takes_the_nodes_cores_never_overlaps_a_compile_there(local_ray):
+    """timing_cpus = the node's 2 CPUs: the node compiles between timings, never during one."""
+    with RayPool(timing_cpus=2) as pool:
+        out = results(pool, slow_compile, slow_time, list(range(6)))
+    compiles = [r.value["compiled"] for r in out]
+    timings = [r.value["span"] for r in out]
+    assert not any(overlaps(c, t) for c in compiles for t in timings)
+    with RayPool() as pool:  # without: compiles run beside the timings (the pool's throughput)
+        out = results(pool, slow_compile, slow_time, list(range(6)))
+    assert any(overlaps(r.value["compiled"], q.value["span"]) for r in out for q in out)
+
+
 def test_ray_compile_error_is_a_value_not_a_timing(local_ray):
     with RayPool() as pool:
         (r,) = results(pool, gcc_compile, run_exe, ["x+"])

@@ -14,10 +14,11 @@ __all__ = ["Done", "LocalPool", "MachineIdentity", "Progress", "Stage", "TimerLo
 
 
 def open_pool(jobs: int | None = None, ray_address: str | None = None, *, gpu: bool = False, cc: str = "gcc",
-              quiet: bool = False, on_progress=None, on_refused=None):
+              quiet: bool = False, on_progress=None, on_refused=None, timing_cpus: int = 0):
     """The pool the CLI asks for: ``--ray ADDRESS`` (``auto``: a local instance) gives a ``RayPool`` (Ray is
     imported only then), else a ``LocalPool`` compiling ``jobs`` at once (default: the cores); ``quiet``: no
-    compile while a candidate is timed (local only)."""
+    compile while a candidate is timed (local only); ``timing_cpus``: the cores a timing takes on a Ray node
+    (see ``RayPool``)."""
     if ray_address is None:
         return LocalPool(jobs, quiet=quiet, on_progress=on_progress)
     from functools import partial
@@ -31,4 +32,4 @@ def open_pool(jobs: int | None = None, ray_address: str | None = None, *, gpu: b
 
     ray_pool.connect(ray_address)
     return ray_pool.RayPool(gpu=gpu, jobs=jobs, identity=partial(local_identity, cc), on_progress=on_progress,
-                            on_refused=on_refused)
+                            on_refused=on_refused, timing_cpus=timing_cpus)

@@ -107,6 +107,9 @@ class _Timer:
         return time_step(time_fn, artifact, self._lock)
 
 
+ALL_CORES = 1 << 20  # timing_cpus: a timing takes every core of its node
+
+
 @dataclass
 class _Node:
     node_id: str
@@ -145,13 +148,19 @@ class RayPool:
     ``lock_path``: a file whose ``flock`` the CPU timers hold while timing (``local.default_lock_path()``: one
     timing per machine even with several nodes on it). None by default: several nodes on one machine are then
     on purpose (e.g. pinned to disjoint cores with ``taskset``) and time at once. GPU timers never use it.
+    ``timing_cpus``: the cores a CPU timing occupies on its node (its threads; 0: none reserved; ``ALL_CORES``:
+    every core of the node). A node then
+    compiles only on the cores its running timings leave free, and a timing starts only once the node's
+    compiles leave it those cores, so that no timing shares its cores with a compile (a 2-CPU node timing
+    2 threads times on a quiet node, as the local pool's ``quiet`` does).
     """
 
     def __init__(self, *, gpu: bool = False, resource: str = TIMER_RESOURCE, jobs: int | None = None,
                  expect: MachineIdentity | None = None,
                  identity: Callable[[], MachineIdentity] = partial(local_identity, "gcc"),
                  on_progress: ProgressFn | None = None, on_refused: Callable[[str], object] | None = None,
-                 lock_path: str | None = None, refresh_s: float = 5.0, probe_timeout: float = 120):
+                 lock_path: str | None = None, refresh_s: float = 5.0, probe_timeout: float = 120,
+                 timing_cpus: int = 0):
         if not ray.is_initialized():
             raise UsageError("RayPool needs a Ray connection: call polytune.workers.ray_pool.connect first")
         self.gpu = gpu
@@ -161,6 +170,7 @@ class RayPool:
         self._on_progress = on_progress
         self._on_refused = on_refused or (lambda line: print(line, file=sys.stderr))
         self._lock_path = None if gpu else lock_path
+        self.timing_cpus = 0 if gpu else max(0, timing_cpus)
         self._refresh_s = refresh_s
         self.refused: dict[str, str] = {}  # node id -> message
         self._nodes: dict[str, _Node] = {}
@@ -338,8 +348,22 @@ class RayPool:
                 self._fail(cand, WorkerLost(f"candidate {cand.label or cand.ticket}: the pool closed before "
                                             "its retried timing ran"))
 
+    def _timing_cpus(self, node: _Node) -> int:
+        """The cores of *node* its running timings occupy."""
+        busy = sum(1 for t in self._timers.values() if t.busy and t.node_id == node.node_id)
+        return min(node.cpus, busy * self.timing_cpus)
+
+    def _may_time(self, timer: _TimerRef) -> bool:
+        """Whether *timer* can start a timing now: its node's compiles leave it the cores a timing takes."""
+        node = self._nodes.get(timer.node_id)
+        if node is None or not self.timing_cpus:
+            return True
+        return node.compiling + self._timing_cpus(node) + min(node.cpus, self.timing_cpus) <= node.cpus \
+            or node.compiling == 0
+
     def _compile_node(self) -> _Node | None:
-        nodes = [n for n in self._nodes.values() if n.accepted and n.alive and n.compiling < n.cpus]
+        nodes = [n for n in self._nodes.values() if n.accepted and n.alive
+                 and n.compiling < n.cpus - self._timing_cpus(n) and not self._timer_waiting(n)]
         if not nodes:
             return None
         limit = self.jobs if self.jobs is not None else sum(n.cpus for n in self._nodes.values()
@@ -349,6 +373,7 @@ class RayPool:
         return min(nodes, key=lambda n: (n.compiling / max(n.cpus, 1), n.node_id))
 
     def _pump(self) -> None:
+        self._start_timings()  # ready candidates first: a timer waiting for its node's cores gets them
         while self._pending:
             node = self._compile_node()
             if node is None:
@@ -362,7 +387,17 @@ class RayPool:
             ref = _compile.options(scheduling_strategy=strategy).remote(cand.compile_fn, cand.payload)
             self._inflight[ref] = ("compile", cand, node)
             self._emit(cand, Stage.COMPILE, node.name)
-        idle = sorted((t for t in self._timers.values() if t.name and not t.busy), key=lambda t: t.name)
+        self._start_timings()
+
+    def _timer_waiting(self, node: _Node) -> bool:
+        """Whether a candidate is ready to time and an idle timer of *node* waits for its compiles to end (no
+        new compile goes there meanwhile, or compiles would keep the timing waiting)."""
+        return bool(self.timing_cpus and self._ready) and any(
+            t.name and not t.busy and t.node_id == node.node_id for t in self._timers.values())
+
+    def _start_timings(self) -> None:
+        idle = sorted((t for t in self._timers.values() if t.name and not t.busy and self._may_time(t)),
+                      key=lambda t: t.name)
         for timer in idle:
             while self._ready:
                 _, _, cand = heapq.heappop(self._ready)
