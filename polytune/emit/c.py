@@ -12,6 +12,7 @@ import islpy as isl
 from ..errors import UnsupportedError
 from ..poly.islutil import CTX, isl_name, sets_of
 from ..poly.marks import IvdepMark, ParallelMark, SimdMark, mark_of, marks_of
+from ..poly.parallel import PARALLEL_WORK, with_work
 from ..poly.schedule import TiledSchedule
 from ..poly.scop import Scop
 from .printer import COUNTER_TYPE, Printer, fresh_prefix, param_expr, strip
@@ -35,7 +36,7 @@ class _OpenMPPrinter(Printer):
         if isinstance(mark, ParallelMark) and self.parallel:
             clause = f" schedule({mark.clause})" if mark.clause else ""
             inner = (f"{self.prefix}{mark.depth}", f"#pragma omp parallel for{private}{clause}", (),
-                     mark.arrays)  # arrays: private copies (poly/privatize.py)
+                     mark.arrays, mark.work)  # arrays: private copies (poly/privatize.py)
         elif isinstance(mark, SimdMark) and self.ivdep:
             inner = (f"{self.prefix}{mark.depth}", f"#pragma omp simd{private}")
         elif isinstance(mark, IvdepMark) and self.ivdep:
@@ -56,6 +57,8 @@ class _OpenMPPrinter(Printer):
         close, base = 0, indent
         private_arrays: tuple[str, ...] = ()
         copies: list = []
+        if pragma and pragma[0] == it and len(pragma) > 4:
+            pragma = _with_if(pragma, it, init, cond)
         if pragma and pragma[0] == it:
             private_arrays = pragma[3] if len(pragma) > 3 else ()
             ivdep = pragma[1] == "#pragma GCC ivdep"
@@ -78,7 +81,8 @@ class _OpenMPPrinter(Printer):
                 copies = self.copies_at(it, private_arrays) if not ivdep else []
                 if copies:
                     # one buffer per thread for each privatized array, allocated in the parallel region
-                    self.emit("#pragma omp parallel", indent)
+                    when = re.search(r" if\(.*\)$", pragma[1])  # (the if clause belongs to the region)
+                    self.emit("#pragma omp parallel" + (when.group(0) if when else ""), indent)
                     self.emit("{", indent)
                     close += 1
                     for c in copies:
@@ -87,7 +91,7 @@ class _OpenMPPrinter(Printer):
                         self.emit(f"__typeof__({c.name}[0]) *const {buf} = "
                                   f"__builtin_malloc(sizeof({c.name}[0]) * ({rows}));", indent)
                         self.emit(f"if (!{buf}) __builtin_abort();", indent)
-                    self.emit(pragma[1].replace("omp parallel for", "omp for"), indent)
+                    self.emit(re.sub(r" if\(.*\)$", "", pragma[1]).replace("omp parallel for", "omp for"), indent)
                 else:
                     self.emit(pragma[1], indent)
             pragma = None
@@ -120,6 +124,27 @@ class _OpenMPPrinter(Printer):
             self.emit(f"__typeof__({c.name}[0]) *const {ptr} = {it} == {last} ? {c.name} : {ptr}_copy;", indent)
             out[c.name] = ptr
         return out
+
+
+def _with_if(pragma: tuple, it: str, init: str, cond: str) -> tuple | None:
+    """A parallel loop's pragma with OpenMP's `if` clause, so that a run of fewer than PARALLEL_WORK
+    statement instances (its trip count, from the AST's bounds, times the work of one iteration) stays
+    serial: no clause where the work is unknown or every run is large enough, no pragma (None) where
+    every run is too small (the bounds are constants)."""
+    work = pragma[4]
+    bound = re.fullmatch(rf"{re.escape(it)} (<=|<) (.+)", cond)
+    if not work or not bound:
+        return pragma
+    least = -(-PARALLEL_WORK // work)  # iterations of a run that pays for its parallel region
+    if least <= 1:
+        return pragma
+    ub = bound.group(2) if bound.group(1) == "<=" else f"({bound.group(2)}) - 1"
+    span = f"({ub}) - ({init})"  # trip count - 1
+    if re.fullmatch(r"-?\d+", init) and re.fullmatch(r"-?\d+", bound.group(2)):
+        trips = int(bound.group(2)) - int(init) + (bound.group(1) == "<=")
+        return pragma if trips >= least else None
+    text = pragma[1] + f" if({span} >= {least - 1})"
+    return (pragma[0], text, *pragma[2:])
 
 
 def _in_order(body: isl.AstNode, pairs: tuple) -> bool:
@@ -167,7 +192,7 @@ def build_ast(scop: Scop, tiled: TiledSchedule, prefix: str) -> isl.AstNode:
     old = CTX.get_ast_build_exploit_nested_bounds()
     CTX.set_ast_build_exploit_nested_bounds(0 if exact else old)
     try:
-        return build.node_from_schedule(tiled.schedule)
+        return build.node_from_schedule(with_work(tiled.schedule, scop.context))
     finally:
         CTX.set_ast_build_exploit_nested_bounds(old)
 

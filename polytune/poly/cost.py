@@ -4,8 +4,10 @@ Only the hot statements count: those with the most loops around them (the most i
 sizes that are unknown at compile time, as PolyBench's are). For each of them, from the final schedule:
 - serial: no OpenMP loop runs it;
 - bad accesses: along its innermost loop, accesses that move by more than one element (a row or column
-  stride: gramschmidt's `A[i][j]` walked along i), plus UNVECTORIZABLE if that loop carries a dependence
-  of the statement on itself (a reduction or recurrence gcc will not vectorize without reassociating);
+  stride: gramschmidt's `A[i][j]` walked along i; every access where the loop steps by more than one, as
+  diamond tiles' inner loop does), plus UNVECTORIZABLE if that loop carries a dependence of the
+  statement on itself (a reduction or recurrence gcc will not vectorize without reassociating) unless
+  the statement streams an array (touches some element once: memory-bound, see `_streams`);
 - region depth: the loops around its OpenMP loop (each starts the parallel region once per iteration).
 Alternatives compare by (hot statements run serially, bad accesses, region depth), in that order; ties
 keep the earlier alternative (Pluto's default first).
@@ -64,10 +66,24 @@ def schedule_cost(scop: Scop, deps: Dependences, ts: TiledSchedule) -> Cost:
         if not varying:
             continue
         inner = varying[-1]
-        bad += sum(1 for x in address_changes(full, sd, st, inner, width)
-                   if x is not None and not changes_within(x[0], x[1], 1))
-        bad += UNVECTORIZABLE * _carries_self(d, full, st.name, inner, width)
+        changes = address_changes(full, sd, st, inner, width)
+        if all(x is None for x in changes):
+            bad += len(changes)  # the loop steps by more than one (diamond tiles' lattice): no access is regular
+        bad += sum(1 for x in changes if x is not None and not changes_within(x[0], x[1], 1))
+        if not _streams(st, scop.context):
+            bad += UNVECTORIZABLE * _carries_self(d, full, st.name, inner, width)
     return Cost(serial, bad, region)
+
+
+def _streams(st, context: isl.Set) -> bool:
+    """Whether the statement reads or writes some array element once over its whole domain (an injective
+    access: gesummv's A[i][j]): it does O(1) operations per element streamed from memory, which scalar
+    code keeps up with, so an unvectorized reduction costs it nothing (gesummv: the j loop, a reduction,
+    innermost ran at 1.26x the speed of the vectorizable i loop striding over rows)."""
+    dom = st.domain.intersect_params(context.align_params(st.domain.get_space()))
+    return any(acc.relation.dim(isl.dim_type.out) > 0 and
+               acc.relation.intersect_domain(dom.align_params(acc.relation.get_space())).is_injective()
+               for acc in st.accesses)
 
 
 def _band_schedule(node) -> isl.UnionMap:

@@ -13,6 +13,7 @@ from .islutil import CTX, sets_of
 from .parallel import Clauses, Parallelism, mark_member
 from .point_order import PointOrder, permute
 from .privatize import PrivateArray
+from .reuse import Reuse
 from .scop import Scop
 
 DEFAULT_TILE = 32
@@ -38,7 +39,7 @@ class BandInfo:
     unroll_jam: tuple[int, int] | None = None  # (point member, factor) unrolled and jammed into the innermost
 
 
-class Transformer(Parallelism, PointOrder):
+class Transformer(Parallelism, PointOrder, Reuse):
     """Tiles, reorders and parallelizes every band of a schedule tree (make_schedule's visitor)."""
 
     def __init__(self, scop: Scop, deps: isl.UnionMap, sizes: list[int], tile: bool, parallel: bool,
@@ -86,7 +87,7 @@ class Transformer(Parallelism, PointOrder):
         stmts = tuple(sorted(s.get_tuple_name() for s in sets_of(node.get_domain())))
         sched_text = str(node.band_get_partial_schedule())
         index = len(self.bands)
-        if not (self.tile and permutable and n >= 2):
+        if not (self.tile and permutable and n >= 2 and self.tiling_pays(node, inside_parallel)):
             par = self.first_parallel(node, range(n)) if self.parallel and not inside_parallel else None
             if par is not None:
                 node = mark_member(node, par, self.parallel_mark(outer_members + par,
