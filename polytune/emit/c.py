@@ -12,7 +12,7 @@ import islpy as isl
 from ..errors import UnsupportedError
 from ..poly.islutil import CTX, isl_name, sets_of
 from ..poly.marks import IvdepMark, ParallelMark, SimdMark, mark_of, marks_of
-from ..poly.parallel import PARALLEL_WORK, with_work
+from ..poly.parallel import parallel_work, with_work
 from ..poly.schedule import TiledSchedule
 from ..poly.scop import Scop
 from .printer import COUNTER_TYPE, Printer, fresh_prefix, param_expr, strip
@@ -128,23 +128,35 @@ class _OpenMPPrinter(Printer):
 
 def _with_if(pragma: tuple, it: str, init: str, cond: str) -> tuple | None:
     """A parallel loop's pragma with OpenMP's `if` clause, so that a run of fewer than PARALLEL_WORK
-    statement instances (its trip count, from the AST's bounds, times the work of one iteration) stays
+    statement instances (poly/parallel.py; its trip count, from the AST's bounds, times the work of one iteration) stays
     serial: no clause where the work is unknown or every run is large enough, no pragma (None) where
     every run is too small (the bounds are constants)."""
     work = pragma[4]
     bound = re.fullmatch(rf"{re.escape(it)} (<=|<) (.+)", cond)
     if not work or not bound:
         return pragma
-    least = -(-PARALLEL_WORK // work)  # iterations of a run that pays for its parallel region
+    least = -(-parallel_work() // work)  # iterations of a run that pays for its parallel region
     if least <= 1:
         return pragma
-    ub = bound.group(2) if bound.group(1) == "<=" else f"({bound.group(2)}) - 1"
-    span = f"({ub}) - ({init})"  # trip count - 1
-    if re.fullmatch(r"-?\d+", init) and re.fullmatch(r"-?\d+", bound.group(2)):
-        trips = int(bound.group(2)) - int(init) + (bound.group(1) == "<=")
-        return pragma if trips >= least else None
-    text = pragma[1] + f" if({span} >= {least - 1})"
+    ub, inclusive = bound.group(2), bound.group(1) == "<="
+    if re.fullmatch(r"-?\d+", init) and re.fullmatch(r"-?\d+", ub):
+        return pragma if int(ub) - int(init) + inclusive >= least else None
+    # the loop runs (ub - init + [<=]) iterations
+    start = "" if init == "0" else f" - {_operand(init)}"
+    text = pragma[1] + f" if({_operand(ub)}{start} >= {least - inclusive})"
     return (pragma[0], text, *pragma[2:])
+
+
+def _operand(x: str) -> str:
+    """*x* as an operand of a subtraction: parenthesized unless it is a name, a number or one group."""
+    if re.fullmatch(r"\w+", x):
+        return x
+    depth = 0
+    for k, ch in enumerate(x):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and k < len(x) - 1:
+            return f"({x})"
+    return x if x.startswith("(") else f"({x})"
 
 
 def _in_order(body: isl.AstNode, pairs: tuple) -> bool:

@@ -2,7 +2,9 @@
 
 Only the hot statements count: those with the most loops around them (the most instances, N^depth, for
 sizes that are unknown at compile time, as PolyBench's are). For each of them, from the final schedule:
-- serial: no OpenMP loop runs it;
+- serial: no OpenMP loop runs it, or every run of its loop does too little work to be run in parallel
+  (fewer statement instances than poly/parallel.py's PARALLEL_WORK, where the sizes are constants: the
+  parallel work per synchronization);
 - bad accesses: along its innermost loop, accesses that move by more than one element (a row or column
   stride: gramschmidt's `A[i][j]` walked along i; every access where the loop steps by more than one, as
   diamond tiles' inner loop does), plus UNVECTORIZABLE if that loop carries a dependence of the
@@ -21,6 +23,7 @@ import islpy as isl
 from .deps import Dependences
 from .islutil import CTX, maps_of, sets_of
 from .marks import ParallelMark, mark_of
+from .parallel import iteration_work, parallel_work
 from .point_order import address_changes, changes_within
 from .schedule import TiledSchedule
 from .scop import Scop
@@ -45,7 +48,7 @@ class Cost:
 def schedule_cost(scop: Scop, deps: Dependences, ts: TiledSchedule) -> Cost:
     smap = _band_schedule(ts.schedule.get_root()).intersect_params(scop.context)
     hot_depth = max(st.domain.dim(isl.dim_type.set) for st in scop.statements)
-    marks = _parallel_marks(ts.schedule.get_root())
+    marks = _parallel_marks(ts.schedule.get_root(), scop.context)
     d = deps.all.intersect_params(scop.context)
     serial = bad = region = 0
     for st in scop.statements:
@@ -58,7 +61,7 @@ def schedule_cost(scop: Scop, deps: Dependences, ts: TiledSchedule) -> Cost:
         width = maps_of(full)[0].dim(isl.dim_type.out)
         pts = sets_of(full.range())[0]
         varying = [k for k in range(width) if _varies(pts, k)]
-        par = [depth for depth, dom in marks if not dom.intersect(sd).is_empty()]
+        par = [depth for depth, dom, small in marks if not small and not dom.intersect(sd).is_empty()]
         if not par:
             serial += 1
         else:
@@ -98,14 +101,18 @@ def _band_schedule(node) -> isl.UnionMap:
     return out if out is not None else isl.UnionMap.empty(node.get_domain().get_space())
 
 
-def _parallel_marks(node) -> list[tuple[int, isl.UnionSet]]:
-    """(schedule depth, statement instances below) of every OpenMP mark of the tree."""
+def _parallel_marks(node, context: isl.Set) -> list[tuple[int, isl.UnionSet, bool]]:
+    """(schedule depth, statement instances below, whether every run of its loop is too small to run in
+    parallel) of every OpenMP mark of the tree. A run of fewer than parallel_work() statement instances
+    (known where the sizes are constants) runs serially: the printer's `if` clause or no pragma."""
     out = []
     mark = mark_of(node)
     if isinstance(mark, ParallelMark):
-        out.append((mark.depth, node.get_domain()))
+        work = iteration_work(node.child(0), -1, context) \
+            if node.child(0).get_type() == isl.schedule_node_type.band else None
+        out.append((mark.depth, node.get_domain(), work is not None and work < parallel_work()))
     for i in range(node.n_children()):
-        out += _parallel_marks(node.child(i))
+        out += _parallel_marks(node.child(i), context)
     return out
 
 

@@ -2,6 +2,7 @@
 loop parallel, the OpenMP schedule clause, and the omp parallel / omp simd / ivdep marks."""
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 import islpy as isl
@@ -21,6 +22,12 @@ Clauses = tuple[tuple[str, ...], tuple[str, ...]]  # the (private, lastprivate) 
 # (PolyBench LARGE: 500 time steps, 2000 points) ran at 0.19x of gcc with 2 threads, the regions
 # costing more than the 4,000 instances of each.
 PARALLEL_WORK = 16384
+
+
+def parallel_work() -> int:
+    """PARALLEL_WORK, or the environment's POLYTUNE_PARALLEL_WORK (the tests set 0, so that their small
+    sizes still run the parallel code)."""
+    return int(os.environ.get("POLYTUNE_PARALLEL_WORK", PARALLEL_WORK))
 
 
 def _clauses(names: list[str], live: list[str]) -> Clauses:
