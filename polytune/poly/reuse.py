@@ -67,14 +67,15 @@ class Reuse:
     """The tiler's decision to tile a band (a mixin of tiling.py's Transformer, whose state and tests it
     uses: scop, parallel, point_order, is_parallel, privatizing)."""
 
-    def tiling_pays(self, node, inside_parallel: bool) -> bool:
+    def tiling_pays(self, node) -> bool:
+        """(Independent of whether loops are marked parallel: the tuner counts the tiled bands of the
+        schedule without marks, and its tile sizes must fall on the same bands.)"""
         n = node.band_n_member()
         if band_nodes(node.child(0)):
             return True
         if self.point_order(node)[-1] != n - 1:
             return True  # tiles are what let the best-stride loop run innermost
-        if self.parallel and not inside_parallel and not self.is_parallel(node, 0) \
-                and self.privatizing(node, 0) is None:
+        if not self.is_parallel(node, 0) and self.privatizing(node, 0) is None:
             return True
         size, unbounded = footprint(self.scop, node, 1)
         return unbounded > 1 or size > REUSE_CACHE_BYTES

@@ -87,7 +87,7 @@ class Transformer(Parallelism, PointOrder, Reuse):
         stmts = tuple(sorted(s.get_tuple_name() for s in sets_of(node.get_domain())))
         sched_text = str(node.band_get_partial_schedule())
         index = len(self.bands)
-        if not (self.tile and permutable and n >= 2 and self.tiling_pays(node, inside_parallel)):
+        if not (self.tile and permutable and n >= 2 and self.tiling_pays(node)):
             par = self.first_parallel(node, range(n)) if self.parallel and not inside_parallel else None
             if par is not None:
                 node = mark_member(node, par, self.parallel_mark(outer_members + par,
