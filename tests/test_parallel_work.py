@@ -112,7 +112,7 @@ def test_transposed_stream_stays_tiled():
     """mvt's second product walks A by columns: only tiles give it a parallel outer loop and a unit-stride
     inner one, so that band is tiled while the first (rows) is not."""
     a = analyze(os.path.join(ROOT, "benchmarks", "pluto", "mvt.c")).scops[0]
-    bands = a.tiled((), schedule="pluto").bands
+    bands = a.tiled((), schedule="model").bands
     assert sorted(b.tiled for b in bands) == [False, True]
 
 
@@ -123,6 +123,13 @@ def test_model_prefers_unskewed_loops_to_diamond_lattices_jacobi_1d():
     (name, _), costs = a.model_scheduler
     assert name == "outer"
     assert costs["pluto/stride"]["bad_accesses"] > costs["outer/stride"]["bad_accesses"] == 0
+
+
+def test_tiling_reuse_is_a_choice_pluto_and_the_seed_tile_every_band():
+    """--schedule pluto (the tuner's seed) tiles gesummv as before; tiling=reuse is the model's rule."""
+    a = analyze(os.path.join(CORPUS, "gesummv.c")).scops[0]
+    assert all(b.tiled for b in a.tiled((), schedule="pluto").bands)
+    assert not any(b.tiled for b in a.tiled((), choice=ScheduleChoice(tiling="reuse")).bands)
 
 
 def test_model_keeps_a_streamed_reduction_innermost_gesummv():

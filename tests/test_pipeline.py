@@ -64,8 +64,7 @@ def test_kernel_outer_schedule(name, reference, tmp_path):
 
 def test_outer_schedule_keeps_the_time_loop_outside(tmp_path):
     """jacobi-2d: the default time-tiles with a wavefront; --schedule outer leaves t sequential outside
-    and parallelizes the space band's row loop inside it (untiled: a few rows fit in the cache,
-    poly/reuse.py)."""
+    and parallelizes a tile loop of the space band inside it."""
     import json
     src = os.path.join(KERNELS, "jacobi-2d.c")
     bands = {}
@@ -76,7 +75,7 @@ def test_outer_schedule_keeps_the_time_loop_outside(tmp_path):
         bands[sched] = json.loads(rep.read_text())["scops"][0]["bands"]
     assert any(b["wavefront"] for b in bands["pluto"])
     assert not any(b["wavefront"] for b in bands["outer"])
-    assert bands["outer"][0]["parallel_loop"] is None and bands["outer"][1]["parallel_loop"] == "loop 0"
+    assert bands["outer"][0]["parallel_loop"] is None and bands["outer"][1]["parallel_loop"] == "tile 0"
 
 
 def test_untiled_kernels(reference, tmp_path):

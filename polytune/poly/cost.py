@@ -149,7 +149,8 @@ def choose_scheduler(scop: Scop, deps: Dependences, bases: dict) -> tuple[tuple[
     """The (scheduler, point order) whose tiled schedule the model ranks first (schedulers: the keys of
     *bases*, name -> base schedule; point orders: stride, vector), and every candidate's cost. Costed at
     tile 32 without unroll-and-jam (its copies are not loops); a candidate that fails the legality check
-    is left out. Ties keep the earlier candidate: pluto with the stride order first."""
+    is left out. Ties keep the earlier candidate: pluto with the stride order first. Bands are tiled only
+    where a reuse would miss the cache (reuse.py), as `optimize --schedule model` emits them."""
     from ..errors import PolytuneError
     from .schedule import make_schedule
     if not deps.complete:  # the dependences fell back to the original order: nothing to rank
@@ -158,7 +159,7 @@ def choose_scheduler(scop: Scop, deps: Dependences, bases: dict) -> tuple[tuple[
     for name, base in bases.items():
         for order in ("stride", "vector"):
             try:
-                ts = make_schedule(scop, deps, base=base, unroll=0, point_order=order)
+                ts = make_schedule(scop, deps, base=base, unroll=0, point_order=order, reuse=True)
             except PolytuneError:
                 continue
             names.append((name, order))
