@@ -1,5 +1,6 @@
-"""Parallel work per synchronization: OpenMP's `if` clause keeps small runs of a parallel loop serial
-(poly/parallel.py's PARALLEL_WORK against the loop's trip count times the work of one iteration), and a
+"""Parallel work per synchronization: a branch keeps small runs of a parallel loop serial (poly/parallel.py's
+PARALLEL_WORK against the loop's trip count times the work of one iteration: `if (UB - LB >= K)` the
+parallel loop, else the same loop without the pragma), and a
 band that streams rows stays untiled (poly/reuse.py). The results stay the original program's, bit for bit."""
 from __future__ import annotations
 
@@ -38,23 +39,36 @@ def _pragmas(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if "#pragma omp parallel" in line]
 
 
+def _guards(text: str) -> list[str | None]:
+    """For each parallel pragma, the condition of the branch right above it (None: no branch)."""
+    lines = [line.strip() for line in text.splitlines()]
+    out = []
+    for k, line in enumerate(lines):
+        if line.startswith("#pragma omp parallel"):
+            m = re.fullmatch(r"if \((.*)\) \{", lines[k - 1])
+            out.append(m.group(1) if m else None)
+    return out
+
+
 @pytest.fixture
 def real_threshold(monkeypatch):
     monkeypatch.delenv("POLYTUNE_PARALLEL_WORK", raising=False)
 
 
-def test_parametric_trip_count_gets_an_if_clause(real_threshold):
-    """jacobi-1d's space loops run n - 2 iterations of one statement each: parallel from PARALLEL_WORK on."""
+def test_parametric_trip_count_gets_a_branch(real_threshold):
+    """jacobi-1d's space loops run n - 2 iterations of one statement each: parallel from PARALLEL_WORK on,
+    the same loop without the pragma below (OpenMP's `if` clause would still enter a serialized region)."""
     text = _optimize(os.path.join(CORPUS, "jacobi-1d.c"))
-    pragmas = _pragmas(text)
-    assert pragmas and all(p.endswith(f"if((n - 1) - 1 >= {PARALLEL_WORK})") for p in pragmas), pragmas
+    assert _guards(text) == [f"(n - 1) - 1 >= {PARALLEL_WORK}"] * 2
+    assert _pragmas(text) == ["#pragma omp parallel for"] * 2
+    assert text.count("} else {") >= 2
 
 
-def test_tile_wavefront_gets_an_if_clause_on_its_tile_count(real_threshold):
+def test_tile_wavefront_gets_a_branch_on_its_tile_count(real_threshold):
     """Diamond tiles of jacobi-1d: the wavefront loop is parallel only when enough tiles run at once."""
     text = _optimize(os.path.join(CORPUS, "jacobi-1d.c"), ScheduleChoice(scheduler="pluto"))
-    (pragma,) = _pragmas(text)
-    least = int(re.search(r">= (\d+)\)$", pragma).group(1)) + 1
+    (guard,) = _guards(text)
+    least = int(re.search(r">= (\d+)$", guard).group(1)) + 1
     assert 1 < least < PARALLEL_WORK
 
 
@@ -70,15 +84,15 @@ def test_constant_large_trip_count_keeps_the_pragma_without_a_clause(real_thresh
     assert _pragmas(_optimize(str(src))) == ["#pragma omp parallel for"]
 
 
-def test_threshold_zero_prints_no_clause():
+def test_threshold_zero_prints_no_branch():
     """(What the other tests run with: conftest sets POLYTUNE_PARALLEL_WORK=0.)"""
-    assert all(" if(" not in p for p in _pragmas(_optimize(os.path.join(CORPUS, "jacobi-1d.c"))))
+    assert _guards(_optimize(os.path.join(CORPUS, "jacobi-1d.c"))) == [None, None]
 
 
 @pytest.mark.parametrize("name,choice", [("jacobi-1d", None), ("jacobi-1d", ScheduleChoice(scheduler="pluto")),
                                          ("doitgen", None), ("gesummv", None), ("trisolv", None)])
 @pytest.mark.parametrize("work", ["16384", "40"])
-def test_if_clause_keeps_the_original_results(name, choice, work, monkeypatch, tmp_path):
+def test_branch_keeps_the_original_results(name, choice, work, monkeypatch, tmp_path):
     """With the real threshold (every run serial at these sizes) and with a small one (some runs parallel,
     some serial: diamond wavefronts of few and of many tiles), at 2 and 3 threads."""
     monkeypatch.setenv("POLYTUNE_PARALLEL_WORK", work)
@@ -135,3 +149,13 @@ def test_tiling_reuse_is_a_choice_pluto_and_the_seed_tile_every_band():
 def test_model_keeps_a_streamed_reduction_innermost_gesummv():
     a = analyze(os.path.join(CORPUS, "gesummv.c")).scops[0]
     assert a.model_scheduler[0] == ("pluto", "stride")
+
+
+def test_reuse_rule_on_a_band_whose_statement_never_runs(tmp_path):
+    """(Found by the random nests: `for k = i - 1 .. j - 1` with j < i is empty, and the stride scores of
+    the untiled band had no instance to look at.)"""
+    src = tmp_path / "empty.c"
+    src.write_text("double s;\nvoid f(void)\n{\n#pragma scop\n  for (int i = 0; i <= 4; i++)\n"
+                   "    for (int j = 0; j <= i - 1; j++)\n      for (int k = i - 1; k <= j - 1; k++)\n"
+                   "        s = s * 0.5 + (i - k) * 0.125 + 1.0;\n#pragma endscop\n}\n")
+    assert "#pragma scop" not in _optimize(str(src))  # (the statement never runs: nothing is printed)

@@ -104,7 +104,7 @@ def _band_schedule(node) -> isl.UnionMap:
 def _parallel_marks(node, context: isl.Set) -> list[tuple[int, isl.UnionSet, bool]]:
     """(schedule depth, statement instances below, whether every run of its loop is too small to run in
     parallel) of every OpenMP mark of the tree. A run of fewer than parallel_work() statement instances
-    (known where the sizes are constants) runs serially: the printer's `if` clause or no pragma."""
+    (known where the sizes are constants) runs serially: the printer's branch to a serial copy, or no pragma."""
     out = []
     mark = mark_of(node)
     if isinstance(mark, ParallelMark):

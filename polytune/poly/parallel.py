@@ -16,8 +16,8 @@ from .reuse import largest_extents
 
 Clauses = tuple[tuple[str, ...], tuple[str, ...]]  # the (private, lastprivate) scalars of a parallel or simd loop
 
-# A parallel loop whose run has fewer statement instances than this runs serially (the C printer's `if`
-# clause, or no pragma where the count is a constant): at about a nanosecond per instance that is some
+# A parallel loop whose run has fewer statement instances than this runs serially (the C printer's branch
+# to a serial copy, or no pragma where the count is a constant): at about a nanosecond per instance that is some
 # 16 microseconds of work, against a few microseconds to start and join a parallel region. jacobi-1d
 # (PolyBench LARGE: 500 time steps, 2000 points) ran at 0.19x of gcc with 2 threads, the regions
 # costing more than the 4,000 instances of each.

@@ -15,7 +15,7 @@ from __future__ import annotations
 import islpy as isl
 
 from .bands import band_nodes
-from .islutil import maps_of
+from .islutil import maps_of, sets_of
 
 REUSE_CACHE_BYTES = 512 * 1024  # half of a 1-2 MiB per-core L2 (Xeon, EPYC): room for the streams besides
 ELEMENT_BYTES = 8  # the footprint counts elements as doubles
@@ -71,8 +71,8 @@ class Reuse:
         """(Independent of whether loops are marked parallel: the tuner counts the tiled bands of the
         schedule without marks, and its tile sizes must fall on the same bands.)"""
         n = node.band_n_member()
-        if band_nodes(node.child(0)):
-            return True
+        if band_nodes(node.child(0)) or any(s.is_empty() for s in sets_of(node.get_domain())):
+            return True  # (a statement that never runs: the stride scores need an instance)
         if self.point_order(node)[-1] != n - 1:
             return True  # tiles are what let the best-stride loop run innermost
         if not self.is_parallel(node, 0) and self.privatizing(node, 0) is None:
