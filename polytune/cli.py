@@ -67,7 +67,7 @@ def _shape(p: argparse.ArgumentParser) -> None:
     p.add_argument("--choice", metavar="NAME=VALUE,...",
                    help="a schedule alternative (overrides --schedule and --unroll-jam): scheduler=pluto|outer, "
                         "fusion=smart|max|none, omp_schedule=auto|static|dynamic, privatize_arrays=1|0, "
-                        "point_order=stride|vector, unroll=U")
+                        "point_order=stride|vector, unroll=U, tiling=all|reuse")
     _unroll_jam(p)
     p.add_argument("--target", default="c", choices=TARGET_NAMES,
                    help="code to emit: c (C with OpenMP, the default), cuda (host code and kernels) or "
@@ -140,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--space", choices=["tiles", "schedule"], default=None,
                    help="what is tuned (c target): tiles (the tile sizes, the default) or schedule (the tile sizes "
                         "and one coordinate per schedule choice: scheduler, fusion, omp_schedule, "
-                        "privatize_arrays, point_order, unroll; the seed is still Pluto's default)")
+                        "privatize_arrays, point_order, unroll, tiling; the seed is still Pluto's default)")
     p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
                    help="generate and compile N candidates at once while one is timed (default: the cores; "
                         "1: one candidate at a time)")

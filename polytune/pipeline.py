@@ -46,7 +46,8 @@ class AnalyzedScop:
         """*schedule*: pluto, outer, or model (the one poly/cost.py ranks first); *choice* overrides it."""
         if choice is None:
             scheduler, order = self.model_scheduler[0] if schedule == "model" else (schedule, "stride")
-            choice = ScheduleChoice(scheduler=scheduler, point_order=order, unroll=unroll_jam)
+            choice = ScheduleChoice(scheduler=scheduler, point_order=order, unroll=unroll_jam,
+                                    tiling="reuse" if schedule == "model" else "all")
         base = None
         if choice.fusion == "smart":
             base = self.base_outer if choice.scheduler == "outer" else self.base

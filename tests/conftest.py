@@ -7,6 +7,9 @@ import subprocess
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The tests' sizes are small: without this, the branch to a serial copy (poly/parallel.py: PARALLEL_WORK)
+# would run their parallel loops serially, and the parallel code would go untested. Subprocesses inherit it.
+os.environ.setdefault("POLYTUNE_PARALLEL_WORK", "0")
 KERNELS = os.path.join(ROOT, "benchmarks", "pluto")
 # Small sizes: every kernel runs in milliseconds; not powers of two on purpose.
 SMALL = ["-DN=13", "-DTSTEPS=3", "-DNC=3", "-DD=7"]

@@ -109,6 +109,19 @@ def test_random_nest_same_output(prog, sizes, no_parallel):
     check_same_output(prog.source, sizes, no_parallel)
 
 
+@settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(prog=programs(), sizes=tile_sizes, work=st.sampled_from(["3", "20", "100"]))
+def test_random_nest_same_output_with_work_branches(prog, sizes, work):
+    """The branch between a parallel loop and its serial copy (poly/parallel.py's PARALLEL_WORK) with
+    thresholds that these small sizes cross: some runs of a parallel loop go parallel, others serial."""
+    old = os.environ.get("POLYTUNE_PARALLEL_WORK")
+    os.environ["POLYTUNE_PARALLEL_WORK"] = work
+    try:
+        check_same_output(prog.source, sizes, False)
+    finally:
+        os.environ["POLYTUNE_PARALLEL_WORK"] = old if old is not None else "0"
+
+
 @pytest.mark.slow
 @settings(max_examples=int(os.environ.get("POLYTUNE_SLOW_EXAMPLES", "300")), deadline=None,
           suppress_health_check=[HealthCheck.too_slow])

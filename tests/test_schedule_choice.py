@@ -29,7 +29,8 @@ def test_the_default_choice_is_first_and_the_seed():
     alts = alternatives()
     assert alts[0] == ScheduleChoice()
     assert len(alts) == len(set(alts))
-    assert set(coordinates()) == {"scheduler", "fusion", "omp_schedule", "privatize_arrays", "point_order", "unroll"}
+    assert set(coordinates()) == {"scheduler", "fusion", "omp_schedule", "privatize_arrays", "point_order", "unroll",
+                                  "tiling"}
 
 
 def test_choice_round_trips_through_its_record():

@@ -21,6 +21,7 @@ FUSIONS = ("smart", "max", "none")  # isl SCC by SCC / whole connected component
 OMP_SCHEDULES = ("auto", "static", "dynamic")  # auto: static, dynamic or cyclic on triangles
 POINT_ORDERS = ("stride", "vector")  # best strides innermost / the same among vectorizable loops
 UNROLLS = (0, 2, 4, 8)
+TILINGS = ("all", "reuse")  # every permutable band / only where a reuse would miss the cache (poly/reuse.py)
 
 
 @dataclass(frozen=True)
@@ -33,10 +34,11 @@ class ScheduleChoice:
     privatize_arrays: bool = True
     point_order: str = "stride"
     unroll: int = DEFAULT_UNROLL
+    tiling: str = "all"
 
     def __post_init__(self) -> None:
         for name, allowed in (("scheduler", SCHEDULERS), ("fusion", FUSIONS), ("omp_schedule", OMP_SCHEDULES),
-                              ("point_order", POINT_ORDERS)):
+                              ("point_order", POINT_ORDERS), ("tiling", TILINGS)):
             if getattr(self, name) not in allowed:
                 raise UsageError(f"unknown {name} '{getattr(self, name)}' (choose from {', '.join(allowed)})")
         if self.unroll < 0:
@@ -54,7 +56,7 @@ def coordinates() -> dict[str, tuple]:
     """The tuner's categorical coordinates and their values (the default first)."""
     unrolls = (DEFAULT_UNROLL,) + tuple(u for u in UNROLLS if u != DEFAULT_UNROLL)
     return {"scheduler": SCHEDULERS, "fusion": FUSIONS, "omp_schedule": OMP_SCHEDULES,
-            "privatize_arrays": (True, False), "point_order": POINT_ORDERS, "unroll": unrolls}
+            "privatize_arrays": (True, False), "point_order": POINT_ORDERS, "unroll": unrolls, "tiling": TILINGS}
 
 
 def parse_choice(text: str) -> ScheduleChoice:
@@ -93,4 +95,4 @@ def schedule_with(scop: Scop, deps: Dependences, choice: ScheduleChoice, tile_si
     base = base if base is not None else base_schedule(scop, deps, choice)
     return make_schedule(scop, deps, tile_sizes, tile=tile, parallel=parallel, base=base, unroll=choice.unroll,
                          omp_schedule=choice.omp_schedule, privatize_arrays=choice.privatize_arrays,
-                         point_order=choice.point_order)
+                         point_order=choice.point_order, reuse=choice.tiling == "reuse")

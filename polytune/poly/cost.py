@@ -2,10 +2,14 @@
 
 Only the hot statements count: those with the most loops around them (the most instances, N^depth, for
 sizes that are unknown at compile time, as PolyBench's are). For each of them, from the final schedule:
-- serial: no OpenMP loop runs it;
+- serial: no OpenMP loop runs it, or every run of its loop does too little work to be run in parallel
+  (fewer statement instances than poly/parallel.py's PARALLEL_WORK, where the sizes are constants: the
+  parallel work per synchronization);
 - bad accesses: along its innermost loop, accesses that move by more than one element (a row or column
-  stride: gramschmidt's `A[i][j]` walked along i), plus UNVECTORIZABLE if that loop carries a dependence
-  of the statement on itself (a reduction or recurrence gcc will not vectorize without reassociating);
+  stride: gramschmidt's `A[i][j]` walked along i; every access where the loop steps by more than one, as
+  diamond tiles' inner loop does), plus UNVECTORIZABLE if that loop carries a dependence of the
+  statement on itself (a reduction or recurrence gcc will not vectorize without reassociating) unless
+  the statement streams an array (touches some element once: memory-bound, see `_streams`);
 - region depth: the loops around its OpenMP loop (each starts the parallel region once per iteration).
 Alternatives compare by (hot statements run serially, bad accesses, region depth), in that order; ties
 keep the earlier alternative (Pluto's default first).
@@ -19,6 +23,7 @@ import islpy as isl
 from .deps import Dependences
 from .islutil import CTX, maps_of, sets_of
 from .marks import ParallelMark, mark_of
+from .parallel import iteration_work, parallel_work
 from .point_order import address_changes, changes_within
 from .schedule import TiledSchedule
 from .scop import Scop
@@ -43,7 +48,7 @@ class Cost:
 def schedule_cost(scop: Scop, deps: Dependences, ts: TiledSchedule) -> Cost:
     smap = _band_schedule(ts.schedule.get_root()).intersect_params(scop.context)
     hot_depth = max(st.domain.dim(isl.dim_type.set) for st in scop.statements)
-    marks = _parallel_marks(ts.schedule.get_root())
+    marks = _parallel_marks(ts.schedule.get_root(), scop.context)
     d = deps.all.intersect_params(scop.context)
     serial = bad = region = 0
     for st in scop.statements:
@@ -56,7 +61,7 @@ def schedule_cost(scop: Scop, deps: Dependences, ts: TiledSchedule) -> Cost:
         width = maps_of(full)[0].dim(isl.dim_type.out)
         pts = sets_of(full.range())[0]
         varying = [k for k in range(width) if _varies(pts, k)]
-        par = [depth for depth, dom in marks if not dom.intersect(sd).is_empty()]
+        par = [depth for depth, dom, small in marks if not small and not dom.intersect(sd).is_empty()]
         if not par:
             serial += 1
         else:
@@ -64,10 +69,24 @@ def schedule_cost(scop: Scop, deps: Dependences, ts: TiledSchedule) -> Cost:
         if not varying:
             continue
         inner = varying[-1]
-        bad += sum(1 for x in address_changes(full, sd, st, inner, width)
-                   if x is not None and not changes_within(x[0], x[1], 1))
-        bad += UNVECTORIZABLE * _carries_self(d, full, st.name, inner, width)
+        changes = address_changes(full, sd, st, inner, width)
+        if all(x is None for x in changes):
+            bad += len(changes)  # the loop steps by more than one (diamond tiles' lattice): no access is regular
+        bad += sum(1 for x in changes if x is not None and not changes_within(x[0], x[1], 1))
+        if not _streams(st, scop.context):
+            bad += UNVECTORIZABLE * _carries_self(d, full, st.name, inner, width)
     return Cost(serial, bad, region)
+
+
+def _streams(st, context: isl.Set) -> bool:
+    """Whether the statement reads or writes some array element once over its whole domain (an injective
+    access: gesummv's A[i][j]): it does O(1) operations per element streamed from memory, which scalar
+    code keeps up with, so an unvectorized reduction costs it nothing (gesummv: the j loop, a reduction,
+    innermost ran at 1.26x the speed of the vectorizable i loop striding over rows)."""
+    dom = st.domain.intersect_params(context.align_params(st.domain.get_space()))
+    return any(acc.relation.dim(isl.dim_type.out) > 0 and
+               acc.relation.intersect_domain(dom.align_params(acc.relation.get_space())).is_injective()
+               for acc in st.accesses)
 
 
 def _band_schedule(node) -> isl.UnionMap:
@@ -82,14 +101,18 @@ def _band_schedule(node) -> isl.UnionMap:
     return out if out is not None else isl.UnionMap.empty(node.get_domain().get_space())
 
 
-def _parallel_marks(node) -> list[tuple[int, isl.UnionSet]]:
-    """(schedule depth, statement instances below) of every OpenMP mark of the tree."""
+def _parallel_marks(node, context: isl.Set) -> list[tuple[int, isl.UnionSet, bool]]:
+    """(schedule depth, statement instances below, whether every run of its loop is too small to run in
+    parallel) of every OpenMP mark of the tree. A run of fewer than parallel_work() statement instances
+    (known where the sizes are constants) runs serially: the printer's branch to a serial copy, or no pragma."""
     out = []
     mark = mark_of(node)
     if isinstance(mark, ParallelMark):
-        out.append((mark.depth, node.get_domain()))
+        work = iteration_work(node.child(0), -1, context) \
+            if node.child(0).get_type() == isl.schedule_node_type.band else None
+        out.append((mark.depth, node.get_domain(), work is not None and work < parallel_work()))
     for i in range(node.n_children()):
-        out += _parallel_marks(node.child(i))
+        out += _parallel_marks(node.child(i), context)
     return out
 
 
@@ -126,7 +149,8 @@ def choose_scheduler(scop: Scop, deps: Dependences, bases: dict) -> tuple[tuple[
     """The (scheduler, point order) whose tiled schedule the model ranks first (schedulers: the keys of
     *bases*, name -> base schedule; point orders: stride, vector), and every candidate's cost. Costed at
     tile 32 without unroll-and-jam (its copies are not loops); a candidate that fails the legality check
-    is left out. Ties keep the earlier candidate: pluto with the stride order first."""
+    is left out. Ties keep the earlier candidate: pluto with the stride order first. Bands are tiled only
+    where a reuse would miss the cache (reuse.py), as `optimize --schedule model` emits them."""
     from ..errors import PolytuneError
     from .schedule import make_schedule
     if not deps.complete:  # the dependences fell back to the original order: nothing to rank
@@ -135,7 +159,7 @@ def choose_scheduler(scop: Scop, deps: Dependences, bases: dict) -> tuple[tuple[
     for name, base in bases.items():
         for order in ("stride", "vector"):
             try:
-                ts = make_schedule(scop, deps, base=base, unroll=0, point_order=order)
+                ts = make_schedule(scop, deps, base=base, unroll=0, point_order=order, reuse=True)
             except PolytuneError:
                 continue
             names.append((name, order))

@@ -21,7 +21,9 @@ from .islutil import CTX
 class ParallelMark:
     """`#pragma omp parallel for` on the loop at schedule *depth*: the scalars it privatizes (`private`:
     dead after the loop, `lastprivate`: live), the arrays it needs private copies of (`poly/privatize.py`)
-    and its schedule clause ("" for the default, static)."""
+    and its schedule clause ("" for the default, static). *work*: statement instances in one iteration of
+    the loop, an upper bound (None: not a known constant), for the printer's branch between the parallel
+    loop and a serial copy."""
 
     kind: ClassVar[str] = "omp_parallel"
     depth: int
@@ -29,6 +31,7 @@ class ParallelMark:
     lastprivate: tuple[str, ...] = ()
     arrays: tuple[str, ...] = ()
     clause: str = ""
+    work: int | None = None
 
 
 @dataclass(frozen=True)

@@ -2,15 +2,32 @@
 loop parallel, the OpenMP schedule clause, and the omp parallel / omp simd / ivdep marks."""
 from __future__ import annotations
 
+import os
+from dataclasses import replace
+
 import islpy as isl
 
 from .bands import band_nodes, loop_iterations, member_map
 from .islutil import CTX, maps_of
-from .marks import IvdepMark, Mark, ParallelMark, SimdMark, mark_id
+from .marks import IvdepMark, Mark, ParallelMark, SimdMark, mark_id, mark_of
 from .point_order import changes_within
 from .privatize import PrivateArray, array_flows, privatizable
+from .reuse import largest_extents
 
 Clauses = tuple[tuple[str, ...], tuple[str, ...]]  # the (private, lastprivate) scalars of a parallel or simd loop
+
+# A parallel loop whose run has fewer statement instances than this runs serially (the C printer's branch
+# to a serial copy, or no pragma where the count is a constant): at about a nanosecond per instance that is some
+# 16 microseconds of work, against a few microseconds to start and join a parallel region. jacobi-1d
+# (PolyBench LARGE: 500 time steps, 2000 points) ran at 0.19x of gcc with 2 threads, the regions
+# costing more than the 4,000 instances of each.
+PARALLEL_WORK = 16384
+
+
+def parallel_work() -> int:
+    """PARALLEL_WORK, or the environment's POLYTUNE_PARALLEL_WORK (the tests set 0, so that their small
+    sizes still run the parallel code)."""
+    return int(os.environ.get("POLYTUNE_PARALLEL_WORK", PARALLEL_WORK))
 
 
 def _clauses(names: list[str], live: list[str]) -> Clauses:
@@ -46,6 +63,46 @@ def _uncoupled_below(node, m: int, below: bool) -> bool:
         if not drop_m.intersect(drop_later).is_subset(pts):
             return False
     return True
+
+
+def iteration_work(node, m: int, context: isl.Set) -> int | None:
+    """Statement instances in one iteration of band member *m*'s loop (m = -1: in one run of it), an upper
+    bound: per statement, the product over the schedule dimensions inside the loop of their largest
+    extent for fixed outer ones, summed over the statements below. None where an extent is not a
+    constant (sizes not fixed by the context)."""
+    dom = node.get_domain()
+    pre = node.get_prefix_schedule_union_map().intersect_domain(dom)
+    full = pre.flat_range_product(node.get_subtree_schedule_union_map().intersect_domain(dom))
+    total = 0
+    for mp in maps_of(full):
+        outer = next(x for x in maps_of(pre) if x.get_tuple_name(isl.dim_type.in_) ==
+                     mp.get_tuple_name(isl.dim_type.in_)).dim(isl.dim_type.out) + m + 1
+        pts = mp.range().intersect_params(context.align_params(mp.get_space()))
+        extents = largest_extents(isl.Map.from_range(pts).move_dims(isl.dim_type.in_, 0, isl.dim_type.out, 0, outer))
+        if None in extents:
+            return None
+        count = 1
+        for e in extents:
+            count *= e
+        total += count
+    return total
+
+
+def with_work(schedule: isl.Schedule, context: isl.Set) -> isl.Schedule:
+    """The schedule with every parallel mark's `work` filled in (`iteration_work` of the loop it marks, the
+    first member of the band below the mark)."""
+
+    def walk(node):
+        mark = mark_of(node)
+        if isinstance(mark, ParallelMark) and mark.work is None and \
+                node.child(0).get_type() == isl.schedule_node_type.band:
+            work = iteration_work(node.child(0), 0, context)
+            node = node.delete().insert_mark(mark_id(replace(mark, work=work)))
+        for i in range(node.n_children()):
+            node = walk(node.child(i)).parent()
+        return node
+
+    return walk(schedule.get_root()).get_schedule()
 
 
 def mark_member(node, m: int, mark: Mark):

@@ -164,12 +164,13 @@ def _band_skews_short_loop(node) -> bool:
 def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (), tile: bool = True,
                   parallel: bool = True, base: isl.Schedule | None = None,
                   unroll: int = DEFAULT_UNROLL, omp_schedule: str = "auto",
-                  privatize_arrays: bool = True, point_order: str = "stride") -> TiledSchedule:
+                  privatize_arrays: bool = True, point_order: str = "stride", reuse: bool = False) -> TiledSchedule:
     """The tiled, parallel schedule of *base*. *omp_schedule*: the OpenMP schedule clause of the parallel
     loops: static (none printed), dynamic, or auto (static, except on a loop over a triangle, see
     `schedule_clause` in parallel.py). *privatize_arrays*: private copies of scratch arrays (privatize.py).
     *point_order*: stride (the best access strides innermost) or vector (the same among the point loops
-    along which no statement depends on itself, where there are such)."""
+    along which no statement depends on itself, where there are such). *reuse*: tile a band only where a
+    reuse would otherwise miss the cache (reuse.py; optimize's model), not every permutable band."""
     if not deps.complete:  # no dependences known: the original order, nothing transformed or marked
         return TiledSchedule(original_order(scop), (), ())
     base = base if base is not None else compute_base_schedule(scop, deps)
@@ -180,6 +181,7 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
         t.deps_object = deps if privatize_arrays else None
         t.omp_schedule = omp_schedule
         t.point_rule = point_order
+        t.reuse_rule = reuse
         root = t.visit(base.get_root(), inside_parallel=False, outer_members=0)
         schedule = root.get_schedule()
         check_legal(schedule, deps, scop)

@@ -13,6 +13,7 @@ from .islutil import CTX, sets_of
 from .parallel import Clauses, Parallelism, mark_member
 from .point_order import PointOrder, permute
 from .privatize import PrivateArray
+from .reuse import Reuse
 from .scop import Scop
 
 DEFAULT_TILE = 32
@@ -38,7 +39,7 @@ class BandInfo:
     unroll_jam: tuple[int, int] | None = None  # (point member, factor) unrolled and jammed into the innermost
 
 
-class Transformer(Parallelism, PointOrder):
+class Transformer(Parallelism, PointOrder, Reuse):
     """Tiles, reorders and parallelizes every band of a schedule tree (make_schedule's visitor)."""
 
     def __init__(self, scop: Scop, deps: isl.UnionMap, sizes: list[int], tile: bool, parallel: bool,
@@ -54,6 +55,7 @@ class Transformer(Parallelism, PointOrder):
         self.copies: dict[int, tuple[PrivateArray, ...]] = {}  # by the depth of their loop
         self.omp_schedule = "static"  # static | dynamic | auto (make_schedule's argument)
         self.point_rule = "stride"  # stride | vector (make_schedule's argument)
+        self.reuse_rule = False  # tile only where tiling_pays (reuse.py; make_schedule's argument)
         self.bands: list[BandInfo] = []
         self.used_sizes: list[int] = []
 
@@ -86,7 +88,7 @@ class Transformer(Parallelism, PointOrder):
         stmts = tuple(sorted(s.get_tuple_name() for s in sets_of(node.get_domain())))
         sched_text = str(node.band_get_partial_schedule())
         index = len(self.bands)
-        if not (self.tile and permutable and n >= 2):
+        if not (self.tile and permutable and n >= 2 and not (self.reuse_rule and not self.tiling_pays(node))):
             par = self.first_parallel(node, range(n)) if self.parallel and not inside_parallel else None
             if par is not None:
                 node = mark_member(node, par, self.parallel_mark(outer_members + par,

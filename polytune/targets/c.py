@@ -15,7 +15,9 @@ from ..poly.schedule import DEFAULT_TILE, access_dims
 from ..search import Parameter, SearchSpace, pow2_domain
 from .base import Target
 
-STRUCTURE = ("scheduler", "fusion", "privatize_arrays")  # the choice fields that change which bands are tiled
+STRUCTURE = ("scheduler", "fusion", "privatize_arrays", "point_order", "tiling")  # the choice fields that change
+# which bands are tiled (point_order: with tiling=reuse, a band stays untiled only where its best-stride
+# loop is innermost already)
 
 
 def category_name(value) -> str:
