@@ -103,7 +103,8 @@ def test_generator_covers_the_shapes_of_issue_14():
     for seed in range(200):
         seen |= set(program(seed).summary.split(", "))
     assert {"parametric", "triangular", "decreasing", "strided", "scalar", "global-scalar",
-            "several-regions"} <= seen, seen
+            "several-regions", "conditional-subscript", "if-guard", "min-max-bound", "transposed", "diagonal",
+            "inner-reduction", "imperfect", "from-parameter"} <= seen, seen
 
 
 @pytest.mark.slow
