@@ -17,6 +17,7 @@ anti and output dependences.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import islpy as isl
 
@@ -69,8 +70,10 @@ class PrivateArray:
     last: isl.PwAff
 
 
+@lru_cache(maxsize=16)
 def array_flows(scop: Scop, deps: Dependences) -> ArrayPrivatization | None:
-    """Per-array flow and false dependences of the arrays *scop* writes (None: none, or isl gave up)."""
+    """Per-array flow and false dependences of the arrays *scop* writes (None: none, or isl gave up).
+    Computed once per region and dependences (by identity), not once per tiled schedule of the region."""
     names = [a.name for a in scop.arrays if a.ndim > 0 and a.written]
     if not names:
         return None
