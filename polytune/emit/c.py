@@ -117,7 +117,7 @@ class _OpenMPPrinter(Printer):
         for c in copies:
             last = strip(self.expr(param_expr(self.scop, c.last)))
             ptr = f"{self.prefix}_{c.name}"
-            self.emit(f"__typeof__({c.name}[0]) *const {ptr} = {it} == {last} ? {c.name} : {ptr}_copy;", indent)
+            self.emit(f"__typeof__({c.name}[0]) *const {ptr} = {it} == ({last}) ? {c.name} : {ptr}_copy;", indent)
             out[c.name] = ptr
         return out
 
