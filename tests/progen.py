@@ -13,8 +13,13 @@ Every subscript stays inside the arrays for every n <= NMAX (checked by construc
 [0, NMAX], subscripts are `v + c`, `2 * v + c`, `NMAX + 4 - v` or constants). Values stay bounded:
 coefficients of an assignment sum to at most 1, accumulations add an eighth.
 
-``COND_SUBSCRIPTS`` turns on conditionals in subscripts (``A[v < 4 ? v : 4]``); it waits for the
-frontend's support of them (issue 14 item 3; the "front" helper's work in poly/extract.py).
+- shapes an outside generator makes (issue 14, second round): ``if`` guards comparing iterators and
+  parameters, ``min``/``max``-like bounds written as conditionals (``i < (n < 7 ? n : 7)``), transposed and
+  diagonal accesses of 2-D arrays, a scalar reduced in an inner loop and read after it and after the nest
+  (the lastprivate pattern), imperfect nests (statements before and after inner loops), loops starting at a
+  parameter (``for (j = n - 1; j >= 0; j--)``).
+
+``COND_SUBSCRIPTS`` turns on conditionals in subscripts (``A[v < 4 ? v : 4]``).
 
 ``python tests/progen.py SEED`` prints one program.
 """
@@ -26,7 +31,7 @@ from dataclasses import dataclass
 NMAX = 9
 SIZE = 2 * NMAX + 8  # every subscript is in [0, 2 * NMAX + 4]
 N_VALUES = (0, 1, 2, 3, NMAX)
-COND_SUBSCRIPTS = True
+COND_SUBSCRIPTS = True  # the frontend models them (issue 14 item 3)
 ITERS = ("i", "j", "k")
 
 
@@ -58,9 +63,17 @@ class _Gen:
         lo, hi = self.pick(lows), self.pick(highs)
         if hi.startswith("n") or hi in outer or "+" in hi:
             self.features.add("parametric" if hi.startswith("n") else "triangular")
+        if hi != "3" and self.r.random() < 0.15:  # min(hi, c) and max(lo, c), as C conditionals
+            self.features.add("min-max-bound")
+            c = self.pick([2, 5, 7])
+            hi = f"({hi} < {c} ? {hi} : {c})"
+            if self.r.random() < 0.5:
+                lo = f"({lo} > 1 ? {lo} : 1)"
         kind = self.pick(["up"] * 5 + ["down", "down", "step", "step"])
         if kind == "down":
             self.features.add("decreasing")
+            if hi.startswith("n"):
+                self.features.add("from-parameter")
             step = self.pick(["--", " -= 2"])
             return f"for ({var} = {hi} - 1; {var} >= {lo}; {var}{step})"
         if kind == "step":
@@ -83,7 +96,27 @@ class _Gen:
         return f"{NMAX + 4} - {v}"
 
     def access(self, arrays: list[str], iters: list[str]) -> str:
+        if len(iters) >= 2 and self.r.random() < 0.15:  # the inner iterator first: a transposed access
+            self.features.add("transposed")
+            outer, inner = sorted(self.r.sample(range(len(iters)), 2))
+            return f"{self.pick(arrays)}[{iters[inner]} + {self.pick([0, 1])}][{iters[outer]}]"
+        if iters and self.r.random() < 0.1:
+            self.features.add("diagonal")
+            v = self.pick(iters)
+            return f"{self.pick(arrays)}[{v}][{v} + {self.pick([0, 0, 1])}]"
         return f"{self.pick(arrays)}[{self.subscript(iters)}][{self.subscript(iters)}]"
+
+    def guard(self, iters: list[str]) -> str:
+        """A condition on iterators and the parameter n."""
+        v = self.pick(iters)
+        simple = [f"{v} > 1", f"{v} % 2 == 0", f"{v} < n - 2"]
+        if len(iters) < 2 or self.r.random() < 0.3:
+            return self.pick(simple)
+        self.features.add("if-guard")
+        a, b = self.r.sample(iters, 2)
+        cmp = self.pick([f"{a} <= {b}", f"{a} < {b} + 2", f"{a} + {b} < n", f"{a} == {b}", f"{b} > n - 3",
+                         f"{a} != {b}"])
+        return cmp if self.r.random() < 0.7 else f"{cmp} && {self.pick(simple)}"
 
     def statement(self, arrays: list[str], iters: list[str]) -> str:
         kind = self.pick(["assign"] * 4 + ["accumulate", "scalar_write", "scalar_acc", "scalar_read",
@@ -108,10 +141,27 @@ class _Gen:
         else:
             self.features.add("global-scalar")
             text = f"{read()} = t * 0.25 + {read()} * 0.5;"
-        if iters and self.r.random() < 0.12:
-            v = self.pick(iters)
-            text = f"if ({self.pick([f'{v} > 1', f'{v} % 2 == 0', f'{v} < n - 2'])})\n  {text}"
+        if iters and self.r.random() < 0.2:
+            text = f"if ({self.guard(iters)})\n  {text}"
         return text
+
+    def reduction(self, arrays: list[str], depth: int) -> tuple:
+        """A scalar reduced in an inner loop, read after that loop and (at the top) after the nest: the
+        pattern OpenMP compiles with lastprivate. Returns the nest (header, body) and the statement after it."""
+        self.features |= {"inner-reduction", "scalar"}
+        outer, inner = ITERS[:depth - 1], list(ITERS[:depth])
+        body: list = [f"{self.access(arrays, list(outer))} += s * 0.125;"] if self.r.random() < 0.3 else []
+        if self.r.random() < 0.6:
+            body.append("s = 0.0;")
+        body.append((self.loop(ITERS[depth - 1], list(outer)), [f"s += {self.access(arrays, inner)} * 0.125;"]))
+        body.append(f"{self.access(arrays, list(outer))} = s * 0.5 + {self.access(arrays, list(outer))} * 0.25;")
+        top = node = (self.loop(ITERS[0], []), [])
+        for lvl in range(1, depth - 1):
+            child = (self.loop(ITERS[lvl], list(ITERS[:lvl])), [])
+            node[1].append(child)
+            node = child
+        node[1].extend(body)
+        return top, f"{self.access(arrays, [])} = s * 0.5 + t * 0.25;"
 
     def region(self, arrays: list[str]) -> list[str]:
         """The statements of one region: nests sharing outer loops with the previous statement or not."""
@@ -127,7 +177,24 @@ class _Gen:
                 path.append(node)
             path[-1][1].append(self.statement(arrays, list(ITERS[:depth])))
             prev = path
+        if self.r.random() < 0.3:
+            nest, after = self.reduction(arrays, self.r.randint(2, 3))
+            top.insert(self.r.randint(0, len(top)), after)
+            top.insert(top.index(after), nest)
+        if _imperfect(top):
+            self.features.add("imperfect")
         return _render(top, 1)
+
+
+def _imperfect(items: list) -> bool:
+    """Some loop body holds both a statement and a loop."""
+    for it in items:
+        if not isinstance(it, str):
+            body = it[1]
+            if (any(isinstance(b, str) for b in body) and any(not isinstance(b, str) for b in body)) \
+                    or _imperfect(body):
+                return True
+    return False
 
 
 def _render(items: list, indent: int) -> list[str]:

@@ -97,13 +97,24 @@ def test_random_program_same_output(seed):
     check_program(seed, [list(C_VARIANTS)[seed % len(C_VARIANTS)]])
 
 
+# Seeds that found a bug: 7066, a privatized array whose last iteration is a piecewise expression
+# (`c0 == (n == 8) ? 2 : ...` picked the copy by the wrong comparison, and the program crashed).
+FOUND = [7066]
+
+
+@pytest.mark.parametrize("seed", FOUND)
+def test_random_programs_that_found_a_bug(seed):
+    check_program(seed, ["default"])
+
+
 def test_generator_covers_the_shapes_of_issue_14():
     """Over 200 seeds the generator makes every shape it promises (a generator with a blind spot fails)."""
     seen = set()
     for seed in range(200):
         seen |= set(program(seed).summary.split(", "))
     assert {"parametric", "triangular", "decreasing", "strided", "scalar", "global-scalar",
-            "several-regions"} <= seen, seen
+            "several-regions", "conditional-subscript", "if-guard", "min-max-bound", "transposed", "diagonal",
+            "inner-reduction", "imperfect", "from-parameter"} <= seen, seen
 
 
 @pytest.mark.slow
