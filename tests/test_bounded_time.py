@@ -123,6 +123,7 @@ def test_200_one_line_loops_in_one_region(tmp_path, capsys):
         assert compile_run(str(out), str(tmp_path / "opt"), [], openmp=True, threads=threads) == ref
 
 
+@pytest.mark.slow
 def test_200_independent_one_line_loops_keep_exact_dependences(tmp_path, capsys):
     """200 loops `A<k>[i] = A<k>[i] + 1.0` (issue 14): the dependence analysis compares only the statements
     that share an array (it fell back to the original order, past its quota, when it ordered all 40,000
