@@ -195,14 +195,42 @@ class _KernelPrinter(Printer):
         self.emit("}", indent)
 
     def user(self, call: isl.AstExpr, indent: int) -> None:
-        # A mapped dim without a loop around this statement (isl found it constant here): one thread does it.
+        # A mapped dim without a loop around this statement (isl found its value fixed here): the thread of
+        # that value does it, the one that runs the kernel's other instances of the same value before and
+        # after it (the schedule orders them within that value: a dependence of distance 0).
         free = [j for it, j in self.mapped.items() if it not in self.bound]
         if free:
-            self.emit(f"if ({' && '.join(f'{self.prefix}_g{self.info.axes[j]} == 0' for j in free)}) {{", indent)
+            name = call.op_get_arg(0).id_get_id().get_name()
+            args = [strip(self.expr(call.op_get_arg(i + 1))) for i in range(call.op_get_n_arg() - 1)]
+            conds = []
+            for j in free:
+                value = _value_expr(self.info.member_value(j, name), args)
+                if value is None:
+                    raise UnsupportedError(f"{self.scop.statement(name).line}: a statement of a GPU kernel at a "
+                                           "mapped position polytune cannot express (use --target c)")
+                conds.append(f"{self.prefix}_lo{j} + {self.prefix}_g{self.info.axes[j]} == ({value})")
+            self.emit(f"if ({' && '.join(conds)}) {{", indent)
             indent += 1
         super().user(call, indent)
         if free:
             self.emit("}", indent - 1)
+
+
+def _value_expr(pa: isl.PwAff | None, args: list[str]) -> str | None:
+    """*pa* (a function of a statement's iterators, one affine piece, integer coefficients, no parameters) as
+    a C expression of the iterators' values *args*; None where it is not of that form."""
+    if pa is None or pa.n_piece() != 1:
+        return None
+    (_, aff), = pa.get_pieces()
+    if aff.dim(isl.dim_type.div) or any(not aff.get_coefficient_val(isl.dim_type.param, q).is_zero()
+                                        for q in range(aff.dim(isl.dim_type.param))):
+        return None
+    vals = [aff.get_constant_val()] + [aff.get_coefficient_val(isl.dim_type.in_, d)
+                                       for d in range(aff.dim(isl.dim_type.in_))]
+    if any(not v.is_int() for v in vals) or len(vals) - 1 != len(args):
+        return None
+    terms = [str(vals[0].to_python())] + [f"{v.to_python()} * ({a})" for v, a in zip(vals[1:], args) if not v.is_zero()]
+    return " + ".join(terms)
 
 
 class NotPromotable(Exception):

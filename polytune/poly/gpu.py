@@ -42,6 +42,21 @@ class KernelInfo:
     axes: tuple[int, ...]  # block axis of each mapped member (0 = x, 1 = y, 2 = z), outermost member first
     statements: tuple[str, ...]
     rel: tuple[isl.Map, ...]  # per mapped member: host loop values -> the member's values in the subtree
+    values: tuple[isl.UnionPwAff, ...] = ()  # per mapped member: each statement instance's value of it
+
+    def member_value(self, j: int, statement: str) -> isl.PwAff | None:
+        """Mapped member *j*'s value for the instances of *statement* (a function of its iterators and the
+        parameters), or None if unknown."""
+        if j >= len(self.values):
+            return None
+        found = []
+
+        def visit(pa: isl.PwAff) -> None:
+            if pa.get_domain_space().get_tuple_name(isl.dim_type.set) == statement:
+                found.append(pa)
+
+        self.values[j].foreach_pw_aff(visit)
+        return found[0] if len(found) == 1 else None
 
     def bounds(self, j: int, present: list[bool]) -> tuple[isl.PwAff, isl.PwAff]:
         """Lower and upper bound of mapped member *j* as functions of the parameters and of the host loops
@@ -152,7 +167,9 @@ class _Mapper:
             order = self.t.point_order(node)  # best stride last: that member becomes x
             rank = {member: len(order) - 1 - pos for pos, member in enumerate(order)}
             axes = tuple(rank[k] for k in range(mapped))
-        info = KernelInfo(len(self.kernels), depth, mapped, axes, statements, tuple(rels))
+        values = tuple(node.band_get_partial_schedule().get_union_pw_aff(k).intersect_domain(node.get_domain())
+                       for k in range(mapped))
+        info = KernelInfo(len(self.kernels), depth, mapped, axes, statements, tuple(rels), values)
         self.kernels.append(info)
         return node.insert_mark(mark_id(info.mark))
 
