@@ -39,11 +39,12 @@ def test_lastprivate_scalar_written_under_a_guard_keeps_the_last_writers_value(t
 
 
 @pytest.mark.skipif(GXX is None or GCC is None, reason="needs gcc and g++")
-@pytest.mark.parametrize("seed", [11079, 10019, 10286, 1007])
+@pytest.mark.parametrize("seed", [11079, 10019, 10286, 1007, 1032])
 def test_generated_program_cuda_output_emulated_matches(seed):
     """11079: isl's stride scaling put two statements of one band on different threads (a race: wrong
     values); 1007: a statement at a fixed value of the mapped loop ran on the first thread instead of the
-    thread of that value, beside the instances it depends on (a race); 10019, 10286: a band empty under the
+    thread of that value, beside the instances it depends on (a race; 1032: such a value that depends on
+    a parameter); 10019, 10286: a band empty under the
     context, and an array extent defined for some sizes only, were internal errors."""
     from test_gpu_random_nests import check_cuda
     check_cuda((DATA / f"seed{seed}.c").read_text(), None, f"seed {seed}")

@@ -204,7 +204,7 @@ class _KernelPrinter(Printer):
             args = [strip(self.expr(call.op_get_arg(i + 1))) for i in range(call.op_get_n_arg() - 1)]
             conds = []
             for j in free:
-                value = _value_expr(self.info.member_value(j, name), args)
+                value = self._value_expr(self.info.member_value(j, name), args)
                 if value is None:
                     raise UnsupportedError(f"{self.scop.statement(name).line}: a statement of a GPU kernel at a "
                                            "mapped position polytune cannot express (use --target c)")
@@ -216,21 +216,18 @@ class _KernelPrinter(Printer):
             self.emit("}", indent - 1)
 
 
-def _value_expr(pa: isl.PwAff | None, args: list[str]) -> str | None:
-    """*pa* (a function of a statement's iterators, one affine piece, integer coefficients, no parameters) as
-    a C expression of the iterators' values *args*; None where it is not of that form."""
-    if pa is None or pa.n_piece() != 1:
-        return None
-    (_, aff), = pa.get_pieces()
-    if aff.dim(isl.dim_type.div) or any(not aff.get_coefficient_val(isl.dim_type.param, q).is_zero()
-                                        for q in range(aff.dim(isl.dim_type.param))):
-        return None
-    vals = [aff.get_constant_val()] + [aff.get_coefficient_val(isl.dim_type.in_, d)
-                                       for d in range(aff.dim(isl.dim_type.in_))]
-    if any(not v.is_int() for v in vals) or len(vals) - 1 != len(args):
-        return None
-    terms = [str(vals[0].to_python())] + [f"{v.to_python()} * ({a})" for v, a in zip(vals[1:], args) if not v.is_zero()]
-    return " + ".join(terms)
+    def _value_expr(self, pa: isl.PwAff | None, args: list[str]) -> str | None:
+        """*pa* (a function of a statement's iterators and the parameters) as a C expression of the
+        iterators' values *args* (the statement call's arguments); None where it is unknown."""
+        if pa is None:
+            return None
+        names = [f"{self.prefix}_v{d}" for d in range(len(args))]
+        if pa.dim(isl.dim_type.in_) != len(args):
+            return None
+        text = strip(self.expr(param_expr(self.scop, bound_as_params(pa, names))))
+        for name, arg in zip(names, args):
+            text = re.sub(rf"\b{name}\b", f"({arg})", text)
+        return text
 
 
 class NotPromotable(Exception):
