@@ -738,7 +738,8 @@ def array_extent(scop: Scop, array: str) -> isl.PwAff | None:
     # as a map from the 0-d set space: its lexmax is then a function on a set space, as the AST build wants
     top = isl.Map.from_range(s).lexmax_pw_multi_aff().get_pw_aff(0)
     # -1 (nothing to copy) for the sizes where no access happens: the expression is then total
-    none = isl.PwAff.from_aff(isl.Aff.zero_on_domain(isl.LocalSpace.from_space(top.get_domain_space())).add_constant_val(-1))
+    zero = isl.Aff.zero_on_domain(isl.LocalSpace.from_space(top.get_domain_space()))
+    none = isl.PwAff.from_aff(zero.add_constant_val(-1))
     return top.union_max(none)
 
 
