@@ -151,6 +151,7 @@ class _Mapper:
     def kernel(self, node: isl.ScheduleNode, depth: int, mapped: int) -> isl.ScheduleNode:
         statements = tuple(sorted(s.get_tuple_name() for s in sets_of(node.get_domain())))
         rels: list[isl.Map] = []
+        values: tuple[isl.UnionPwAff, ...] = ()
         axes: tuple[int, ...] = ()
         dom = node.get_domain().intersect_params(self.scop.context)
         if mapped and dom.is_empty():  # the band never runs under the context: nothing to map
@@ -167,8 +168,7 @@ class _Mapper:
             order = self.t.point_order(node)  # best stride last: that member becomes x
             rank = {member: len(order) - 1 - pos for pos, member in enumerate(order)}
             axes = tuple(rank[k] for k in range(mapped))
-        values = tuple(node.band_get_partial_schedule().get_union_pw_aff(k).intersect_domain(node.get_domain())
-                       for k in range(mapped))
+            values = tuple(mupa.get_union_pw_aff(k).intersect_domain(node.get_domain()) for k in range(mapped))
         info = KernelInfo(len(self.kernels), depth, mapped, axes, statements, tuple(rels), values)
         self.kernels.append(info)
         return node.insert_mark(mark_id(info.mark))
