@@ -206,8 +206,9 @@ class _KernelPrinter(Printer):
             for j in free:
                 value = self._value_expr(self.info.member_value(j, name), args)
                 if value is None:
-                    raise UnsupportedError(f"{self.scop.statement(name).line}: a statement of a GPU kernel at a "
-                                           "mapped position polytune cannot express (use --target c)")
+                    raise UnsupportedError("a statement of a GPU kernel at a mapped position polytune cannot "
+                                           "express (use --target c)", self.scop.file,
+                                           self.scop.statement(name).line)
                 conds.append(f"{self.prefix}_lo{j} + {self.prefix}_g{self.info.axes[j]} == ({value})")
             self.emit(f"if ({' && '.join(conds)}) {{", indent)
             indent += 1
