@@ -119,6 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rng-seed", type=int, default=0)
     p.add_argument("--runs", type=int, default=3, help="timed runs per candidate (after one warm-up run)")
     p.add_argument("--threads", type=int, help="OMP_NUM_THREADS for the runs")
+    p.add_argument("--confirm-runs", type=int, default=5, metavar="N",
+                   help="after the search, run the best's, the seed's and optimize's default program N times each, "
+                        "in turn, and keep the fastest (0: keep the search's best unchecked)")
     _unroll_jam(p)
     p.add_argument("--target", default="c", choices=TARGET_NAMES,
                    help="c: tune the tile sizes of the C/OpenMP code; cuda: the GPU mapping (block shape, points "
@@ -286,6 +289,8 @@ def cmd_tune(args) -> int:
     from .tune import TuneOptions, default_cache_path, progress_printer, summary, tune, write_report
     if args.runs < 1:
         raise UsageError("--runs must be at least 1")
+    if args.confirm_runs < 0:
+        raise UsageError("--confirm-runs must be 0 or more")
     seed = args.seed if args.seed in ("pluto", "origin", "model") else parse_sizes(args.seed, None)
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
@@ -296,7 +301,8 @@ def cmd_tune(args) -> int:
                        eps=args.eps, rng_seed=args.rng_seed,
                        cache=None if args.no_cache else (args.cache or default_cache_path()),
                        parallel=not args.no_parallel, target=args.target, schedule=args.schedule,
-                       pure=tuple(args.pure), space=args.space, jobs=args.jobs, ray=args.ray, **_jam(args))
+                       pure=tuple(args.pure), space=args.space, jobs=args.jobs, ray=args.ray,
+                       confirm_runs=args.confirm_runs, **_jam(args))
     target = get_target(args.target)
     cls, extra = target.build_class, {k: getattr(args, k) for k in target.build_options}
     given = {k: v for k, v in (("cc", args.cc), ("cflags", shell_flags(args.cflags) if args.cflags else None),

@@ -22,6 +22,7 @@ from .measure.pooled import Bound, PooledMeasure
 from .measure.runner import Memo
 from .pipeline import OptimizeOptions, Program, analyze
 from .search import Budget, EvalRecord, SearchOptions, SearchResult, SearchSpace, Step, run_search
+from .search.phases import LOCAL, phased_search
 from .targets import get_target
 
 SEEDS = ("pluto", "origin", "model")
@@ -52,6 +53,8 @@ class TuneOptions:
     space: str | None = None  # the target's search space (None: its default; c: "tiles" or "schedule")
     jobs: int | None = 1  # candidates compiled at once (None: the cores); one timing at a time
     ray: str | None = None  # a Ray cluster's address ("auto": the local one, or a private instance)
+    confirm_runs: int = 5  # the best, the seed and optimize's default re-run in turn this often after the search
+    # (Target.confirm_best; 0: not re-measured, the search's best is kept)
 
 
 def _ratio(a: Measurement | None, b: Measurement | None) -> float | None:
@@ -89,6 +92,9 @@ class TuneReport:
     workers: dict | None = None  # --jobs / --ray: the pool, its workers (each evaluation names its own)
     best_build: dict | None = None  # what optimize needs for the best variant (tile sizes, --choice)
     program_gain: dict | None = None  # the best's gain re-measured in the user's program (Target.confirm)
+    starts: dict | None = None  # the schedule space: each start's measurement (seed, default, ...), by label
+    climbed_from: str | None = None  # the start the last phase of the search climbed from (search/phases.py)
+    search_best: Measurement | None = None  # the search's best, where the re-measure kept another (program_gain)
 
     @property
     def speedup_over_seed(self) -> float | None:
@@ -130,6 +136,13 @@ class TuneReport:
             out["best_build"] = self.best_build
         if self.program_gain is not None:
             out["program_gain"] = self.program_gain
+        if self.starts is not None:
+            out["starts"] = {k: _record(m) | self._named(m.config) for k, m in self.starts.items()}
+            out["climbed_from"] = self.climbed_from
+            default = self.starts.get("default")
+            out["speedup_over_default"] = _ratio(default, self.best)
+        if self.search_best is not None:
+            out["search_best"] = _record(self.search_best) | self._named(self.search_best.config)
         return out
 
     def _named(self, config) -> dict:
@@ -238,9 +251,22 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
                         max_iterations=tune_opts.max_iterations)
         if tune_opts.seed == "pluto" and tune_opts.strategy in ("hill", "coordesc"):
             seed, launch_choice = target.launch_seed(runner, space, evaluate, seed)
-        result = run_search(space, None if pool is not None else evaluate, tune_opts.strategy, seed, options,
-                            budget, on_eval, pool=pool)
-        program_check, confirm_warnings = target.confirm(runner, result.seed, result.best, space.names)
+        starts = target.starts(space, seed)
+        phased = None
+        if tune_opts.strategy in LOCAL and any(p.is_categorical for p in space.params) and len(starts) > 1:
+            # the schedule space: the starts, the tile-only path, then the whole space (search/phases.py)
+            phased = phased_search(space, None if pool is not None else evaluate, tune_opts.strategy, starts,
+                                   options, budget, on_eval, pool=pool)
+            result = phased.search
+        else:
+            result = run_search(space, None if pool is not None else evaluate, tune_opts.strategy, seed, options,
+                                budget, on_eval, pool=pool)
+        program_check, confirm_warnings, kept = target.confirm_best(
+            runner, result.seed, result.best, space.names, phased.starts if phased else {}, tune_opts.confirm_runs)
+        search_best = None
+        if kept is not result.best:
+            search_best = result.best
+            result = dataclasses.replace(result, best=kept)
         for line in confirm_warnings:
             if hasattr(progress, "note"):
                 progress.note(line)
@@ -266,7 +292,9 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         trajectory=tuple(result.trajectory), stop_reason=result.stop_reason.value, evals=result.evals,
         search_time=search_time, target_info=target.report(runner, launch_choice), loops=labels,
         warnings=((noisy,) if noisy else ()) + tuple(confirm_warnings), program_gain=program_check,
-        schedule_choice=schedule_choice, workers=workers_info, best_build=best_build)
+        schedule_choice=schedule_choice, workers=workers_info, best_build=best_build,
+        starts=phased.starts if phased else None, climbed_from=phased.climbed_from if phased else None,
+        search_best=search_best)
     return TuneResult(program, space, result, original, best_text, report)
 
 
@@ -432,16 +460,31 @@ def summary(res: TuneResult) -> str:
         s, med = r.seed, _median(r.seed)
         lines.append(f"seed {describe(s.config, r.loops, r.space)}: "
                      + (f"{med:.4f} s" if med else s.error.value if s.error else "-"))
+    for label, m in (r.starts or {}).items():
+        if label != "seed":
+            what = "optimize's default" if label.startswith("default") else f"--schedule {label}"
+            lines.append(f"start {label} ({what}): " + (f"{_median(m):.4f} s" if _median(m) else
+                                                       m.error.value if m.error else "-"))
+    if r.search_best:
+        lines.append(f"search's best {describe(r.search_best.config, r.loops, r.space)}: "
+                     f"{_median(r.search_best):.4f} s (not kept: slower when its program was run again)")
     if r.best:
         lines.append(f"best {describe(r.best.config, r.loops, r.space)}: {_median(r.best):.4f} s")
         if r.best_build and r.best_build.get("optimize_args"):
             lines.append(f"optimize it with: polytune optimize {r.file} " + " ".join(r.best_build["optimize_args"]))
         if r.speedup_over_seed:
             lines.append(f"speedup over seed: {r.speedup_over_seed:.2f}x")
+        default = (r.starts or {}).get("default")
+        if default is not None and _ratio(default, r.best):
+            lines.append(f"speedup over optimize's default: {_ratio(default, r.best):.2f}x")
         if r.speedup_over_original:
             lines.append(f"speedup over original: {r.speedup_over_original:.2f}x")
     else:
         lines.append("no configuration produced a verified result")
+    pg = r.program_gain or {}
+    if pg.get("median_ms"):
+        lines.append(f"re-measured in the program ({pg['runs']} runs each, in turn): "
+                     + ", ".join(f"{k} {v:.4g} ms" for k, v in pg["median_ms"].items()) + f"; kept: {pg['kept']}")
     lines.append(f"evaluations: {r.evals}, search time: {r.search_time:.1f} s, stopped: {r.stop_reason}")
     if r.workers:
         where = f"Ray {r.workers['ray']}, {len(r.workers['timers'])} timer(s)" if "ray" in r.workers else "locally"

@@ -128,6 +128,19 @@ class Target:
         GPU targets: the search timed kernels): (the report's program_gain entry or None, warnings)."""
         return None, []
 
+    def starts(self, space: SearchSpace, seed: Config) -> list[tuple[str, Config]]:
+        """Where a local search of *space* starts: the seed first, then the other configurations it measures
+        before climbing from the fastest (search/phases.py). Default: the seed alone."""
+        return [("seed", seed)]
+
+    def confirm_best(self, runner: Runner, seed: Measurement | None, best: Measurement | None,
+                     names: tuple[str, ...], starts: dict[str, Measurement], runs: int
+                     ) -> tuple[dict | None, list[str], Measurement | None]:
+        """``confirm``, and the configuration the tuner keeps: (the report's program_gain entry, warnings, the
+        kept measurement). Default: ``confirm``'s verdict, the best kept whatever it says."""
+        info, warnings = self.confirm(runner, seed, best, names)
+        return info, warnings, best
+
     @classmethod
     def choose_schedule(cls, program: Program, build: BuildConfig, parallel: bool, unroll_jam: int):
         from . import TARGET_NAMES, get_target

@@ -5,9 +5,11 @@ import glob
 import math
 import os
 import re
+import statistics
+import tempfile
 
-from ..measure.c import BuildConfig, CRunner
-from ..measure.measurement import Config, to_record
+from ..measure.c import BuildConfig, Compiled, CRunner, compile_variant, run_program
+from ..measure.measurement import Config, Measurement, to_record
 from ..measure.runner import Variant
 from ..pipeline import OptimizeOptions, Program, generate
 from ..poly.choice import ScheduleChoice, coordinates
@@ -118,6 +120,88 @@ class CTarget(Target):
         if how == "model":
             return model_seed(self.program, self.opts) + choice
         return None
+
+    def default_choice(self) -> list[ScheduleChoice]:
+        """What `optimize` emits without measuring (--schedule model): the cost model's choice, per scop
+        (poly/cost.py), tiled only where tiling brings reuse; the distinct ones, in scop order."""
+        out: list[ScheduleChoice] = []
+        for a in self.program.scops:
+            (scheduler, order), _ = a.model_scheduler
+            c = ScheduleChoice(scheduler=scheduler, point_order=order, unroll=self.opts.unroll_jam, tiling="reuse")
+            if c not in out:
+                out.append(c)
+        return out
+
+    def starts(self, space: SearchSpace, seed: Config) -> list[tuple[str, Config]]:
+        """The schedule space's starts, all at tile 32 but the seed: the seed (Pluto's default), `optimize`'s
+        own output ("default": the model's choice; where scops differ in it, one start per distinct choice,
+        "default1", ...: a configuration holds one choice for all scops) and the other scheduler's default
+        (what --schedule auto compares). The tile-only space has the seed alone."""
+        if not any(p.is_categorical for p in space.params):
+            return [("seed", seed)]
+        tiles = (DEFAULT_TILE,) * (len(space.params) - len(coordinates()))
+        models = self.default_choice()
+        out = [("seed", seed)] + [("default" if k == 0 else f"default{k}", tiles + choice_config(c))
+                                  for k, c in enumerate(models)]
+        other = "outer" if self.seed_choice().scheduler == "pluto" else "pluto"
+        return out + [(other, tiles + choice_config(ScheduleChoice(scheduler=other, unroll=self.opts.unroll_jam)))]
+
+    def confirm_best(self, runner: CRunner, seed: Measurement | None, best: Measurement | None,
+                     names: tuple[str, ...], starts: dict[str, Measurement], runs: int
+                     ) -> tuple[dict | None, list[str], Measurement | None]:
+        """The best re-measured against the seed and `optimize`'s default in the program itself: each built
+        once more and run *runs* times, in turn (the region's own clock, at the tuned sizes), so that a gain
+        the search saw by chance (the best of many noisy candidates) or under other cache conditions is not
+        reported. The one with the lowest median is kept: the best where its gain holds, else the faster of
+        the seed and the default (report entry program_gain, a warning)."""
+        if best is None or not best.ok or runs < 1:
+            return None, [], best
+        cands: dict[str, Measurement] = {"best": best}
+        texts = {self.variant(names, best.config).text}
+        for label, m in [("seed", seed), *[(k, v) for k, v in starts.items() if k.startswith("default")]]:
+            if m is None or not m.ok:
+                continue
+            text = self.variant(names, m.config).text
+            if text not in texts:
+                texts.add(text)
+                cands[label] = m
+        if len(cands) == 1:
+            return None, [], best
+        out: dict = {"runs": runs, "configs": {k: list(m.config) for k, m in cands.items()},
+                     "search_ms": {k: 1e3 * m.value for k, m in cands.items()}}
+        times: dict[str, list[float]] = {k: [] for k in cands}
+        ref = runner.reference_data()
+        with tempfile.TemporaryDirectory(prefix="polytune-confirm-") as tmp:
+            exes = {}
+            for label, m in cands.items():
+                compiled = compile_variant(runner.job(self.variant(names, m.config)), self.program)
+                if not isinstance(compiled, Compiled):
+                    out["error"] = f"the {label} does not build again: {compiled.value.detail}"
+                    return out, [f"polytune: warning: the tuned gain could not be re-measured ({out['error']})"], best
+                exes[label] = os.path.join(tmp, label)
+                with open(exes[label], "wb") as f:
+                    f.write(compiled.exe)
+                os.chmod(exes[label], 0o700)
+            for _ in range(runs):
+                for label, exe in exes.items():
+                    r = run_program(self.build, exe, None, ref.timeout, False, self.build.program.cwd or tmp)
+                    if not r.ok:
+                        out["error"] = f"the {label} failed when run again: {r.error.value} {r.detail}"
+                        return out, [f"polytune: warning: the tuned gain could not be re-measured "
+                                     f"({out['error']})"], best
+                    times[label].append(r.region_time)
+        med = {k: statistics.median(v) for k, v in times.items()}
+        kept = min(cands, key=lambda k: med[k])  # (ties: the best, listed first)
+        out.update({"program_ms": {k: [1e3 * t for t in v] for k, v in times.items()},
+                    "median_ms": {k: 1e3 * v for k, v in med.items()}, "kept": kept, "holds": kept == "best"})
+        if "seed" in cands:
+            out["search_gain"] = seed.value / best.value if best.value > 0 else None
+            out["program_gain"] = med["seed"] / med["best"] if med["best"] > 0 else None
+        if kept == "best":
+            return out, [], best
+        line = ", ".join(f"{k} {1e3 * med[k]:.4g} ms" for k in cands)
+        return out, [f"polytune: warning: the tuned configuration is not the fastest when its program is run again "
+                     f"({runs} interleaved runs each: {line}): the {kept} is kept"], cands[kept]
 
     def variant(self, names: tuple[str, ...], config: Config) -> Variant:
         if any(n in coordinates() for n in names):
