@@ -89,7 +89,9 @@ def test_faults_are_recorded_and_search_finishes(kernel, monkeypatch):
 
 def test_killed_tune_resumes_from_cache(kernel, tmp_path, monkeypatch):
     cache = str(tmp_path / "cache.sqlite")
-    opts = TuneOptions(strategy="exhaustive", domains=("8,16,32", "16,32", "32"), cache=cache, alpha=None)
+    # (confirm_runs=0: the best re-run against the seed would be a fresh, noisy measurement, not a replay)
+    opts = TuneOptions(strategy="exhaustive", domains=("8,16,32", "16,32", "32"), cache=cache, alpha=None,
+                       confirm_runs=0)
     calls = []
     real = measure.CRunner.measure
 

@@ -120,7 +120,9 @@ def test_tune_over_the_schedule_space_end_to_end(tmp_path):
     r = json.loads(rep.read_text())
     assert [s.get("categories", [None])[0] for s in r["space"][-7:]] == ["pluto", "smart", "auto", "on", "stride",
                                                                           "4", "all"]
-    assert r["evals"] == 6 and r["evaluations"][0]["named"]["scheduler"] == "pluto"
+    # the budget, plus the starts besides the seed (optimize's default, the other scheduler): search/phases.py
+    assert 6 <= r["evals"] <= 6 + len(r["starts"]) - 1 and r["evaluations"][0]["named"]["scheduler"] == "pluto"
+    assert r["evaluations"][0]["phase"] == "seed" and r["starts"]["seed"]["config"] == r["seed"]["config"]
     assert {e["named"]["fusion"] for e in r["evaluations"]} >= {"smart"}
     assert r["best_build"]["choice"]["scheduler"] in ("pluto", "outer")
     assert [int(x) for x in ts.read_text().split()] == r["best_build"]["tile_sizes"]  # sizes, no categories
@@ -178,3 +180,50 @@ def test_a_compile_worker_builds_the_program_the_driver_would():
     finally:
         runner.close()
     assert here == there and here[0] != here[1]
+
+
+@pytest.mark.parametrize("name", ["gramschmidt", "atax"])
+def test_the_default_start_is_the_program_optimize_emits(name):
+    """The schedule space starts from the seed, optimize's own output (the model's choice, tile 32) and the
+    other scheduler: a tuned result is then never slower than what optimize emits without measuring."""
+    t = target_of(name)
+    space = t.space(kind="schedule")
+    starts = dict(t.starts(space, t.seed(space)))
+    assert list(starts) == ["seed", "default", "outer"] and starts["seed"] == t.seed(space)
+    assert t.variant(space.names, starts["default"]).text == generate(t.program, OptimizeOptions(schedule="model")).text
+    assert t.variant(space.names, starts["outer"]).text == generate(t.program, OptimizeOptions(schedule="outer")).text
+    assert t.starts(t.space(), t.seed(t.space())) == [("seed", t.seed(t.space()))]  # tile-only: the seed alone
+
+
+def _confirm(monkeypatch, program_ms: dict[str, float]):
+    """CTarget.confirm_best on atax with the programs' region times replaced by *program_ms* (by label)."""
+    from polytune.measure.c import CRunner, RunResult
+    from polytune.targets import c as ctarget
+    t = target_of("atax")
+    space = t.space(kind="schedule")
+    starts = dict(t.starts(space, t.seed(space)))
+    best_config = (16, 64) + starts["seed"][2:]
+    monkeypatch.setattr(ctarget, "run_program", lambda build, exe, dump, timeout, output, cwd: RunResult(
+        True, region_time=program_ms[os.path.basename(exe)] / 1e3))
+    runner = CRunner(t.program, FAST)
+    try:
+        runner.reference()
+        seed = Measurement(starts["seed"], (3e-3,))
+        best = Measurement(best_config, (1e-3,))
+        default = Measurement(starts["default"], (2e-3,))
+        return best, default, t.confirm_best(runner, seed, best, space.names, {"seed": seed, "default": default}, 3)
+    finally:
+        runner.close()
+
+
+def test_a_tuned_gain_that_does_not_hold_in_the_program_falls_back_to_the_fastest_of_seed_and_default(monkeypatch):
+    best, default, (info, warnings, kept) = _confirm(monkeypatch, {"best": 2.5, "seed": 3.0, "default": 2.0})
+    assert kept is default and info["kept"] == "default" and not info["holds"]
+    assert info["search_gain"] == pytest.approx(3.0) and info["program_gain"] == pytest.approx(1.2)
+    assert info["median_ms"] == {"best": 2.5, "seed": 3.0, "default": 2.0} and len(info["program_ms"]["best"]) == 3
+    assert len(warnings) == 1 and "the default is kept" in warnings[0]
+
+
+def test_a_tuned_gain_that_holds_in_the_program_keeps_the_best(monkeypatch):
+    best, _, (info, warnings, kept) = _confirm(monkeypatch, {"best": 1.0, "seed": 3.0, "default": 2.0})
+    assert kept is best and info["holds"] and not warnings

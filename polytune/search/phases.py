@@ -7,7 +7,8 @@ so that it ends no slower than the tile-only search on the same budget, nor than
 2. ``tiles``: the strategy over the ordinal coordinates alone, from the seed, the categorical ones held at the
    seed's: the tile-only search's own path (the same neighbourhoods in the same order, the same test), with
    the budget the tile-only search has after its seed.
-3. the strategy over the whole space from the fastest configuration measured so far, with what is left.
+3. the strategy over the whole space from the fastest configuration measured so far (the lowest median, not
+   the strategy's test: the starts are not moves), with what is left.
 
 So on a deterministic cost surface the result is at most the tile-only search's and at most every start's
 (tested with replayed surfaces in ``tests/test_tune_phases.py``). A configuration measured in an earlier phase
@@ -187,7 +188,7 @@ def phased_search(space: SearchSpace, evaluate: Callable[[Config], Measurement] 
     here = trajectory[-1].measurement
     climbed_from = "tiles" if len(trajectory) > 1 else distinct[seed]
     fastest = min((m for m in known.values() if m.ok), key=lambda m: m.value, default=None)
-    if fastest is not None and test(fastest, here) is Verdict.BETTER:
+    if fastest is not None and fastest.value < here.value:  # by median: the starts are not moves of a climb
         here, climbed_from = fastest, distinct.get(fastest.config, "tiles")
         state["moves"] += 1
         trajectory.append(Step(state["moves"], fastest.config, fastest, "start", len(records)))
