@@ -142,7 +142,9 @@ class Builder:
             return shlex.join(SEED_FLAGS)
         t = self.tune
         other = {k: d for k, d in t["datasets"].items() if d != t["dataset"]}
-        return (f"per kernel: the best of `polytune tune --space {TUNE_SPACES[variant]}` from the seed, tuned at "
+        starts = "the seed, optimize's default and --schedule outer" if TUNE_SPACES[variant] == "schedule" else "the seed"
+        return (f"per kernel: the best of `polytune tune --space {TUNE_SPACES[variant]}` from {starts} (kept only if "
+                f"faster than the seed and the default when its program is run again), tuned at "
                 f"{t['dataset']}" + (f" ({', '.join(f'{k}: {d}' for k, d in other.items())})" if other else "")
                 + f", budget max_evals={t['max_evals']} time_limit={t['time_limit']}, {t['threads']} threads")
 
@@ -376,7 +378,9 @@ def cmd_build(args) -> int:
 # from the Pluto-default seed (`--schedule pluto`, every tile 32), which is built as the variant `seed`.
 TUNE_SPACES = {"tuned": "schedule", "tuned-tiles": "tiles"}
 SEED_FLAGS = ["--schedule", "pluto"]
-TUNE_RATIOS = (("tuned", "seed"), ("tuned", "tuned-tiles"))  # the table's ratio columns
+TUNE_RATIOS = (("tuned", "seed"), ("tuned", "tuned-tiles"), ("tuned", "polytune"))  # the table's ratio columns
+# (polytune: what `optimize` emits without measuring)
+PROGRAM_GAIN = ("runs", "median_ms", "kept", "holds", "search_gain", "program_gain", "error")  # of a tune report
 
 
 def core_groups(spec: str, size: int) -> list[str]:
@@ -447,6 +451,9 @@ def tune_one(args, pb: str, name: str, src: str, variant: str, dataset: str, cpu
                 "best_s": report["best"]["median"], "speedup_over_seed": report.get("speedup_over_seed"),
                 "evals": report.get("evals"), "search_time": report.get("search_time"),
                 "stop_reason": report.get("stop_reason"), "best_build": report.get("best_build"),
+                "default_s": ((report.get("starts") or {}).get("default") or {}).get("median"),
+                "speedup_over_default": report.get("speedup_over_default"), "climbed_from": report.get("climbed_from"),
+                "program_gain": {k: v for k, v in (report.get("program_gain") or {}).items() if k in PROGRAM_GAIN},
                 "tuned_c": os.path.relpath(stem + ".c", os.path.abspath(args.out))})
     return rec
 
@@ -660,6 +667,7 @@ def tune_notes(res: dict, ratio: dict[tuple[str, str], dict[str, float]]) -> lis
     tile-only tuning on the same budget), and what each tune found."""
     out = []
     over_seed, over_tiles = ratio.get(("tuned", "seed"), {}), ratio.get(("tuned", "tuned-tiles"), {})
+    over_default = ratio.get(("tuned", "polytune"), {})
     if over_seed:
         g = geomean(list(over_seed.values()))
         out.append(f"- tuned over the seed: geometric mean {g:.2f}x over {len(over_seed)} kernels "
@@ -670,13 +678,23 @@ def tune_notes(res: dict, ratio: dict[tuple[str, str], dict[str, float]]) -> lis
         out.append(f"- tuned over tile-only tuning (same budget): geometric mean {g:.2f}x;"
                    f" slower on {len(slower)} of {len(over_tiles)}" + (f": {', '.join(slower)}" if slower else "")
                    + " (issue 17: never slower; differences within the noise of the rounds are not losses).")
+    if over_default:
+        slower = [f"{k} {x:.2f}x" for k, x in sorted(over_default.items()) if x < 1.0]
+        out.append(f"- tuned over `optimize`'s default (polytune): geometric mean "
+                   f"{geomean(list(over_default.values())):.2f}x; slower on {len(slower)} of {len(over_default)}"
+                   + (f": {', '.join(slower)}" if slower else "") + " (the schedule space starts from the default).")
     for k, r in sorted(res["kernels"].items()):
         for v, rec in sorted(r.get("tune", {}).items()):
             if "flags" in rec:
+                default = (f", {rec['speedup_over_default']:.2f}x over optimize's default"
+                           if rec.get("speedup_over_default") else "")
+                pg = rec.get("program_gain") or {}
+                again = ("; re-run in the program: " + ", ".join(f"{a} {b:.4g} ms" for a, b in pg["median_ms"].items())
+                         + f", kept the {pg['kept']}") if pg.get("median_ms") else ""
                 out.append(f"- {k} {v}: `{shlex.join(rec['flags'])}`; at {rec['dataset']} the tuner measured "
-                           f"{rec['speedup_over_seed']:.2f}x over the seed in {rec['evals']} evaluations "
+                           f"{rec['speedup_over_seed']:.2f}x over the seed{default} in {rec['evals']} evaluations "
                            f"({rec['stop_reason']}, {rec['search_time']:.0f} s of search, "
-                           f"{rec['wall_s']:.0f} s in all)")
+                           f"{rec['wall_s']:.0f} s in all){again}")
     return out
 
 
