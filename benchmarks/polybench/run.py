@@ -142,7 +142,8 @@ class Builder:
             return shlex.join(SEED_FLAGS)
         t = self.tune
         other = {k: d for k, d in t["datasets"].items() if d != t["dataset"]}
-        starts = "the seed, optimize's default and --schedule outer" if TUNE_SPACES[variant] == "schedule" else "the seed"
+        schedule = TUNE_SPACES[variant] == "schedule"
+        starts = "the seed" + (", optimize's default and --schedule outer" if schedule else "")
         return (f"per kernel: the best of `polytune tune --space {TUNE_SPACES[variant]}` from {starts} (kept only if "
                 f"faster than the seed and the default when its program is run again), tuned at "
                 f"{t['dataset']}" + (f" ({', '.join(f'{k}: {d}' for k, d in other.items())})" if other else "")
