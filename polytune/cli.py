@@ -122,6 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--confirm-runs", type=int, default=5, metavar="N",
                    help="after the search, run the best's, the seed's and optimize's default program N times each, "
                         "in turn, and keep the fastest (0: keep the search's best unchecked)")
+    p.add_argument("--confirm-define", action="append", default=None, metavar="NAME[=VALUE]",
+                   help="build those programs with these -D instead of the tuning's (all of them; repeat it): "
+                        "tune at a small size, keep what is fastest at the size the program runs")
     _unroll_jam(p)
     p.add_argument("--target", default="c", choices=TARGET_NAMES,
                    help="c: tune the tile sizes of the C/OpenMP code; cuda: the GPU mapping (block shape, points "
@@ -302,7 +305,9 @@ def cmd_tune(args) -> int:
                        cache=None if args.no_cache else (args.cache or default_cache_path()),
                        parallel=not args.no_parallel, target=args.target, schedule=args.schedule,
                        pure=tuple(args.pure), space=args.space, jobs=args.jobs, ray=args.ray,
-                       confirm_runs=args.confirm_runs, **_jam(args))
+                       confirm_runs=args.confirm_runs,
+                       confirm_defines=tuple(args.confirm_define) if args.confirm_define is not None else None,
+                       **_jam(args))
     target = get_target(args.target)
     cls, extra = target.build_class, {k: getattr(args, k) for k in target.build_options}
     given = {k: v for k, v in (("cc", args.cc), ("cflags", shell_flags(args.cflags) if args.cflags else None),

@@ -55,6 +55,7 @@ class TuneOptions:
     ray: str | None = None  # a Ray cluster's address ("auto": the local one, or a private instance)
     confirm_runs: int = 5  # the best, the seed and optimize's default re-run in turn this often after the search
     # (Target.confirm_best; 0: not re-measured, the search's best is kept)
+    confirm_defines: tuple[str, ...] | None = None  # the -D set of that re-run (None: the tuning's): the user's size
 
 
 def _ratio(a: Measurement | None, b: Measurement | None) -> float | None:
@@ -262,7 +263,8 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
             result = run_search(space, None if pool is not None else evaluate, tune_opts.strategy, seed, options,
                                 budget, on_eval, pool=pool)
         program_check, confirm_warnings, kept = target.confirm_best(
-            runner, result.seed, result.best, space.names, phased.starts if phased else {}, tune_opts.confirm_runs)
+            runner, result.seed, result.best, space.names, phased.starts if phased else {}, tune_opts.confirm_runs,
+            tune_opts.confirm_defines)
         search_best = None
         if kept is not result.best:
             search_best = result.best

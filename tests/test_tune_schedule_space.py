@@ -227,3 +227,30 @@ def test_a_tuned_gain_that_does_not_hold_in_the_program_falls_back_to_the_fastes
 def test_a_tuned_gain_that_holds_in_the_program_keeps_the_best(monkeypatch):
     best, _, (info, warnings, kept) = _confirm(monkeypatch, {"best": 1.0, "seed": 3.0, "default": 2.0})
     assert kept is best and info["holds"] and not warnings
+
+
+def test_the_re_run_can_build_the_programs_at_the_size_the_user_runs(tmp_path, monkeypatch):
+    """tune --confirm-define: tuned at a small size, the best and the seed are re-run at the user's size."""
+    from polytune.measure.c import CRunner
+    from polytune.targets import c as ctarget
+    src = tmp_path / "k.c"
+    src.write_text("#ifndef N\n#define N 16\n#endif\ndouble A[N][N], B[N][N];\nint main(void) {\n"
+                   "  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) B[i][j] = i - j;\n#pragma scop\n"
+                   "  for (int i = 1; i < N; i++)\n    for (int j = 1; j < N; j++)\n"
+                   "      A[i][j] = B[i][j] + B[j][i] * 0.5;\n#pragma endscop\n  return A[3][2] > 1e9;\n}\n")
+    t = make_target(analyze(str(src)), TuneOptions(), FAST)
+    space = t.space()
+    built = []
+    real = ctarget.compile_variant
+    monkeypatch.setattr(ctarget, "compile_variant", lambda job, program: built.append(
+        (job.build.defines, program.defines)) or real(job, program))
+    runner = CRunner(t.program, FAST)
+    try:
+        runner.reference()
+        seed, best = Measurement(t.seed(space), (2e-3,)), Measurement((8, 16), (1e-3,))
+        info, warnings, kept = t.confirm_best(runner, seed, best, space.names, {}, 2, ("N=40",))
+    finally:
+        runner.close()
+    assert built == [(("N=40",), ("N=40",))] * 2
+    assert info["defines"] == ["N=40"] and set(info["median_ms"]) == {"best", "seed"}
+    assert kept in (best, seed) and info["kept"] in ("best", "seed")

@@ -1,6 +1,7 @@
 """The C/OpenMP target: the tile sizes of the chosen schedule's tiled bands."""
 from __future__ import annotations
 
+import dataclasses
 import glob
 import math
 import os
@@ -8,10 +9,11 @@ import re
 import statistics
 import tempfile
 
+from ..errors import PolytuneError
 from ..measure.c import BuildConfig, Compiled, CRunner, compile_variant, run_program
 from ..measure.measurement import Config, Measurement, to_record
 from ..measure.runner import Variant
-from ..pipeline import OptimizeOptions, Program, generate
+from ..pipeline import OptimizeOptions, Program, analyze, generate
 from ..poly.choice import ScheduleChoice, coordinates
 from ..poly.schedule import DEFAULT_TILE, access_dims
 from ..search import Parameter, SearchSpace, pow2_domain
@@ -147,15 +149,36 @@ class CTarget(Target):
         return out + [(other, tiles + choice_config(ScheduleChoice(scheduler=other, unroll=self.opts.unroll_jam)))]
 
     def confirm_best(self, runner: CRunner, seed: Measurement | None, best: Measurement | None,
-                     names: tuple[str, ...], starts: dict[str, Measurement], runs: int
-                     ) -> tuple[dict | None, list[str], Measurement | None]:
+                     names: tuple[str, ...], starts: dict[str, Measurement], runs: int,
+                     defines: tuple[str, ...] | None = None) -> tuple[dict | None, list[str], Measurement | None]:
         """The best re-measured against the seed and `optimize`'s default in the program itself: each built
         once more and run *runs* times, in turn (the region's own clock, at the tuned sizes), so that a gain
         the search saw by chance (the best of many noisy candidates) or under other cache conditions is not
         reported. The one with the lowest median is kept: the best where its gain holds, else the faster of
-        the seed and the default (report entry program_gain, a warning)."""
+        the seed and the default (report entry program_gain, a warning). With *defines* (tune --confirm-define:
+        a tune at a smaller size than the user runs), the programs are built with those -D instead, the file
+        analyzed again with them, and run unverified (the variants were verified at the tuned size)."""
         if best is None or not best.ok or runs < 1:
             return None, [], best
+        target, timeout, build = self, runner.reference_data().timeout, self.build
+        if defines is not None:
+            build = dataclasses.replace(self.build, defines=tuple(defines))
+            try:
+                program = analyze(self.program.path, self.program.includes, tuple(defines), self.program.pure)
+            except PolytuneError as e:
+                why = f"the file does not analyze with {' '.join('-D' + d for d in defines)}: {e}"
+                return {"error": why}, [f"polytune: warning: the tuned gain could not be re-measured ({why})"], best
+            target, runner, timeout = type(self)(program, self.opts, build, self.domain_cap), \
+                CRunner(program, build), None
+        try:
+            return target._program_runs(runner, seed, best, names, starts, runs, timeout, defines)
+        finally:
+            if defines is not None:
+                runner.close()
+
+    def _program_runs(self, runner: CRunner, seed: Measurement | None, best: Measurement, names: tuple[str, ...],
+                      starts: dict[str, Measurement], runs: int, timeout: float | None,
+                      defines: tuple[str, ...] | None) -> tuple[dict | None, list[str], Measurement | None]:
         cands: dict[str, Measurement] = {"best": best}
         texts = {self.variant(names, best.config).text}
         for label, m in [("seed", seed), *[(k, v) for k, v in starts.items() if k.startswith("default")]]:
@@ -169,8 +192,9 @@ class CTarget(Target):
             return None, [], best
         out: dict = {"runs": runs, "configs": {k: list(m.config) for k, m in cands.items()},
                      "search_ms": {k: 1e3 * m.value for k, m in cands.items()}}
+        if defines is not None:
+            out["defines"] = list(defines)
         times: dict[str, list[float]] = {k: [] for k in cands}
-        ref = runner.reference_data()
         with tempfile.TemporaryDirectory(prefix="polytune-confirm-") as tmp:
             exes = {}
             for label, m in cands.items():
@@ -184,7 +208,7 @@ class CTarget(Target):
                 os.chmod(exes[label], 0o700)
             for _ in range(runs):
                 for label, exe in exes.items():
-                    r = run_program(self.build, exe, None, ref.timeout, False, self.build.program.cwd or tmp)
+                    r = run_program(self.build, exe, None, timeout, False, self.build.program.cwd or tmp)
                     if not r.ok:
                         out["error"] = f"the {label} failed when run again: {r.error.value} {r.detail}"
                         return out, [f"polytune: warning: the tuned gain could not be re-measured "
