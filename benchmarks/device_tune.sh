@@ -12,12 +12,17 @@
 # results after each phase: tables (*.md), raw results (*.json), logs, tune reports and the tuned C sources.
 # Phases (each prints progress lines and writes its results as it goes, so a run cut short keeps them):
 #   1. tune   (<= 185 s, CPUs 0-15 as 8 pairs): polytune tune --space schedule and tile-only, same budget (24
-#             evaluations or 35 s of search), for 10 kernels, tuned at MEDIUM (atax, gemver and mvt at LARGE:
-#             their MEDIUM runs take microseconds);
+#             evaluations or 35 s of search; the schedule space measures optimize's default and --schedule outer
+#             besides the seed, 2 more), for 10 kernels, tuned at MEDIUM (atax, gemver and mvt at LARGE: their
+#             MEDIUM runs take microseconds); each tune's best is then run again against the seed and optimize's
+#             default, 5 times each in turn, at LARGE, and kept only if it is the fastest (tune --confirm-define);
+#             OUT/pb/tune.json has per kernel and space the seed, optimize's default (schedule space), the best,
+#             the re-run's medians and which was kept;
 #   2. build  (CPUs 8-15) beside the workers benchmark (CPUs 0-7; <= 215 s): LARGE binaries of gcc, polytune,
 #             seed, tuned, tuned-tiles, each checked at MINI against the original's dump;
 #   3. run    (<= 130 s, 8 streams of 2 CPUs): LARGE, 3 interleaved rounds per kernel (a kernel per stream);
-#   4. table: OUT/polybench.md and OUT/workers.md.
+#   4. table: OUT/polybench.md (per kernel gcc, polytune = optimize's default, seed, tuned, tuned-tiles, and
+#             tuned/seed, tuned/tuned-tiles, tuned/polytune) and OUT/workers.md.
 set -u
 OUT=${1:?usage: benchmarks/device_tune.sh OUT [POLYBENCH_DIR]}
 PB=${2:-${POLYBENCH:-}}
@@ -30,10 +35,10 @@ KERNELS=${KERNELS:-atax,gemver,mvt,syrk,doitgen,cholesky,gramschmidt,jacobi-2d,f
 MARCH=${MARCH:-x86-64-v4}
 DATASET=LARGE; TUNE_DS="--tune-dataset MEDIUM --tune-dataset atax=LARGE --tune-dataset gemver=LARGE --tune-dataset mvt=LARGE"
 ALL=0-15; BUILD_CPUS=8-15; BUILD_JOBS=8; WORK_CPUS=0-7; WORK_JOBS=8; STREAMS=0,1:2,3:4,5:6,7:8,9:10,11:12,13:14,15
-EVALS=24; LIMIT=35; WORK_ARGS="--max-evals 19"  # the workers' budget is work, not time: seed + 3 steps of 6
+EVALS=24; LIMIT=35; CONFIRM=5; WORK_ARGS="--max-evals 19"  # the workers' budget is work, not time: seed + 3 steps of 6
 if [ -n "${QUICK:-}" ]; then  # a test of this script on a 2-core machine: 2 kernels, small sizes, tiny budgets
     KERNELS=atax,jacobi-2d; MARCH=native; DATASET=SMALL; TUNE_DS="--tune-dataset MINI"; ALL=0-1; BUILD_CPUS=0-1
-    BUILD_JOBS=2; WORK_CPUS=0-1; WORK_JOBS=2; STREAMS=0,1; EVALS=3; LIMIT=10; WORK_ARGS="--quick --kernels gemm"
+    BUILD_JOBS=2; WORK_CPUS=0-1; WORK_JOBS=2; STREAMS=0,1; EVALS=3; LIMIT=10; CONFIRM=2; WORK_ARGS="--quick --kernels gemm"
 fi
 mkdir -p "$OUT" "$WORK"
 OUT=$(cd "$OUT" && pwd)
@@ -61,7 +66,7 @@ if has 1; then
     log "phase 1: tune (20 tunes on 8 CPU pairs, each budget $EVALS evaluations or $LIMIT s of search; <= 185 s)"
     timeout 200 $PY benchmarks/polybench/run.py tune --polybench "$PB" --out "$WORK/pb" --kernels "$KERNELS" \
         $TUNE_DS --max-evals $EVALS --time-limit $LIMIT --tune-timeout 90 --deadline 180 --cpus $ALL --threads 2 \
-        --march "$MARCH" 2>&1 | tee "$WORK/tune.log"
+        --march "$MARCH" --final-dataset $DATASET --confirm-runs $CONFIRM 2>&1 | tee "$WORK/tune.log"
     collect
     [ -f "$WORK/pb/tune.json" ] || { log "phase 1 wrote no tune.json"; exit 1; }
 fi

@@ -426,6 +426,9 @@ def tune_one(args, pb: str, name: str, src: str, variant: str, dataset: str, cpu
            f"-D{dataset}_DATASET", "-DPOLYBENCH_TIME", "--space", TUNE_SPACES[variant], "--schedule", "pluto",
            "--seed", "pluto", "--threads", str(len(cpu_list(cpus))), "--jobs", str(args.tune_jobs),
            f"--cflags=-O3 -march={args.march}", "--cache", stem + ".sqlite", *budget,
+           "--confirm-runs", str(args.confirm_runs),
+           *(["--confirm-define", f"{args.final_dataset}_DATASET", "--confirm-define", "POLYBENCH_TIME"]
+             if args.final_dataset and args.final_dataset != dataset else []),
            "-o", stem + ".c", "--report", stem + ".json", "--force"]
     # its own temporary directory per core group: the tuner's machine-wide timing lock (a file there) then
     # serializes the timings of one core group, not those of every tune on the machine
@@ -815,6 +818,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tune-jobs", type=int, default=2,
                    help="tune --jobs: candidates compiled at once in a tune's core group (none while one is timed)")
     p.add_argument("--tune-timeout", type=float, default=900, help="kill a tune after this many seconds")
+    p.add_argument("--final-dataset", default="",
+                   help="the dataset the tuned binaries are timed at: a tune at another one re-runs its best, seed "
+                        "and default at this one before keeping the best (tune --confirm-define)")
+    p.add_argument("--confirm-runs", type=int, default=5, help="tune --confirm-runs (0: keep the search's best)")
     p.add_argument("--deadline", type=float, default=0,
                    help="seconds for the whole phase: no tune starts later, running ones are killed then")
     p = sub.add_parser("run", help="time every binary, interleaved rounds (python3 stdlib only)")
