@@ -197,14 +197,22 @@ def test_the_default_start_is_the_program_optimize_emits(name):
 
 def _confirm(monkeypatch, program_ms: dict[str, float]):
     """CTarget.confirm_best on atax with the programs' region times replaced by *program_ms* (by label)."""
-    from polytune.measure.c import CRunner, RunResult
+    from polytune.measure.c import CRunner
     from polytune.targets import c as ctarget
     t = target_of("atax")
     space = t.space(kind="schedule")
     starts = dict(t.starts(space, t.seed(space)))
     best_config = (16, 64) + starts["seed"][2:]
-    monkeypatch.setattr(ctarget, "run_program", lambda build, exe, dump, timeout, output, cwd: RunResult(
-        True, region_time=program_ms[os.path.basename(exe)] / 1e3))
+    labels = {}  # the re-run's programs, by their bytes
+    real = ctarget.compile_variant
+
+    def compile_variant(job, program):
+        c = real(job, program)
+        labels[c.exe] = {best_config: "best", starts["seed"]: "seed", starts["default"]: "default"}[job.config]
+        return c
+    monkeypatch.setattr(ctarget, "compile_variant", compile_variant)
+    monkeypatch.setattr(ctarget, "time_variant", lambda ref, bound, compiled: Measurement(
+        compiled.config, (program_ms[labels[compiled.exe]] / 1e3,)))
     runner = CRunner(t.program, FAST)
     try:
         runner.reference()

@@ -10,7 +10,7 @@ import statistics
 import tempfile
 
 from ..errors import PolytuneError
-from ..measure.c import BuildConfig, Compiled, CRunner, compile_variant, run_program
+from ..measure.c import BuildConfig, Compiled, CRunner, compile_variant, run_program, time_variant
 from ..measure.measurement import Config, Measurement, to_record
 from ..measure.runner import Variant
 from ..pipeline import OptimizeOptions, Program, analyze, generate
@@ -160,7 +160,7 @@ class CTarget(Target):
         analyzed again with them, and run unverified (the variants were verified at the tuned size)."""
         if best is None or not best.ok or runs < 1:
             return None, [], best
-        target, timeout, build = self, runner.reference_data().timeout, self.build
+        target, build = self, self.build
         if defines is not None:
             build = dataclasses.replace(self.build, defines=tuple(defines))
             try:
@@ -168,16 +168,15 @@ class CTarget(Target):
             except PolytuneError as e:
                 why = f"the file does not analyze with {' '.join('-D' + d for d in defines)}: {e}"
                 return {"error": why}, [f"polytune: warning: the tuned gain could not be re-measured ({why})"], best
-            target, runner, timeout = type(self)(program, self.opts, build, self.domain_cap), \
-                CRunner(program, build), None
+            target, runner = type(self)(program, self.opts, build, self.domain_cap), CRunner(program, build)
         try:
-            return target._program_runs(runner, seed, best, names, starts, runs, timeout, defines)
+            return target._program_runs(runner, seed, best, names, starts, runs, defines)
         finally:
             if defines is not None:
                 runner.close()
 
     def _program_runs(self, runner: CRunner, seed: Measurement | None, best: Measurement, names: tuple[str, ...],
-                      starts: dict[str, Measurement], runs: int, timeout: float | None,
+                      starts: dict[str, Measurement], runs: int,
                       defines: tuple[str, ...] | None) -> tuple[dict | None, list[str], Measurement | None]:
         cands: dict[str, Measurement] = {"best": best}
         texts = {self.variant(names, best.config).text}
@@ -195,25 +194,36 @@ class CTarget(Target):
         if defines is not None:
             out["defines"] = list(defines)
         times: dict[str, list[float]] = {k: [] for k in cands}
+        # at the tuned size, each run goes through the search's own time step (verified again, timed once), so
+        # the re-run and the search time programs the same way; at another size there is nothing to verify
+        # against: the program is run, its regions timed
+        ref = None if defines is not None else dataclasses.replace(
+            runner.reference_data(), build=dataclasses.replace(self.build, runs=1))
         with tempfile.TemporaryDirectory(prefix="polytune-confirm-") as tmp:
-            exes = {}
+            built: dict[str, Compiled] = {}
             for label, m in cands.items():
                 compiled = compile_variant(runner.job(self.variant(names, m.config)), self.program)
                 if not isinstance(compiled, Compiled):
                     out["error"] = f"the {label} does not build again: {compiled.value.detail}"
                     return out, [f"polytune: warning: the tuned gain could not be re-measured ({out['error']})"], best
-                exes[label] = os.path.join(tmp, label)
-                with open(exes[label], "wb") as f:
+                built[label] = compiled
+                with open(os.path.join(tmp, label), "wb") as f:
                     f.write(compiled.exe)
-                os.chmod(exes[label], 0o700)
+                os.chmod(os.path.join(tmp, label), 0o700)
             for _ in range(runs):
-                for label, exe in exes.items():
-                    r = run_program(self.build, exe, None, timeout, False, self.build.program.cwd or tmp)
-                    if not r.ok:
-                        out["error"] = f"the {label} failed when run again: {r.error.value} {r.detail}"
+                for label, compiled in built.items():
+                    if ref is not None:
+                        m = time_variant(ref, None, compiled)
+                        ok, t, why = m.ok, (m.times or (0.0,))[0], f"{m.error.value if m.error else ''} {m.detail}"
+                    else:
+                        r = run_program(self.build, os.path.join(tmp, label), None, None, False,
+                                        self.build.program.cwd or tmp)
+                        ok, t, why = r.ok, r.region_time, f"{r.error.value if r.error else ''} {r.detail}"
+                    if not ok:
+                        out["error"] = f"the {label} failed when run again: {why.strip()}"
                         return out, [f"polytune: warning: the tuned gain could not be re-measured "
                                      f"({out['error']})"], best
-                    times[label].append(r.region_time)
+                    times[label].append(t)
         med = {k: statistics.median(v) for k, v in times.items()}
         kept = min(cands, key=lambda k: med[k])  # (ties: the best, listed first)
         out.update({"program_ms": {k: [1e3 * t for t in v] for k, v in times.items()},
