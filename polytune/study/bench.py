@@ -322,7 +322,8 @@ def tune_one(path: str, spec: StrategySpec, opts: BenchOptions, defines: Sequenc
     local = spec.strategy in ("hill", "coordesc")  # exhaustive and random are bounded by their grid / sample
     topts = TuneOptions(strategy=spec.strategy, fit=spec.fit, degree=spec.degree, shortest_hop=spec.shortest_hop,
                         seed=spec.seed, samples=spec.samples, max_evals=opts.max_evals if local else None,
-                        time_limit=opts.time_limit, cache=opts.cache, jobs=opts.jobs, ray=opts.ray)
+                        time_limit=opts.time_limit, cache=opts.cache, jobs=opts.jobs, ray=opts.ray,
+                        confirm_runs=0)  # each strategy's own best: the bench times them itself, interleaved
     build = BuildConfig(cc=opts.gcc, threads=opts.nthreads, runs=opts.runs, includes=opts.includes,
                         defines=tuple(defines), program=opts.program)
     t0 = time.perf_counter()
