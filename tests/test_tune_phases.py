@@ -129,3 +129,15 @@ def test_a_failed_start_is_never_the_result():
     res = phased_search(SPACE, cost, "hill", [("seed", SEED), ("default", DEFAULT)], SearchOptions(),
                         Budget(max_evals=8))
     assert not res.starts["default"].ok and res.search.best.ok
+
+
+@pytest.mark.parametrize("budget", [Budget(max_evals=1), Budget(time_limit=1e-9)])
+def test_with_no_budget_left_after_the_starts_the_fastest_start_is_the_result(budget):
+    """(A time limit spent by the seed, on a loaded machine: the default start must still win, by median.)"""
+    def cost(config):
+        return Measurement(tuple(config), (1.0 if tuple(config) == DEFAULT else 2.0, 1.1 if tuple(config) == DEFAULT
+                                           else 2.05))
+
+    res = phased_search(SPACE, cost, "hill", [("seed", SEED), ("default", DEFAULT)], SearchOptions(alpha=0.05), budget)
+    assert res.search.best.config == DEFAULT and res.climbed_from == "default"
+    assert res.search.seed.config == SEED and len(res.search.evaluations) == 2

@@ -172,10 +172,7 @@ def phased_search(space: SearchSpace, evaluate: Callable[[Config], Measurement] 
     reason = StopReason.CONVERGED
     # ---- 2. the tile-only search's path: the ordinal coordinates from the seed, the others held
     b, why = left()
-    if ordinal and len(ordinal) < len(space.params):
-        if b is None:
-            return PhasedResult(combine(why), by_label, distinct[seed])  # type: ignore[arg-type]
-
+    if ordinal and len(ordinal) < len(space.params) and b is not None:
         def embed(config: Config) -> Config:
             full = list(seed)
             for i, v in zip(ordinal, config):
@@ -183,7 +180,9 @@ def phased_search(space: SearchSpace, evaluate: Callable[[Config], Measurement] 
             return tuple(full)
 
         reason = run(SearchSpace(tuple(space.params[i] for i in ordinal)), embed, tuple(seed[i] for i in ordinal),
-                     lambda r: "seed" if r.phase == "seed" else "tiles", b, "tiles")
+                     lambda r: "tiles", b, "tiles")
+    elif b is None:
+        reason = why  # type: ignore[assignment]
     # ---- 3. the whole space from the fastest configuration measured so far
     here = trajectory[-1].measurement
     climbed_from = "tiles" if len(trajectory) > 1 else distinct[seed]
