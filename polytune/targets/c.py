@@ -179,21 +179,26 @@ class CTarget(Target):
                       starts: dict[str, Measurement], runs: int,
                       defines: tuple[str, ...] | None) -> tuple[dict | None, list[str], Measurement | None]:
         cands: dict[str, Measurement] = {"best": best}
-        texts = {self.variant(names, best.config).text}
+        variants = {"best": self.variant(names, best.config)}
+        texts = {variants["best"].text}
         for label, m in [("seed", seed), *[(k, v) for k, v in starts.items() if k.startswith("default")]]:
             if m is None or not m.ok:
                 continue
-            text = self.variant(names, m.config).text
-            if text not in texts:
-                texts.add(text)
-                cands[label] = m
-        if len(cands) == 1:
+            v = self.variant(names, m.config)
+            if v.text not in texts:
+                texts.add(v.text)
+                cands[label], variants[label] = m, v
+        if not any(n in coordinates() for n in names):  # tile-only: optimize's default is no configuration of
+            v = self.default_variant()  # the space; it is run beside them, to say so where it is faster
+            if v.text not in texts:
+                variants["default"] = v
+        if len(variants) == 1:
             return None, [], best
         out: dict = {"runs": runs, "configs": {k: list(m.config) for k, m in cands.items()},
                      "search_ms": {k: 1e3 * m.value for k, m in cands.items()}}
         if defines is not None:
             out["defines"] = list(defines)
-        times: dict[str, list[float]] = {k: [] for k in cands}
+        times: dict[str, list[float]] = {k: [] for k in variants}
         # at the tuned size, each run goes through the search's own time step (verified again, timed once), so
         # the re-run and the search time programs the same way; at another size there is nothing to verify
         # against: the program is run, its regions timed
@@ -201,8 +206,8 @@ class CTarget(Target):
             runner.reference_data(), build=dataclasses.replace(self.build, runs=1))
         with tempfile.TemporaryDirectory(prefix="polytune-confirm-") as tmp:
             built: dict[str, Compiled] = {}
-            for label, m in cands.items():
-                compiled = compile_variant(runner.job(self.variant(names, m.config)), self.program)
+            for label, variant in variants.items():
+                compiled = compile_variant(runner.job(variant), self.program)
                 if not isinstance(compiled, Compiled):
                     out["error"] = f"the {label} does not build again: {compiled.value.detail}"
                     return out, [f"polytune: warning: the tuned gain could not be re-measured ({out['error']})"], best
@@ -231,11 +236,21 @@ class CTarget(Target):
         if "seed" in cands:
             out["search_gain"] = seed.value / best.value if best.value > 0 else None
             out["program_gain"] = med["seed"] / med["best"] if med["best"] > 0 else None
-        if kept == "best":
-            return out, [], best
-        line = ", ".join(f"{k} {1e3 * med[k]:.4g} ms" for k in cands)
-        return out, [f"polytune: warning: the tuned configuration is not the fastest when its program is run again "
-                     f"({runs} interleaved runs each: {line}): the {kept} is kept"], cands[kept]
+        line = ", ".join(f"{k} {1e3 * med[k]:.4g} ms" for k in variants)
+        warnings = [] if kept == "best" else [
+            f"polytune: warning: the tuned configuration is not the fastest when its program is run again ({runs} "
+            f"interleaved runs each: {line}): the {kept} is kept"]
+        if "default" in variants and "default" not in cands and med["default"] < med[kept]:
+            out["default_faster"] = True
+            warnings.append(f"polytune: warning: optimize's default is faster than the tuned {self.opts.schedule} "
+                            f"schedule ({line}): use `polytune optimize` as it is, or tune --space schedule")
+        return out, warnings, cands[kept]
+
+    def default_variant(self) -> Variant:
+        """The program `optimize` emits with these options and no tuning (--schedule model)."""
+        opts = OptimizeOptions(parallel=self.opts.parallel, tile=self.opts.tile, schedule="model",
+                               unroll_jam=self.opts.unroll_jam)
+        return Variant((), (), opts, frozenset(), lambda: generate(self.program, opts).text)
 
     def variant(self, names: tuple[str, ...], config: Config) -> Variant:
         if any(n in coordinates() for n in names):
