@@ -346,7 +346,9 @@ def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):
 LEGEND = ("[eval] phase  configuration (each tile size named by its loop; schedule coordinates where not Pluto's "
           "default)  time or why it has none  best so far\n"
           "  pruned: its first run was over 2x slower than the best so far, so it was not run again; "
-          "wrong_answer: its results differ from the original's\n")
+          "wrong_answer: its results differ from the original's\n"
+          "  --space schedule: phase start measures optimize's default and the other scheduler, tiles the tile-only "
+          "search's path from the seed, then the whole space from the fastest\n")
 
 
 def _load1() -> float | None:
