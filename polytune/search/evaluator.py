@@ -114,7 +114,8 @@ class Evaluator:
         return None
 
     def stream(
-        self, configs: Iterable[Sequence[int]], phase: str, ahead: int | None = None
+        self, configs: Iterable[Sequence[int]], phase: str, ahead: int | None = None,
+        guess: Callable[[list[Measurement]], Iterable[Sequence[int]]] | None = None,
     ) -> Iterator[Measurement]:
         """Measure ``configs`` and yield their measurements in the given order (memoized ones free).
 
@@ -125,14 +126,25 @@ class Evaluator:
         improving neighbour; closing the stream then discards what was measured past it, which does not
         count (it is kept aside, and taken instead of a new measurement if a later stream needs it).
 
+        ``guess(finished)``: speculation past the batch. Once every candidate of the batch has started, while
+        fewer of them are unfinished than the pool has timers, the configurations ``guess`` returns for the
+        batch's measurements finished so far (any order; e.g. the neighbourhood of the best-looking one) are
+        started on the idle timers, at most as many as the budget could still turn into evaluations. A
+        speculative measurement is kept aside like first-fit's: it becomes an evaluation only if a later
+        stream asks for its configuration (then in that stream's order); otherwise it is never recorded,
+        cached or counted. A guess that changes cancels what it started and no timing has taken yet, and so
+        does a later stream that does not need it.
+
         The budget stays exact: a candidate starts only while the evaluations so far plus those started and not
         yet handed out are below ``max_evals``, and before ``time_limit``. When the next candidate in order
         cannot start, :class:`BudgetExhausted` is raised there, as a one-at-a-time search would. On
         KeyboardInterrupt, measurements already finished are handed in (recorded) before it propagates.
         """
         order = [tuple(int(v) for v in c) for c in configs]
+        self._drop_spare(set(order))
         pending: dict[int, Future[Measurement]] = {}  # position -> started, not yet handed out
         started: dict[Config, int] = {}  # config -> its position in pending
+        speculative: dict[Config, Future[Measurement]] = {}  # started by guess, outside the batch
         nxt = 0  # the next position that may start
         try:
             for pos, config in enumerate(order):
@@ -160,6 +172,8 @@ class Evaluator:
                         continue
                     if future is None:  # the next in order cannot start: nothing after it has started either
                         raise BudgetExhausted(stop or StopReason.MAX_EVALS)
+                    if guess is not None and nxt == len(order) and stop is None and self.workers > 1:
+                        self._speculate(guess, order, pending, speculative)
                     concurrent.futures.wait([f for f in pending.values() if not f.done()],
                                             return_when=concurrent.futures.FIRST_COMPLETED)
         except KeyboardInterrupt:
@@ -174,6 +188,59 @@ class Evaluator:
             for pos, future in pending.items():  # stopped early: set aside, never an evaluation
                 if not future.cancel():
                     self._spare[order[pos]] = future
+            self._spare.update(speculative)  # kept as they are: the next stream takes or cancels them
+
+    @property
+    def timers(self) -> int:
+        """How many candidates the pool times at once (``pool.timers``; default: its workers)."""
+        return max(1, int(getattr(self._pool, "timers", self._pool.workers)))
+
+    def _speculate(self, guess, order: list[Config], pending: dict[int, Future[Measurement]],
+                   speculative: dict[Config, Future[Measurement]]) -> None:
+        """Start (or re-aim) the speculation of a stream whose batch has all started: see :meth:`stream`."""
+        finished = []
+        for pos, config in enumerate(order):
+            future = pending.get(pos)
+            if future is None and config in self._memo:
+                finished.append(self._memo[config])
+            elif future is not None and future.done() and not future.cancelled() and future.exception() is None:
+                m = future.result()
+                finished.append(m if m.config == config else replace(m, config=config))
+        batch = set(order)
+        running = sum(not f.done() for f in pending.values())
+        live = {c: f for c, f in speculative.items() if not f.cancelled()}
+        room = min(self.timers, self.workers) - running - sum(not f.done() for f in live.values())
+        if self.budget.max_evals is not None:  # no more than the budget could still use
+            room = min(room, self.budget.max_evals - self.evals - len(pending) - len(live))
+        want: list[Config] = []
+        limit = len(live) + max(0, room)
+        if limit:
+            for c in guess(finished):
+                c = tuple(int(v) for v in c)
+                if c in batch or c in self._memo or c in self._spare or c in want:
+                    continue
+                want.append(c)
+                if len(want) >= limit:
+                    break
+        for c, f in list(speculative.items()):  # the guess moved on: drop what no timer has taken yet
+            if c not in want and f.cancel():
+                del speculative[c]
+        for c in want:
+            if room <= 0:
+                break
+            if c not in speculative:
+                speculative[c] = self._pool.submit(c)
+                room -= 1
+
+    def _drop_spare(self, keep: set[Config]) -> None:
+        """Cancel the set-aside measurements not in ``keep`` that have not started (all: ``discard_spare``)."""
+        for config, future in list(self._spare.items()):
+            if config not in keep and future.cancel():
+                del self._spare[config]
+
+    def discard_spare(self) -> None:
+        """The search is over: cancel what was measured ahead and has not started."""
+        self._drop_spare(set())
 
     def _claim(self, config: Config, measurement: Measurement, phase: str) -> Measurement:
         """File a finished measurement: memo, and (unless it repeats a variant) a record and ``on_eval``."""
