@@ -126,14 +126,15 @@ class Evaluator:
         improving neighbour; closing the stream then discards what was measured past it, which does not
         count (it is kept aside, and taken instead of a new measurement if a later stream needs it).
 
-        ``guess(finished)``: speculation past the batch. Once every candidate of the batch has started, while
-        fewer of them are unfinished than the pool has timers, the configurations ``guess`` returns for the
-        batch's measurements finished so far (any order; e.g. the neighbourhood of the best-looking one) are
-        started on the idle timers, at most as many as the budget could still turn into evaluations. A
-        speculative measurement is kept aside like first-fit's: it becomes an evaluation only if a later
-        stream asks for its configuration (then in that stream's order); otherwise it is never recorded,
-        cached or counted. A guess that changes cancels what it started and no timing has taken yet, and so
-        does a later stream that does not need it.
+        ``guess(finished)``: speculation past the batch, for pools that time several candidates at once
+        (``pool.timers`` > 1). Once every candidate of the batch has started, the configurations ``guess``
+        returns for the batch's measurements finished so far (any order; e.g. the neighbourhood of the
+        best-looking one) are started too, as far as the pool's workers and what the budget could still turn
+        into evaluations allow: they compile ahead and take the timers the batch leaves idle (a pool times
+        in submission order, so never before the batch). A speculative measurement is kept aside like
+        first-fit's: it becomes an evaluation only if a later stream asks for its configuration (then in that
+        stream's order); otherwise it is never recorded, cached or counted. A guess that changes cancels what
+        it started and no timing has taken yet, and so does a later stream that does not need it.
 
         The budget stays exact: a candidate starts only while the evaluations so far plus those started and not
         yet handed out are below ``max_evals``, and before ``time_limit``. When the next candidate in order
@@ -209,7 +210,9 @@ class Evaluator:
         batch = set(order)
         running = sum(not f.done() for f in pending.values())
         live = {c: f for c, f in speculative.items() if not f.cancelled()}
-        room = min(self.timers, self.workers) - running - sum(not f.done() for f in live.values())
+        if self.timers < 2:  # one timer: never idle while the batch runs, and a wrong guess would hold it
+            return
+        room = self.workers - running - sum(not f.done() for f in live.values())
         if self.budget.max_evals is not None:  # no more than the budget could still use
             room = min(room, self.budget.max_evals - self.evals - len(pending) - len(live))
         want: list[Config] = []

@@ -26,8 +26,9 @@ from polytune.measurement import Config, Measurement
 class Pool(Protocol):
     """Measures configurations in the background; ``workers`` is how many it measures at once.
 
-    A pool whose candidates queue for fewer timers than it keeps in flight (compiles ahead) may say so with
-    ``timers``: the evaluator then speculates only on timers its batch leaves idle (default: ``workers``)."""
+    A pool whose candidates queue for fewer timers than it keeps in flight (compiles ahead) says so with
+    ``timers`` (default: ``workers``): the evaluator speculates only where there are several, since a single
+    timer is never idle while a batch runs. Candidates are timed in submission order."""
 
     workers: int
 
