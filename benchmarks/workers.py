@@ -246,6 +246,9 @@ def markdown(res: dict) -> str:
             busy = f", timers busy {100 * x['timers_busy']:.0f}%" if x.get("timers_busy") is not None else ""
             first = f", first candidate submitted {x['first_submit_s']:.1f} s after launch" \
                 if x.get("first_submit_s") is not None else ""
+            w = x.get("workers") or {}
+            if "connect_s" in w:
+                first += f" (joining Ray {w['connect_s']:.1f} s, probing its nodes {w['probe_s']:.1f} s)"
             lines.append(f"- {k} {m}: {x['evals']} evals ({x['stop_reason']}), search {x['search_s']:.1f} s = "
                          f"strategy {x['strategy_s']:.1f} s + fixed {x['fixed_s']:.1f} s{first}{busy}; best "
                          f"{x['best']} {secs(x['best_s'])} (seed {secs(x['seed_s'])}, original "
@@ -307,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     every = sorted(set(timer_cpus) | set(compile_cpus) | set(driver_cpus))
     text = ",".join(map(str, every))
     gtext = [",".join(map(str, g)) for g in groups]
-    jobs = args.jobs or max(1, len(every) - args.threads)
+    jobs = args.jobs or max(2, len(every) - args.threads)
     out_dir = os.path.splitext(os.path.abspath(args.out))[0] + ".reports"
     os.makedirs(out_dir, exist_ok=True)
     res = {"kernels": {}, "modes": modes, "max_evals": args.max_evals, "time_limit": args.time_limit,
