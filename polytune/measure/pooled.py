@@ -9,6 +9,7 @@ pruning bound is the best time seen so far (:class:`Bound`), read when the timin
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -93,6 +94,9 @@ class PooledMeasure:
         self.pool = MappedPool(self.submit, max(1, in_flight), self.convert,
                                timers=lambda: getattr(self.workers, "timers", 1))
         self._seen: dict[tuple, tuple[Config, Future]] = {}  # variant key -> the first configuration and future
+        warm = getattr(workers, "warm", None)  # a Ray pool: start its compile workers while the seed is measured
+        if warm is not None:
+            warm(importlib.import_module, getattr(runner.compile_step, "__module__", None) or "polytune")
 
     def submit(self, config: Config) -> Future:
         config = tuple(int(c) for c in config)

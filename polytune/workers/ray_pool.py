@@ -98,6 +98,11 @@ def _compile(compile_fn: Callable[[Any], Any], payload: Any) -> tuple[Any, tuple
 
 
 @ray.remote(num_cpus=0, max_retries=0)
+def _warm(fn: Callable[[Any], Any], payload: Any) -> None:
+    fn(payload)
+
+
+@ray.remote(num_cpus=0, max_retries=0)
 def _time(time_fn: Callable[[Any], Any], artifact: Any, lock_path: str | None) -> tuple[Any, tuple[float, float], list]:
     """A timing, in one slot of its node (the caller pins it and asks for one unit of the slot's resource)."""
     value, span = time_step(time_fn, artifact, TimerLock(lock_path) if lock_path else None)
@@ -180,6 +185,7 @@ class RayPool:
         self._ready: list[tuple[int, int, _Candidate]] = []  # (0 for a retried timing, ticket, candidate)
         self._inflight: dict[Any, tuple[str, Any, Any]] = {}  # ref -> (kind, candidate or node/timer, where)
         self._last_refresh = 0.0
+        self._warm_requests: deque[tuple[Callable[[Any], Any], Any]] = deque()  # from any thread
         self._closed = False
         self._stop = threading.Event()
         start = time.time()
@@ -207,6 +213,25 @@ class RayPool:
         cand = _Candidate(next(self._tickets), label, compile_fn, time_fn, payload, Future(), submitted=time.time())
         self._submits.put(cand)
         return cand.future
+
+    def warm(self, fn: Callable[[Any], Any], payload: Any) -> None:
+        """Start the compile workers now, before the first candidates need them: ``fn(payload)`` (e.g. importing
+        the compile step's module) once per CPU of the nodes that compile first (those without timer slots
+        where there are any, else every accepted node), in tasks that hold no CPU, so that no compile waits for
+        one. A Ray worker process starts and imports polytune at its first task: a second or more, paid by
+        the first candidates of every tune otherwise. Nothing comes back; a failure is logged."""
+        self._warm_requests.append((fn, payload))
+
+    def _start_warming(self) -> None:
+        while self._warm_requests:
+            fn, payload = self._warm_requests.popleft()
+            nodes = [n for n in self._nodes.values() if n.accepted and n.alive and n.cpus]
+            first = [n for n in nodes if not n.timer_slots] or nodes
+            for node in first:
+                strategy = NodeAffinitySchedulingStrategy(node.node_id, soft=False)
+                for _ in range(node.cpus):
+                    self._inflight[_warm.options(scheduling_strategy=strategy).remote(fn, payload)] = \
+                        ("warm", node, None)
 
     def close(self) -> None:
         """Cancel what has not started timing, let running timings finish."""
@@ -327,6 +352,7 @@ class RayPool:
                     break
             if time.monotonic() - self._last_refresh > self._refresh_s:
                 self._refresh()
+            self._start_warming()
             self._pump()
             if not self._inflight:
                 try:
@@ -443,6 +469,8 @@ class RayPool:
         except (ray.exceptions.RayError, ConnectionError) as exc:  # a worker or node died
             self._lost(kind, obj, where, exc)
             return
+        if kind == "warm":
+            return
         if kind == "probe":
             obj.name, obj.identity = result
             obj.alive = True
@@ -479,8 +507,8 @@ class RayPool:
 
     def _lost(self, kind: str, obj: Any, where: Any, exc: BaseException) -> None:
         _log.info("Ray %s lost: %s", kind, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-        if kind == "probe":
-            return  # the node left before answering; a later refresh may see it again
+        if kind in ("probe", "warm"):
+            return  # the node left before answering (a later refresh may see it again), or a warm-up failed
         if kind == "time":
             where.busy = False
         if kind == "compile":
