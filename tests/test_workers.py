@@ -236,6 +236,14 @@ def test_refusal_is_one_line_naming_the_node_and_each_difference():
     assert "cpu: 'Epyc' != 'Xeon 1'" in line and "cores: 8 != 16" in line and "memory" not in line
 
 
+def test_a_node_that_only_compiles_needs_the_same_code_not_the_same_cores():
+    reference = _ident("Xeon 1", 2)
+    assert not reference.code_differences(_ident("Xeon 1", 6))  # 6 cores, 2 per timer: it may compile
+    assert reference.code_differences(_ident("Epyc", 6)) == ["cpu: 'Epyc' != 'Xeon 1'"]  # -march=native differs
+    line = refusal("box/1a2b3c4d", "10.0.0.7", _ident("Epyc", 6), reference, compiles_only=True)
+    assert "\n" not in line and "refused for compiling" in line and "cores" not in line
+
+
 def test_open_pool_without_ray_is_a_local_pool_with_the_jobs_asked_for():
     with open_pool(jobs=2) as pool:
         assert isinstance(pool, LocalPool) and pool.jobs == 2

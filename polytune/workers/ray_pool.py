@@ -6,7 +6,8 @@ timing is a Ray task pinned to its node that holds one unit, so a slot times one
 are tasks, not actors: they run in the node's pooled worker processes, already started and importing
 polytune since the probe, where an actor per slot would start (and import into) a process of its own for
 every tune (seconds, at each tune's start). Compiles are Ray tasks pinned to accepted nodes, at most one per
-CPU, on the nodes without timer slots first (a compile on a timing node would keep its next timing waiting).
+CPU, on the nodes without timer slots where there are any (a compile on a timing node would keep its timings
+waiting).
 Every node is probed for its ``MachineIdentity`` first; a timing node that differs from the reference
 identity is refused (a one-line message, and the node is never used), because its times would be compared
 with the others'; a node without timer slots only compiles, so it must match in what changes the compiled
@@ -400,16 +401,17 @@ class RayPool:
             or node.compiling == 0
 
     def _compile_node(self) -> _Node | None:
-        nodes = [n for n in self._nodes.values() if n.accepted and n.alive
-                 and n.compiling < n.cpus - self._timing_cpus(n) and not self._timer_waiting(n)]
+        """Where the next compile goes: the least busy node with a free core. Where the cluster has nodes
+        without timer slots, only those compile: a compile on a timing node would keep its timings waiting."""
+        live = [n for n in self._nodes.values() if n.accepted and n.alive and n.cpus]
+        live = [n for n in live if not n.timer_slots] or live
+        nodes = [n for n in live if n.compiling < n.cpus - self._timing_cpus(n) and not self._timer_waiting(n)]
         if not nodes:
             return None
-        limit = self.jobs if self.jobs is not None else sum(n.cpus for n in self._nodes.values()
-                                                            if n.accepted and n.alive)
+        limit = self.jobs if self.jobs is not None else sum(n.cpus for n in live)
         if sum(n.compiling for n in self._nodes.values()) >= limit:
             return None
-        # nodes without timer slots first: a compile on a timing node keeps its next timing waiting
-        return min(nodes, key=lambda n: (n.timer_slots > 0, n.compiling / max(n.cpus, 1), n.node_id))
+        return min(nodes, key=lambda n: (n.compiling / max(n.cpus, 1), n.node_id))
 
     def _pump(self) -> None:
         self._start_timings()  # ready candidates first: a timer waiting for its node's cores gets them
