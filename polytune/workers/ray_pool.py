@@ -224,6 +224,10 @@ class RayPool:
         self._warm_requests.append((fn, payload))
 
     def _start_warming(self) -> None:
+        # after the first compile has its worker (the probe's, idle): a warm-up queued before it would take
+        # that worker and keep the first compile waiting for a new one
+        if not any(kind == "compile" for kind, _, _ in self._inflight.values()):
+            return
         while self._warm_requests:
             fn, payload = self._warm_requests.popleft()
             nodes = [n for n in self._nodes.values() if n.accepted and n.alive and n.cpus]
@@ -353,8 +357,8 @@ class RayPool:
                     break
             if time.monotonic() - self._last_refresh > self._refresh_s:
                 self._refresh()
-            self._start_warming()
             self._pump()
+            self._start_warming()
             if not self._inflight:
                 try:
                     self._pending.append(self._submits.get(timeout=0.2))
