@@ -122,6 +122,8 @@ def tune(args, kernel: str, mode: str, cpus: str, extra: list[str], out_dir: str
     cmd = [sys.executable, "-m", "polytune", "tune", src, *sizes, "--strategy", "hill", "--fit", "best",
            "--neighbourhood", "1", "--seed", "pluto", "--threads", str(args.threads), "--runs", str(args.runs),
            f"--cflags={args.cflags}", "--no-cache", *budget, *extra, "--report", report]
+    if args.alpha is not None:
+        cmd[-2:-2] = ["--alpha", str(args.alpha)]
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
                PYTHONPATH=REPO + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else ""))
     taskset = ["taskset", "-c", cpus] if cpus and shutil.which("taskset") else []
@@ -174,6 +176,9 @@ def summarize(kernel: str, recs: dict[str, dict]) -> dict:
             out[f"one/{m}"] = round(ok["one"]["wall_s"] / ok[m]["wall_s"], 2)
             if ok["one"].get("strategy_s") and ok[m].get("strategy_s"):
                 out[f"strategy one/{m}"] = round(ok["one"]["strategy_s"] / ok[m]["strategy_s"], 2)
+                # per evaluation: comparable where a mode's search stopped earlier than another's
+                out[f"per-eval one/{m}"] = round(ok["one"]["strategy_s"] / ok["one"]["evals"]
+                                                 / (ok[m]["strategy_s"] / ok[m]["evals"]), 2)
     bests = {m: tuple(r["best"]) for m, r in ok.items() if r.get("best")}
     out["same_best"] = len(set(bests.values())) == 1 if len(bests) > 1 else None
     times = [r["best_s"] for r in ok.values() if r.get("best_s")]
@@ -205,7 +210,8 @@ def markdown(res: dict) -> str:
                  + (f", a compile node on {res['compile_cpus']}" if res["compile_cpus"] else "")
                  + (f", the driver on {res['driver_cpus']}" if res["driver_cpus"] else ""))
     lines = [f"`polytune tune` (hill climbing, degree 1, best fit, Pluto-default seed), budget: "
-             f"max_evals={res['max_evals']} time_limit={res['time_limit']}; {res['threads']} threads per timing, "
+             f"max_evals={res['max_evals']} time_limit={res['time_limit']} alpha={res.get('alpha') or 'tune default'}; "
+             f"{res['threads']} threads per timing, "
              f"{res['runs']} timed runs; one: `--jobs 1` on cpus {res['groups'][0]}; jobs: `--jobs {res['jobs']}` on "
              f"cpus {res['cpus']}; ray: {ray_where} (the cluster took {res.get('ray_start_s', '-')} s to start, "
              "not counted). Wall: the tune's process. Strategy: from the search's start to its last evaluation "
@@ -243,7 +249,12 @@ def markdown(res: dict) -> str:
             if "error" in x:
                 lines.append(f"- {k} {m}: error: {x['error']}")
                 continue
-            busy = f", timers busy {100 * x['timers_busy']:.0f}%" if x.get("timers_busy") is not None else ""
+            per_eval = r.get("summary", {}).get(f"per-eval one/{m}")
+            if per_eval is not None:
+                busy = f", strategy time per evaluation one/{m} {per_eval:.2f}"
+            else:
+                busy = ""
+            busy += f", timers busy {100 * x['timers_busy']:.0f}%" if x.get("timers_busy") is not None else ""
             first = f", first candidate submitted {x['first_submit_s']:.1f} s after launch" \
                 if x.get("first_submit_s") is not None else ""
             w = x.get("workers") or {}
@@ -280,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
                     "3-parameter degree-1 neighbourhood, 6 + 5 + 5)")
     ap.add_argument("--time-limit", type=float, default=0)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--alpha", type=float, default=None, help="tune's --alpha (default: tune's; 0: medians only, "
+                    "no statistical stop, so every mode spends the whole budget)")
     ap.add_argument("--size", action="append", default=[], metavar="KERNEL=-DN=...,-DTSTEPS=...",
                     help="a kernel's size macros instead of the default")
     ap.add_argument("--cflags", default="-O3 -march=native")
@@ -314,7 +327,8 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = os.path.splitext(os.path.abspath(args.out))[0] + ".reports"
     os.makedirs(out_dir, exist_ok=True)
     res = {"kernels": {}, "modes": modes, "max_evals": args.max_evals, "time_limit": args.time_limit,
-           "threads": args.threads, "runs": args.runs, "cflags": args.cflags, "cpus": text, "groups": gtext,
+           "alpha": args.alpha, "threads": args.threads, "runs": args.runs, "cflags": args.cflags, "cpus": text,
+           "groups": gtext,
            "compile_cpus": ",".join(map(str, compile_cpus)), "driver_cpus": ",".join(map(str, driver_cpus)),
            "jobs": jobs, "quick": args.quick, "cpu": cpu_model(),
            "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
