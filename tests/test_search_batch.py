@@ -190,6 +190,7 @@ def test_best_fit_measures_the_next_neighbourhood_on_idle_workers_and_counts_onl
     used = [r for r in evals if r.iteration > 0 and any(
         r.config in replay.called_at_hand_out[q.index - 1] for q in evals if q.iteration == r.iteration - 1)]
     assert used
+    assert len(replay.called_at_hand_out[0]) > 1  # the seed's neighbourhood started beside the seed
     assert set(replay.calls) >= {r.config for r in evals}  # and what was not used was never recorded
 
 

@@ -96,12 +96,13 @@ class Evaluator:
     def seen(self, config: Sequence[int]) -> bool:
         return tuple(config) in self._memo
 
-    def __call__(self, config: Sequence[int], phase: str) -> Measurement:
-        """Measure ``config`` (free if already measured in this search)."""
+    def __call__(self, config: Sequence[int], phase: str,
+                 guess: Callable[[list[Measurement]], Iterable[Sequence[int]]] | None = None) -> Measurement:
+        """Measure ``config`` (free if already measured in this search); ``guess``: as for :meth:`stream`."""
         known = self._memo.get(tuple(int(v) for v in config))
         if known is not None:
             return known
-        with closing(self.stream((config,), phase)) as results:
+        with closing(self.stream((config,), phase, guess=guess)) as results:
             return next(results)
 
     def _budget_left(self, reserved: int) -> StopReason | None:
@@ -260,9 +261,12 @@ class Evaluator:
             self._on_eval(record)
         return measurement
 
-    def start(self, config: Sequence[int]) -> Measurement:
-        """Measure the seed and make it the starting incumbent, even if it failed."""
-        measurement = self(config, "seed")
+    def start(self, config: Sequence[int], then: Iterable[Sequence[int]] | None = None) -> Measurement:
+        """Measure the seed and make it the starting incumbent, even if it failed. ``then``: what the strategy
+        measures next whatever the seed's measurement (best fit: the seed's neighbourhood), started
+        speculatively beside the seed where the pool has idle timers (see :meth:`stream`)."""
+        after = None if then is None else list(then)
+        measurement = self(config, "seed", None if after is None else (lambda finished: after))
         self.seed = self.incumbent = measurement
         self.trajectory.append(Step(0, measurement.config, measurement, "seed", self.evals))
         return measurement

@@ -138,7 +138,9 @@ def _next_step(space: SearchSpace, ev: Evaluator, options: SearchOptions, incumb
 
 def hill(space: SearchSpace, ev: Evaluator, seed: Config | None, options: SearchOptions) -> StopReason:
     ev.test = ImprovementTest(options.alpha, options.threshold)
-    ev.start(space.origin if seed is None else seed)
+    start = space.origin if seed is None else seed
+    # best fit measures the seed's whole neighbourhood next, whatever the seed measures: it starts beside the seed
+    ev.start(start, space.neighbours(start, options.degree) if options.fit == "best" and options.speculate else None)
     reason = _climb(space, ev, options, "hill", hop=False)
     if options.shortest_hop:
         reason = _climb(space, ev, options, "hop", hop=True)
