@@ -200,6 +200,8 @@ class Evaluator:
     def _speculate(self, guess, order: list[Config], pending: dict[int, Future[Measurement]],
                    speculative: dict[Config, Future[Measurement]]) -> None:
         """Start (or re-aim) the speculation of a stream whose batch has all started: see :meth:`stream`."""
+        if self.timers < 2:  # one timer: never idle while the batch runs, and a wrong guess would hold it
+            return
         finished = []
         for pos, config in enumerate(order):
             future = pending.get(pos)
@@ -211,8 +213,6 @@ class Evaluator:
         batch = set(order)
         running = sum(not f.done() for f in pending.values())
         live = {c: f for c, f in speculative.items() if not f.cancelled()}
-        if self.timers < 2:  # one timer: never idle while the batch runs, and a wrong guess would hold it
-            return
         room = self.workers - running - sum(not f.done() for f in live.values())
         if self.budget.max_evals is not None:  # no more than the budget could still use
             room = min(room, self.budget.max_evals - self.evals - len(pending) - len(live))
