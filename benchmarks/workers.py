@@ -115,6 +115,22 @@ def _busy(evals: list[dict], timers: int, strategy_s: float | None) -> float | N
     return round(sum(b - a for a, b in spans) / (timers * strategy_s), 2)
 
 
+def _gaps(evals: list[dict]) -> dict:
+    """Median seconds per candidate (from the spans): submission to compile start (queueing for a compile slot,
+    Ray's dispatch, a fresh worker's start), compile, compile end to timing start (the artifact's way back and
+    out, queueing for a timer), timing."""
+    spans = [e["extra"]["spans"] for e in evals if "spans" in e.get("extra", {})]
+
+    def median(xs: list[float]) -> float | None:
+        xs = sorted(xs)
+        return round(xs[len(xs) // 2], 3) if xs else None
+
+    return {"to_compile": median([s["compile"][0] - s["submitted"] for s in spans]),
+            "compile": median([s["compile"][1] - s["compile"][0] for s in spans]),
+            "to_time": median([s["time"][0] - s["compile"][1] for s in spans if "time" in s]),
+            "time": median([s["time"][1] - s["time"][0] for s in spans if "time" in s])}
+
+
 def tune(args, kernel: str, mode: str, cpus: str, extra: list[str], out_dir: str, timeout: float) -> dict:
     """One `polytune tune` subprocess; its record."""
     src = os.path.join(HERE, "pluto", kernel + ".c")
@@ -157,7 +173,7 @@ def tune(args, kernel: str, mode: str, cpus: str, extra: list[str], out_dir: str
                 "strategy_s": strategy_s,
                 "fixed_s": round(r["search_time"] - strategy_s, 2) if strategy_s is not None else None,
                 "first_submit_s": round(min(submitted) - launched, 2) if submitted else None,
-                "timers_busy": _busy(evals, timers, strategy_s),
+                "timers_busy": _busy(evals, timers, strategy_s), "gaps": _gaps(evals),
                 "seed_s": (r.get("seed") or {}).get("median"), "best_s": (r.get("best") or {}).get("median"),
                 "best": (r.get("best") or {}).get("config"), "original_s": (r.get("original") or {}).get("median"),
                 "seed_eval_s": round(seed["elapsed"], 3) if seed else None,
@@ -258,6 +274,10 @@ def markdown(res: dict) -> str:
             else:
                 busy = ""
             busy += f", timers busy {100 * x['timers_busy']:.0f}%" if x.get("timers_busy") is not None else ""
+            g = x.get("gaps") or {}
+            if g.get("compile") is not None:
+                busy += (f", per candidate (medians): {g['to_compile']:.2f} s to its compile, {g['compile']:.2f} s "
+                         f"compiling, {g['to_time'] or 0:.2f} s to its timing, {g['time'] or 0:.2f} s timing")
             first = f", first candidate submitted {x['first_submit_s']:.1f} s after launch" \
                 if x.get("first_submit_s") is not None else ""
             w = x.get("workers") or {}
