@@ -1,26 +1,36 @@
 #!/usr/bin/env python3
-"""Issue 18's benchmark: the wall time of `polytune tune` with 1 worker, the local pool and a Ray cluster.
+"""Issue 18's benchmark: the wall time of `polytune tune` with 1 worker, the local pool and 4 Ray workers.
 
 For each kernel of benchmarks/pluto, one degree-1 best-fit hill climb from the Pluto-default seed, the same
-budget (--max-evals, --time-limit) in three modes, one after another:
+budget in evaluations (--max-evals), in three modes, one after another, each alone on the machine:
 
-- `one`: `--jobs 1`, pinned to the first CPU group (one candidate at a time: compile, verify, time);
-- `jobs`: the local pool, `--jobs J` (default: the number of CPUs given), pinned to all the CPUs given: J compiles
-  at once while one candidate at a time is timed;
-- `ray`: a Ray cluster that this script starts on loopback (Ray's `cluster_utils`): one node per CPU group
-  (`--threads` CPUs each, the node's processes pinned to its group with the affinity they inherit), each
-  with one unit of `polytune_timer` and as many CPUs as its group: a node times one candidate at a time on its
-  own cores and compiles there. `polytune tune --ray ADDRESS` runs as the driver.
+- `one`: `--jobs 1`, pinned to the first CPU group of --timer-cpus (one candidate at a time: compile, verify,
+  time);
+- `jobs`: the local pool, `--jobs J` (default: every CPU given but a timing's), pinned to all the CPUs given:
+  J compiles at once while one candidate at a time is timed;
+- `ray`: a Ray cluster that this script starts on loopback (Ray's `cluster_utils`): one timer node per CPU
+  group of --timer-cpus (`--threads` CPUs each, one unit of `polytune_timer`), and a compile node on
+  --compile-cpus (the head, no timer), each node's processes pinned to its CPUs (the affinity they inherit
+  when it starts); `polytune tune --ray ADDRESS` runs as the driver, pinned to --driver-cpus. A timing node
+  times one candidate at a time on its own cores; compiles go to the compile node first.
 
-Every tune runs as a subprocess with OMP_NUM_THREADS = --threads and its own cache-less measurements. Reported
-per kernel and mode: wall time, search time (the tune's own clock: the original's measurement, the pool's
-start and the search), evaluations, the best configuration and its time; per kernel: wall-time ratios of
-`one` over `jobs` and over `ray`, whether the three found the same best configuration (and if not, how far
+Default layout on 16 CPUs: timers 0-7 (4 pairs), compiles 8-13, driver 14-15. The sizes are set for an
+evaluation (compile, verification run, 3 timed runs) of about 1.5 s on the 16-core Xeon, so that the fixed
+costs of a tune (starting Python and analyzing the program, about 1.5 s; measuring the original; joining the
+cluster and probing its nodes) are a small part of a 17-evaluation search with one worker (about 30 s).
+
+Every tune runs as a subprocess with OMP_NUM_THREADS = --threads, without the measurement cache. Reported per
+kernel and mode: wall time (the process), search time (the tune's own clock: the original's measurement, the
+pool's start, the search and the pool's close), strategy time (from the search's start to its last
+evaluation), fixed time (search - strategy), evaluations, the best configuration and its time, and for the
+pools how busy the timers were (timed seconds / (timers x strategy time)); per kernel: one/jobs and one/ray
+ratios of wall and strategy time, whether the three found the same best configuration (and if not, how far
 apart their best times are), and the search overhead: search time / one seed evaluation (the seed's compile,
 verification run and timed runs, measured by the `one` run: nothing else runs then). Usage:
 
-    python benchmarks/workers.py [--kernels gemm,jacobi-2d,lu] [--cpus 0-7] [--threads 2] [--max-evals 40]
-        [--modes one,jobs,ray] [--out workers.json] [--markdown-out workers.md] [--quick]
+    python benchmarks/workers.py [--kernels gemm,jacobi-2d,fdtd-2d] [--timer-cpus 0-7] [--compile-cpus 8-13]
+        [--driver-cpus 14-15] [--threads 2] [--max-evals 17] [--modes one,jobs,ray] [--size gemm=-DN=900]
+        [--out workers.json] [--markdown-out workers.md] [--deadline 230] [--quick]
 
 JSON after each tune (a run cut short keeps what it finished) and a markdown table at the end.
 """
@@ -44,31 +54,46 @@ sys.path.insert(0, REPO)
 from polytune.workers.identity import cpu_list, cpu_model  # noqa: E402
 
 MODES = ("one", "jobs", "ray")
-# sizes whose original runs about 0.1-0.3 s on one thread of the 16-core Xeon: a candidate's compile (about a
-# second) then dominates its evaluation, which is what parallel compiles overlap
-SIZES = {"gemm": ["-DN=500"], "jacobi-2d": ["-DN=1000", "-DTSTEPS=40"], "lu": ["-DN=600"], "mvt": ["-DN=4000"],
-         "fdtd-2d": ["-DN=1000", "-DTSTEPS=40"], "cholesky": ["-DN=800"]}
-QUICK_SIZES = {"gemm": ["-DN=160"], "jacobi-2d": ["-DN=200", "-DTSTEPS=10"], "lu": ["-DN=160"]}
+# sizes for a seed evaluation of about 1.5 s on 2 threads of the 16-core Xeon (its timed region about 0.1-0.15 s,
+# scaled from the 2026-12-01 run at the smaller sizes in BENCHMARKS.md: gemm N=500 0.011 s, jacobi-2d N=1000
+# TSTEPS=40 0.031 s, lu N=600 0.0085 s)
+# lu is left out by default: its original runs 10x longer than the seed (0.077 s against 0.0073 s at N=600),
+# so measuring the original, the same in every mode, would take a third of a one-worker tune
+SIZES = {"gemm": ["-DN=1100"], "jacobi-2d": ["-DN=1400", "-DTSTEPS=80"], "fdtd-2d": ["-DN=1400", "-DTSTEPS=80"],
+         "lu": ["-DN=1000"], "mvt": ["-DN=8000"], "cholesky": ["-DN=1400"]}
+QUICK_SIZES = {"gemm": ["-DN=160"], "jacobi-2d": ["-DN=200", "-DTSTEPS=10"], "fdtd-2d": ["-DN=200", "-DTSTEPS=10"],
+               "lu": ["-DN=160"]}
 
 
 def groups_of(cpus: list[int], size: int) -> list[list[int]]:
     return [cpus[i:i + size] for i in range(0, len(cpus) - size + 1, size)]
 
 
-def start_ray(groups: list[list[int]]):
-    """A Ray cluster on 127.0.0.1, one node per CPU group, each node's processes pinned to its group (they inherit
-    the affinity of this process when the node starts). Returns the cluster (``cluster.address``)."""
+def layout(cpus: list[int], threads: int) -> tuple[list[int], list[int], list[int]]:
+    """Default (timer, compile, driver) CPUs: on 12 or more, 4 timer groups first, the driver on the last
+    `threads`, compiles between; on fewer, every CPU times and compiles, the driver unpinned."""
+    if len(cpus) >= 4 * threads + threads + 2:
+        return cpus[:4 * threads], cpus[4 * threads:-threads], cpus[-threads:]
+    return cpus, [], []
+
+
+def start_ray(groups: list[list[int]], compile_cpus: list[int]):
+    """A Ray cluster on 127.0.0.1: a node per timer group (its CPUs, one polytune_timer) and, with
+    ``compile_cpus``, a compile node (the head: Ray's own services run there, not on a timer's cores), each
+    node's processes pinned to its CPUs (they inherit this process's affinity when the node starts). Returns
+    the cluster (``cluster.address``)."""
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # keeps Ray's addresses on loopback
     # the nodes' workers run polytune's compile and timing steps: this checkout, where nothing is installed
     os.environ["PYTHONPATH"] = REPO + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")
     from ray.cluster_utils import Cluster
 
+    nodes = ([(compile_cpus, {})] if compile_cpus else []) + [(g, {"polytune_timer": 1}) for g in groups]
     cluster = Cluster()
     mine = os.sched_getaffinity(0)
     try:
-        for i, g in enumerate(groups):
-            os.sched_setaffinity(0, set(g))
-            args = {"num_cpus": len(g), "resources": {"polytune_timer": 1}}
+        for i, (cpus, resources) in enumerate(nodes):
+            os.sched_setaffinity(0, set(cpus))
+            args = {"num_cpus": len(cpus), "resources": resources}
             if i == 0:
                 args["include_dashboard"] = False
             cluster.add_node(**args)
@@ -82,21 +107,48 @@ def start_ray(groups: list[list[int]]):
     return cluster
 
 
+def _busy(evals: list[dict], timers: int, strategy_s: float | None) -> float | None:
+    """Timed seconds of the pool's timers over timers x strategy time (None without spans)."""
+    spans = [e["extra"]["spans"]["time"] for e in evals if "time" in e.get("extra", {}).get("spans", {})]
+    if not spans or not strategy_s or not timers:
+        return None
+    return round(sum(b - a for a, b in spans) / (timers * strategy_s), 2)
+
+
+def _gaps(evals: list[dict]) -> dict:
+    """Median seconds per candidate (from the spans): submission to compile start (queueing for a compile slot,
+    Ray's dispatch, a fresh worker's start), compile, compile end to timing start (the artifact's way back and
+    out, queueing for a timer), timing."""
+    spans = [e["extra"]["spans"] for e in evals if "spans" in e.get("extra", {})]
+
+    def median(xs: list[float]) -> float | None:
+        xs = sorted(xs)
+        return round(xs[len(xs) // 2], 3) if xs else None
+
+    return {"to_compile": median([s["compile"][0] - s["submitted"] for s in spans]),
+            "compile": median([s["compile"][1] - s["compile"][0] for s in spans]),
+            "to_time": median([s["time"][0] - s["compile"][1] for s in spans if "time" in s]),
+            "time": median([s["time"][1] - s["time"][0] for s in spans if "time" in s])}
+
+
 def tune(args, kernel: str, mode: str, cpus: str, extra: list[str], out_dir: str, timeout: float) -> dict:
     """One `polytune tune` subprocess; its record."""
     src = os.path.join(HERE, "pluto", kernel + ".c")
     report = os.path.join(out_dir, f"{kernel}.{mode}.json")
-    sizes = (QUICK_SIZES if args.quick else SIZES).get(kernel, [])
+    sizes = args.sizes.get(kernel) or (QUICK_SIZES if args.quick else SIZES).get(kernel, [])
     budget = (["--max-evals", str(args.max_evals)] if args.max_evals else []) + \
         (["--time-limit", str(args.time_limit)] if args.time_limit else [])
     cmd = [sys.executable, "-m", "polytune", "tune", src, *sizes, "--strategy", "hill", "--fit", "best",
            "--neighbourhood", "1", "--seed", "pluto", "--threads", str(args.threads), "--runs", str(args.runs),
            f"--cflags={args.cflags}", "--no-cache", *budget, *extra, "--report", report]
+    if args.alpha is not None:
+        cmd[-2:-2] = ["--alpha", str(args.alpha)]
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
                PYTHONPATH=REPO + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else ""))
     taskset = ["taskset", "-c", cpus] if cpus and shutil.which("taskset") else []
     if os.path.exists(report):
         os.remove(report)
+    launched = time.time()
     t0 = time.perf_counter()
     try:
         p = subprocess.run(taskset + cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=timeout)
@@ -113,8 +165,15 @@ def tune(args, kernel: str, mode: str, cpus: str, extra: list[str], out_dir: str
         return rec
     evals = r.get("evaluations") or []
     seed = next((e for e in evals if e.get("phase") == "seed"), None)
+    strategy_s = round(evals[-1]["elapsed"], 2) if evals else None
+    workers = r.get("workers") or {}
+    timers = len(workers.get("timers") or []) or (1 if workers else 0)
+    submitted = [e["extra"]["spans"]["submitted"] for e in evals if "spans" in e.get("extra", {})]
     rec.update({"search_s": round(r["search_time"], 2), "evals": r["evals"], "stop_reason": r["stop_reason"],
-                "strategy_s": round(evals[-1]["elapsed"], 2) if evals else None,
+                "strategy_s": strategy_s,
+                "fixed_s": round(r["search_time"] - strategy_s, 2) if strategy_s is not None else None,
+                "first_submit_s": round(min(submitted) - launched, 2) if submitted else None,
+                "timers_busy": _busy(evals, timers, strategy_s), "gaps": _gaps(evals),
                 "seed_s": (r.get("seed") or {}).get("median"), "best_s": (r.get("best") or {}).get("median"),
                 "best": (r.get("best") or {}).get("config"), "original_s": (r.get("original") or {}).get("median"),
                 "seed_eval_s": round(seed["elapsed"], 3) if seed else None,
@@ -134,10 +193,17 @@ def summarize(kernel: str, recs: dict[str, dict]) -> dict:
     for m in ("jobs", "ray"):
         if "one" in ok and m in ok:
             out[f"one/{m}"] = round(ok["one"]["wall_s"] / ok[m]["wall_s"], 2)
+            if ok["one"].get("strategy_s") and ok[m].get("strategy_s"):
+                out[f"strategy one/{m}"] = round(ok["one"]["strategy_s"] / ok[m]["strategy_s"], 2)
+                # per evaluation: comparable where a mode's search stopped earlier than another's
+                out[f"per-eval one/{m}"] = round(ok["one"]["strategy_s"] / ok["one"]["evals"]
+                                                 / (ok[m]["strategy_s"] / ok[m]["evals"]), 2)
     bests = {m: tuple(r["best"]) for m, r in ok.items() if r.get("best")}
     out["same_best"] = len(set(bests.values())) == 1 if len(bests) > 1 else None
     times = [r["best_s"] for r in ok.values() if r.get("best_s")]
     out["best_spread"] = round(max(times) / min(times) - 1, 3) if len(times) > 1 else None
+    evals = {r["evals"] for r in ok.values()}
+    out["same_evals"] = len(evals) == 1 if len(ok) > 1 else None
     seed_eval = one.get("seed_eval_s")
     if seed_eval:
         out["seed_eval_s"] = seed_eval
@@ -156,30 +222,39 @@ def geomean(xs: list[float]) -> float:
 
 def markdown(res: dict) -> str:
     modes = res["modes"]
-    head = ["kernel"] + [f"{m} wall (s)" for m in modes] + [f"one/{m}" for m in modes if m != "one"] + \
-        [f"overhead {m}" for m in modes] + ["same best", "best times spread"]
+    pools = [m for m in modes if m != "one"]
+    head = ["kernel"] + [f"{m} wall (s)" for m in modes] + [f"one/{m} wall" for m in pools] + \
+        [f"one/{m} strategy" for m in pools] + [f"overhead {m}" for m in modes] + ["same best", "best times spread"]
+    ray_where = (f"{len(res['groups'])} timer nodes on cpus {' | '.join(res['groups'])}"
+                 + (f", a compile node on {res['compile_cpus']}" if res["compile_cpus"] else "")
+                 + (f", the driver on {res['driver_cpus']}" if res["driver_cpus"] else ""))
     lines = [f"`polytune tune` (hill climbing, degree 1, best fit, Pluto-default seed), budget: "
-             f"max_evals={res['max_evals']} time_limit={res['time_limit']}; {res['threads']} threads per timing; "
-             f"one: `--jobs 1` on cpus {res['groups'][0]}; jobs: `--jobs {res['jobs']}` on cpus {res['cpus']}; "
-             f"ray: {len(res['groups'])} nodes on cpus {' | '.join(res['groups'])} (one timer each; the cluster "
-             f"took {res.get('ray_start_s', '-')} s to start, not counted). Overhead: "
-             "search time (the tune's own clock: the original's measurement, the pool's start and the search) "
-             "/ one seed evaluation (its compile, verification and timed runs, measured by `one`). On "
-             f"{res['cpu']} ({res['started']}); one run each, so noisy.", "",
+             f"max_evals={res['max_evals']} time_limit={res['time_limit']} alpha={res.get('alpha') or 'tune default'}; "
+             f"{res['threads']} threads per timing, "
+             f"{res['runs']} timed runs; one: `--jobs 1` on cpus {res['groups'][0]}; jobs: `--jobs {res['jobs']}` on "
+             f"cpus {res['cpus']}; ray: {ray_where} (the cluster took {res.get('ray_start_s', '-')} s to start, "
+             "not counted). Wall: the tune's process. Strategy: from the search's start to its last evaluation "
+             "(after the original's measurement and the pool's start). Overhead: search time (the tune's own "
+             "clock: the original's measurement, the pool's start and close, and the search) / one seed evaluation "
+             f"(its compile, verification and timed runs, measured by `one`). On {res['cpu']} ({res['started']}); "
+             "one run each, so noisy.", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for k, r in res["kernels"].items():
         s = r.get("summary", {})
         row = [k]
         row += [f"{r[m]['wall_s']:.1f}" if m in r and "error" not in r[m] else ("err" if m in r else "-")
                 for m in modes]
-        row += [f"{s[f'one/{m}']:.2f}" if f"one/{m}" in s else "-" for m in modes if m != "one"]
+        row += [f"{s[f'one/{m}']:.2f}" if f"one/{m}" in s else "-" for m in pools]
+        row += [f"{s[f'strategy one/{m}']:.2f}" if f"strategy one/{m}" in s else "-" for m in pools]
         row += [f"{s[f'overhead_{m}']:.1f}" if f"overhead_{m}" in s else "-" for m in modes]
         row += [{True: "yes", False: "no", None: "-"}[s.get("same_best")],
                 f"{100 * s['best_spread']:.1f}%" if s.get("best_spread") is not None else "-"]
         lines.append("| " + " | ".join(row) + " |")
     sums = [r.get("summary", {}) for r in res["kernels"].values()]
     row = ["geometric mean"] + [""] * len(modes)
-    for key, fmt in [(f"one/{m}", ".2f") for m in modes if m != "one"] + [(f"overhead_{m}", ".1f") for m in modes]:
+    keys = [(f"one/{m}", ".2f") for m in pools] + [(f"strategy one/{m}", ".2f") for m in pools] + \
+        [(f"overhead_{m}", ".1f") for m in modes]
+    for key, fmt in keys:
         xs = [s[key] for s in sums if key in s]
         row.append(f"**{geomean(xs):{fmt}}**" if xs else "-")
     row += ["", ""]
@@ -187,27 +262,62 @@ def markdown(res: dict) -> str:
     lines.append("")
     for k, r in res["kernels"].items():
         for m in modes:
-            if m in r:
-                x = r[m]
-                lines.append(f"- {k} {m}: " + (f"error: {x['error']}" if "error" in x else
-                             f"{x['evals']} evals ({x['stop_reason']}), search {x['search_s']:.1f} s, best "
-                             f"{x['best']} {secs(x['best_s'])} (seed {secs(x['seed_s'])}), timed on "
-                             f"{', '.join(x['timed_on']) or 'the tuning process'}"))
+            if m not in r:
+                continue
+            x = r[m]
+            if "error" in x:
+                lines.append(f"- {k} {m}: error: {x['error']}")
+                continue
+            per_eval = r.get("summary", {}).get(f"per-eval one/{m}")
+            if per_eval is not None:
+                busy = f", strategy time per evaluation one/{m} {per_eval:.2f}"
+            else:
+                busy = ""
+            busy += f", timers busy {100 * x['timers_busy']:.0f}%" if x.get("timers_busy") is not None else ""
+            g = x.get("gaps") or {}
+            if g.get("compile") is not None:
+                busy += (f", per candidate (medians): {g['to_compile']:.2f} s to its compile, {g['compile']:.2f} s "
+                         f"compiling, {g['to_time'] or 0:.2f} s to its timing, {g['time'] or 0:.2f} s timing")
+            first = f", first candidate submitted {x['first_submit_s']:.1f} s after launch" \
+                if x.get("first_submit_s") is not None else ""
+            w = x.get("workers") or {}
+            if "connect_s" in w:
+                first += f" (joining Ray {w['connect_s']:.1f} s, probing its nodes {w['probe_s']:.1f} s)"
+            lines.append(f"- {k} {m}: {x['evals']} evals ({x['stop_reason']}), search {x['search_s']:.1f} s = "
+                         f"strategy {x['strategy_s']:.1f} s + fixed {x['fixed_s']:.1f} s{first}{busy}; best "
+                         f"{x['best']} {secs(x['best_s'])} (seed {secs(x['seed_s'])}, original "
+                         f"{secs(x['original_s'])}, seed evaluation {x['seed_eval_s']} s), timed on "
+                         f"{', '.join(x['timed_on']) or 'the tuning process'}")
     lines.append("- targets (issue 18): the same best configuration within noise; overhead of `jobs` at most 10; "
                  "one/ray at least 3.")
     return "\n".join(lines) + "\n"
 
 
+def cpus_arg(text: str | None) -> list[int] | None:
+    return None if text is None else (cpu_list(text) if text.strip() else [])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--kernels", default="gemm,jacobi-2d,lu", help="benchmarks/pluto kernels (comma-separated)")
-    ap.add_argument("--cpus", default=None, help="taskset list of the CPUs to use (default: all of this process's)")
-    ap.add_argument("--threads", type=int, default=2, help="threads of a timed run = CPUs per worker")
-    ap.add_argument("--jobs", type=int, default=None, help="--jobs of the `jobs` mode (default: the CPUs given)")
+    ap.add_argument("--kernels", default="gemm,jacobi-2d,fdtd-2d", help="benchmarks/pluto kernels (comma-separated)")
+    ap.add_argument("--cpus", default=None, help="taskset list of the CPUs to use (default: all of this process's); "
+                    "the layout below is taken from them unless given")
+    ap.add_argument("--timer-cpus", default=None, help="CPUs of the Ray timer nodes, --threads each (`one` runs on "
+                    "the first group)")
+    ap.add_argument("--compile-cpus", default=None, help="CPUs of the Ray compile node ('': none)")
+    ap.add_argument("--driver-cpus", default=None, help="CPUs of the `ray` mode's driver ('': unpinned)")
+    ap.add_argument("--threads", type=int, default=2, help="threads of a timed run = CPUs per timer node")
+    ap.add_argument("--jobs", type=int, default=None, help="--jobs of the `jobs` mode (default: the CPUs given "
+                    "but --threads)")
     ap.add_argument("--modes", default=",".join(MODES))
-    ap.add_argument("--max-evals", type=int, default=40)
+    ap.add_argument("--max-evals", type=int, default=17, help="the budget (default: the seed and 3 steps of a "
+                    "3-parameter degree-1 neighbourhood, 6 + 5 + 5)")
     ap.add_argument("--time-limit", type=float, default=0)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--alpha", type=float, default=None, help="tune's --alpha (default: tune's; 0: medians only, "
+                    "no statistical stop, so every mode spends the whole budget)")
+    ap.add_argument("--size", action="append", default=[], metavar="KERNEL=-DN=...,-DTSTEPS=...",
+                    help="a kernel's size macros instead of the default")
     ap.add_argument("--cflags", default="-O3 -march=native")
     ap.add_argument("--timeout", type=float, default=600, help="kill a tune after this many seconds")
     ap.add_argument("--deadline", type=float, default=0,
@@ -221,17 +331,28 @@ def main(argv: list[str] | None = None) -> int:
     modes = [m for m in args.modes.split(",") if m]
     if any(m not in MODES for m in modes):
         ap.error(f"--modes: a comma-separated subset of {', '.join(MODES)}")
+    args.sizes = {}
+    for spec in args.size:
+        kernel, _, macros = spec.partition("=")
+        args.sizes[kernel] = [m for m in macros.split(",") if m]
     cpus = cpu_list(args.cpus) if args.cpus else sorted(os.sched_getaffinity(0))
-    groups = groups_of(cpus, args.threads)
+    timer_cpus, compile_cpus, driver_cpus = layout(cpus, args.threads)
+    timer_cpus = cpus_arg(args.timer_cpus) if args.timer_cpus is not None else timer_cpus
+    compile_cpus = cpus_arg(args.compile_cpus) if args.compile_cpus is not None else compile_cpus
+    driver_cpus = cpus_arg(args.driver_cpus) if args.driver_cpus is not None else driver_cpus
+    groups = groups_of(timer_cpus, args.threads)
     if not groups:
-        ap.error(f"--cpus: fewer than --threads {args.threads} CPUs")
-    text = ",".join(map(str, cpus))
+        ap.error(f"--timer-cpus: fewer than --threads {args.threads} CPUs")
+    every = sorted(set(timer_cpus) | set(compile_cpus) | set(driver_cpus))
+    text = ",".join(map(str, every))
     gtext = [",".join(map(str, g)) for g in groups]
-    jobs = args.jobs or len(cpus)
+    jobs = args.jobs or max(2, len(every) - args.threads)
     out_dir = os.path.splitext(os.path.abspath(args.out))[0] + ".reports"
     os.makedirs(out_dir, exist_ok=True)
     res = {"kernels": {}, "modes": modes, "max_evals": args.max_evals, "time_limit": args.time_limit,
-           "threads": args.threads, "runs": args.runs, "cflags": args.cflags, "cpus": text, "groups": gtext,
+           "alpha": args.alpha, "threads": args.threads, "runs": args.runs, "cflags": args.cflags, "cpus": text,
+           "groups": gtext,
+           "compile_cpus": ",".join(map(str, compile_cpus)), "driver_cpus": ",".join(map(str, driver_cpus)),
            "jobs": jobs, "quick": args.quick, "cpu": cpu_model(),
            "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
     cluster = None
@@ -240,9 +361,10 @@ def main(argv: list[str] | None = None) -> int:
     for attempt in range(2 if "ray" in modes else 0):  # a node that times out starting (an overloaded machine)
         t0 = time.perf_counter()
         try:
-            cluster = start_ray(groups)
+            cluster = start_ray(groups, compile_cpus)
             res["ray_start_s"] = round(time.perf_counter() - t0, 1)
-            print(f"ray: {len(groups)} nodes at {cluster.address} ({res['ray_start_s']} s)", file=sys.stderr)
+            print(f"ray: {len(groups)} timer nodes{' and a compile node' if compile_cpus else ''} at "
+                  f"{cluster.address} ({res['ray_start_s']} s)", file=sys.stderr)
             break
         except Exception as e:  # Ray missing or failing to start: the other modes still run
             res["ray_error"] = f"{type(e).__name__}: {e}"[:300]
@@ -254,7 +376,8 @@ def main(argv: list[str] | None = None) -> int:
             recs: dict = {}
             for m in modes:
                 extra, where = {"one": (["--jobs", "1"], gtext[0]), "jobs": (["--jobs", str(jobs)], text),
-                                "ray": (["--ray", cluster.address] if cluster else [], "")}[m]
+                                "ray": (["--ray", cluster.address] if cluster else [],
+                                        res["driver_cpus"])}[m]
                 left = args.deadline - (time.perf_counter() - t_start) if args.deadline else args.timeout
                 if m == "ray" and cluster is None:
                     recs[m] = {"mode": m, "error": res.get("ray_error", "no Ray cluster")}
@@ -264,8 +387,9 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{k} {m}: tuning", file=sys.stderr, flush=True)
                     recs[m] = tune(args, k, m, where, extra, out_dir, min(args.timeout, left))
                 x = recs[m]
-                print(f"{k} {m}: " + (x.get("error") or f"{x['wall_s']:.1f} s wall, {x['evals']} evals, best "
-                                      f"{x['best']} {secs(x['best_s'])}"), file=sys.stderr, flush=True)
+                print(f"{k} {m}: " + (x.get("error") or f"{x['wall_s']:.1f} s wall, {x['evals']} evals, strategy "
+                                      f"{x['strategy_s']} s, best {x['best']} {secs(x['best_s'])}"),
+                      file=sys.stderr, flush=True)
                 res["kernels"][k] = dict(recs, summary=summarize(k, recs))
                 with open(args.out + ".tmp", "w") as f:
                     json.dump(res, f, indent=1)

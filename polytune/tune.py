@@ -318,7 +318,9 @@ def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):
         from .workers import ray_pool
     except ImportError as exc:
         raise UsageError(f"--ray needs Ray ({exc}): pip install 'polytune[ray]'") from None
+    t0 = time.perf_counter()
     started = ray_pool.connect(tune_opts.ray)
+    connect_s = time.perf_counter() - t0
     try:
         # a node compiles only on the cores its timings leave free (a timing of build.threads threads; none
         # given: every core of the node), so that no timing shares its cores with a compile
@@ -338,7 +340,8 @@ def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):
             ray_pool.disconnect()
 
     info = {"ray": tune_opts.ray, "private_instance": started, "jobs": compiles, "timers": timers,
-            "refused": list(getattr(pool, "refused", {}).values())}
+            "refused": list(getattr(pool, "refused", {}).values()), "connect_s": round(connect_s, 2),
+            "probe_s": round(getattr(pool, "startup_s", 0.0), 2)}
     return pool, True, compiles + max(1, len(timers)), close, info
 
 

@@ -6,6 +6,7 @@ import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -107,13 +108,15 @@ def run_both(space, table, strategy, options, budget, workers=8):
 # --- determinism ---------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("workers", [4, 8])
 @pytest.mark.parametrize(("strategy", "options"), VARIANTS, ids=IDS)
-def test_one_worker_and_eight_end_in_the_same_place(strategy, options):
+def test_one_worker_and_four_or_eight_end_in_the_same_place(strategy, options, workers):
+    # best fit speculates on idle workers (the likely next neighbourhood): same path all the same
     for space in (SPACE2, SPACE3):
         for k in range(2):
             table = surface(space, k)
             for budget in (Budget(), Budget(max_evals=5), Budget(max_evals=13), Budget(max_iterations=2)):
-                serial, parallel, replay = run_both(space, table, strategy, options, budget)
+                serial, parallel, replay = run_both(space, table, strategy, options, budget, workers)
                 assert summary(parallel) == summary(serial), (space.names, k, budget)
                 if budget.max_evals is not None:
                     assert parallel.evals <= budget.max_evals
@@ -131,9 +134,12 @@ def test_the_pool_really_finishes_out_of_order_and_in_parallel():
 # --- the budget ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("strategy", "options"), [v for v in VARIANTS if v[1].fit == "best" or v[0] != "hill"])
+NO_SPECULATION = [(name, replace(o, speculate=False)) for name, o in VARIANTS if o.fit == "best" or name != "hill"]
+
+
+@pytest.mark.parametrize(("strategy", "options"), NO_SPECULATION)
 def test_batches_never_start_more_than_max_evals(strategy, options):
-    # no speculation outside first-fit and coordesc: every measurement started is an evaluation
+    # without speculation (coordesc still measures ahead) every measurement started is an evaluation
     table = surface(SPACE3, 3)
     for max_evals in range(1, 30, 4):
         serial, parallel, replay = run_both(SPACE3, table, strategy, options, Budget(max_evals=max_evals))
@@ -141,6 +147,71 @@ def test_batches_never_start_more_than_max_evals(strategy, options):
         if strategy != "coordesc":
             assert sum(replay.calls.values()) == parallel.evals
         assert summary(parallel) == summary(serial)
+
+
+class Downhill:
+    """Cost |a - 8| + |b - 8| + |c - 8| on 1..16: each best-fit step moves one down. Configurations nearer the
+    optimum take 5 ms, the others 60 ms, so a 4-thread pool has idle threads while a batch's slow ones run.
+    Records what had been measured (started) when each evaluation was handed out."""
+
+    SPACE = SearchSpace.from_domains({"a": range(1, 17), "b": range(1, 17), "c": range(1, 17)})
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.calls: Counter[Config] = Counter()
+        self.called_at_hand_out: list[set[Config]] = []
+
+    def cost(self, config: Config) -> int:
+        return sum(abs(v - 8) for v in config)
+
+    def __call__(self, config: Config) -> Measurement:
+        with self.lock:
+            self.calls[config] += 1
+        time.sleep(0.005 if self.cost(config) < 12 else 0.06)
+        return Measurement(config, (float(self.cost(config)),))
+
+    def on_eval(self, record) -> None:
+        with self.lock:
+            self.called_at_hand_out.append(set(self.calls))
+
+
+def test_best_fit_measures_the_next_neighbourhood_on_idle_workers_and_counts_only_what_it_uses():
+    seed = (14, 14, 14)  # cost 18: six steps down to cost 12 and below
+    serial = run_search(Downhill.SPACE, Downhill(), "hill", seed, SearchOptions(), Budget(max_evals=40))
+    replay = Downhill()
+    with ThreadPool(replay, 4) as pool:
+        parallel = run_search(Downhill.SPACE, None, "hill", seed, SearchOptions(), Budget(max_evals=40),
+                              on_eval=replay.on_eval, pool=pool)
+    assert summary(parallel) == summary(serial)
+    assert max(replay.calls.values()) == 1
+    evals = parallel.evaluations
+    # some evaluation of a later step had been measured before the step before it was complete: speculation
+    # that was used (it is an evaluation where the next step asked for it, not when it was measured)
+    used = [r for r in evals if r.iteration > 0 and any(
+        r.config in replay.called_at_hand_out[q.index - 1] for q in evals if q.iteration == r.iteration - 1)]
+    assert used
+    assert len(replay.called_at_hand_out[0]) > 1  # the seed's neighbourhood started beside the seed
+    assert set(replay.calls) >= {r.config for r in evals}  # and what was not used was never recorded
+
+
+def test_no_speculation_without_idle_timers():
+    # a pool that keeps 4 candidates in flight but times one at a time: best fit never guesses ahead
+    replay = Downhill()
+    with ThreadPoolExecutor(max_workers=4) as threads:
+        pool = MappedPool(lambda config: threads.submit(replay, config), 4, timers=1)
+        result = run_search(Downhill.SPACE, None, "hill", (14, 14, 14), SearchOptions(), Budget(max_evals=40),
+                            pool=pool)
+    assert sum(replay.calls.values()) == result.evals
+
+
+def test_speculation_stays_within_what_the_budget_could_use():
+    for max_evals in (7, 12, 19):
+        replay = Downhill()
+        with ThreadPool(replay, 4) as pool:
+            result = run_search(Downhill.SPACE, None, "hill", (14, 14, 14), SearchOptions(),
+                                Budget(max_evals=max_evals), pool=pool)
+        assert result.evals == max_evals
+        assert sum(replay.calls.values()) <= max_evals + 4  # a wrong guess costs at most the idle workers
 
 
 def test_first_fit_speculation_is_discarded_and_does_not_count():

@@ -213,7 +213,9 @@ def test_pooled_measure_reads_the_cache_and_measures_one_variant_once():
     cached = pm.pool.submit((1, 7)).result()
     other = pm.pool.submit((1, 2)).result()
     assert workers.submitted == [(0, 1), (1, 2)]
-    assert first.extra == {"worker": "box/timer", "compiled_on": "box/c0"} and first.same_as is None
+    assert first.extra == {"worker": "box/timer", "compiled_on": "box/c0",
+                           "spans": {"submitted": 0.0, "compile": [0.0, 0.0], "time": [0.0, 0.0]}}
+    assert first.same_as is None
     assert again.same_as == (0, 1) and again.config == (0, 2) and again.times == first.times
     assert cached.cached and other.value == 3.0
     assert bound.value == 0.5  # the best time seen, cached ones included

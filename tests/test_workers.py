@@ -236,8 +236,54 @@ def test_refusal_is_one_line_naming_the_node_and_each_difference():
     assert "cpu: 'Epyc' != 'Xeon 1'" in line and "cores: 8 != 16" in line and "memory" not in line
 
 
+def test_a_node_that_only_compiles_needs_the_same_code_not_the_same_cores():
+    reference = _ident("Xeon 1", 2)
+    assert not reference.code_differences(_ident("Xeon 1", 6))  # 6 cores, 2 per timer: it may compile
+    assert reference.code_differences(_ident("Epyc", 6)) == ["cpu: 'Epyc' != 'Xeon 1'"]  # -march=native differs
+    line = refusal("box/1a2b3c4d", "10.0.0.7", _ident("Epyc", 6), reference, compiles_only=True)
+    assert "\n" not in line and "refused for compiling" in line and "cores" not in line
+
+
 def test_open_pool_without_ray_is_a_local_pool_with_the_jobs_asked_for():
     with open_pool(jobs=2) as pool:
         assert isinstance(pool, LocalPool) and pool.jobs == 2
         (r,) = run_all(pool, partial(slow_compile, 0.0), partial(slow_time, 0.0), [5])
     assert r.value["payload"] == 5
+
+
+# --- a search on the pool ------------------------------------------------------------------------
+
+
+def bowl_time(artifact):
+    """A replayed measurement: cost |a - 8| + |b - 4| + 1, a function of the configuration only."""
+    from polytune.measurement import Measurement
+    a, b = artifact["payload"]
+    return Measurement((a, b), (float(abs(a - 8) + abs(b - 4) + 1),))
+
+
+def compile_or_die_on(victim, marker: str, payload):
+    """Kill this compile worker the first time ``victim`` is compiled (the marker file remembers)."""
+    if tuple(payload) == victim and not os.path.exists(marker):
+        with open(marker, "w") as f:
+            f.write("died once\n")
+        os.kill(os.getpid(), signal.SIGKILL)
+    return {"payload": tuple(payload)}
+
+
+def test_a_search_whose_compile_worker_is_killed_ends_where_one_worker_does(tmp_path, lock_path):
+    """Speculation on (the pool claims two timers), a compile worker killed mid-search: its candidate is
+    compiled again, nothing is lost or measured twice, and the search takes the one-worker path."""
+    from polytune.search import Budget, MappedPool, SearchOptions, SearchSpace, run_search
+
+    space = SearchSpace.from_domains({"a": (1, 2, 4, 8, 16), "b": (1, 2, 4, 8, 16)})
+    seed, victim = (1, 1), (2, 2)  # (2, 2) is a neighbour of the second step: compiled ahead, speculatively
+    serial = run_search(space, lambda c: bowl_time({"payload": c}), "hill", seed, SearchOptions(), Budget())
+    with LocalPool(2, lock_path=lock_path) as workers:
+        compile_fn = partial(compile_or_die_on, victim, str(tmp_path / "marker"))
+        pool = MappedPool(lambda c: workers.submit(compile_fn, bowl_time, c, label=str(c)), 3,
+                          convert=lambda r: r.value, timers=2)
+        parallel = run_search(space, None, "hill", seed, SearchOptions(), Budget(), pool=pool)
+    assert (tmp_path / "marker").exists()
+    assert parallel.best_config == serial.best_config == (8, 4)
+    assert [r.config for r in parallel.evaluations] == [r.config for r in serial.evaluations]
+    assert [s.config for s in parallel.trajectory] == [s.config for s in serial.trajectory]

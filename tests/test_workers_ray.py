@@ -183,6 +183,25 @@ def run_payload(artifact):
     return artifact["payload"]
 
 
+def note_pid(log: str):
+    time.sleep(0.5)  # long enough for the tasks to need workers of their own
+    with open(log, "a") as f:
+        f.write(f"{os.getpid()}\n")
+
+
+def test_ray_warm_up_runs_once_per_cpu_and_holds_no_cpu(local_ray, tmp_path):
+    log = str(tmp_path / "warm.log")
+    with RayPool() as pool:
+        pool.warm(note_pid, log)
+        (r,) = results(pool, quick_compile, run_payload, [7])  # not kept waiting by the warm-up: it holds no CPU
+        assert r.value == 7
+        deadline = time.time() + 60
+        while time.time() < deadline and not (os.path.exists(log) and len(open(log).read().split()) == 2):
+            time.sleep(0.2)
+    with open(log) as f:
+        assert len(f.read().split()) == 2  # the instance has 2 CPUs
+
+
 def test_ray_node_with_another_identity_is_refused_in_one_line(local_ray):
     lines = []
     with pytest.raises(UsageError, match="refused") as err:

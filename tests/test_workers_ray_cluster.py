@@ -112,6 +112,36 @@ def test_node_that_dies_mid_timing_costs_a_retry_on_the_other(two_nodes, tmp_pat
         assert sorted(int(x) for x in f) == list(range(6))  # each measured once
 
 
+def where_compiled(payload):
+    return {"payload": payload, "compiled": ray.get_runtime_context().get_node_id()}
+
+
+def where_timed_compiled(artifact):
+    return artifact["payload"], artifact["compiled"], ray.get_runtime_context().get_node_id()
+
+
+def test_a_node_without_timer_slots_does_every_compile_and_no_timing():
+    """A timing head of 1 CPU and a compile node of 2: another core count, accepted (it only compiles)."""
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 1, "resources": {"polytune_timer": 1}, "include_dashboard": False})
+    try:
+        cluster.add_node(num_cpus=2, resources={ODD: 1})
+        connect(cluster.address)
+        compiler = next(n["NodeID"] for n in ray.nodes() if n["Alive"] and ODD in n["Resources"])
+        cores = partial(lambda node, ident: replace(ident, cores=2)
+                        if ray.get_runtime_context().get_node_id() == node else ident, compiler)
+        with RayPool(identity=lambda: cores(local_identity()), timing_cpus=1) as pool:
+            assert not pool.refused and len(pool.workers) == 1
+            out = results(pool, where_compiled, where_timed_compiled, range(5))
+    finally:
+        disconnect()
+        cluster.shutdown()
+    assert [r.value[0] for r in out] == list(range(5))
+    assert all(r.value[1] == compiler and r.value[2] != compiler for r in out)
+
+
 def gpu_timed(artifact):
     start = time.time()
     time.sleep(0.3)

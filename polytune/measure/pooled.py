@@ -9,6 +9,7 @@ pruning bound is the best time seen so far (:class:`Bound`), read when the timin
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -68,7 +69,8 @@ class PooledMeasure:
     *target* gives each configuration's variant; *runner* (its reference measured) gives the two steps:
     ``job(variant)``, ``compile_step`` and ``time_step``, with ``reference_data()``. *cache*: the measurement
     cache, read here before a candidate is submitted (writes stay with the caller, on the driver's thread).
-    Each measurement's ``extra`` says which worker timed it (``worker``) and compiled it (``compiled_on``).
+    Each measurement's ``extra`` says which worker timed it (``worker``) and compiled it (``compiled_on``),
+    and when (``spans``: wall-clock seconds of its submission, compile and timing, where each step ran).
     """
 
     def __init__(self, target, runner, names: tuple[str, ...], workers, cache=None, bound: Bound | None = None,
@@ -87,9 +89,14 @@ class PooledMeasure:
             self.time_fn = partial(runner.time_step, reference, self.bound)
         self.compile_fn = runner.compile_step
         # in_flight: how many candidates the search keeps submitted (a compile per compile worker, and those
-        # being timed); the search hands results back in its own order whatever finishes first
-        self.pool = MappedPool(self.submit, max(1, in_flight), self.convert)
+        # being timed); the search hands results back in its own order whatever finishes first. timers: how
+        # many of them are timed at once (the search speculates only on timers its batch leaves idle)
+        self.pool = MappedPool(self.submit, max(1, in_flight), self.convert,
+                               timers=lambda: getattr(self.workers, "timers", 1))
         self._seen: dict[tuple, tuple[Config, Future]] = {}  # variant key -> the first configuration and future
+        warm = getattr(workers, "warm", None)  # a Ray pool: start its compile workers while the seed is measured
+        if warm is not None:
+            warm(importlib.import_module, getattr(runner.compile_step, "__module__", None) or "polytune")
 
     def submit(self, config: Config) -> Future:
         config = tuple(int(c) for c in config)
@@ -134,7 +141,10 @@ class PooledMeasure:
             m = result
         else:
             m = result.value
-            extra = dict(m.extra, worker=result.worker, compiled_on=result.compiled_on)
+            spans = {"submitted": round(result.submitted, 3), "compile": [round(t, 3) for t in result.compile_span]}
+            if result.time_span is not None:
+                spans["time"] = [round(t, 3) for t in result.time_span]
+            extra = dict(m.extra, worker=result.worker, compiled_on=result.compiled_on, spans=spans)
             if result.attempts > 1:
                 extra["attempts"] = result.attempts
             m = dataclasses.replace(m, extra=extra)

@@ -96,12 +96,13 @@ class Evaluator:
     def seen(self, config: Sequence[int]) -> bool:
         return tuple(config) in self._memo
 
-    def __call__(self, config: Sequence[int], phase: str) -> Measurement:
-        """Measure ``config`` (free if already measured in this search)."""
+    def __call__(self, config: Sequence[int], phase: str,
+                 guess: Callable[[list[Measurement]], Iterable[Sequence[int]]] | None = None) -> Measurement:
+        """Measure ``config`` (free if already measured in this search); ``guess``: as for :meth:`stream`."""
         known = self._memo.get(tuple(int(v) for v in config))
         if known is not None:
             return known
-        with closing(self.stream((config,), phase)) as results:
+        with closing(self.stream((config,), phase, guess=guess)) as results:
             return next(results)
 
     def _budget_left(self, reserved: int) -> StopReason | None:
@@ -114,7 +115,8 @@ class Evaluator:
         return None
 
     def stream(
-        self, configs: Iterable[Sequence[int]], phase: str, ahead: int | None = None
+        self, configs: Iterable[Sequence[int]], phase: str, ahead: int | None = None,
+        guess: Callable[[list[Measurement]], Iterable[Sequence[int]]] | None = None,
     ) -> Iterator[Measurement]:
         """Measure ``configs`` and yield their measurements in the given order (memoized ones free).
 
@@ -125,14 +127,26 @@ class Evaluator:
         improving neighbour; closing the stream then discards what was measured past it, which does not
         count (it is kept aside, and taken instead of a new measurement if a later stream needs it).
 
+        ``guess(finished)``: speculation past the batch, for pools that time several candidates at once
+        (``pool.timers`` > 1). Once every candidate of the batch has started, the configurations ``guess``
+        returns for the batch's measurements finished so far (any order; e.g. the neighbourhood of the
+        best-looking one) are started too, as far as the pool's workers and what the budget could still turn
+        into evaluations allow: they compile ahead and take the timers the batch leaves idle (a pool times
+        in submission order, so never before the batch). A speculative measurement is kept aside like
+        first-fit's: it becomes an evaluation only if a later stream asks for its configuration (then in that
+        stream's order); otherwise it is never recorded, cached or counted. A guess that changes cancels what
+        it started and no timing has taken yet, and so does a later stream that does not need it.
+
         The budget stays exact: a candidate starts only while the evaluations so far plus those started and not
         yet handed out are below ``max_evals``, and before ``time_limit``. When the next candidate in order
         cannot start, :class:`BudgetExhausted` is raised there, as a one-at-a-time search would. On
         KeyboardInterrupt, measurements already finished are handed in (recorded) before it propagates.
         """
         order = [tuple(int(v) for v in c) for c in configs]
+        self._drop_spare(set(order))
         pending: dict[int, Future[Measurement]] = {}  # position -> started, not yet handed out
         started: dict[Config, int] = {}  # config -> its position in pending
+        speculative: dict[Config, Future[Measurement]] = {}  # started by guess, outside the batch
         nxt = 0  # the next position that may start
         try:
             for pos, config in enumerate(order):
@@ -160,6 +174,8 @@ class Evaluator:
                         continue
                     if future is None:  # the next in order cannot start: nothing after it has started either
                         raise BudgetExhausted(stop or StopReason.MAX_EVALS)
+                    if guess is not None and nxt == len(order) and stop is None and self.workers > 1:
+                        self._speculate(guess, order, pending, speculative)
                     concurrent.futures.wait([f for f in pending.values() if not f.done()],
                                             return_when=concurrent.futures.FIRST_COMPLETED)
         except KeyboardInterrupt:
@@ -174,6 +190,61 @@ class Evaluator:
             for pos, future in pending.items():  # stopped early: set aside, never an evaluation
                 if not future.cancel():
                     self._spare[order[pos]] = future
+            self._spare.update(speculative)  # kept as they are: the next stream takes or cancels them
+
+    @property
+    def timers(self) -> int:
+        """How many candidates the pool times at once (``pool.timers``; default: its workers)."""
+        return max(1, int(getattr(self._pool, "timers", self._pool.workers)))
+
+    def _speculate(self, guess, order: list[Config], pending: dict[int, Future[Measurement]],
+                   speculative: dict[Config, Future[Measurement]]) -> None:
+        """Start (or re-aim) the speculation of a stream whose batch has all started: see :meth:`stream`."""
+        if self.timers < 2:  # one timer: never idle while the batch runs, and a wrong guess would hold it
+            return
+        finished = []
+        for pos, config in enumerate(order):
+            future = pending.get(pos)
+            if future is None and config in self._memo:
+                finished.append(self._memo[config])
+            elif future is not None and future.done() and not future.cancelled() and future.exception() is None:
+                m = future.result()
+                finished.append(m if m.config == config else replace(m, config=config))
+        batch = set(order)
+        running = sum(not f.done() for f in pending.values())
+        live = {c: f for c, f in speculative.items() if not f.cancelled()}
+        room = self.workers - running - sum(not f.done() for f in live.values())
+        if self.budget.max_evals is not None:  # no more than the budget could still use
+            room = min(room, self.budget.max_evals - self.evals - len(pending) - len(live))
+        want: list[Config] = []
+        limit = len(live) + max(0, room)
+        if limit:
+            for c in guess(finished):
+                c = tuple(int(v) for v in c)
+                if c in batch or c in self._memo or c in self._spare or c in want:
+                    continue
+                want.append(c)
+                if len(want) >= limit:
+                    break
+        for c, f in list(speculative.items()):  # the guess moved on: drop what no timer has taken yet
+            if c not in want and f.cancel():
+                del speculative[c]
+        for c in want:
+            if room <= 0:
+                break
+            if c not in speculative:
+                speculative[c] = self._pool.submit(c)
+                room -= 1
+
+    def _drop_spare(self, keep: set[Config]) -> None:
+        """Cancel the set-aside measurements not in ``keep`` that have not started (all: ``discard_spare``)."""
+        for config, future in list(self._spare.items()):
+            if config not in keep and future.cancel():
+                del self._spare[config]
+
+    def discard_spare(self) -> None:
+        """The search is over: cancel what was measured ahead and has not started."""
+        self._drop_spare(set())
 
     def _claim(self, config: Config, measurement: Measurement, phase: str) -> Measurement:
         """File a finished measurement: memo, and (unless it repeats a variant) a record and ``on_eval``."""
@@ -190,9 +261,12 @@ class Evaluator:
             self._on_eval(record)
         return measurement
 
-    def start(self, config: Sequence[int]) -> Measurement:
-        """Measure the seed and make it the starting incumbent, even if it failed."""
-        measurement = self(config, "seed")
+    def start(self, config: Sequence[int], then: Iterable[Sequence[int]] | None = None) -> Measurement:
+        """Measure the seed and make it the starting incumbent, even if it failed. ``then``: what the strategy
+        measures next whatever the seed's measurement (best fit: the seed's neighbourhood), started
+        speculatively beside the seed where the pool has idle timers (see :meth:`stream`)."""
+        after = None if then is None else list(then)
+        measurement = self(config, "seed", None if after is None else (lambda finished: after))
         self.seed = self.incumbent = measurement
         self.trajectory.append(Step(0, measurement.config, measurement, "seed", self.evals))
         return measurement

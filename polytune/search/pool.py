@@ -10,7 +10,7 @@ strategy in the strategy's order, so a search ends in the same place with one wo
 - :class:`ThreadPool`: ``workers`` threads call a thread-safe ``evaluate``; for evaluations that wait on
   something else (a compiler, a remote machine) rather than on Python.
 - :class:`MappedPool`: any other ``submit(config) -> Future[R]`` (a compile-in-parallel or Ray pool with its
-  steps bound), its results turned into Measurements by ``convert``.
+  steps bound), its results turned into Measurements by ``convert``; ``timers``: how many it times at once.
 """
 from __future__ import annotations
 
@@ -24,7 +24,11 @@ from polytune.measurement import Config, Measurement
 
 @runtime_checkable
 class Pool(Protocol):
-    """Measures configurations in the background; ``workers`` is how many it measures at once."""
+    """Measures configurations in the background; ``workers`` is how many it measures at once.
+
+    A pool whose candidates queue for fewer timers than it keeps in flight (compiles ahead) says so with
+    ``timers`` (default: ``workers``): the evaluator speculates only where there are several, since a single
+    timer is never idle while a batch runs. Candidates are timed in submission order."""
 
     workers: int
 
@@ -94,12 +98,21 @@ class MappedPool:
     """
 
     def __init__(self, submit: Callable[[Config], Future], workers: int,
-                 convert: Callable[[Any], Measurement] = lambda result: result):
+                 convert: Callable[[Any], Measurement] = lambda result: result,
+                 timers: int | Callable[[], int] | None = None):
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise UsageError(f"workers must be a positive integer, got {workers!r}")
         self._submit = submit
         self._convert = convert
         self.workers = workers
+        self._timers = timers
+
+    @property
+    def timers(self) -> int:
+        """How many of the ``workers`` candidates in flight are timed at once (a callable: asked each time,
+        for pools whose timers come and go); default: all of them."""
+        timers = self._timers() if callable(self._timers) else self._timers
+        return self.workers if timers is None else max(1, min(self.workers, timers))
 
     def submit(self, config: Config) -> Future[Measurement]:
         inner = self._submit(config)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 
@@ -58,6 +58,7 @@ class SearchOptions:
     quantile: float = 0.05  # random: q of Prop. 9.3
     delta: float = 0.05  # random: failure probability of Prop. 9.3
     rng_seed: int = 0  # random: seed of the sampler
+    speculate: bool = True  # hill, best fit: measure the likely next neighbourhood on idle timers (see _climb)
 
     def __post_init__(self) -> None:
         if self.degree not in (1, 2, 3):
@@ -93,17 +94,22 @@ def _stalled(options: SearchOptions, insignificant: bool) -> StopReason:
 
 
 def _climb(space: SearchSpace, ev: Evaluator, options: SearchOptions, phase: str, hop: bool) -> StopReason:
-    """Move through neighbourhoods until none improves (hill climbing, Sec. 3.3)."""
+    """Move through neighbourhoods until none improves (hill climbing, Sec. 3.3).
+
+    Best fit needs the whole neighbourhood: one batch. While its last candidates are measured, timers left
+    idle measure the neighbourhood of the best improving neighbour finished so far (the likely next step):
+    speculation, an evaluation only if the next step asks for it (``Evaluator.stream``'s ``guess``). First
+    fit reads in order, measuring ahead speculatively as far as there are workers."""
     while True:
         incumbent = ev.incumbent
         assert incumbent is not None
         chosen: Measurement | None = None
         insignificant = False
         neighbours = space.neighbours(incumbent.config, options.degree, hop=hop)
-        # best-fit needs the whole neighbourhood: one batch; first-fit reads in order, measuring ahead
-        # speculatively as far as there are workers
         ahead = ev.workers if options.fit == "first" else None
-        with closing(ev.stream(neighbours, phase, ahead)) as results:
+        guess = _next_step(space, ev, options, incumbent, hop) \
+            if options.fit == "best" and options.speculate else None
+        with closing(ev.stream(neighbours, phase, ahead, guess)) as results:
             for measurement in results:
                 verdict = ev.test(measurement, incumbent)
                 if verdict is Verdict.INSIGNIFICANT:
@@ -117,9 +123,24 @@ def _climb(space: SearchSpace, ev: Evaluator, options: SearchOptions, phase: str
         ev.accept(chosen, phase)
 
 
+def _next_step(space: SearchSpace, ev: Evaluator, options: SearchOptions, incumbent: Measurement,
+               hop: bool) -> Callable[[list[Measurement]], Iterator[Config]]:
+    """Best fit's guess of its next neighbourhoods from the neighbours finished so far: those of the
+    improving ones, the fastest first (the fastest is where best fit moves if nothing faster finishes)."""
+
+    def guess(finished: list[Measurement]) -> Iterator[Config]:
+        better = [m for m in finished if ev.test(m, incumbent) is Verdict.BETTER]
+        for m in sorted(better, key=lambda m: m.value):
+            yield from space.neighbours(m.config, options.degree, hop=hop)
+
+    return guess
+
+
 def hill(space: SearchSpace, ev: Evaluator, seed: Config | None, options: SearchOptions) -> StopReason:
     ev.test = ImprovementTest(options.alpha, options.threshold)
-    ev.start(space.origin if seed is None else seed)
+    start = space.origin if seed is None else seed
+    # best fit measures the seed's whole neighbourhood next, whatever the seed measures: it starts beside the seed
+    ev.start(start, space.neighbours(start, options.degree) if options.fit == "best" and options.speculate else None)
     reason = _climb(space, ev, options, "hill", hop=False)
     if options.shortest_hop:
         reason = _climb(space, ev, options, "hop", hop=True)
@@ -288,6 +309,7 @@ def run_search(
         reason = stop.reason
     except KeyboardInterrupt:
         reason = StopReason.INTERRUPTED
+    ev.discard_spare()
     ev.keep_best()
     incumbent = ev.incumbent
     result = SearchResult(

@@ -61,6 +61,7 @@ class WorkResult:
     attempts: int
     compile_span: tuple[float, float]
     time_span: tuple[float, float] | None
+    submitted: float = 0.0  # when the driver submitted it (``time.time()``)
 
 
 @dataclass
@@ -76,6 +77,7 @@ class Candidate:
     attempts: int = 0
     artifact: Any = None
     compile_span: tuple[float, float] = (0.0, 0.0)
+    submitted: float = 0.0
 
 
 class WorkerLost(RuntimeError):

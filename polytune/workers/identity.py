@@ -27,6 +27,11 @@ class MachineIdentity:
         return [f"{f.name}: {getattr(other, f.name)!r} != {getattr(self, f.name)!r}"
                 for f in fields(self) if getattr(self, f.name) != getattr(other, f.name)]
 
+    def code_differences(self, other: MachineIdentity) -> list[str]:
+        """The differences that change compiled code (architecture, CPU model with ``-march=native``,
+        compiler): what a node that only compiles must share with the reference."""
+        return [d for d in self.differences(other) if d.split(":", 1)[0] in ("arch", "cpu", "compiler")]
+
     def to_record(self) -> dict:
         return asdict(self)
 
@@ -93,7 +98,12 @@ def choose_reference(nodes: list[tuple[str, bool, bool, MachineIdentity]], drive
     return timing[0][3] if timing else None
 
 
-def refusal(name: str, address: str, ident: MachineIdentity, reference: MachineIdentity) -> str:
-    """The one-line message for a refused node."""
+def refusal(name: str, address: str, ident: MachineIdentity, reference: MachineIdentity,
+            compiles_only: bool = False) -> str:
+    """The one-line message for a refused node (``compiles_only``: one without timer slots, refused for
+    compiling other code than the reference would)."""
+    if compiles_only:
+        return (f"polytune: Ray node {name} ({address}) refused for compiling: its machine would compile other "
+                "code than the reference (node != reference): " + "; ".join(reference.code_differences(ident)))
     return (f"polytune: Ray node {name} ({address}) refused: its machine differs from the reference "
             "(node != reference): " + "; ".join(reference.differences(ident)))

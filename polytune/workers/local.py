@@ -132,12 +132,14 @@ class LocalPool:
     def workers(self) -> list[str]:
         return [f"{self.host}/c{i}" for i in range(self.jobs)] + [self.timer_name]
 
+    timers = 1  # one timing at a time on the machine
+
     def submit(self, compile_fn: Callable[[Any], Any], time_fn: Callable[[Any], Any], payload: Any,
                label: str = "") -> Future:
         """Queue a candidate; the future's result is a ``WorkResult``. Candidates compile in submission order."""
         if self._closed:
             raise RuntimeError("the pool is closed")
-        cand = _Candidate(next(self._tickets), label, compile_fn, time_fn, payload, Future())
+        cand = _Candidate(next(self._tickets), label, compile_fn, time_fn, payload, Future(), submitted=time.time())
         self._events.put(("submit", cand, None))
         return cand.future
 
@@ -241,7 +243,7 @@ class LocalPool:
             if cand.future.set_running_or_notify_cancel():
                 worker = f"{self.host}/c{cand.slot}"
                 cand.future.set_result(WorkResult(cand.ticket, cand.label, artifact.value, worker, worker, False,
-                                                  cand.attempts, span, None))
+                                                  cand.attempts, span, None, cand.submitted))
                 self._emit(cand, Stage.DONE, worker)
             return
         cand.artifact = artifact
@@ -263,5 +265,6 @@ class LocalPool:
             cand.future.set_exception(exc)
             return
         cand.future.set_result(WorkResult(cand.ticket, cand.label, value, self.timer_name,
-                                          f"{self.host}/c{cand.slot}", True, cand.attempts, cand.compile_span, span))
+                                          f"{self.host}/c{cand.slot}", True, cand.attempts, cand.compile_span, span,
+                                          cand.submitted))
         self._emit(cand, Stage.DONE, self.timer_name)

@@ -1,16 +1,24 @@
 """The pool on a Ray cluster: compiles on any accepted node, each node (or GPU) times one candidate at a time.
 
 Exclusive timing comes from a custom resource declared when a node starts (``--resources
-'{"polytune_timer": 1}'``): the pool puts one timer actor per unit of it on each node (one per GPU with
-``gpu=True``), and a timer runs one call at a time. Compiles are Ray tasks pinned to accepted nodes, at most
-one per CPU. Every node is probed for its ``MachineIdentity`` first; a node that differs from the reference
+'{"polytune_timer": 1}'``): each unit of it on a node is a timer slot (each GPU with ``gpu=True``), and a
+timing is a Ray task pinned to its node that holds one unit, so a slot times one candidate at a time. Timings
+are tasks, not actors: they run in the node's pooled worker processes, already started and importing
+polytune since the probe, where an actor per slot would start (and import into) a process of its own for
+every tune (seconds, at each tune's start). Compiles are Ray tasks pinned to accepted nodes, at most one per
+CPU, on the nodes without timer slots where there are any (a compile on a timing node would keep its timings
+waiting).
+Every node is probed for its ``MachineIdentity`` first; a timing node that differs from the reference
 identity is refused (a one-line message, and the node is never used), because its times would be compared
-with the others'. The reference is ``expect`` when given, else the driver's machine if its node times
-candidates, else the first timing node Ray lists (the head first). It is fixed for the pool's life.
+with the others'; a node without timer slots only compiles, so it must match in what changes the compiled
+code (architecture, CPU model, compiler), not in cores or memory. The reference is ``expect`` when given,
+else the driver's machine if its node times candidates, else the first timing node Ray lists (the head
+first). It is fixed for the pool's life.
 
-A worker or node that dies mid-candidate costs that step a retry on another worker (up to ``MAX_ATTEMPTS``
-tries in all). Results are set on the driver, once per candidate, by one dispatcher thread: a timing whose
-result was lost with its node is measured again, never recorded twice.
+A worker or node that dies mid-candidate costs that step a retry (up to ``MAX_ATTEMPTS`` tries in all), on
+another node, or on the same one once a new probe answers from it. Results are set on the driver, once per
+candidate, by one dispatcher thread: a timing whose result was lost with its node is measured again, never
+recorded twice.
 """
 from __future__ import annotations
 
@@ -90,21 +98,16 @@ def _compile(compile_fn: Callable[[Any], Any], payload: Any) -> tuple[Any, tuple
     return artifact, span, _node_name(ray.get_runtime_context().get_node_id())
 
 
-@ray.remote(max_restarts=0, max_task_retries=0)
-class _Timer:
-    """Times one candidate at a time (an actor runs its calls one by one)."""
+@ray.remote(num_cpus=0, max_retries=0)
+def _warm(fn: Callable[[Any], Any], payload: Any) -> None:
+    fn(payload)
 
-    def __init__(self, lock_path: str | None):
-        self._lock = TimerLock(lock_path)
-        name = _node_name(ray.get_runtime_context().get_node_id())
-        gpus = ray.get_gpu_ids()
-        self.name = f"{name}/gpu{gpus[0]}" if gpus else name
 
-    def ready(self) -> str:
-        return self.name
-
-    def run(self, time_fn: Callable[[Any], Any], artifact: Any) -> tuple[Any, tuple[float, float]]:
-        return time_step(time_fn, artifact, self._lock)
+@ray.remote(num_cpus=0, max_retries=0)
+def _time(time_fn: Callable[[Any], Any], artifact: Any, lock_path: str | None) -> tuple[Any, tuple[float, float], list]:
+    """A timing, in one slot of its node (the caller pins it and asks for one unit of the slot's resource)."""
+    value, span = time_step(time_fn, artifact, TimerLock(lock_path) if lock_path else None)
+    return value, span, [str(g) for g in ray.get_gpu_ids()]
 
 
 ALL_CORES = 1 << 20  # timing_cpus: a timing takes every core of its node
@@ -122,14 +125,16 @@ class _Node:
     accepted: bool = False
     alive: bool = True
     compiling: int = 0
-    timers: int = 0  # timer actors alive or starting
+    timers: int = 0  # its timer slots in use by the pool (timer_slots once accepted and alive)
 
 
 @dataclass
 class _TimerRef:
-    actor: Any
+    """One timer slot: a unit of the timer resource (or a GPU) on a node, running one timing at a time."""
+
     node_id: str
-    name: str = ""
+    slot: int
+    name: str
     busy: bool = False
 
 
@@ -174,42 +179,72 @@ class RayPool:
         self._refresh_s = refresh_s
         self.refused: dict[str, str] = {}  # node id -> message
         self._nodes: dict[str, _Node] = {}
-        self._timers: dict[Any, _TimerRef] = {}  # actor id -> timer
+        self._timers: dict[tuple[str, int], _TimerRef] = {}  # (node id, slot) -> timer slot
         self._tickets = itertools.count()
         self._submits: queue.Queue = queue.Queue()
         self._pending: deque[_Candidate] = deque()
         self._ready: list[tuple[int, int, _Candidate]] = []  # (0 for a retried timing, ticket, candidate)
         self._inflight: dict[Any, tuple[str, Any, Any]] = {}  # ref -> (kind, candidate or node/timer, where)
         self._last_refresh = 0.0
+        self._warm_requests: deque[tuple[Callable[[Any], Any], Any]] = deque()  # from any thread
         self._closed = False
         self._stop = threading.Event()
+        start = time.time()
         self.reference = self._first_probe(expect, probe_timeout)
+        self.startup_s = time.time() - start  # probing the nodes (the first task on each: its worker's start)
         self._thread = threading.Thread(target=self._dispatch, name="polytune-ray-dispatch", daemon=True)
         self._thread.start()
 
     # ---- public --------------------------------------------------------------------------------------
     @property
     def workers(self) -> list[str]:
-        """Names of the live timers (``host/node`` or ``host/node/gpuN``)."""
-        return sorted(t.name for t in self._timers.values() if t.name)
+        """Names of the live timer slots (``host/node``, ``host/node/tK`` where a node has several, or
+        ``host/node/gpuN``)."""
+        return sorted(t.name for t in self._timers.values())
+
+    @property
+    def timers(self) -> int:
+        """How many candidates it times at once: its live timer slots."""
+        return len(self._timers)
 
     def submit(self, compile_fn: Callable[[Any], Any], time_fn: Callable[[Any], Any], payload: Any,
                label: str = "") -> Future:
         if self._closed:
             raise RuntimeError("the pool is closed")
-        cand = _Candidate(next(self._tickets), label, compile_fn, time_fn, payload, Future())
+        cand = _Candidate(next(self._tickets), label, compile_fn, time_fn, payload, Future(), submitted=time.time())
         self._submits.put(cand)
         return cand.future
 
+    def warm(self, fn: Callable[[Any], Any], payload: Any) -> None:
+        """Start the compile workers now, before the first candidates need them: ``fn(payload)`` (e.g. importing
+        the compile step's module) once per CPU of the nodes that compile first (those without timer slots
+        where there are any, else every accepted node), in tasks that hold no CPU, so that no compile waits for
+        one. A Ray worker process starts and imports polytune at its first task: a second or more, paid by
+        the first candidates of every tune otherwise. Nothing comes back; a failure is logged."""
+        self._warm_requests.append((fn, payload))
+
+    def _start_warming(self) -> None:
+        # after the first compile has its worker (the probe's, idle): a warm-up queued before it would take
+        # that worker and keep the first compile waiting for a new one
+        if not any(kind == "compile" for kind, _, _ in self._inflight.values()):
+            return
+        while self._warm_requests:
+            fn, payload = self._warm_requests.popleft()
+            nodes = [n for n in self._nodes.values() if n.accepted and n.alive and n.cpus]
+            first = [n for n in nodes if not n.timer_slots] or nodes
+            for node in first:
+                strategy = NodeAffinitySchedulingStrategy(node.node_id, soft=False)
+                for _ in range(node.cpus):
+                    self._inflight[_warm.options(scheduling_strategy=strategy).remote(fn, payload)] = \
+                        ("warm", node, None)
+
     def close(self) -> None:
-        """Cancel what has not started timing, let running timings finish, stop the timer actors."""
+        """Cancel what has not started timing, let running timings finish."""
         if self._closed:
             return
         self._closed = True
         self._stop.set()
         self._thread.join()
-        for timer in self._timers.values():
-            ray.kill(timer.actor)
         self._timers.clear()
 
     def __enter__(self) -> RayPool:
@@ -254,33 +289,39 @@ class RayPool:
             raise UsageError("no accepted Ray node has a CPU to compile on (ray start --num-cpus)")
         self._last_refresh = time.monotonic()
         for node in nodes:
-            self._start_timers(node)
-        starting = [ref for ref, (kind, _, _) in self._inflight.items() if kind == "timer"]
-        ray.wait(starting, num_returns=len(starting), timeout=timeout)
-        for ref in starting:  # the timers that started are named now; a late one is named by the dispatcher
-            if ray.wait([ref], timeout=0)[0]:
-                self._finished(ref)
+            self._open_slots(node)
         return reference
 
     def _judge(self, node: _Node, reference: MachineIdentity) -> None:
-        if node.identity == reference:
+        """Accept *node* if it times like the reference (a timing node) or compiles like it (a compile node)."""
+        same = node.identity == reference if node.timer_slots else not reference.code_differences(node.identity)
+        if same:
             node.accepted = True
             return
-        line = refusal(node.name, node.address, node.identity, reference)
+        line = refusal(node.name, node.address, node.identity, reference, compiles_only=not node.timer_slots)
         self.refused[node.node_id] = line
         self._on_refused(line)
 
-    def _start_timers(self, node: _Node) -> None:
+    def _slot_name(self, node: _Node, slot: int) -> str:
+        if self.gpu:
+            return f"{node.name}/gpu{slot}"
+        return node.name if node.timer_slots == 1 else f"{node.name}/t{slot}"
+
+    def _open_slots(self, node: _Node) -> None:
+        """The timer slots of an accepted, live node (nothing starts: a slot is a unit of its resource)."""
         if not (node.accepted and node.alive):
             return
-        strategy = NodeAffinitySchedulingStrategy(node.node_id, soft=False)
-        need = {"num_gpus": 1} if self.gpu else {"resources": {self.resource: 1}}
-        while node.timers < node.timer_slots:
-            actor = _Timer.options(num_cpus=0, scheduling_strategy=strategy, **need).remote(self._lock_path)
-            timer = _TimerRef(actor, node.node_id)
-            self._timers[actor._actor_id] = timer
-            node.timers += 1
-            self._inflight[actor.ready.remote()] = ("timer", timer, None)
+        for slot in range(node.timer_slots):
+            if (node.node_id, slot) not in self._timers:
+                self._timers[node.node_id, slot] = _TimerRef(node.node_id, slot, self._slot_name(node, slot))
+        node.timers = node.timer_slots
+
+    def _close_slots(self, node: _Node) -> None:
+        """A node left: its idle slots go now, a busy one when its timing's failure comes back."""
+        for key, timer in list(self._timers.items()):
+            if timer.node_id == node.node_id and not timer.busy:
+                del self._timers[key]
+        node.timers = sum(1 for t in self._timers.values() if t.node_id == node.node_id)
 
     def _refresh(self) -> None:
         self._last_refresh = time.monotonic()
@@ -288,6 +329,7 @@ class RayPool:
         for node_id, node in self._nodes.items():
             if node.alive and node_id not in alive:
                 node.alive = False
+                self._close_slots(node)
                 _log.info("Ray node %s left", node.name)
         for node_id, info in alive.items():
             if node_id not in self._nodes:
@@ -296,7 +338,7 @@ class RayPool:
                 self._nodes[node_id] = node
                 self._inflight[self._probe_ref(node)] = ("probe", node, None)
         for node in self._nodes.values():
-            self._start_timers(node)
+            self._open_slots(node)
 
     # ---- dispatcher ----------------------------------------------------------------------------------
     def _emit(self, cand: _Candidate, stage: Stage, worker: str) -> None:
@@ -316,6 +358,7 @@ class RayPool:
             if time.monotonic() - self._last_refresh > self._refresh_s:
                 self._refresh()
             self._pump()
+            self._start_warming()
             if not self._inflight:
                 try:
                     self._pending.append(self._submits.get(timeout=0.2))
@@ -362,12 +405,14 @@ class RayPool:
             or node.compiling == 0
 
     def _compile_node(self) -> _Node | None:
-        nodes = [n for n in self._nodes.values() if n.accepted and n.alive
-                 and n.compiling < n.cpus - self._timing_cpus(n) and not self._timer_waiting(n)]
+        """Where the next compile goes: the least busy node with a free core. Where the cluster has nodes
+        without timer slots, only those compile: a compile on a timing node would keep its timings waiting."""
+        live = [n for n in self._nodes.values() if n.accepted and n.alive and n.cpus]
+        live = [n for n in live if not n.timer_slots] or live
+        nodes = [n for n in live if n.compiling < n.cpus - self._timing_cpus(n) and not self._timer_waiting(n)]
         if not nodes:
             return None
-        limit = self.jobs if self.jobs is not None else sum(n.cpus for n in self._nodes.values()
-                                                            if n.accepted and n.alive)
+        limit = self.jobs if self.jobs is not None else sum(n.cpus for n in live)
         if sum(n.compiling for n in self._nodes.values()) >= limit:
             return None
         return min(nodes, key=lambda n: (n.compiling / max(n.cpus, 1), n.node_id))
@@ -393,11 +438,10 @@ class RayPool:
         """Whether a candidate is ready to time and an idle timer of *node* waits for its compiles to end (no
         new compile goes there meanwhile, or compiles would keep the timing waiting)."""
         return bool(self.timing_cpus and self._ready) and any(
-            t.name and not t.busy and t.node_id == node.node_id for t in self._timers.values())
+            not t.busy and t.node_id == node.node_id for t in self._timers.values())
 
     def _start_timings(self) -> None:
-        idle = sorted((t for t in self._timers.values() if t.name and not t.busy and self._may_time(t)),
-                      key=lambda t: t.name)
+        idle = sorted((t for t in self._timers.values() if not t.busy and self._may_time(t)), key=lambda t: t.name)
         for timer in idle:
             while self._ready:
                 _, _, cand = heapq.heappop(self._ready)
@@ -407,7 +451,10 @@ class RayPool:
             else:
                 return
             timer.busy = True
-            ref = timer.actor.run.remote(cand.time_fn, cand.artifact)
+            strategy = NodeAffinitySchedulingStrategy(timer.node_id, soft=False)
+            need = {"num_gpus": 1} if self.gpu else {"resources": {self.resource: 1}}
+            ref = _time.options(scheduling_strategy=strategy, **need).remote(cand.time_fn, cand.artifact,
+                                                                             self._lock_path)
             self._inflight[ref] = ("time", cand, timer)
             self._emit(cand, Stage.TIME, timer.name)
 
@@ -425,25 +472,27 @@ class RayPool:
             else:
                 self._lost(kind, obj, where, exc)
             return
-        except (ray.exceptions.RayError, ConnectionError) as exc:  # a worker, actor or node died
+        except (ray.exceptions.RayError, ConnectionError) as exc:  # a worker or node died
             self._lost(kind, obj, where, exc)
+            return
+        if kind == "warm":
             return
         if kind == "probe":
             obj.name, obj.identity = result
             obj.alive = True
             self._judge(obj, self.reference)
-            self._start_timers(obj)
-        elif kind == "timer":
-            obj.name = result
+            self._open_slots(obj)
         elif kind == "compile":
             where.compiling -= 1
             self._compiled(obj, *result)
         elif kind == "time":
             where.busy = False
-            value, span = result
-            obj.future.set_result(WorkResult(obj.ticket, obj.label, value, where.name, obj.compiled_on, True,
-                                             obj.attempts, obj.compile_span, span))
-            self._emit(obj, Stage.DONE, where.name)
+            value, span, gpus = result
+            node = self._nodes[where.node_id]
+            name = f"{node.name}/gpu{gpus[0]}" if self.gpu and gpus else where.name  # the GPU Ray gave it
+            obj.future.set_result(WorkResult(obj.ticket, obj.label, value, name, obj.compiled_on, True,
+                                             obj.attempts, obj.compile_span, span, obj.submitted))
+            self._emit(obj, Stage.DONE, name)
 
     def _fail(self, cand: _Candidate, exc: BaseException) -> None:
         if not cand.future.done():
@@ -456,7 +505,7 @@ class RayPool:
         if isinstance(artifact, Done):
             if cand.future.set_running_or_notify_cancel():
                 cand.future.set_result(WorkResult(cand.ticket, cand.label, artifact.value, name, name, False,
-                                                  cand.attempts, span, None))
+                                                  cand.attempts, span, None, cand.submitted))
                 self._emit(cand, Stage.DONE, name)
             return
         cand.artifact = artifact
@@ -464,19 +513,19 @@ class RayPool:
 
     def _lost(self, kind: str, obj: Any, where: Any, exc: BaseException) -> None:
         _log.info("Ray %s lost: %s", kind, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-        if kind == "probe":
-            return  # the node left before answering; a later refresh may see it again
-        timer = where if kind == "time" else obj if kind == "timer" else None
-        if timer is not None:  # the actor is gone: forget it, a refresh starts a new one if its node lives
-            self._timers.pop(timer.actor._actor_id, None)
-            node = self._nodes.get(timer.node_id)
-            if node is not None:
-                node.timers -= 1
+        if kind in ("probe", "warm"):
+            return  # the node left before answering (a later refresh may see it again), or a warm-up failed
+        if kind == "time":
+            where.busy = False
         if kind == "compile":
             where.compiling -= 1
+        # a worker died, maybe with its node: no step goes there until a new probe answers from it
+        node = self._nodes.get(where.node_id)
+        if node is not None and node.alive:
+            node.alive = False
+            self._close_slots(node)
+            self._inflight[self._probe_ref(node)] = ("probe", node, None)
         self._last_refresh = 0.0  # look at the nodes again now
-        if kind not in ("compile", "time"):
-            return
         cand = obj
         if cand.attempts >= MAX_ATTEMPTS:
             self._fail(cand, WorkerLost(f"candidate {cand.label or cand.ticket}: its worker died "
