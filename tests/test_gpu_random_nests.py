@@ -21,6 +21,10 @@ from test_cuda import emulate
 
 from polytune.cli import main
 
+# The default suite checks a few random nests per target; CI's slow line runs the same tests with
+# POLYTUNE_EXAMPLES_SCALE=4 (four times as many, other programs as well: hypothesis draws more).
+SCALE = float(os.environ.get("POLYTUNE_EXAMPLES_SCALE", "1"))
+
 GXX = shutil.which("g++")
 GCC = shutil.which("gcc")
 blocks = st.sampled_from([None, "1,1", "3,2", "5", "2,2,2"])
@@ -64,7 +68,8 @@ def check_triton(source: str, config: dict, what: str = "") -> None:
 
 
 @pytest.mark.skipif(GXX is None or GCC is None, reason="needs gcc and g++")
-@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=max(1, int(8 * SCALE)), deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(prog=programs(), block=blocks)
 def test_random_nest_cuda_emulated(prog, block):
     """The CUDA output of a random nest, run through the CPU emulation, prints the same values."""
@@ -82,7 +87,8 @@ except ImportError:  # pragma: no cover
 
 
 @pytest.mark.skipif(GCC is None or not HAVE_TRITON, reason="needs gcc, torch and triton")
-@settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=max(1, int(6 * SCALE)), deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(prog=programs(), bx=st.sampled_from([1, 2, 4, 16]), br=st.sampled_from([2, 16]))
 def test_random_nest_triton(prog, bx, br):
     """The Triton output of a random nest matches the original on its own data."""

@@ -27,6 +27,10 @@ from nestgen import programs
 
 from polytune.cli import main
 
+# The default suite checks a few random nests; CI's slow line runs the same tests with
+# POLYTUNE_EXAMPLES_SCALE=4 (four times as many).
+SCALE = float(os.environ.get("POLYTUNE_EXAMPLES_SCALE", "1"))
+
 GCC = shutil.which("gcc")
 pytestmark = pytest.mark.skipif(GCC is None, reason="gcc not found")
 
@@ -103,13 +107,15 @@ def check_same_output(source: str, sizes: str, no_parallel: bool, timeout: float
                 f"{bad[0] + 1 if bad else '?'}) with {' '.join(options)}\n--- optimized:\n{opt.read_text()}")
 
 
-@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=max(1, int(12 * SCALE)), deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(prog=programs(), sizes=tile_sizes, no_parallel=st.sampled_from([False, False, False, True]))
 def test_random_nest_same_output(prog, sizes, no_parallel):
     check_same_output(prog.source, sizes, no_parallel)
 
 
-@settings(max_examples=10, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=max(1, int(5 * SCALE)), deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(prog=programs(), sizes=tile_sizes, work=st.sampled_from(["3", "20", "100"]))
 def test_random_nest_same_output_with_work_branches(prog, sizes, work):
     """The branch between a parallel loop and its serial copy (poly/parallel.py's PARALLEL_WORK) with
