@@ -118,9 +118,8 @@ class _CExpr:
         # the element of the lane first, then one offset shared by all lanes (a tap of a stencil): the
         # lanes' pointers are computed once for all taps, and a constant offset goes into the load
         addr = f"{name} + {' + '.join(lane)}" if lane else name
-        if zero:
-            addr += " + ZERO"
-        return name, addr + (f" + ({' + '.join(same)})" if same else "")
+        addr += f" + ({' + '.join(same)})" if same else ""
+        return name, addr + (" + ZERO" if zero else "")  # (a load appends ZERO too: one text per address)
 
     def load(self, node) -> str:
         name, addr = self.address(node, zero=False)
@@ -262,11 +261,11 @@ def _flatten_blocks(node: isl.AstNode) -> list:
     return [x for kid in list_(node.block_get_children()) for x in _flatten_blocks(kid)]
 
 
-def _range(lo: str, hi: str, inc: str) -> str:
+def _range(lo: str, hi: str, inc: str, unroll: bool = True) -> str:
     """A sequential loop: unrolled at compile time (tl.static_range) when its bounds are integer literals
-    and it runs at most UNROLL_MAX times (a stencil's taps), a plain range otherwise."""
+    and it runs at most UNROLL_MAX times (a stencil's taps), a plain range otherwise (or if not *unroll*)."""
     a, b, c = _literal(lo), _literal(hi), _literal(inc)
-    if a is not None and b is not None and c is not None:
+    if unroll and a is not None and b is not None and c is not None:
         if c > 0 and 0 <= (b - a + c - 1) // c <= UNROLL_MAX:
             return f"tl.static_range({a}, {b}, {c})"
     return f"range({lo}, {hi}, {inc})"

@@ -42,6 +42,7 @@ class _KernelPrinter(_Reductions):
         self.chunk_extents: list[int | None] = []  # of every chunk loop, None where not a constant
         self.whole_tiles = False  # inside whole_tile_split: no second split
         self.full_tile = False  # in its branch for whole tiles: every lane is active
+        self.edge_tile = False  # in its branch for the other tiles
 
     def fresh(self, stem: str) -> str:
         self.tmp += 1
@@ -125,9 +126,12 @@ class _KernelPrinter(_Reductions):
             self.whole_tiles = False
             return
         self.emit("else:", indent)
-        self.whole_tiles = True  # no second split inside (a mapped loop under a mapped loop)
+        # no second split inside (a mapped loop under a mapped loop); the edge tiles' loops are not unrolled:
+        # all of a stencil's masked loads at once would take registers that whole tiles do not need
+        # (stencil2d, 4 outputs per thread: spills in the masked copy only), and the edge tiles are few
+        self.whole_tiles = self.edge_tile = True
         self.node(body, indent + 1)
-        self.whole_tiles = False
+        self.whole_tiles = self.edge_tile = False
 
     def _bounds(self, n: isl.AstNode, it: str) -> tuple[str, str, str]:
         init = self.expr(n.for_get_init())
@@ -181,7 +185,7 @@ class _KernelPrinter(_Reductions):
         if not lane_dependent and inc == "1" and len(set(self.info.axes)) <= 1 and \
                 self.chunked(body, var, lo, hi, indent):
             return
-        self.emit(f"for {var} in {_range(lo, hi, inc)}:", indent)
+        self.emit(f"for {var} in {_range(lo, hi, inc, not self.edge_tile)}:", indent)
         if lane_dependent:
             saved = self.fresh("mask")
             self.emit(f"{saved} = MASK", indent + 1)
