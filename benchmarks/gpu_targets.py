@@ -296,7 +296,7 @@ def part_a(setup: Setup, args, deadline: float) -> list[dict]:
         data = {}
         left = deadline - time.perf_counter()
         row["triton"] = triton_times(setup, prog, defines, args.triton_evals, left / 3,
-                                     keep=lambda r: data.update(A=r.data.arrays["A"], s=r.data.outputs["s"]))
+                                     keep=lambda r, data=data: data.update(A=r.data.arrays["A"], s=r.data.outputs["s"]))
         row["cuda"] = cuda_times(setup, prog, defines, args.cuda_evals, (deadline - time.perf_counter()) / 2)
         if "A" in data:
             import torch
@@ -305,7 +305,7 @@ def part_a(setup: Setup, args, deadline: float) -> list[dict]:
             got = torch.sum(a, dim=1).cpu().numpy()
             ref = np.asarray(data["s"], dtype=np.float64).ravel()
             row["torch_sum_ok"] = bool(np.allclose(got.astype(np.float64).ravel(), ref, rtol=1e-4, atol=1e-6))
-            row["torch_sum_ms"] = setup.time_ms(lambda: torch.sum(a, dim=1))
+            row["torch_sum_ms"] = setup.time_ms(lambda a=a: torch.sum(a, dim=1))
         best = [x for x in ((row["cuda"].get("tuned") or {}).get("ms"), (row["triton"].get("tuned") or {}).get("ms"))
                 if x]
         if best and row.get("torch_sum_ms"):
@@ -363,9 +363,9 @@ def _cfg(c) -> str:
 
 
 def tables(result: dict) -> str:
+    quick = " (QUICK: CPU emulation, times meaningless)" if result.get("quick") else ""
     out = [f"Device: {result.get('device')}; runs per time: {result.get('runs')}; "
-           f"wall: {result.get('wall_s')} s{' (QUICK: CPU emulation, times meaningless)' if result.get('quick') else ''}",
-           ""]
+           f"wall: {result.get('wall_s')} s{quick}", ""]
     if result.get("a"):
         out += ["### a. Row reductions vs torch.sum(A, dim=1) (float32, ms)", "",
                 "| kernel | size | CUDA default | CUDA tuned (evals) | Triton default | Triton tuned (evals) "
@@ -395,8 +395,9 @@ def tables(result: dict) -> str:
                 out.append(f"| {r['kernel']} | {r.get('skipped') or r.get('error', '')[:150]} |" + " |" * 5)
                 continue
             ex, hill = r["exhaustive"], r["hill"]
+            stopped = "" if r.get("exhaustive_complete") else f" (stopped: {ex['stop']})"
             out.append(f"| {r['kernel']} | {' '.join(r['size'])} | {r['configurations']} ({r['builds']}) "
-                       f"| {_f(ex['ms'])}, {ex['evaluations']}{'' if r.get('exhaustive_complete') else ' (stopped: ' + ex['stop'] + ')'} "
+                       f"| {_f(ex['ms'])}, {ex['evaluations']}{stopped} "
                        f"| {_f(hill['ms'])}, {hill['evaluations']} | {_f(r.get('best_ratio'), 3)} "
                        f"| {_f(r.get('evaluations_ratio'), 3)} |")
         out.append("")
