@@ -212,10 +212,13 @@ def precompile(setup: Setup, target, runner, names, configs) -> int:
     from polytune.measure.cuda import mapping_build, parse_ptxas
     texts = {}
     tag = f"pre{len(runner.builds)}_"  # (file names unique per call)
+    seen = set()
     for config in configs:
-        mapping = target.variant(names, config).build
-        if mapping.flat:
+        variant = target.variant(names, config)
+        mapping = variant.build
+        if mapping.flat or variant.key in seen:  # (the flat mapping is one build; one key, one code)
             continue
+        seen.add(variant.key)
         try:
             text, why = mapping_build(target.program, mapping)
         except PolytuneError:
