@@ -413,7 +413,8 @@ def tables(result: dict) -> str:
         for r in result["b"]:
             if "exhaustive" in r:
                 out.append(f"- {r['kernel']}: exhaustive best {_cfg(r['exhaustive']['best'])}; "
-                           f"hill best {_cfg(r['hill']['best'])}")
+                           f"hill best {_cfg(r['hill']['best'])}; the hill's own measurement of it / the "
+                           f"optimum: {_f(r.get('measured_ratio'), 3)}")
         out.append("")
     if result.get("c"):
         out += ["### c. Triton stencils vs CUDA stencils (kernel time, ms)", "",
