@@ -66,9 +66,10 @@ def variants(n: int):
     kern = mod._kernel0_0
     cfg = dict(mod.CONFIG, **CONFIG)
     grid = (triton.cdiv(n, cfg["BLOCK_X"]), triton.cdiv(n, cfg["BLOCK_Y"]), 1)
-    direct_args = (a, b, c, a.stride(0), b.stride(0), c.stride(0), n, 0, 0, n, n)
+    direct_args = (a, b, c, n, 0, 0, n, n)
     direct_kw = dict(BLOCK_X=cfg["BLOCK_X"], BLOCK_Y=cfg["BLOCK_Y"], BLOCK_Z=1, BLOCK_R=cfg["BLOCK_R"],
-                     BLOCK_K=cfg["BLOCK_K"], num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+                     BLOCK_K=cfg["BLOCK_K"], s_A_0=a.stride(0), s_B_0=b.stride(0), s_C_0=c.stride(0),
+                     num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
     out = {
         "torch.matmul": lambda: torch.matmul(a, b),
         "polytune run()": lambda: mod.run(a, b, c, n, config=CONFIG),
@@ -77,7 +78,8 @@ def variants(n: int):
     try:
         compiled = kern.warmup(*direct_args, grid=grid, **direct_kw)
         launcher = compiled[grid]
-        full = direct_args + (cfg["BLOCK_X"], cfg["BLOCK_Y"], 1, cfg["BLOCK_R"], cfg["BLOCK_K"])
+        full = direct_args + (cfg["BLOCK_X"], cfg["BLOCK_Y"], 1, cfg["BLOCK_R"], cfg["BLOCK_K"], a.stride(0),
+                              b.stride(0), c.stride(0))  # (the strides are constexprs, after the blocks)
         launcher(*full)
         out["compiled kernel launch"] = lambda: launcher(*full)
     except Exception as e:  # noqa: BLE001 - the API differs between Triton versions; reported, not fatal

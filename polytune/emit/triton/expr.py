@@ -109,17 +109,25 @@ class _CExpr:
         name = self.k.rn.get(node.name, node.name)
         self.k.arrays_used.add(node.name)
         subs.reverse()
-        parts = []
+        lane, same = [], []  # the parts that differ between lanes, and those equal in every lane
         for d, s in enumerate(subs):
-            stride = f"s_{name}_{d}" if d < len(subs) - 1 else "1"
-            parts.append(f"({self.visit(s)}) * {stride}" if stride != "1" else f"({self.visit(s)})")
-        return name, f"{name} + {' + '.join(parts)}" + (" + ZERO" if zero else "")
+            stride = f" * s_{name}_{d}" if d < len(subs) - 1 else ""
+            varying, uniform = _split_terms(self.visit(s), self.k.is_vector)
+            lane += [f"({varying}){stride}"] if varying else []
+            same += [f"({uniform}){stride}"] if uniform else []
+        # the element of the lane first, then one offset shared by all lanes (a tap of a stencil): the
+        # lanes' pointers are computed once for all taps, and a constant offset goes into the load
+        addr = f"{name} + {' + '.join(lane)}" if lane else name
+        addr += f" + ({' + '.join(same)})" if same else ""
+        return name, addr + (" + ZERO" if zero else "")  # (a load appends ZERO too: one text per address)
 
     def load(self, node) -> str:
         name, addr = self.address(node, zero=False)
         words = set(re.findall(r"[A-Za-z_]\w*", addr)) - {name}
         if self.k.any_mask and all(w in self.k.uniform or w.startswith(f"s_{name}_") for w in words):
             # the same address in every lane (a stencil's weight): one scalar load, not a tile of copies
+            if self.k.full_tile:  # some lane is active: all are
+                return f"tl.load({addr})"
             return f"tl.load({addr}, mask={self.k.any_mask}, other=0)"
         return f"tl.load({addr} + ZERO, mask=MASK, other=0)"
 
@@ -169,6 +177,35 @@ class _CExpr:
                 raise UnsupportedError(f"Triton target: cast to '{names}'")
             return f"(({self.visit(n.expr)}) + ZERO).to({ty})"  # + ZERO: a loop counter is a Python int
         raise UnsupportedError(f"Triton target: C construct {type(n).__name__}")
+
+
+def _split_terms(text: str, varies) -> tuple[str, str]:
+    """An index expression as (the sum of its terms that *varies* says differ between lanes, the sum of the
+    others), split over its top-level + and - (either may be ''). Not split where it is not such a sum."""
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return text, ""
+    terms: list[tuple[int, ast.expr]] = []
+
+    def walk(n, sign):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub)):
+            walk(n.left, sign)
+            walk(n.right, sign if isinstance(n.op, ast.Add) else -sign)
+        elif isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            walk(n.operand, -sign)
+        else:
+            terms.append((sign, n))
+    walk(tree, 1)
+
+    def join(items):
+        out = ""
+        for sign, n in items:
+            t = ast.unparse(n)
+            out = (f"{out} + {t}" if sign > 0 else f"{out} - {t}") if out else (t if sign > 0 else f"-{t}")
+        return out
+    lane = [t for t in terms if varies(ast.unparse(t[1]))]
+    return join(lane), join([t for t in terms if t not in lane])
 
 
 UNROLL_MAX = 16
@@ -224,11 +261,11 @@ def _flatten_blocks(node: isl.AstNode) -> list:
     return [x for kid in list_(node.block_get_children()) for x in _flatten_blocks(kid)]
 
 
-def _range(lo: str, hi: str, inc: str) -> str:
+def _range(lo: str, hi: str, inc: str, unroll: bool = True) -> str:
     """A sequential loop: unrolled at compile time (tl.static_range) when its bounds are integer literals
-    and it runs at most UNROLL_MAX times (a stencil's taps), a plain range otherwise."""
+    and it runs at most UNROLL_MAX times (a stencil's taps), a plain range otherwise (or if not *unroll*)."""
     a, b, c = _literal(lo), _literal(hi), _literal(inc)
-    if a is not None and b is not None and c is not None:
+    if unroll and a is not None and b is not None and c is not None:
         if c > 0 and 0 <= (b - a + c - 1) // c <= UNROLL_MAX:
             return f"tl.static_range({a}, {b}, {c})"
     return f"range({lo}, {hi}, {inc})"

@@ -92,9 +92,9 @@ class _Reductions:
             if not lane_dependent:
                 self.any_mask = self.fresh("any")
                 self.emit(f"{self.any_mask} = tl.max(MASK.to(tl.int32)) != 0", indent)
-            self.emit(f"for {var} in {_range(lo, hi, inc)}:", indent)
+            self.emit(f"for {var} in {_range(lo, hi, inc, not self.edge_tile)}:", indent)
             for depth, (v2, lo2, hi2, inc2) in enumerate(inner, 1):
-                self.emit(f"for {v2} in {_range(lo2, hi2, inc2)}:", indent + depth)
+                self.emit(f"for {v2} in {_range(lo2, hi2, inc2, not self.edge_tile)}:", indent + depth)
             if lane_dependent:  # loads only where the lane's own loop runs
                 saved = self.fresh("mask")
                 self.emit(f"{saved} = MASK", indent + 1)
