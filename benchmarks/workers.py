@@ -59,7 +59,9 @@ MODES = ("one", "jobs", "ray")
 # TSTEPS=40 0.031 s, lu N=600 0.0085 s)
 # lu is left out by default: its original runs 10x longer than the seed (0.077 s against 0.0073 s at N=600),
 # so measuring the original, the same in every mode, would take a third of a one-worker tune
-SIZES = {"gemm": ["-DN=1100"], "jacobi-2d": ["-DN=1400", "-DTSTEPS=80"], "fdtd-2d": ["-DN=1400", "-DTSTEPS=80"],
+# 2026-12-01 device run (workers_dev1): gemm's seed evaluation 2.0 s, jacobi-2d's 2.9 s and fdtd-2d's `one` past 48 s:
+# jacobi-2d and fdtd-2d halved in time steps so that 3 kernels x 3 modes of 13 evaluations fit in one 240-s call
+SIZES = {"gemm": ["-DN=1100"], "jacobi-2d": ["-DN=1400", "-DTSTEPS=40"], "fdtd-2d": ["-DN=1200", "-DTSTEPS=40"],
          "lu": ["-DN=1000"], "mvt": ["-DN=8000"], "cholesky": ["-DN=1400"]}
 QUICK_SIZES = {"gemm": ["-DN=160"], "jacobi-2d": ["-DN=200", "-DTSTEPS=10"], "fdtd-2d": ["-DN=200", "-DTSTEPS=10"],
                "lu": ["-DN=160"]}
@@ -131,6 +133,26 @@ def _gaps(evals: list[dict]) -> dict:
             "time": median([s["time"][1] - s["time"][0] for s in spans if "time" in s])}
 
 
+def _outliers(evals: list[dict], factor: float = 1.5) -> dict:
+    """The timed runs' noise: how many evaluations had a run over *factor* x their median, and the worst ratio."""
+    ratios = [max(e["times"]) / e["median"] for e in evals if e.get("times") and e.get("median")]
+    return {"evals": len(ratios), "over": sum(r > factor for r in ratios),
+            "worst": round(max(ratios), 2) if ratios else None}
+
+
+def evals_for(one: dict, pool: dict, target: float = 3.0) -> float | None:
+    """The budget (evaluations) at which one/pool wall time would reach *target*, from each run's fixed part (wall
+    - strategy) and strategy time per evaluation; inf where the per-evaluation ratio stays below it, None without
+    data."""
+    if not (one.get("strategy_s") and pool.get("strategy_s") and one.get("evals") and pool.get("evals")):
+        return None
+    a1, b1 = one["wall_s"] - one["strategy_s"], one["strategy_s"] / one["evals"]
+    a2, b2 = pool["wall_s"] - pool["strategy_s"], pool["strategy_s"] / pool["evals"]
+    if b1 <= target * b2:
+        return math.inf
+    return max(1.0, math.ceil((target * a2 - a1) / (b1 - target * b2)))
+
+
 def tune(args, kernel: str, mode: str, cpus: str, extra: list[str], out_dir: str, timeout: float) -> dict:
     """One `polytune tune` subprocess; its record."""
     src = os.path.join(HERE, "pluto", kernel + ".c")
@@ -138,11 +160,12 @@ def tune(args, kernel: str, mode: str, cpus: str, extra: list[str], out_dir: str
     sizes = args.sizes.get(kernel) or (QUICK_SIZES if args.quick else SIZES).get(kernel, [])
     budget = (["--max-evals", str(args.max_evals)] if args.max_evals else []) + \
         (["--time-limit", str(args.time_limit)] if args.time_limit else [])
-    cmd = [sys.executable, "-m", "polytune", "tune", src, *sizes, "--strategy", "hill", "--fit", "best",
-           "--neighbourhood", "1", "--seed", "pluto", "--threads", str(args.threads), "--runs", str(args.runs),
+    strategy = ["--strategy", "hill", "--fit", "best", "--neighbourhood", "1"] if args.strategy == "hill" else \
+        ["--strategy", "random", "--samples", str(args.max_evals or 13), "--rng-seed", "1"]
+    cmd = [sys.executable, "-m", "polytune", "tune", src, *sizes, *strategy, "--seed", "pluto",
+           "--threads", str(args.threads), "--runs", str(args.runs),
            f"--cflags={args.cflags}", "--no-cache", *budget, *extra, "--report", report]
-    if args.alpha is not None:
-        cmd[-2:-2] = ["--alpha", str(args.alpha)]
+    cmd[-2:-2] = ["--alpha", str(args.alpha)]
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
                PYTHONPATH=REPO + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else ""))
     taskset = ["taskset", "-c", cpus] if cpus and shutil.which("taskset") else []
@@ -173,7 +196,7 @@ def tune(args, kernel: str, mode: str, cpus: str, extra: list[str], out_dir: str
                 "strategy_s": strategy_s,
                 "fixed_s": round(r["search_time"] - strategy_s, 2) if strategy_s is not None else None,
                 "first_submit_s": round(min(submitted) - launched, 2) if submitted else None,
-                "timers_busy": _busy(evals, timers, strategy_s), "gaps": _gaps(evals),
+                "timers_busy": _busy(evals, timers, strategy_s), "gaps": _gaps(evals), "runs": _outliers(evals),
                 "seed_s": (r.get("seed") or {}).get("median"), "best_s": (r.get("best") or {}).get("median"),
                 "best": (r.get("best") or {}).get("config"), "original_s": (r.get("original") or {}).get("median"),
                 "seed_eval_s": round(seed["elapsed"], 3) if seed else None,
@@ -198,6 +221,8 @@ def summarize(kernel: str, recs: dict[str, dict]) -> dict:
                 # per evaluation: comparable where a mode's search stopped earlier than another's
                 out[f"per-eval one/{m}"] = round(ok["one"]["strategy_s"] / ok["one"]["evals"]
                                                  / (ok[m]["strategy_s"] / ok[m]["evals"]), 2)
+                n = evals_for(ok["one"], ok[m])
+                out[f"evals for 3x one/{m}"] = "never" if n == math.inf else n
     bests = {m: tuple(r["best"]) for m, r in ok.items() if r.get("best")}
     out["same_best"] = len(set(bests.values())) == 1 if len(bests) > 1 else None
     times = [r["best_s"] for r in ok.values() if r.get("best_s")]
@@ -223,18 +248,27 @@ def geomean(xs: list[float]) -> float:
 def markdown(res: dict) -> str:
     modes = res["modes"]
     pools = [m for m in modes if m != "one"]
-    head = ["kernel"] + [f"{m} wall (s)" for m in modes] + [f"one/{m} wall" for m in pools] + \
-        [f"one/{m} strategy" for m in pools] + [f"overhead {m}" for m in modes] + ["same best", "best times spread"]
+    head = ["kernel"] + [f"{m} wall (s)" for m in modes] + [f"evals {m}" for m in modes] + \
+        [f"one/{m} wall" for m in pools] + [f"one/{m} strategy" for m in pools] + \
+        [f"one/{m} per eval" for m in pools] + [f"evals for 3x one/{m} wall" for m in pools] + \
+        [f"overhead {m}" for m in modes] + ["same best", "best times spread"]
     ray_where = (f"{len(res['groups'])} timer nodes on cpus {' | '.join(res['groups'])}"
                  + (f", a compile node on {res['compile_cpus']}" if res["compile_cpus"] else "")
                  + (f", the driver on {res['driver_cpus']}" if res["driver_cpus"] else ""))
-    lines = [f"`polytune tune` (hill climbing, degree 1, best fit, Pluto-default seed), budget: "
-             f"max_evals={res['max_evals']} time_limit={res['time_limit']} alpha={res.get('alpha') or 'tune default'}; "
+    what = "hill climbing, degree 1, best fit, Pluto-default seed" if res.get("strategy", "hill") == "hill" \
+        else f"random sampling, {res['max_evals']} samples"
+    omp = res.get("omp") or {}
+    lines = [f"`polytune tune` ({what}), budget: "
+             f"max_evals={res['max_evals']} time_limit={res['time_limit']} alpha={res.get('alpha')}; "
+             f"OMP_PLACES={omp.get('OMP_PLACES')} OMP_PROC_BIND={omp.get('OMP_PROC_BIND')}; "
              f"{res['threads']} threads per timing, "
              f"{res['runs']} timed runs; one: `--jobs 1` on cpus {res['groups'][0]}; jobs: `--jobs {res['jobs']}` on "
              f"cpus {res['cpus']}; ray: {ray_where} (the cluster took {res.get('ray_start_s', '-')} s to start, "
              "not counted). Wall: the tune's process. Strategy: from the search's start to its last evaluation "
-             "(after the original's measurement and the pool's start). Overhead: search time (the tune's own "
+             "(after the original's measurement and the pool's start). Per eval: strategy time per evaluation. "
+             "Evals for 3x: the budget at which one/pool wall time would reach 3, from each run's fixed part (wall - "
+             "strategy) and strategy time per evaluation (never: the per-evaluation ratio is below 3). "
+             "Overhead: search time (the tune's own "
              "clock: the original's measurement, the pool's start and close, and the search) / one seed evaluation "
              f"(its compile, verification and timed runs, measured by `one`). On {res['cpu']} ({res['started']}); "
              "one run each, so noisy.", "",
@@ -244,19 +278,23 @@ def markdown(res: dict) -> str:
         row = [k]
         row += [f"{r[m]['wall_s']:.1f}" if m in r and "error" not in r[m] else ("err" if m in r else "-")
                 for m in modes]
+        row += [str(r[m]["evals"]) if m in r and "error" not in r[m] else "-" for m in modes]
         row += [f"{s[f'one/{m}']:.2f}" if f"one/{m}" in s else "-" for m in pools]
         row += [f"{s[f'strategy one/{m}']:.2f}" if f"strategy one/{m}" in s else "-" for m in pools]
+        row += [f"{s[f'per-eval one/{m}']:.2f}" if f"per-eval one/{m}" in s else "-" for m in pools]
+        row += [str(s.get(f"evals for 3x one/{m}", "-")) for m in pools]
         row += [f"{s[f'overhead_{m}']:.1f}" if f"overhead_{m}" in s else "-" for m in modes]
         row += [{True: "yes", False: "no", None: "-"}[s.get("same_best")],
                 f"{100 * s['best_spread']:.1f}%" if s.get("best_spread") is not None else "-"]
         lines.append("| " + " | ".join(row) + " |")
     sums = [r.get("summary", {}) for r in res["kernels"].values()]
-    row = ["geometric mean"] + [""] * len(modes)
+    row = ["geometric mean"] + [""] * (2 * len(modes))
     keys = [(f"one/{m}", ".2f") for m in pools] + [(f"strategy one/{m}", ".2f") for m in pools] + \
+        [(f"per-eval one/{m}", ".2f") for m in pools] + [(None, "") for m in pools] + \
         [(f"overhead_{m}", ".1f") for m in modes]
     for key, fmt in keys:
-        xs = [s[key] for s in sums if key in s]
-        row.append(f"**{geomean(xs):{fmt}}**" if xs else "-")
+        xs = [s[key] for s in sums if key in s] if key else []
+        row.append(f"**{geomean(xs):{fmt}}**" if xs else "")
     row += ["", ""]
     lines.append("| " + " | ".join(row) + " |")
     lines.append("")
@@ -278,6 +316,10 @@ def markdown(res: dict) -> str:
             if g.get("compile") is not None:
                 busy += (f", per candidate (medians): {g['to_compile']:.2f} s to its compile, {g['compile']:.2f} s "
                          f"compiling, {g['to_time'] or 0:.2f} s to its timing, {g['time'] or 0:.2f} s timing")
+            n = x.get("runs") or {}
+            if n.get("evals"):
+                busy += (f", runs over 1.5x their median in {n['over']} of {n['evals']} evaluations "
+                         f"(worst {n['worst']}x)")
             first = f", first candidate submitted {x['first_submit_s']:.1f} s after launch" \
                 if x.get("first_submit_s") is not None else ""
             w = x.get("workers") or {}
@@ -310,12 +352,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=None, help="--jobs of the `jobs` mode (default: the CPUs given "
                     "but --threads)")
     ap.add_argument("--modes", default=",".join(MODES))
-    ap.add_argument("--max-evals", type=int, default=17, help="the budget (default: the seed and 3 steps of a "
-                    "3-parameter degree-1 neighbourhood, 6 + 5 + 5)")
+    ap.add_argument("--max-evals", type=int, default=13, help="the budget (default: the seed and 2 whole "
+                    "neighbourhoods of a 3-parameter degree-1 hill climb, 1 + 6 + 6)")
+    ap.add_argument("--strategy", choices=("hill", "random"), default="hill", help="hill: degree-1 best fit from "
+                    "the Pluto seed (it may converge before the budget, at a different count in each mode); random: "
+                    "--max-evals samples, the same in every mode")
     ap.add_argument("--time-limit", type=float, default=0)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--alpha", type=float, default=None, help="tune's --alpha (default: tune's; 0: medians only, "
-                    "no statistical stop, so every mode spends the whole budget)")
+    ap.add_argument("--alpha", type=float, default=0, help="tune's --alpha (default 0: medians only, no "
+                    "statistical stop, so that no mode stops on one noisy run where another goes on)")
+    ap.add_argument("--omp-bind", default="threads", help="OMP_PLACES of every timed run, with OMP_PROC_BIND=close "
+                    "(each thread on one CPU of its group, no migration); '': leave the environment's")
     ap.add_argument("--size", action="append", default=[], metavar="KERNEL=-DN=...,-DTSTEPS=...",
                     help="a kernel's size macros instead of the default")
     ap.add_argument("--cflags", default="-O3 -march=native")
@@ -355,6 +402,10 @@ def main(argv: list[str] | None = None) -> int:
            "compile_cpus": ",".join(map(str, compile_cpus)), "driver_cpus": ",".join(map(str, driver_cpus)),
            "jobs": jobs, "quick": args.quick, "cpu": cpu_model(),
            "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
+    if args.omp_bind:  # before the Ray nodes start: their workers, and the runs they time, inherit it
+        os.environ["OMP_PLACES"], os.environ["OMP_PROC_BIND"] = args.omp_bind, "close"
+    res["omp"] = {k: os.environ.get(k) for k in ("OMP_PLACES", "OMP_PROC_BIND")}
+    res["strategy"] = args.strategy
     cluster = None
     t_start = time.perf_counter()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout`: stop the tune and the Ray cluster too
