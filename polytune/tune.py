@@ -6,12 +6,14 @@ seed, the variant of a configuration and the runner that measures variants.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import math
 import os
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from .errors import UsageError
@@ -211,6 +213,15 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         if tune_opts.ray is not None and not hasattr(runner, "job"):
             raise UsageError(f"--ray applies to the c target only (the {tune_opts.target} target measures "
                              "one candidate at a time)")
+        use_pool = (tune_opts.ray is not None or tune_opts.jobs != 1) and hasattr(runner, "job")
+        if original is None and use_pool and tune_opts.ray not in (None, "auto"):
+            # joining the cluster and probing its nodes (seconds) while the original is measured here: the
+            # probes run on the nodes; "auto" may start a private instance on this machine's cores instead
+            with ThreadPoolExecutor(1, thread_name_prefix="polytune-original") as ex:
+                measuring = ex.submit(runner.reference)
+                workers, remote, in_flight, close_workers, workers_info = open_workers(
+                    tune_opts, build, getattr(progress, "worker", None))
+                original = measuring.result()
         if original is None:
             original = runner.reference()
         noisy = noise_warning(original, load, os.cpu_count() or 1)
@@ -231,9 +242,10 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
 
         pool = None
         on_eval = progress
-        if (tune_opts.ray is not None or tune_opts.jobs != 1) and hasattr(runner, "job"):
-            workers, remote, in_flight, close_workers, workers_info = open_workers(
-                tune_opts, build, getattr(progress, "worker", None))
+        if use_pool:
+            if workers is None:
+                workers, remote, in_flight, close_workers, workers_info = open_workers(
+                    tune_opts, build, getattr(progress, "worker", None))
             pooled = PooledMeasure(target, runner, space.names, workers, cache, bound,
                                    describe=lambda c: describe(c, labels, space, compact=True), remote=remote,
                                    in_flight=in_flight)
@@ -331,6 +343,8 @@ def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):
         if started:
             ray_pool.disconnect()
         raise
+    # the compile workers start and import the compile step while the driver measures the original
+    pool.warm(importlib.import_module, "polytune.measure.c", early=True)
     compiles = tune_opts.jobs or int(ray.cluster_resources().get("CPU", 1))
     timers = list(pool.workers)
 
