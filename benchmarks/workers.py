@@ -79,11 +79,13 @@ def layout(cpus: list[int], threads: int) -> tuple[list[int], list[int], list[in
     return cpus, [], []
 
 
-def start_ray(groups: list[list[int]], compile_cpus: list[int]):
+def start_ray(groups: list[list[int]], compile_cpus: list[int], service_cpus: list[int] | None = None):
     """A Ray cluster on 127.0.0.1: a node per timer group (its CPUs, one polytune_timer) and, with
     ``compile_cpus``, a compile node (the head: Ray's own services run there, not on a timer's cores), each
-    node's processes pinned to its CPUs (they inherit this process's affinity when the node starts). Returns
-    the cluster (``cluster.address``)."""
+    node's processes pinned to its CPUs (they inherit this process's affinity when the node starts). With
+    ``service_cpus``, a timer node's own processes (its raylet and agents, its workers while they start and
+    import) run there instead, and its timings alone on its group (``ray_pool.TIMER_CPUS_ENV``: the timing
+    task pins itself). Returns the cluster (``cluster.address``)."""
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # keeps Ray's addresses on loopback
     # the nodes' workers run polytune's compile and timing steps: this checkout, where nothing is installed
     os.environ["PYTHONPATH"] = REPO + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")
@@ -94,18 +96,24 @@ def start_ray(groups: list[list[int]], compile_cpus: list[int]):
     mine = os.sched_getaffinity(0)
     try:
         for i, (cpus, resources) in enumerate(nodes):
-            os.sched_setaffinity(0, set(cpus))
+            timer = bool(resources)
+            os.sched_setaffinity(0, set(service_cpus if timer and service_cpus else cpus))
+            os.environ.pop("POLYTUNE_TIMER_CPUS", None)
+            if timer and service_cpus:
+                os.environ["POLYTUNE_TIMER_CPUS"] = ",".join(map(str, cpus))
             args = {"num_cpus": len(cpus), "resources": resources}
             if i == 0:
                 args["include_dashboard"] = False
             cluster.add_node(**args)
         os.sched_setaffinity(0, mine)
+        os.environ.pop("POLYTUNE_TIMER_CPUS", None)
         cluster.wait_for_nodes()
     except BaseException:
         cluster.shutdown()  # the nodes that did start
         raise
     finally:
         os.sched_setaffinity(0, mine)
+        os.environ.pop("POLYTUNE_TIMER_CPUS", None)
     return cluster
 
 
@@ -254,7 +262,9 @@ def markdown(res: dict) -> str:
         [f"overhead {m}" for m in modes] + ["same best", "best times spread"]
     ray_where = (f"{len(res['groups'])} timer nodes on cpus {' | '.join(res['groups'])}"
                  + (f", a compile node on {res['compile_cpus']}" if res["compile_cpus"] else "")
-                 + (f", the driver on {res['driver_cpus']}" if res["driver_cpus"] else ""))
+                 + (f", the driver on {res['driver_cpus']}" if res["driver_cpus"] else "")
+                 + (f", the timer nodes' Ray processes on {res['service_cpus']} (only the timings on a timer's "
+                    "cores)" if res.get("service_cpus") else ""))
     what = "hill climbing, degree 1, best fit, Pluto-default seed" if res.get("strategy", "hill") == "hill" \
         else f"random sampling, {res['max_evals']} samples"
     omp = res.get("omp") or {}
@@ -348,6 +358,9 @@ def main(argv: list[str] | None = None) -> int:
                     "the first group)")
     ap.add_argument("--compile-cpus", default=None, help="CPUs of the Ray compile node ('': none)")
     ap.add_argument("--driver-cpus", default=None, help="CPUs of the `ray` mode's driver ('': unpinned)")
+    ap.add_argument("--service-cpus", default=None, help="CPUs of the Ray timer nodes' own processes (raylet, "
+                    "agents, starting workers), so that only the timed runs use a timer's cores (default: the "
+                    "driver's, else the compile node's; '': each node's processes on its timer's cores)")
     ap.add_argument("--threads", type=int, default=2, help="threads of a timed run = CPUs per timer node")
     ap.add_argument("--jobs", type=int, default=None, help="--jobs of the `jobs` mode (default: the CPUs given "
                     "but --threads)")
@@ -387,6 +400,7 @@ def main(argv: list[str] | None = None) -> int:
     timer_cpus = cpus_arg(args.timer_cpus) if args.timer_cpus is not None else timer_cpus
     compile_cpus = cpus_arg(args.compile_cpus) if args.compile_cpus is not None else compile_cpus
     driver_cpus = cpus_arg(args.driver_cpus) if args.driver_cpus is not None else driver_cpus
+    service_cpus = cpus_arg(args.service_cpus) if args.service_cpus is not None else (driver_cpus or compile_cpus)
     groups = groups_of(timer_cpus, args.threads)
     if not groups:
         ap.error(f"--timer-cpus: fewer than --threads {args.threads} CPUs")
@@ -400,6 +414,7 @@ def main(argv: list[str] | None = None) -> int:
            "alpha": args.alpha, "threads": args.threads, "runs": args.runs, "cflags": args.cflags, "cpus": text,
            "groups": gtext,
            "compile_cpus": ",".join(map(str, compile_cpus)), "driver_cpus": ",".join(map(str, driver_cpus)),
+           "service_cpus": ",".join(map(str, service_cpus)),
            "jobs": jobs, "quick": args.quick, "cpu": cpu_model(),
            "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
     if args.omp_bind:  # before the Ray nodes start: their workers, and the runs they time, inherit it
@@ -412,7 +427,7 @@ def main(argv: list[str] | None = None) -> int:
     for attempt in range(2 if "ray" in modes else 0):  # a node that times out starting (an overloaded machine)
         t0 = time.perf_counter()
         try:
-            cluster = start_ray(groups, compile_cpus)
+            cluster = start_ray(groups, compile_cpus, service_cpus)
             res["ray_start_s"] = round(time.perf_counter() - t0, 1)
             print(f"ray: {len(groups)} timer nodes{' and a compile node' if compile_cpus else ''} at "
                   f"{cluster.address} ({res['ray_start_s']} s)", file=sys.stderr)
