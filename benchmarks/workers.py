@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Issue 18's benchmark: the wall time of `polytune tune` with 1 worker, the local pool and 4 Ray workers.
 
-For each kernel of benchmarks/pluto, one degree-1 best-fit hill climb from the Pluto-default seed, the same
-budget in evaluations (--max-evals), in three modes, one after another, each alone on the machine:
+For each kernel of benchmarks/pluto, one degree-1 best-fit hill climb from the Pluto-default seed (or, with
+--strategy random, --max-evals random samples), the same budget in evaluations (--max-evals) and no statistical
+stop (--alpha 0), in three modes, one after another, each alone on the machine:
 
 - `one`: `--jobs 1`, pinned to the first CPU group of --timer-cpus (one candidate at a time: compile, verify,
   time);
@@ -11,13 +12,17 @@ budget in evaluations (--max-evals), in three modes, one after another, each alo
 - `ray`: a Ray cluster that this script starts on loopback (Ray's `cluster_utils`): one timer node per CPU
   group of --timer-cpus (`--threads` CPUs each, one unit of `polytune_timer`), and a compile node on
   --compile-cpus (the head, no timer), each node's processes pinned to its CPUs (the affinity they inherit
-  when it starts); `polytune tune --ray ADDRESS` runs as the driver, pinned to --driver-cpus. A timing node
-  times one candidate at a time on its own cores; compiles go to the compile node first.
+  when it starts), but a timer node's own processes (raylet, agents, workers while they start) on
+  --service-cpus (default: the driver's): only its timings run on its cores (POLYTUNE_TIMER_CPUS: the timing
+  task pins itself there); `polytune tune --ray ADDRESS` runs as the driver, pinned to --driver-cpus. A timing
+  node times one candidate at a time on its own cores; compiles go to the compile node first.
+  Every timed run has OMP_PLACES=threads, OMP_PROC_BIND=close (--omp-bind), in every mode.
 
 Default layout on 16 CPUs: timers 0-7 (4 pairs), compiles 8-13, driver 14-15. The sizes are set for an
-evaluation (compile, verification run, 3 timed runs) of about 1.5 s on the 16-core Xeon, so that the fixed
-costs of a tune (starting Python and analyzing the program, about 1.5 s; measuring the original; joining the
-cluster and probing its nodes) are a small part of a 17-evaluation search with one worker (about 30 s).
+evaluation (compile, verification run, 3 timed runs) of about 1.7 s on the 16-core Xeon, so that 3 kernels x 3
+modes of 13 evaluations fit in one 240-s call (see SIZES). The fixed costs of a tune (starting Python and
+analyzing the program; measuring the original; joining the cluster and probing its nodes; confirming the best in
+the program) are then a large part of it: the table says at which budget one/ray wall time would reach 3.
 
 Every tune runs as a subprocess with OMP_NUM_THREADS = --threads, without the measurement cache. Reported per
 kernel and mode: wall time (the process), search time (the tune's own clock: the original's measurement, the
@@ -29,7 +34,8 @@ apart their best times are), and the search overhead: search time / one seed eva
 verification run and timed runs, measured by the `one` run: nothing else runs then). Usage:
 
     python benchmarks/workers.py [--kernels gemm,jacobi-2d,fdtd-2d] [--timer-cpus 0-7] [--compile-cpus 8-13]
-        [--driver-cpus 14-15] [--threads 2] [--max-evals 17] [--modes one,jobs,ray] [--size gemm=-DN=900]
+        [--driver-cpus 14-15] [--service-cpus 14-15] [--threads 2] [--max-evals 13] [--strategy hill]
+        [--alpha 0] [--omp-bind threads] [--modes one,jobs,ray] [--size gemm=-DN=900]
         [--out workers.json] [--markdown-out workers.md] [--deadline 230] [--quick]
 
 JSON after each tune (a run cut short keeps what it finished) and a markdown table at the end.
@@ -54,14 +60,13 @@ sys.path.insert(0, REPO)
 from polytune.workers.identity import cpu_list, cpu_model  # noqa: E402
 
 MODES = ("one", "jobs", "ray")
-# sizes for a seed evaluation of about 1.5 s on 2 threads of the 16-core Xeon (its timed region about 0.1-0.15 s,
-# scaled from the 2026-12-01 run at the smaller sizes in BENCHMARKS.md: gemm N=500 0.011 s, jacobi-2d N=1000
-# TSTEPS=40 0.031 s, lu N=600 0.0085 s)
 # lu is left out by default: its original runs 10x longer than the seed (0.077 s against 0.0073 s at N=600),
 # so measuring the original, the same in every mode, would take a third of a one-worker tune
-# 2026-12-01 device run (workers_dev1): gemm's seed evaluation 2.0 s, jacobi-2d's 2.9 s and fdtd-2d's `one` past 48 s:
-# jacobi-2d and fdtd-2d halved in time steps so that 3 kernels x 3 modes of 13 evaluations fit in one 240-s call
-SIZES = {"gemm": ["-DN=1100"], "jacobi-2d": ["-DN=1400", "-DTSTEPS=40"], "fdtd-2d": ["-DN=1200", "-DTSTEPS=40"],
+# the 2026-12-01 22:37 device run (gemm N=1100, jacobi-2d and fdtd-2d N=1400 TSTEPS=80): seed evaluations of 2.0 and
+# 2.9 s (about 1.3 s of it generating and compiling), timed regions of 0.13 and 0.18 s, fdtd-2d's `one` past 48 s.
+# A kernel's three modes take about 29 s + 23 evaluations (one: 10 s + 13 e, jobs: 6 s + 13 e / 2, ray: 13 s +
+# 13 e / 4); 3 kernels and the cluster's start (19 s) fit in 235 s at e <= 1.9 s: timed regions of about 0.07 s
+SIZES = {"gemm": ["-DN=900"], "jacobi-2d": ["-DN=1400", "-DTSTEPS=30"], "fdtd-2d": ["-DN=1000", "-DTSTEPS=40"],
          "lu": ["-DN=1000"], "mvt": ["-DN=8000"], "cholesky": ["-DN=1400"]}
 QUICK_SIZES = {"gemm": ["-DN=160"], "jacobi-2d": ["-DN=200", "-DTSTEPS=10"], "fdtd-2d": ["-DN=200", "-DTSTEPS=10"],
                "lu": ["-DN=160"]}
