@@ -214,7 +214,7 @@ def tune(args, kernel: str, mode: str, cpus: str, extra: list[str], out_dir: str
                 "best": (r.get("best") or {}).get("config"), "original_s": (r.get("original") or {}).get("median"),
                 "seed_eval_s": round(seed["elapsed"], 3) if seed else None,
                 "seed_compile_s": round(seed["compile_time"], 3) if seed and seed.get("compile_time") else None,
-                "workers": r.get("workers"),
+                "workers": r.get("workers"), "spans": r.get("spans"),
                 "timed_on": sorted({e.get("extra", {}).get("worker") for e in evals} - {None})})
     if rc != 0:
         rec["error"] = (log.strip().splitlines() or [f"rc {rc}"])[-1][-300:]
@@ -340,6 +340,15 @@ def markdown(res: dict) -> str:
             w = x.get("workers") or {}
             if "connect_s" in w:
                 first += f" (joining Ray {w['connect_s']:.1f} s, probing its nodes {w['probe_s']:.1f} s)"
+            sp = x.get("spans") or {}
+            if sp:
+                parts = [f"{name} {sp[key]:.1f} s" for key, name in
+                         (("original", "measuring the original"), ("workers", "opening the workers"),
+                          ("search", "the search"), ("confirm", "confirming the best"), ("close", "closing"))
+                         if key in sp]
+                busy += f"; the tune's clock: {', '.join(parts)}" + \
+                    (" (the original and the workers at once)" if sp.get("overlapped") else "") + \
+                    f", and {x['wall_s'] - x['search_s']:.1f} s before (start-up, analysis) and after it"
             lines.append(f"- {k} {m}: {x['evals']} evals ({x['stop_reason']}), search {x['search_s']:.1f} s = "
                          f"strategy {x['strategy_s']:.1f} s + fixed {x['fixed_s']:.1f} s{first}{busy}; best "
                          f"{x['best']} {secs(x['best_s'])} (seed {secs(x['seed_s'])}, original "

@@ -84,6 +84,11 @@ def test_cli_tune_jobs_end_to_end_reports_the_workers(kernel, tmp_path):
     assert r["workers"]["quiet"] == ((os.cpu_count() or 1) <= 1)  # one timed thread leaves cores to compile on
     assert r["evals"] <= 5 and all(e["extra"]["worker"].endswith("/timer") for e in r["evaluations"])
     assert out.read_text().count("#pragma omp") >= 1
+    # where the search time went: its parts, one after another without --ray
+    spans = r["spans"]
+    assert set(spans) == {"original", "workers", "search", "confirm", "close"}
+    assert 0 < spans["original"] + spans["workers"] + spans["search"] + spans["confirm"] + spans["close"] \
+        <= r["search_time"] + 0.01
 
 
 def test_cli_tune_rejects_zero_jobs(kernel, capsys):
@@ -152,6 +157,7 @@ def test_tune_on_ray_end_to_end(kernel, private_ray, tmp_path, where, monkeypatc
     assert r["workers"]["ray"] == address and len(r["workers"]["timers"]) == 1 and not r["workers"]["refused"]
     assert r["evals"] == 4 and r["best"]["median"] > 0 and r["original"]["median"] > 0
     assert len(threads) == 1 and threads[0].startswith("polytune-original") == (where == "address")
+    assert r["spans"].get("overlapped", False) == (where == "address")
     assert all(e["extra"]["worker"] == r["workers"]["timers"][0] for e in r["evaluations"])
 
 
