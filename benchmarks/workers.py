@@ -13,7 +13,8 @@ stop (--alpha 0), in three modes, one after another, each alone on the machine:
   group of --timer-cpus (`--threads` CPUs each, one unit of `polytune_timer`), and a compile node on
   --compile-cpus (the head, no timer), each node's processes pinned to its CPUs (the affinity they inherit
   when it starts), but a timer node's own processes (raylet, agents, workers while they start) on
-  --service-cpus (default: the driver's): only its timings run on its cores (POLYTUNE_TIMER_CPUS: the timing
+  --service-cpus (default: the compile node's; not the driver's, which times the original while the nodes are
+  probed): only its timings run on its cores (POLYTUNE_TIMER_CPUS: the timing
   task pins itself there); `polytune tune --ray ADDRESS` runs as the driver, pinned to --driver-cpus. A timing
   node times one candidate at a time on its own cores; compiles go to the compile node first.
   Every timed run has OMP_PLACES=threads, OMP_PROC_BIND=close (--omp-bind), in every mode.
@@ -34,7 +35,7 @@ apart their best times are), and the search overhead: search time / one seed eva
 verification run and timed runs, measured by the `one` run: nothing else runs then). Usage:
 
     python benchmarks/workers.py [--kernels gemm,jacobi-2d,fdtd-2d] [--timer-cpus 0-7] [--compile-cpus 8-13]
-        [--driver-cpus 14-15] [--service-cpus 14-15] [--threads 2] [--max-evals 13] [--strategy hill]
+        [--driver-cpus 14-15] [--service-cpus 8-13] [--threads 2] [--max-evals 13] [--strategy hill]
         [--alpha 0] [--omp-bind threads] [--modes one,jobs,ray] [--size gemm=-DN=900]
         [--out workers.json] [--markdown-out workers.md] [--deadline 230] [--quick]
 
@@ -374,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--driver-cpus", default=None, help="CPUs of the `ray` mode's driver ('': unpinned)")
     ap.add_argument("--service-cpus", default=None, help="CPUs of the Ray timer nodes' own processes (raylet, "
                     "agents, starting workers), so that only the timed runs use a timer's cores (default: the "
-                    "driver's, else the compile node's; '': each node's processes on its timer's cores)")
+                    "compile node's, else the driver's; '': each node's processes on its timer's cores)")
     ap.add_argument("--threads", type=int, default=2, help="threads of a timed run = CPUs per timer node")
     ap.add_argument("--jobs", type=int, default=None, help="--jobs of the `jobs` mode (default: the CPUs given "
                     "but --threads)")
@@ -414,7 +415,8 @@ def main(argv: list[str] | None = None) -> int:
     timer_cpus = cpus_arg(args.timer_cpus) if args.timer_cpus is not None else timer_cpus
     compile_cpus = cpus_arg(args.compile_cpus) if args.compile_cpus is not None else compile_cpus
     driver_cpus = cpus_arg(args.driver_cpus) if args.driver_cpus is not None else driver_cpus
-    service_cpus = cpus_arg(args.service_cpus) if args.service_cpus is not None else (driver_cpus or compile_cpus)
+    # not the driver's: it times the original while the nodes are probed (their workers start then)
+    service_cpus = cpus_arg(args.service_cpus) if args.service_cpus is not None else (compile_cpus or driver_cpus)
     groups = groups_of(timer_cpus, args.threads)
     if not groups:
         ap.error(f"--timer-cpus: fewer than --threads {args.threads} CPUs")
