@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Issue 18's benchmark: the wall time of `polytune tune` with 1 worker, the local pool and 4 Ray workers.
 
-For each kernel of benchmarks/pluto, one degree-1 best-fit hill climb from the Pluto-default seed, the same
-budget in evaluations (--max-evals), in three modes, one after another, each alone on the machine:
+For each kernel of benchmarks/pluto, one degree-1 best-fit hill climb from the Pluto-default seed (or, with
+--strategy random, --max-evals random samples), the same budget in evaluations (--max-evals) and no statistical
+stop (--alpha 0), in three modes, one after another, each alone on the machine:
 
 - `one`: `--jobs 1`, pinned to the first CPU group of --timer-cpus (one candidate at a time: compile, verify,
   time);
@@ -11,13 +12,18 @@ budget in evaluations (--max-evals), in three modes, one after another, each alo
 - `ray`: a Ray cluster that this script starts on loopback (Ray's `cluster_utils`): one timer node per CPU
   group of --timer-cpus (`--threads` CPUs each, one unit of `polytune_timer`), and a compile node on
   --compile-cpus (the head, no timer), each node's processes pinned to its CPUs (the affinity they inherit
-  when it starts); `polytune tune --ray ADDRESS` runs as the driver, pinned to --driver-cpus. A timing node
-  times one candidate at a time on its own cores; compiles go to the compile node first.
+  when it starts), but a timer node's own processes (raylet, agents, workers while they start) on
+  --service-cpus (default: the compile node's; not the driver's, which times the original while the nodes are
+  probed): only its timings run on its cores (POLYTUNE_TIMER_CPUS: the timing
+  task pins itself there); `polytune tune --ray ADDRESS` runs as the driver, pinned to --driver-cpus. A timing
+  node times one candidate at a time on its own cores; compiles go to the compile node first.
+  Every timed run has OMP_PLACES=threads, OMP_PROC_BIND=close (--omp-bind), in every mode.
 
 Default layout on 16 CPUs: timers 0-7 (4 pairs), compiles 8-13, driver 14-15. The sizes are set for an
-evaluation (compile, verification run, 3 timed runs) of about 1.5 s on the 16-core Xeon, so that the fixed
-costs of a tune (starting Python and analyzing the program, about 1.5 s; measuring the original; joining the
-cluster and probing its nodes) are a small part of a 17-evaluation search with one worker (about 30 s).
+evaluation (compile, verification run, 3 timed runs) of about 1.7 s on the 16-core Xeon, so that 3 kernels x 3
+modes of 13 evaluations fit in one 240-s call (see SIZES). The fixed costs of a tune (starting Python and
+analyzing the program; measuring the original; joining the cluster and probing its nodes; confirming the best in
+the program) are then a large part of it: the table says at which budget one/ray wall time would reach 3.
 
 Every tune runs as a subprocess with OMP_NUM_THREADS = --threads, without the measurement cache. Reported per
 kernel and mode: wall time (the process), search time (the tune's own clock: the original's measurement, the
@@ -29,7 +35,8 @@ apart their best times are), and the search overhead: search time / one seed eva
 verification run and timed runs, measured by the `one` run: nothing else runs then). Usage:
 
     python benchmarks/workers.py [--kernels gemm,jacobi-2d,fdtd-2d] [--timer-cpus 0-7] [--compile-cpus 8-13]
-        [--driver-cpus 14-15] [--threads 2] [--max-evals 17] [--modes one,jobs,ray] [--size gemm=-DN=900]
+        [--driver-cpus 14-15] [--service-cpus 8-13] [--threads 2] [--max-evals 13] [--strategy hill]
+        [--alpha 0] [--omp-bind threads] [--modes one,jobs,ray] [--size gemm=-DN=900]
         [--out workers.json] [--markdown-out workers.md] [--deadline 230] [--quick]
 
 JSON after each tune (a run cut short keeps what it finished) and a markdown table at the end.
@@ -54,12 +61,13 @@ sys.path.insert(0, REPO)
 from polytune.workers.identity import cpu_list, cpu_model  # noqa: E402
 
 MODES = ("one", "jobs", "ray")
-# sizes for a seed evaluation of about 1.5 s on 2 threads of the 16-core Xeon (its timed region about 0.1-0.15 s,
-# scaled from the 2026-12-01 run at the smaller sizes in BENCHMARKS.md: gemm N=500 0.011 s, jacobi-2d N=1000
-# TSTEPS=40 0.031 s, lu N=600 0.0085 s)
 # lu is left out by default: its original runs 10x longer than the seed (0.077 s against 0.0073 s at N=600),
 # so measuring the original, the same in every mode, would take a third of a one-worker tune
-SIZES = {"gemm": ["-DN=1100"], "jacobi-2d": ["-DN=1400", "-DTSTEPS=80"], "fdtd-2d": ["-DN=1400", "-DTSTEPS=80"],
+# the 2026-12-01 22:37 device run (gemm N=1100, jacobi-2d and fdtd-2d N=1400 TSTEPS=80): seed evaluations of 2.0 and
+# 2.9 s (about 1.3 s of it generating and compiling), timed regions of 0.13 and 0.18 s, fdtd-2d's `one` past 48 s.
+# A kernel's three modes take about 29 s + 23 evaluations (one: 10 s + 13 e, jobs: 6 s + 13 e / 2, ray: 13 s +
+# 13 e / 4); 3 kernels and the cluster's start (19 s) fit in 235 s at e <= 1.9 s: timed regions of about 0.07 s
+SIZES = {"gemm": ["-DN=900"], "jacobi-2d": ["-DN=1400", "-DTSTEPS=30"], "fdtd-2d": ["-DN=1000", "-DTSTEPS=40"],
          "lu": ["-DN=1000"], "mvt": ["-DN=8000"], "cholesky": ["-DN=1400"]}
 QUICK_SIZES = {"gemm": ["-DN=160"], "jacobi-2d": ["-DN=200", "-DTSTEPS=10"], "fdtd-2d": ["-DN=200", "-DTSTEPS=10"],
                "lu": ["-DN=160"]}
@@ -77,11 +85,13 @@ def layout(cpus: list[int], threads: int) -> tuple[list[int], list[int], list[in
     return cpus, [], []
 
 
-def start_ray(groups: list[list[int]], compile_cpus: list[int]):
+def start_ray(groups: list[list[int]], compile_cpus: list[int], service_cpus: list[int] | None = None):
     """A Ray cluster on 127.0.0.1: a node per timer group (its CPUs, one polytune_timer) and, with
     ``compile_cpus``, a compile node (the head: Ray's own services run there, not on a timer's cores), each
-    node's processes pinned to its CPUs (they inherit this process's affinity when the node starts). Returns
-    the cluster (``cluster.address``)."""
+    node's processes pinned to its CPUs (they inherit this process's affinity when the node starts). With
+    ``service_cpus``, a timer node's own processes (its raylet and agents, its workers while they start and
+    import) run there instead, and its timings alone on its group (``ray_pool.TIMER_CPUS_ENV``: the timing
+    task pins itself). Returns the cluster (``cluster.address``)."""
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # keeps Ray's addresses on loopback
     # the nodes' workers run polytune's compile and timing steps: this checkout, where nothing is installed
     os.environ["PYTHONPATH"] = REPO + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else "")
@@ -92,18 +102,24 @@ def start_ray(groups: list[list[int]], compile_cpus: list[int]):
     mine = os.sched_getaffinity(0)
     try:
         for i, (cpus, resources) in enumerate(nodes):
-            os.sched_setaffinity(0, set(cpus))
+            timer = bool(resources)
+            os.sched_setaffinity(0, set(service_cpus if timer and service_cpus else cpus))
+            os.environ.pop("POLYTUNE_TIMER_CPUS", None)
+            if timer and service_cpus:
+                os.environ["POLYTUNE_TIMER_CPUS"] = ",".join(map(str, cpus))
             args = {"num_cpus": len(cpus), "resources": resources}
             if i == 0:
                 args["include_dashboard"] = False
             cluster.add_node(**args)
         os.sched_setaffinity(0, mine)
+        os.environ.pop("POLYTUNE_TIMER_CPUS", None)
         cluster.wait_for_nodes()
     except BaseException:
         cluster.shutdown()  # the nodes that did start
         raise
     finally:
         os.sched_setaffinity(0, mine)
+        os.environ.pop("POLYTUNE_TIMER_CPUS", None)
     return cluster
 
 
@@ -131,6 +147,26 @@ def _gaps(evals: list[dict]) -> dict:
             "time": median([s["time"][1] - s["time"][0] for s in spans if "time" in s])}
 
 
+def _outliers(evals: list[dict], factor: float = 1.5) -> dict:
+    """The timed runs' noise: how many evaluations had a run over *factor* x their median, and the worst ratio."""
+    ratios = [max(e["times"]) / e["median"] for e in evals if e.get("times") and e.get("median")]
+    return {"evals": len(ratios), "over": sum(r > factor for r in ratios),
+            "worst": round(max(ratios), 2) if ratios else None}
+
+
+def evals_for(one: dict, pool: dict, target: float = 3.0) -> float | None:
+    """The budget (evaluations) at which one/pool wall time would reach *target*, from each run's fixed part (wall
+    - strategy) and strategy time per evaluation; inf where the per-evaluation ratio stays below it, None without
+    data."""
+    if not (one.get("strategy_s") and pool.get("strategy_s") and one.get("evals") and pool.get("evals")):
+        return None
+    a1, b1 = one["wall_s"] - one["strategy_s"], one["strategy_s"] / one["evals"]
+    a2, b2 = pool["wall_s"] - pool["strategy_s"], pool["strategy_s"] / pool["evals"]
+    if b1 <= target * b2:
+        return math.inf
+    return max(1.0, math.ceil((target * a2 - a1) / (b1 - target * b2)))
+
+
 def tune(args, kernel: str, mode: str, cpus: str, extra: list[str], out_dir: str, timeout: float) -> dict:
     """One `polytune tune` subprocess; its record."""
     src = os.path.join(HERE, "pluto", kernel + ".c")
@@ -138,11 +174,12 @@ def tune(args, kernel: str, mode: str, cpus: str, extra: list[str], out_dir: str
     sizes = args.sizes.get(kernel) or (QUICK_SIZES if args.quick else SIZES).get(kernel, [])
     budget = (["--max-evals", str(args.max_evals)] if args.max_evals else []) + \
         (["--time-limit", str(args.time_limit)] if args.time_limit else [])
-    cmd = [sys.executable, "-m", "polytune", "tune", src, *sizes, "--strategy", "hill", "--fit", "best",
-           "--neighbourhood", "1", "--seed", "pluto", "--threads", str(args.threads), "--runs", str(args.runs),
+    strategy = ["--strategy", "hill", "--fit", "best", "--neighbourhood", "1"] if args.strategy == "hill" else \
+        ["--strategy", "random", "--samples", str(args.max_evals or 13), "--rng-seed", "1"]
+    cmd = [sys.executable, "-m", "polytune", "tune", src, *sizes, *strategy, "--seed", "pluto",
+           "--threads", str(args.threads), "--runs", str(args.runs),
            f"--cflags={args.cflags}", "--no-cache", *budget, *extra, "--report", report]
-    if args.alpha is not None:
-        cmd[-2:-2] = ["--alpha", str(args.alpha)]
+    cmd[-2:-2] = ["--alpha", str(args.alpha)]
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
                PYTHONPATH=REPO + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else ""))
     taskset = ["taskset", "-c", cpus] if cpus and shutil.which("taskset") else []
@@ -173,12 +210,12 @@ def tune(args, kernel: str, mode: str, cpus: str, extra: list[str], out_dir: str
                 "strategy_s": strategy_s,
                 "fixed_s": round(r["search_time"] - strategy_s, 2) if strategy_s is not None else None,
                 "first_submit_s": round(min(submitted) - launched, 2) if submitted else None,
-                "timers_busy": _busy(evals, timers, strategy_s), "gaps": _gaps(evals),
+                "timers_busy": _busy(evals, timers, strategy_s), "gaps": _gaps(evals), "runs": _outliers(evals),
                 "seed_s": (r.get("seed") or {}).get("median"), "best_s": (r.get("best") or {}).get("median"),
                 "best": (r.get("best") or {}).get("config"), "original_s": (r.get("original") or {}).get("median"),
                 "seed_eval_s": round(seed["elapsed"], 3) if seed else None,
                 "seed_compile_s": round(seed["compile_time"], 3) if seed and seed.get("compile_time") else None,
-                "workers": r.get("workers"),
+                "workers": r.get("workers"), "spans": r.get("spans"),
                 "timed_on": sorted({e.get("extra", {}).get("worker") for e in evals} - {None})})
     if rc != 0:
         rec["error"] = (log.strip().splitlines() or [f"rc {rc}"])[-1][-300:]
@@ -198,6 +235,8 @@ def summarize(kernel: str, recs: dict[str, dict]) -> dict:
                 # per evaluation: comparable where a mode's search stopped earlier than another's
                 out[f"per-eval one/{m}"] = round(ok["one"]["strategy_s"] / ok["one"]["evals"]
                                                  / (ok[m]["strategy_s"] / ok[m]["evals"]), 2)
+                n = evals_for(ok["one"], ok[m])
+                out[f"evals for 3x one/{m}"] = "never" if n == math.inf else n
     bests = {m: tuple(r["best"]) for m, r in ok.items() if r.get("best")}
     out["same_best"] = len(set(bests.values())) == 1 if len(bests) > 1 else None
     times = [r["best_s"] for r in ok.values() if r.get("best_s")]
@@ -223,18 +262,29 @@ def geomean(xs: list[float]) -> float:
 def markdown(res: dict) -> str:
     modes = res["modes"]
     pools = [m for m in modes if m != "one"]
-    head = ["kernel"] + [f"{m} wall (s)" for m in modes] + [f"one/{m} wall" for m in pools] + \
-        [f"one/{m} strategy" for m in pools] + [f"overhead {m}" for m in modes] + ["same best", "best times spread"]
+    head = ["kernel"] + [f"{m} wall (s)" for m in modes] + [f"evals {m}" for m in modes] + \
+        [f"one/{m} wall" for m in pools] + [f"one/{m} strategy" for m in pools] + \
+        [f"one/{m} per eval" for m in pools] + [f"evals for 3x one/{m} wall" for m in pools] + \
+        [f"overhead {m}" for m in modes] + ["same best", "best times spread"]
     ray_where = (f"{len(res['groups'])} timer nodes on cpus {' | '.join(res['groups'])}"
                  + (f", a compile node on {res['compile_cpus']}" if res["compile_cpus"] else "")
-                 + (f", the driver on {res['driver_cpus']}" if res["driver_cpus"] else ""))
-    lines = [f"`polytune tune` (hill climbing, degree 1, best fit, Pluto-default seed), budget: "
-             f"max_evals={res['max_evals']} time_limit={res['time_limit']} alpha={res.get('alpha') or 'tune default'}; "
+                 + (f", the driver on {res['driver_cpus']}" if res["driver_cpus"] else "")
+                 + (f", the timer nodes' Ray processes on {res['service_cpus']} (only the timings on a timer's "
+                    "cores)" if res.get("service_cpus") else ""))
+    what = "hill climbing, degree 1, best fit, Pluto-default seed" if res.get("strategy", "hill") == "hill" \
+        else f"random sampling, {res['max_evals']} samples"
+    omp = res.get("omp") or {}
+    lines = [f"`polytune tune` ({what}), budget: "
+             f"max_evals={res['max_evals']} time_limit={res['time_limit']} alpha={res.get('alpha')}; "
+             f"OMP_PLACES={omp.get('OMP_PLACES')} OMP_PROC_BIND={omp.get('OMP_PROC_BIND')}; "
              f"{res['threads']} threads per timing, "
              f"{res['runs']} timed runs; one: `--jobs 1` on cpus {res['groups'][0]}; jobs: `--jobs {res['jobs']}` on "
              f"cpus {res['cpus']}; ray: {ray_where} (the cluster took {res.get('ray_start_s', '-')} s to start, "
              "not counted). Wall: the tune's process. Strategy: from the search's start to its last evaluation "
-             "(after the original's measurement and the pool's start). Overhead: search time (the tune's own "
+             "(after the original's measurement and the pool's start). Per eval: strategy time per evaluation. "
+             "Evals for 3x: the budget at which one/pool wall time would reach 3, from each run's fixed part (wall - "
+             "strategy) and strategy time per evaluation (never: the per-evaluation ratio is below 3). "
+             "Overhead: search time (the tune's own "
              "clock: the original's measurement, the pool's start and close, and the search) / one seed evaluation "
              f"(its compile, verification and timed runs, measured by `one`). On {res['cpu']} ({res['started']}); "
              "one run each, so noisy.", "",
@@ -244,19 +294,23 @@ def markdown(res: dict) -> str:
         row = [k]
         row += [f"{r[m]['wall_s']:.1f}" if m in r and "error" not in r[m] else ("err" if m in r else "-")
                 for m in modes]
+        row += [str(r[m]["evals"]) if m in r and "error" not in r[m] else "-" for m in modes]
         row += [f"{s[f'one/{m}']:.2f}" if f"one/{m}" in s else "-" for m in pools]
         row += [f"{s[f'strategy one/{m}']:.2f}" if f"strategy one/{m}" in s else "-" for m in pools]
+        row += [f"{s[f'per-eval one/{m}']:.2f}" if f"per-eval one/{m}" in s else "-" for m in pools]
+        row += [str(s.get(f"evals for 3x one/{m}", "-")) for m in pools]
         row += [f"{s[f'overhead_{m}']:.1f}" if f"overhead_{m}" in s else "-" for m in modes]
         row += [{True: "yes", False: "no", None: "-"}[s.get("same_best")],
                 f"{100 * s['best_spread']:.1f}%" if s.get("best_spread") is not None else "-"]
         lines.append("| " + " | ".join(row) + " |")
     sums = [r.get("summary", {}) for r in res["kernels"].values()]
-    row = ["geometric mean"] + [""] * len(modes)
+    row = ["geometric mean"] + [""] * (2 * len(modes))
     keys = [(f"one/{m}", ".2f") for m in pools] + [(f"strategy one/{m}", ".2f") for m in pools] + \
+        [(f"per-eval one/{m}", ".2f") for m in pools] + [(None, "") for m in pools] + \
         [(f"overhead_{m}", ".1f") for m in modes]
     for key, fmt in keys:
-        xs = [s[key] for s in sums if key in s]
-        row.append(f"**{geomean(xs):{fmt}}**" if xs else "-")
+        xs = [s[key] for s in sums if key in s] if key else []
+        row.append(f"**{geomean(xs):{fmt}}**" if xs else "")
     row += ["", ""]
     lines.append("| " + " | ".join(row) + " |")
     lines.append("")
@@ -278,11 +332,24 @@ def markdown(res: dict) -> str:
             if g.get("compile") is not None:
                 busy += (f", per candidate (medians): {g['to_compile']:.2f} s to its compile, {g['compile']:.2f} s "
                          f"compiling, {g['to_time'] or 0:.2f} s to its timing, {g['time'] or 0:.2f} s timing")
+            n = x.get("runs") or {}
+            if n.get("evals"):
+                busy += (f", runs over 1.5x their median in {n['over']} of {n['evals']} evaluations "
+                         f"(worst {n['worst']}x)")
             first = f", first candidate submitted {x['first_submit_s']:.1f} s after launch" \
                 if x.get("first_submit_s") is not None else ""
             w = x.get("workers") or {}
             if "connect_s" in w:
                 first += f" (joining Ray {w['connect_s']:.1f} s, probing its nodes {w['probe_s']:.1f} s)"
+            sp = x.get("spans") or {}
+            if sp:
+                parts = [f"{name} {sp[key]:.1f} s" for key, name in
+                         (("original", "measuring the original"), ("workers", "opening the workers"),
+                          ("search", "the search"), ("confirm", "confirming the best"), ("close", "closing"))
+                         if key in sp]
+                busy += f"; the tune's clock: {', '.join(parts)}" + \
+                    (" (the original and the workers at once)" if sp.get("overlapped") else "") + \
+                    f", and {x['wall_s'] - x['search_s']:.1f} s before (start-up, analysis) and after it"
             lines.append(f"- {k} {m}: {x['evals']} evals ({x['stop_reason']}), search {x['search_s']:.1f} s = "
                          f"strategy {x['strategy_s']:.1f} s + fixed {x['fixed_s']:.1f} s{first}{busy}; best "
                          f"{x['best']} {secs(x['best_s'])} (seed {secs(x['seed_s'])}, original "
@@ -306,16 +373,24 @@ def main(argv: list[str] | None = None) -> int:
                     "the first group)")
     ap.add_argument("--compile-cpus", default=None, help="CPUs of the Ray compile node ('': none)")
     ap.add_argument("--driver-cpus", default=None, help="CPUs of the `ray` mode's driver ('': unpinned)")
+    ap.add_argument("--service-cpus", default=None, help="CPUs of the Ray timer nodes' own processes (raylet, "
+                    "agents, starting workers), so that only the timed runs use a timer's cores (default: the "
+                    "compile node's, else the driver's; '': each node's processes on its timer's cores)")
     ap.add_argument("--threads", type=int, default=2, help="threads of a timed run = CPUs per timer node")
     ap.add_argument("--jobs", type=int, default=None, help="--jobs of the `jobs` mode (default: the CPUs given "
                     "but --threads)")
     ap.add_argument("--modes", default=",".join(MODES))
-    ap.add_argument("--max-evals", type=int, default=17, help="the budget (default: the seed and 3 steps of a "
-                    "3-parameter degree-1 neighbourhood, 6 + 5 + 5)")
+    ap.add_argument("--max-evals", type=int, default=13, help="the budget (default: the seed and 2 whole "
+                    "neighbourhoods of a 3-parameter degree-1 hill climb, 1 + 6 + 6)")
+    ap.add_argument("--strategy", choices=("hill", "random"), default="hill", help="hill: degree-1 best fit from "
+                    "the Pluto seed (it may converge before the budget, at a different count in each mode); random: "
+                    "--max-evals samples, the same in every mode")
     ap.add_argument("--time-limit", type=float, default=0)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--alpha", type=float, default=None, help="tune's --alpha (default: tune's; 0: medians only, "
-                    "no statistical stop, so every mode spends the whole budget)")
+    ap.add_argument("--alpha", type=float, default=0, help="tune's --alpha (default 0: medians only, no "
+                    "statistical stop, so that no mode stops on one noisy run where another goes on)")
+    ap.add_argument("--omp-bind", default="threads", help="OMP_PLACES of every timed run, with OMP_PROC_BIND=close "
+                    "(each thread on one CPU of its group, no migration); '': leave the environment's")
     ap.add_argument("--size", action="append", default=[], metavar="KERNEL=-DN=...,-DTSTEPS=...",
                     help="a kernel's size macros instead of the default")
     ap.add_argument("--cflags", default="-O3 -march=native")
@@ -340,6 +415,8 @@ def main(argv: list[str] | None = None) -> int:
     timer_cpus = cpus_arg(args.timer_cpus) if args.timer_cpus is not None else timer_cpus
     compile_cpus = cpus_arg(args.compile_cpus) if args.compile_cpus is not None else compile_cpus
     driver_cpus = cpus_arg(args.driver_cpus) if args.driver_cpus is not None else driver_cpus
+    # not the driver's: it times the original while the nodes are probed (their workers start then)
+    service_cpus = cpus_arg(args.service_cpus) if args.service_cpus is not None else (compile_cpus or driver_cpus)
     groups = groups_of(timer_cpus, args.threads)
     if not groups:
         ap.error(f"--timer-cpus: fewer than --threads {args.threads} CPUs")
@@ -353,15 +430,20 @@ def main(argv: list[str] | None = None) -> int:
            "alpha": args.alpha, "threads": args.threads, "runs": args.runs, "cflags": args.cflags, "cpus": text,
            "groups": gtext,
            "compile_cpus": ",".join(map(str, compile_cpus)), "driver_cpus": ",".join(map(str, driver_cpus)),
+           "service_cpus": ",".join(map(str, service_cpus)),
            "jobs": jobs, "quick": args.quick, "cpu": cpu_model(),
            "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
+    if args.omp_bind:  # before the Ray nodes start: their workers, and the runs they time, inherit it
+        os.environ["OMP_PLACES"], os.environ["OMP_PROC_BIND"] = args.omp_bind, "close"
+    res["omp"] = {k: os.environ.get(k) for k in ("OMP_PLACES", "OMP_PROC_BIND")}
+    res["strategy"] = args.strategy
     cluster = None
     t_start = time.perf_counter()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout`: stop the tune and the Ray cluster too
     for attempt in range(2 if "ray" in modes else 0):  # a node that times out starting (an overloaded machine)
         t0 = time.perf_counter()
         try:
-            cluster = start_ray(groups, compile_cpus)
+            cluster = start_ray(groups, compile_cpus, service_cpus)
             res["ray_start_s"] = round(time.perf_counter() - t0, 1)
             print(f"ray: {len(groups)} timer nodes{' and a compile node' if compile_cpus else ''} at "
                   f"{cluster.address} ({res['ray_start_s']} s)", file=sys.stderr)

@@ -6,12 +6,14 @@ seed, the variant of a configuration and the runner that measures variants.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import math
 import os
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from .errors import UsageError
@@ -96,6 +98,8 @@ class TuneReport:
     starts: dict | None = None  # the schedule space: each start's measurement (seed, default, ...), by label
     climbed_from: str | None = None  # the start the last phase of the search climbed from (search/phases.py)
     search_best: Measurement | None = None  # the search's best, where the re-measure kept another (program_gain)
+    spans: dict | None = None  # seconds of search_time's parts: original, workers (overlapped with it where both
+    # are), search, confirm, close
 
     @property
     def speedup_over_seed(self) -> float | None:
@@ -128,6 +132,8 @@ class TuneReport:
         }
         if self.warnings:
             out["warnings"] = list(self.warnings)
+        if self.spans:
+            out["spans"] = {k: round(v, 3) if isinstance(v, float) else v for k, v in self.spans.items()}
         out.update(self.target_info)
         if self.schedule_choice is not None:
             out["schedule_choice"] = self.schedule_choice
@@ -206,13 +212,32 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
     labels = target.labels(space)
     workers = close_workers = None
     workers_info = None
+    spans: dict = {}
+
+    def timed(key: str, fn, *args):
+        start = time.perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            spans[key] = time.perf_counter() - start
+
     t0 = time.perf_counter()
     try:
         if tune_opts.ray is not None and not hasattr(runner, "job"):
             raise UsageError(f"--ray applies to the c target only (the {tune_opts.target} target measures "
                              "one candidate at a time)")
+        use_pool = (tune_opts.ray is not None or tune_opts.jobs != 1) and hasattr(runner, "job")
+        if original is None and use_pool and tune_opts.ray not in (None, "auto"):
+            # joining the cluster and probing its nodes (seconds) while the original is measured here: the
+            # probes run on the nodes; "auto" may start a private instance on this machine's cores instead
+            with ThreadPoolExecutor(1, thread_name_prefix="polytune-original") as ex:
+                measuring = ex.submit(timed, "original", runner.reference)
+                workers, remote, in_flight, close_workers, workers_info = timed(
+                    "workers", open_workers, tune_opts, build, getattr(progress, "worker", None))
+                original = measuring.result()
+            spans["overlapped"] = True
         if original is None:
-            original = runner.reference()
+            original = timed("original", runner.reference)
         noisy = noise_warning(original, load, os.cpu_count() or 1)
         if noisy and hasattr(progress, "note"):
             progress.note(noisy)
@@ -231,9 +256,10 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
 
         pool = None
         on_eval = progress
-        if (tune_opts.ray is not None or tune_opts.jobs != 1) and hasattr(runner, "job"):
-            workers, remote, in_flight, close_workers, workers_info = open_workers(
-                tune_opts, build, getattr(progress, "worker", None))
+        if use_pool:
+            if workers is None:
+                workers, remote, in_flight, close_workers, workers_info = timed(
+                    "workers", open_workers, tune_opts, build, getattr(progress, "worker", None))
             pooled = PooledMeasure(target, runner, space.names, workers, cache, bound,
                                    describe=lambda c: describe(c, labels, space, compact=True), remote=remote,
                                    in_flight=in_flight)
@@ -254,6 +280,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
             seed, launch_choice = target.launch_seed(runner, space, evaluate, seed)
         starts = target.starts(space, seed)
         phased = None
+        search_start = time.perf_counter()
         if tune_opts.strategy in LOCAL and any(p.is_categorical for p in space.params) and len(starts) > 1:
             # the schedule space: the starts, the tile-only path, then the whole space (search/phases.py)
             phased = phased_search(space, None if pool is not None else evaluate, tune_opts.strategy, starts,
@@ -262,9 +289,12 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         else:
             result = run_search(space, None if pool is not None else evaluate, tune_opts.strategy, seed, options,
                                 budget, on_eval, pool=pool)
+        spans["search"] = time.perf_counter() - search_start
+        confirm_start = time.perf_counter()
         program_check, confirm_warnings, kept = target.confirm_best(
             runner, result.seed, result.best, space.names, phased.starts if phased else {}, tune_opts.confirm_runs,
             tune_opts.confirm_defines)
+        spans["confirm"] = time.perf_counter() - confirm_start
         search_best = None
         if kept is not result.best:
             search_best = result.best
@@ -274,7 +304,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
                 progress.note(line)
     finally:
         if close_workers is not None:
-            close_workers()
+            timed("close", close_workers)
         runner.close()
         if cache is not None:
             cache.close()
@@ -296,7 +326,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         warnings=((noisy,) if noisy else ()) + tuple(confirm_warnings), program_gain=program_check,
         schedule_choice=schedule_choice, workers=workers_info, best_build=best_build,
         starts=phased.starts if phased else None, climbed_from=phased.climbed_from if phased else None,
-        search_best=search_best)
+        search_best=search_best, spans=spans)
     return TuneResult(program, space, result, original, best_text, report)
 
 
@@ -331,6 +361,8 @@ def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):
         if started:
             ray_pool.disconnect()
         raise
+    # the compile workers start and import the compile step while the driver measures the original
+    pool.warm(importlib.import_module, "polytune.measure.c", early=True)
     compiles = tune_opts.jobs or int(ray.cluster_resources().get("CPU", 1))
     timers = list(pool.workers)
 

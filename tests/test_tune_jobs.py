@@ -84,6 +84,11 @@ def test_cli_tune_jobs_end_to_end_reports_the_workers(kernel, tmp_path):
     assert r["workers"]["quiet"] == ((os.cpu_count() or 1) <= 1)  # one timed thread leaves cores to compile on
     assert r["evals"] <= 5 and all(e["extra"]["worker"].endswith("/timer") for e in r["evaluations"])
     assert out.read_text().count("#pragma omp") >= 1
+    # where the search time went: its parts, one after another without --ray
+    spans = r["spans"]
+    assert set(spans) == {"original", "workers", "search", "confirm", "close"}
+    assert 0 < spans["original"] + spans["workers"] + spans["search"] + spans["confirm"] + spans["close"] \
+        <= r["search_time"] + 0.01
 
 
 def test_cli_tune_rejects_zero_jobs(kernel, capsys):
@@ -131,14 +136,28 @@ def private_ray():
 
 @pytest.mark.slow  # a Ray instance takes ~25 s to start on 2 cores: CI runs this on its slow line
 @ray_needed
-def test_tune_on_ray_auto_end_to_end(kernel, private_ray, tmp_path):
+@pytest.mark.parametrize("where", ["auto", "address"])
+def test_tune_on_ray_end_to_end(kernel, private_ray, tmp_path, where, monkeypatch):
+    # at an address, the original is measured on a thread of its own while the driver joins and probes
+    import threading
+
+    import ray
+
+    from polytune.measure.c import CRunner
+    threads = []
+    reference = CRunner.reference
+    monkeypatch.setattr(CRunner, "reference", lambda self: threads.append(threading.current_thread().name)
+                        or reference(self))
+    address = "auto" if where == "auto" else ray.get_runtime_context().gcs_address
     rep = tmp_path / "r.json"
-    rc = main(["tune", kernel, "--ray", "auto", "--no-cache", "--runs", "2", "--cflags=-O1", "--threads", "1",
+    rc = main(["tune", kernel, "--ray", address, "--no-cache", "--runs", "2", "--cflags=-O1", "--threads", "1",
                "--max-evals", "4", "--report", str(rep)])
     assert rc == 0
     r = json.loads(rep.read_text())
-    assert r["workers"]["ray"] == "auto" and len(r["workers"]["timers"]) == 1 and not r["workers"]["refused"]
-    assert r["evals"] == 4 and r["best"]["median"] > 0
+    assert r["workers"]["ray"] == address and len(r["workers"]["timers"]) == 1 and not r["workers"]["refused"]
+    assert r["evals"] == 4 and r["best"]["median"] > 0 and r["original"]["median"] > 0
+    assert len(threads) == 1 and threads[0].startswith("polytune-original") == (where == "address")
+    assert r["spans"].get("overlapped", False) == (where == "address")
     assert all(e["extra"]["worker"] == r["workers"]["timers"][0] for e in r["evaluations"])
 
 

@@ -202,6 +202,39 @@ def test_ray_warm_up_runs_once_per_cpu_and_holds_no_cpu(local_ray, tmp_path):
         assert len(f.read().split()) == 2  # the instance has 2 CPUs
 
 
+def test_ray_early_warm_up_starts_before_any_candidate_and_a_repeated_request_is_ignored(local_ray, tmp_path):
+    log = str(tmp_path / "warm.log")
+    with RayPool() as pool:
+        pool.warm(note_pid, log, early=True)
+        deadline = time.time() + 60
+        while time.time() < deadline and not (os.path.exists(log) and len(open(log).read().split()) == 2):
+            time.sleep(0.2)
+        assert len(open(log).read().split()) == 2  # no candidate submitted: early warm-ups do not wait for one
+        pool.warm(note_pid, log)
+        (r,) = results(pool, quick_compile, run_payload, [7])
+        assert r.value == 7
+        time.sleep(1.0)
+    with open(log) as f:
+        assert len(f.read().split()) == 2
+
+
+def test_a_timing_worker_pins_itself_to_its_nodes_timer_cpus(monkeypatch):
+    from polytune.workers import ray_pool
+
+    mine = os.sched_getaffinity(0)
+    first = min(mine)
+    try:
+        monkeypatch.setenv(ray_pool.TIMER_CPUS_ENV, str(first))
+        ray_pool._pin_to_timer_cpus()
+        assert os.sched_getaffinity(0) == {first}
+        os.sched_setaffinity(0, mine)
+        monkeypatch.delenv(ray_pool.TIMER_CPUS_ENV)
+        ray_pool._pin_to_timer_cpus()  # not set: left alone
+        assert os.sched_getaffinity(0) == mine
+    finally:
+        os.sched_setaffinity(0, mine)
+
+
 def test_ray_node_with_another_identity_is_refused_in_one_line(local_ray):
     lines = []
     with pytest.raises(UsageError, match="refused") as err:

@@ -43,10 +43,13 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from polytune.errors import UsageError
 from polytune.workers.base import Candidate, Done, Progress, ProgressFn, Stage, WorkerLost, WorkResult
-from polytune.workers.identity import MachineIdentity, choose_reference, local_identity, refusal
+from polytune.workers.identity import MachineIdentity, choose_reference, cpu_list, local_identity, refusal
 from polytune.workers.local import TimerLock, compile_step, time_step
 
 TIMER_RESOURCE = "polytune_timer"
+# a node started with this in its environment (a taskset CPU list) times on those CPUs only, while its own Ray
+# processes (raylet, agents) may run elsewhere: the timing task's worker pins itself there before it times
+TIMER_CPUS_ENV = "POLYTUNE_TIMER_CPUS"
 MAX_ATTEMPTS = 3
 LOOPBACK = "127.0.0.1"
 _log = logging.getLogger(__name__)
@@ -87,8 +90,16 @@ def _node_name(node_id: str) -> str:
     return f"{socket.gethostname()}/{node_id[:8]}"
 
 
+def _pin_to_timer_cpus() -> None:
+    """Move this worker (and what it starts: the timed runs) onto the node's ``TIMER_CPUS_ENV`` CPUs, if set."""
+    spec = os.environ.get(TIMER_CPUS_ENV)
+    if spec and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, set(cpu_list(spec)))
+
+
 @ray.remote(num_cpus=0, max_retries=0)
 def _probe(identity: Callable[[], MachineIdentity]) -> tuple[str, MachineIdentity]:
+    _pin_to_timer_cpus()  # the identity counts the cores a timing will have
     return _node_name(ray.get_runtime_context().get_node_id()), identity()
 
 
@@ -106,6 +117,7 @@ def _warm(fn: Callable[[Any], Any], payload: Any) -> None:
 @ray.remote(num_cpus=0, max_retries=0)
 def _time(time_fn: Callable[[Any], Any], artifact: Any, lock_path: str | None) -> tuple[Any, tuple[float, float], list]:
     """A timing, in one slot of its node (the caller pins it and asks for one unit of the slot's resource)."""
+    _pin_to_timer_cpus()
     value, span = time_step(time_fn, artifact, TimerLock(lock_path) if lock_path else None)
     return value, span, [str(g) for g in ray.get_gpu_ids()]
 
@@ -187,6 +199,8 @@ class RayPool:
         self._inflight: dict[Any, tuple[str, Any, Any]] = {}  # ref -> (kind, candidate or node/timer, where)
         self._last_refresh = 0.0
         self._warm_requests: deque[tuple[Callable[[Any], Any], Any]] = deque()  # from any thread
+        self._warmed: set[tuple] = set()
+        self._warm_early = False
         self._closed = False
         self._stop = threading.Event()
         start = time.time()
@@ -215,18 +229,28 @@ class RayPool:
         self._submits.put(cand)
         return cand.future
 
-    def warm(self, fn: Callable[[Any], Any], payload: Any) -> None:
+    def warm(self, fn: Callable[[Any], Any], payload: Any, early: bool = False) -> None:
         """Start the compile workers now, before the first candidates need them: ``fn(payload)`` (e.g. importing
         the compile step's module) once per CPU of the nodes that compile first (those without timer slots
         where there are any, else every accepted node), in tasks that hold no CPU, so that no compile waits for
         one. A Ray worker process starts and imports polytune at its first task: a second or more, paid by
-        the first candidates of every tune otherwise. Nothing comes back; a failure is logged."""
+        the first candidates of every tune otherwise. The warm-ups start once the first compile has its worker,
+        or at once with ``early`` (the caller has seconds of other work before its first candidate, e.g.
+        measuring the original: the seed's compile then finds its workers started and no import running beside
+        it). A request made before (the same ``fn`` and ``payload``) is ignored. Nothing comes back; a failure
+        is logged."""
+        key = (getattr(fn, "__module__", None), getattr(fn, "__qualname__", repr(fn)), repr(payload))
+        if key in self._warmed:
+            return
+        self._warmed.add(key)
         self._warm_requests.append((fn, payload))
+        if early:
+            self._warm_early = True
 
     def _start_warming(self) -> None:
         # after the first compile has its worker (the probe's, idle): a warm-up queued before it would take
         # that worker and keep the first compile waiting for a new one
-        if not any(kind == "compile" for kind, _, _ in self._inflight.values()):
+        if not self._warm_early and not any(kind == "compile" for kind, _, _ in self._inflight.values()):
             return
         while self._warm_requests:
             fn, payload = self._warm_requests.popleft()
