@@ -126,7 +126,7 @@ class _OpenMPPrinter(Printer):
             if t == isl.ast_node_type.user:
                 calls.append(x.user_get_expr())
                 return True
-            return False
+            return t == isl.ast_node_type.mark and flat(x.mark_get_node())  # (a mark on no loop prints nothing)
 
         if not flat(n.for_get_body()) or not calls:
             return None
@@ -139,8 +139,7 @@ class _OpenMPPrinter(Printer):
             printed.append(refs_of(self.statement_body(call))[0])
         found = promotable(self.scop, occurrences, self.counters[:-1], it)
         scalars, replace = [], [dict() for _ in calls]
-        for array in sorted(found):
-            keys = sorted(found[array])
+        for keys in (sorted(g) for array in sorted(found) for g in found[array]):
             k, r = keys[0]
             ref = printed[k][r]
             text = ref.array + "".join(f"[{s}]" for s in ref.subscripts)

@@ -176,10 +176,11 @@ def ast_text(e: isl.AstExpr) -> str | None:
     return None
 
 
-def promotable(scop: Scop, occurrences: list[Occurrence], counters: list[str], loop: str) -> dict[str, set]:
-    """Array -> the (occurrence index, reference index) pairs that may be replaced by one scalar along the
-    loop with counter *loop* (*counters*: those of the loops around it), for each array where that holds
-    (see the module docstring)."""
+def promotable(scop: Scop, occurrences: list[Occurrence], counters: list[str],
+               loop: str) -> dict[str, list[set]]:
+    """Array -> for each of its elements that may live in a scalar along the loop with counter *loop*
+    (*counters*: those of the loops around it), the (occurrence index, reference index) pairs that touch
+    it; for each array where that holds (see the module docstring)."""
     ndim = {a.name: a.ndim for a in scop.arrays}
     params = ", ".join(scop.context.get_dim_name(isl.dim_type.param, i)
                        for i in range(scop.context.dim(isl.dim_type.param)))
@@ -202,21 +203,26 @@ def promotable(scop: Scop, occurrences: list[Occurrence], counters: list[str], l
                 continue
             rel = isl.UnionMap(instances).apply_range(isl.UnionMap(acc.intersect_domain(st.domain)))
             rels.setdefault(ref.array, []).append(((k, r), rel.intersect_params(scop.context)))
-    out: dict[str, set] = {}
+    out: dict[str, list[set]] = {}
     for array, items in rels.items():
         if array in bad:
             continue
-        inv = [(key, rel) for key, rel in items if rel.is_single_valued()]
-        if not inv:
+        groups: list[list] = []  # [element as a function of the outer counters, its references]
+        for key, rel in items:
+            if not rel.is_single_valued():
+                continue
+            same = next((g for g in groups if g[0].union(rel).is_single_valued()), None)
+            if same is not None:
+                same[0], same[1] = same[0].union(rel), same[1] | {key}
+            else:
+                groups.append([rel, {key}])
+        if not groups:
             continue
-        elem = inv[0][1]
-        for _, rel in inv[1:]:
-            elem = elem.union(rel)
-        if not elem.is_single_valued():
-            continue
-        keys = {key for key, _ in inv}
-        if all(rel.intersect(elem).is_empty() for key, rel in items if key not in keys):
-            out[array] = keys
+        # each element apart from the others, and from everything the array's other references touch
+        keys = set().union(*(g[1] for g in groups))
+        others = [rel for key, rel in items if key not in keys] + [g[0] for g in groups]
+        if all(rel.intersect(g[0]).is_empty() for g in groups for rel in others if rel is not g[0]):
+            out[array] = [g[1] for g in groups]
     return out
 
 
