@@ -83,6 +83,7 @@ def replace_refs(body: c_ast.Node, names: dict[int, str]) -> c_ast.Node:
                 k = count[0]
                 count[0] += 1
                 if k in names:
+                    _walk_subscripts(node, walk)  # (counts the references inside its subscripts)
                     return c_ast.ID(names[k], coord=node.coord)
             else:
                 _set_base(node, walk(base))
