@@ -1,6 +1,8 @@
 """Dependences and schedules as isl objects (compared with .is_equal), and the legality check."""
 from __future__ import annotations
 
+import re
+
 import islpy as isl
 import pytest
 
@@ -228,6 +230,18 @@ def test_unroll_and_jam_of_the_loop_that_leaves_an_access_in_place(tmp_path):
     assert v.tiled((32, 32)).tunable_bands[0].unroll_jam is None
 
 
+def test_unroll_and_jam_takes_a_reused_loop_that_bounds_no_inner_loop_when_the_most_reused_one_does(tmp_path):
+    # trmm, point loops (k, i, j): B[i][j] stays in place along k, but k bounds i (i < k), so its copies
+    # would need the inner bounds per copy; i (B[k][j] stays in place) is unrolled instead
+    a = _prog(tmp_path, "for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = i + 1; k < n; k++)\n"
+                        "  B[i][j] += A[k][i] * B[k][j];")
+    ts = a.tiled((32, 32, 32))
+    band = ts.tunable_bands[0]
+    k, i = (band.point_order.index(m) for m in (1, 2))  # members of the band (j, k, i): their point positions
+    assert band.point_order[-1] == 0 and band.unroll_jam == (i, 4), (band, k)
+    check_legal(ts.schedule, a.deps, a.scop)
+
+
 def test_unroll_and_jam_code_and_results(tmp_path):
     from conftest import compile_run
 
@@ -247,8 +261,12 @@ def test_unroll_and_jam_code_and_results(tmp_path):
         # the blocks of u copies (without guards: isolated), then the last k (13 = 3 * 4 + 1 = 6 * 2 + 1)
         u = {8: 4, 2: 2, 32: 4}[sizes[2]]
         assert text.count("C[c3][c5] += ") == u + 1, (sizes, text)
-        full = "\n".join(f"C[c3][c5] += A[c3][(({u} * c4) + {r})] * B[(({u} * c4) + {r})][c5];" for r in range(1, u))
-        assert u == 2 or full in "\n".join(x.strip() for x in text.splitlines()), (sizes, text)
+        # each copy's A[i][k] is loaded once before the innermost loop (scalar replacement, poly/promote.py)
+        full = "\n".join(rf"C\[c3\]\[c5\] \+= (\w+) \* B\[\(\({u} \* c4\) \+ {r}\)\]\[c5\];" for r in range(1, u))
+        found = re.search(full, "\n".join(x.strip() for x in text.splitlines()))
+        assert u == 2 or found, (sizes, text)
+        for r in range(1, u if u > 2 else 1):
+            assert f"{found.group(r)} = A[c3][(({u} * c4) + {r})];" in text, (sizes, text)
         out = tmp_path / "opt.c"
         out.write_text(text)
         assert compile_run(str(out), str(tmp_path / "opt"), [], True) == want, sizes

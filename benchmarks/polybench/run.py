@@ -16,7 +16,8 @@ the same budget, both from the Pluto-default seed: the schedule space and tile s
 own CPU pair, in parallel over the pairs; `build --tuned` then adds the variants seed, tuned and tuned-tiles,
 re-emitted at the timed dataset with the flags the tunes found, and `table` their ratios.
 
-`build` writes statically linked binaries (libgomp included) and DIR/manifest.json; for each kernel it also
+`build` writes statically linked binaries (libgomp included; PolyBench's polybench.c, the harness, is compiled
+without OpenMP in every variant, as in the original's) and DIR/manifest.json; for each kernel it also
 builds every variant at a small dataset with -DPOLYBENCH_DUMP_ARRAYS and compares the dumps with the
 original's: polytune keeps each element's floating-point order, so its dump must be identical (built with
 -ffp-contract=off); clang and Polly may differ in rounding and are compared with a tolerance. `run` needs
@@ -176,8 +177,19 @@ class Builder:
         return rc, log, time.perf_counter() - t0
 
     def compile(self, cc: str, flags: list[str], src: str, kdir: str, exe: str, defs: list[str]) -> tuple[int, str]:
-        cmd = [cc, *flags, *self.includes(kdir), os.path.join(self.util, "polybench.c"), src, *defs,
-               "-o", exe, "-lm"]
+        util = os.path.join(self.util, "polybench.c")
+        if "-fopenmp" in flags:
+            # The harness is compiled as for the original, without OpenMP: with it, polybench.c's cache flush
+            # is a parallel region right before the timer starts, whose worker then spins (libgomp's
+            # GOMP_SPINCOUNT) through the timed kernel beside it; the original's flush is serial, and a
+            # kernel's own first parallel region starts the threads inside the timer, as Polly's does.
+            obj = exe + ".polybench.o"
+            rc, log = sh([cc, *[f for f in flags if f not in ("-fopenmp", "-static")], *self.includes(kdir), "-c",
+                          util, *[d for d in defs if not d.startswith("-l")], "-o", obj])
+            if rc != 0:
+                return rc, log
+            util = obj
+        cmd = [cc, *flags, *self.includes(kdir), util, src, *defs, "-o", exe, "-lm"]
         return sh(cmd)
 
     def build_kernel(self, name: str, src: str) -> dict:

@@ -13,9 +13,10 @@ from ..errors import UnsupportedError
 from ..poly.islutil import CTX, isl_name, sets_of
 from ..poly.marks import IvdepMark, ParallelMark, SimdMark, mark_of, marks_of
 from ..poly.parallel import parallel_work, with_work
+from ..poly.promote import Occurrence, ast_text, promotable, refs_of, replace_refs
 from ..poly.schedule import TiledSchedule
 from ..poly.scop import Scop
-from .printer import COUNTER_TYPE, Printer, fresh_prefix, param_expr, strip
+from .printer import COUNTER_TYPE, Printer, fresh_prefix, param_expr, strip, substitute
 from .printer import list_ as _list  # (a test replaces it to feed _in_order plain lists)
 
 
@@ -28,6 +29,9 @@ class _OpenMPPrinter(Printer):
         self.tiled = tiled  # for the private copies of arrays its marks name
         self.parallel = parallel
         self.ivdep = ivdep
+        self.counters: list[str] = []  # the counters of the loops being printed, outermost first
+        self.replacing: list[dict[int, str]] | None = None  # per statement of the loop printed: see promote
+        self.scalars = 0  # promoted elements so far (their names: prefix_0, prefix_1, ...)
 
     def mark(self, n: isl.AstNode, indent: int, pragma) -> None:
         mark = mark_of(n)
@@ -78,6 +82,93 @@ class _OpenMPPrinter(Printer):
                                                                           ("lastprivate", lastprivate)) if names)
 
     def for_(self, n: isl.AstNode, indent: int, pragma: tuple[str, str] | None) -> None:
+        it = self.expr(n.for_get_iterator())
+        reentry = bool(self.counters) and self.counters[-1] == it  # the serial or parallel copy of a loop
+        if not reentry:
+            self.counters.append(it)
+        try:
+            omp = bool(pragma) and pragma[0] == it and pragma[1].startswith("#pragma omp")
+            promoted = None if omp or self.replacing is not None else self.promotions(n, it)
+            if not promoted:
+                self.loop(n, indent, pragma)
+                return
+            # (scalar replacement, poly/promote.py) the loop runs at least once: its elements exist
+            init, cond = (strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond()))
+            start = init if re.fullmatch(r"-?\w+", init) else f"({init})"
+            first = re.sub(rf"\b{re.escape(it)}\b", start, cond)
+            self.emit(f"if ({first}) {{", indent)
+            for name, text, _ in promoted[0]:
+                self.emit(f"__typeof__({text}) {name} = {text};", indent + 1)
+            self.replacing = promoted[1]
+            try:
+                self.loop(n, indent + 1, pragma)
+            finally:
+                self.replacing = None
+            for name, text, written in promoted[0]:
+                if written:
+                    self.emit(f"{text} = {name};", indent + 1)
+            self.emit("}", indent)
+        finally:
+            if not reentry:
+                self.counters.pop()
+
+    def promotions(self, n: isl.AstNode, it: str):
+        """The array elements the loop *n* (counter *it*) can keep in scalars (poly/promote.py): ([(scalar,
+        element as printed, whether the loop writes it)], for each statement printed in the body the
+        references to replace: {reference index: scalar}), or None. Only a loop whose body is statements
+        (no inner loop or condition: each runs in every iteration) is considered."""
+        calls: list[isl.AstExpr] = []
+
+        def flat(x: isl.AstNode) -> bool:
+            t = x.get_type()
+            if t == isl.ast_node_type.block:
+                return all(flat(c) for c in _list(x.block_get_children()))
+            if t == isl.ast_node_type.user:
+                calls.append(x.user_get_expr())
+                return True
+            return t == isl.ast_node_type.mark and flat(x.mark_get_node())  # (a mark on no loop prints nothing)
+
+        if not flat(n.for_get_body()) or not calls:
+            return None
+        occurrences, printed = [], []
+        for call in calls:
+            st = self.scop.statement(call.op_get_arg(0).id_get_id().get_name())
+            refs, bare = refs_of(st.body)
+            iters = tuple(ast_text(call.op_get_arg(i + 1)) for i in range(call.op_get_n_arg() - 1))
+            occurrences.append(Occurrence(st.name, iters, tuple(refs), frozenset(bare)))
+            printed.append(refs_of(self.statement_body(call))[0])
+        found = promotable(self.scop, occurrences, self.counters[:-1], it)
+        scalars, replace = [], [dict() for _ in calls]
+        for keys in (sorted(g) for array in sorted(found) for g in found[array]):
+            k, r = keys[0]
+            ref = printed[k][r]
+            text = ref.array + "".join(f"[{s}]" for s in ref.subscripts)
+            if re.search(rf"\b{re.escape(it)}\b", text):
+                continue  # the element is printed with the loop's counter (cancelling): not outside the loop
+            name = f"{self.prefix}_{self.scalars}"
+            self.scalars += 1
+            scalars.append((name, text, any(occurrences[k].refs[r].write for k, r in keys)))
+            for k, r in keys:
+                replace[k][r] = name
+        return (scalars, replace) if scalars else None
+
+    def statement_body(self, call: isl.AstExpr):
+        """The statement's C body with the AST's expressions for its iterators (as the base printer's)."""
+        st = self.scop.statement(call.op_get_arg(0).id_get_id().get_name())
+        args = [strip(self.expr(call.op_get_arg(i + 1))) for i in range(call.op_get_n_arg() - 1)]
+        subst = dict(zip(st.iterators, (a if re.fullmatch(r"-?\w+", a) else f"({a})" for a in args)))
+        subst.update(self.renamed)
+        return substitute(st.body, subst)
+
+    def user(self, call: isl.AstExpr, indent: int) -> None:
+        if self.replacing is None:
+            super().user(call, indent)
+            return
+        body = replace_refs(self.statement_body(call), self.replacing.pop(0))
+        self.emit(self.gen.visit(body) + ";", indent)
+
+    def loop(self, n: isl.AstNode, indent: int, pragma: tuple[str, str] | None) -> None:
+        """The loop *n* with the pragma an enclosing mark asks for."""
         it = self.expr(n.for_get_iterator())
         init, cond, inc = (strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(), n.for_get_inc()))
         step = f"{it}++" if inc == "1" else f"{it} += {inc}"

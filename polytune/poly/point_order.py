@@ -95,9 +95,14 @@ class PointOrder:
                 return point, None
             for m in range(n - 1):
                 reuse[m] += sum(1 for a, s in enumerate(still[m]) if s and not still[n - 1][a])
-        m = max(range(n - 1), key=lambda k: (reuse[k], k))
+        # the member of most reuse among those whose inner loops' bounds do not depend on it (trmm's k, the
+        # most reused, bounds i < k: its i, reused by B[k][j], is taken)
+        free = [k for k in range(n - 1) if reuse[k] > 0 and _uncoupled(point, k)]
+        if not free:
+            return point, None
+        m = max(free, key=lambda k: (reuse[k], k))
         u = next((f for f in (self.unroll, 2) if f <= sizes[m] and sizes[m] % f == 0), None)
-        if reuse[m] == 0 or u is None or not _uncoupled(point, m):
+        if u is None:
             return point, None
         mupa = point.band_get_partial_schedule()
         whole = mupa.get_at(m)
