@@ -41,7 +41,7 @@ from ..poly.gpu import (
     staged_box,
 )
 from ..poly.islutil import isl_name, sets_of
-from ..poly.marks import KernelMark, PointsMark, ReduceMark, SharedMark, TileMark, mark_of
+from ..poly.marks import FullMark, KernelMark, PointsMark, ReduceMark, SharedMark, TileMark, mark_of
 from ..poly.scop import Scop
 from .c import build_ast
 from .printer import Printer, fresh_prefix, list_, param_expr, replace_child, strip, substitute
@@ -260,6 +260,7 @@ class _TiledKernelPrinter(Printer):
         self.lane_loop = False  # the next loop is shared by the lanes of a warp
         self.reducing = False  # inside such a loop: statements add into the lanes' partial sums
         self.partials: set[str] = set()
+        self.full: FullMark | None = None  # inside the full tiles' copy: no point checks, the strip unrolled
         bx, by, bz = plan.block
         self.tid = f"(threadIdx.x + {bx} * (threadIdx.y + {by} * threadIdx.z))"
         self.nthreads = bx * by * bz
@@ -313,6 +314,11 @@ class _TiledKernelPrinter(Printer):
                 return self.tile(n.mark_get_node(), indent)
             if isinstance(mark, SharedMark):
                 return self.stage(n.mark_get_node(), indent)
+            if isinstance(mark, FullMark):
+                outer, self.full = self.full, mark
+                self.node(n.mark_get_node(), indent, None)
+                self.full = outer
+                return None
             if isinstance(mark, PointsMark):
                 return self.point_band(mark.depth, n.mark_get_node(), indent)
             if isinstance(mark, ReduceMark) and self.plan.warp:
@@ -341,9 +347,17 @@ class _TiledKernelPrinter(Printer):
             self.lane_loop = True
             return
         if it not in self.tile_its and j is None:
+            if self.full is not None and self.full.strip and it == f"{self.prefix}{self.plan.stage_depth}":
+                self.emit("#pragma unroll", indent)  # the staged strip: a full tile's has strip iterations
             self.loops.append(it)
             super().for_(n, indent, None)
             self.loops.pop()
+            return
+        if j is not None and self.full is not None:
+            # a full tile: every point of the thread's tile is in the loop's bounds (poly/gpu.py _full_tiles)
+            self.point_loops.add(j)
+            self.node(n.for_get_body(), indent, None)
+            self.point_loops.discard(j)
             return
         init, cond, inc = (strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(), n.for_get_inc()))
         guard = f"{it} >= ({init}) && ({cond})" + (f" && ({it} - ({init})) % {inc} == 0" if inc != "1" else "")
@@ -425,7 +439,10 @@ class _TiledKernelPrinter(Printer):
                 idx.append(f"({p}_e / {inner}) % {sizes[d]}" if d else f"{p}_e / {inner}")
                 self.emit(f"const long {elems[d]} = {offs[d]} + {idx[d]};", i1 + 1)
             sh = f"{p}_sh_{a}" + "".join(f"[{x}]" for x in idx)
-            self.emit(f"if ({self._expr_of(fp)}) {sh} = {a}{''.join(f'[{e}]' for e in elems)};", i1 + 1)
+            copy = f"{sh} = {a}{''.join(f'[{e}]' for e in elems)};"
+            guard = self._stage_guard(fp, los, sizes, keep, elems, present) if plan.full_tiles else \
+                self._expr_of(fp)
+            self.emit(f"if ({guard}) {copy}" if guard else copy, i1 + 1)
             self.emit("}", i1)
             old = self.shared_sizes.get(a, [0] * len(sizes))
             self.shared_sizes[a] = [max(x, y) for x, y in zip(old, sizes)]
@@ -435,6 +452,29 @@ class _TiledKernelPrinter(Printer):
         self.emit("__syncthreads();", i1)
         self.emit("}", indent)
         self.staged = outer
+
+    def _stage_guard(self, fp: isl.Set, los: list, sizes: list[int], keep: list[str], elems: list[str],
+                     present: list[str | None]) -> str:
+        """The check of a staging copy: the footprint *fp* (a set of the parameters, the schedule dims
+        *keep* and the elements *elems*) where the copy loop's box and, in a full tile's copy, the full
+        tiles' condition do not already imply it ('' where they do)."""
+        box = None
+        for d, (lo, size) in enumerate(zip(los, sizes)):
+            lo = dims_as_params(lo, isl.dim_type.in_, keep)
+            lo = lo.add_dims(isl.dim_type.in_, len(elems))
+            e = isl.PwAff.var_on_domain(isl.LocalSpace.from_space(lo.get_domain_space()), isl.dim_type.set, d)
+            b = e.ge_set(lo).intersect(e.le_set(lo.add_constant_val(isl.Val(size - 1, context=lo.get_ctx()))))
+            box = b if box is None else box.intersect(b)
+        ctx = dims_as_params(box, isl.dim_type.set, elems).params()
+        ctx = ctx.intersect(self.scop.context.align_params(ctx.get_space()))
+        if self.full is not None and self.plan.full is not None:
+            full = dims_as_params(self.plan.full, isl.dim_type.set, present).params()
+            ctx = ctx.align_params(full.get_space()).intersect(full.align_params(ctx.get_space()))
+        fp = fp.align_params(ctx.get_space()).params()
+        ctx = ctx.align_params(fp.get_space())
+        if ctx.is_subset(fp):
+            return ""
+        return strip(self.expr(isl.AstBuild.from_context(ctx).expr_from_set(fp.gist_params(ctx))))
 
     def reduce(self, body: isl.AstNode, indent: int) -> None:
         """A row reduction shared by a warp: partial sums per lane, the loop split over the lanes, then a
