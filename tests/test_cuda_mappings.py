@@ -10,8 +10,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
+import islpy as isl
 import pytest
 from conftest import KERNELS, ROOT
 from hypothesis import HealthCheck, given, settings
@@ -22,6 +24,7 @@ from test_cuda import emulate
 from polytune.emit.cuda import CudaMapping, generate_cuda_region, mapping_space, resource_problem
 from polytune.errors import UsageError
 from polytune.pipeline import OptimizeOptions, analyze, generate_cuda
+from polytune.poly.gpu import plan_tiled
 
 GXX = shutil.which("g++")
 GCC = shutil.which("gcc")
@@ -198,6 +201,53 @@ def test_triangular_domain_with_shared_tiles_and_registers(mapping):
     text = check_mapping(SYRK_TRI, mapping, "triangular")
     assert "pt_sh_A" in text and "__syncthreads();" in text and "pt_reg_C" in text
 
+
+
+def _unrolled_strips(text: str) -> int:
+    """How many staged strip loops the text unrolls (the full tiles' copies)."""
+    lines = text.split("\n")
+    return sum(1 for a, b in zip(lines, lines[1:]) if a.strip() == "#pragma unroll" and b.strip().startswith("for (long"))
+
+
+@needs_gcc
+@pytest.mark.parametrize("mapping,n", [
+    (CudaMapping(block=(4, 4), points=(2, 2), reduction_tile=4), 20),  # 8x8 tiles: 4 full ones, partial ones
+    (CudaMapping(block=(4, 2), points=(1, 3), reduction_tile=3), 24),  # 4x6 tiles, strips of 3: every tile full
+    (CudaMapping(block=(4, 4), points=(2, 1), reduction_tile=5), 23),  # a last strip of 3
+    (CudaMapping(block=(2, 2), points=(2, 2), shared=()), 10),  # full tiles without a staged strip
+])
+def test_full_tiles_run_unchecked_and_partial_tiles_keep_their_checks(mapping, n):
+    text = check_mapping(MATMUL, mapping, "matmul", (f"N={n}",), exact=False)
+    kernel = text[text.index("__global__"):text.index("#undef")]
+    assert "__syncthreads();" in kernel or mapping.shared == ()
+    if mapping.shared != ():
+        assert _unrolled_strips(kernel) == 1
+        # the full tiles' staging copies have no check
+        assert any(x.strip().startswith("pt_sh_A[") for x in kernel.split("\n"))
+    # the same values as the previous code, every point checked
+    old = check_mapping(MATMUL, replace(mapping, full_tiles=False), "matmul", (f"N={n}",), exact=False)
+    assert _unrolled_strips(old) == 0
+
+
+@needs_gcc
+@pytest.mark.parametrize("mapping", [
+    CudaMapping(block=(2, 2), points=(1, 2), reduction_tile=4),  # tiles inside the triangle are full
+    CudaMapping(block=(2, 2), points=(1, 1), reduction_tile=3, shared=()),
+])
+def test_triangular_domain_with_full_and_partial_tiles(mapping):
+    text = check_mapping(SYRK_TRI, mapping, "triangular")
+    if mapping.shared != ():
+        assert _unrolled_strips(text) >= 1
+
+
+def test_full_tiles_are_the_tiles_isl_proves_full():
+    prog = analyze(os.path.join(GPU_DIR, "matmul_vanilla.c"), defines=("N=64",))
+    a = prog.scops[0]
+    tiled = plan_tiled(a.scop, a.deps, a.gpu, CudaMapping(block=(16, 16), points=(8, 8), reduction_tile=8), (16, 16))
+    (plan,) = tiled.plans.values()
+    want = isl.Set("[n] -> { [t0, t1, s] : t0 >= 0 and 128t0 + 128 <= n and t1 >= 0 and 128t1 + 128 <= n "
+                   "and s >= 0 and 8s + 8 <= n }")
+    assert plan.full.is_equal(want.align_params(plan.full.get_space()))
 
 @needs_gcc
 @pytest.mark.parametrize("name", ["matmul", "gemver", "mvt", "heat-3d", "gemm_bias_relu", "2d_bidirec"])
