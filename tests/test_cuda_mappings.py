@@ -206,7 +206,8 @@ def test_triangular_domain_with_shared_tiles_and_registers(mapping):
 def _unrolled_strips(text: str) -> int:
     """How many staged strip loops the text unrolls (the full tiles' copies)."""
     lines = text.split("\n")
-    return sum(1 for a, b in zip(lines, lines[1:]) if a.strip() == "#pragma unroll" and b.strip().startswith("for (long"))
+    return sum(1 for a, b in zip(lines, lines[1:])
+               if a.strip() == "#pragma unroll" and b.strip().startswith("for (long"))
 
 
 @needs_gcc
