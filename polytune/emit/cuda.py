@@ -124,6 +124,9 @@ class CudaRegion:
 # Default tiled mappings by the deepest kernel: (block, points per thread). 2-D: a 32x32 tile on a 32x8
 # block, 4 points per thread along y (PPCG's default tile is 32x32 on a 16x32 block).
 DEFAULT_TILED = {0: ((1,), (1,)), 1: ((256,), (1,)), 2: ((32, 8), (1, 4)), 3: ((32, 4, 2), (1, 1, 1))}
+# Where a 2-D kernel stages the operands of a long reduction (matmul, gemm, 2mm): the classic SGEMM block tile,
+# 128x128 on a 16x16 block, 8x8 points per thread in registers, strips of 8 staged (block, points, strip).
+DEFAULT_STAGED_2D = ((16, 16), (8, 8), 8)
 SHARED_BYTES = 48 * 1024  # static shared memory per block without the opt-in
 REGISTERS_PER_THREAD = 255
 REGISTER_ELEMENTS = 64  # at most this many register-held elements per thread (8-byte elements: 128 registers)
@@ -812,6 +815,9 @@ def generate_cuda_region(scop: Scop, gs: GpuSchedule, block: tuple[int, ...] = (
     default = mapping is None
     if default:  # (--block: every kernel on that block, the ones left flat too)
         mapping = CudaMapping(block=block, flat_block=block, flat=deps is None or serve)
+        if not block and not mapping.flat and stages_2d_reduction([(scop, gs)]):
+            b, pts, strip_ = DEFAULT_STAGED_2D
+            mapping = replace(mapping, block=b, points=pts, reduction_tile=strip_)
     mapping = resolve_mapping(mapping, gs.max_mapped)
     p = prefix or fresh_prefix(scop, avoid, "pt")
     if mapping.flat:
@@ -1026,11 +1032,24 @@ def mapping_from_config(config: dict) -> CudaMapping:
                        tile="all" if tiling == "all" else "auto")
 
 
+def stages_2d_reduction(regions: list[tuple[Scop, GpuSchedule]]) -> bool:
+    """Whether the deepest kernels map 2 loops and one of them stages operands of a reduction by default
+    (the kernels DEFAULT_STAGED_2D is for)."""
+    if max((gs.max_mapped for _, gs in regions), default=0) != 2:
+        return False
+    return any(ch.reduction and ch.long_reduction and ch.shared_default and ch.tiling_pays
+               for scop, gs in regions for mark, ch in kernel_choices(scop, gs).items()
+               if gs.kernel(mark).mapped == 2)
+
+
 def default_config(regions: list[tuple[Scop, GpuSchedule]]) -> dict:
     """The default tiled mapping as values of mapping_space's dimensions."""
     space = dict(mapping_space(regions))
     dims = max((gs.max_mapped for _, gs in regions), default=0)
     block, points = DEFAULT_TILED[max(0, min(3, dims))]
+    staged = stages_2d_reduction(regions)
+    if staged:
+        block, points = DEFAULT_STAGED_2D[:2]
     out: dict = {}
     for k, v in zip(("block_x", "block_y", "block_z"), block):
         out[k] = v
@@ -1044,7 +1063,7 @@ def default_config(regions: list[tuple[Scop, GpuSchedule]]) -> dict:
         if k.startswith("shared_"):
             out[k] = int(k[len("shared_"):] in defaults)
     if "reduction_tile" in space:
-        out["reduction_tile"] = 32
+        out["reduction_tile"] = DEFAULT_STAGED_2D[2] if staged else 32
     if "registers" in space:
         out["registers"] = 1
     if "warp_reduction" in space:

@@ -287,6 +287,7 @@ class KernelChoices:
     reduction: bool  # the kernel has a loop below its mapped band
     warp: bool = False  # a 1-D kernel with a row reduction a warp can share (see CudaMapping.reduction)
     unregistered: tuple[str, ...] = ()  # arrays written under the loop that no register can hold
+    long_reduction: bool = False  # the loop a staged strip would mine runs more than LONG_REDUCTION times
 
     @property
     def tiling_pays(self) -> bool:
@@ -382,7 +383,30 @@ def _choices(scop: Scop, info: KernelInfo, band: isl.ScheduleNode) -> KernelChoi
         red = _reduction_band(below)
         # the loop's statements must be sums into the thread's element: checked where they are printed
         warp = red is not None and written <= set(private)
-    return KernelChoices(tuple(private), tuple(shared), tuple(default), reduction, warp, tuple(unregistered))
+    return KernelChoices(tuple(private), tuple(shared), tuple(default), reduction, warp, tuple(unregistered),
+                         _long_loop(scop, _strip_band(below)))
+
+
+LONG_REDUCTION = 64
+
+
+def _long_loop(scop: Scop, band: isl.ScheduleNode | None) -> bool:
+    """Whether the first member of *band* takes more than LONG_REDUCTION values (or a number that grows
+    with the parameters): matmul's k loop, not a stencil's 8 taps."""
+    if band is None:
+        return False
+    dom = band.get_domain().intersect_params(scop.context)
+    ranges = sets_of(member_map(band.band_get_partial_schedule(), 0, dom).range())
+    if not ranges:
+        return False
+    rng = ranges[0]
+    for r in ranges[1:]:
+        rng = rng.union(r)
+    try:
+        extent = rng.dim_max(0).sub(rng.dim_min(0)).max_val()
+    except isl.Error:
+        return True
+    return extent.is_infty() or not extent.is_int() or int(extent.to_str()) >= LONG_REDUCTION
 
 
 def _reduction_band(node: isl.ScheduleNode) -> isl.ScheduleNode | None:
