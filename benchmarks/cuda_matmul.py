@@ -60,10 +60,12 @@ VARIANTS: dict[str, CudaMapping | None] = {
     "old 128x128 on 16x16, K8": CudaMapping(block=(16, 16), points=(8, 8), reduction_tile=8, full_tiles=False),
 }
 FIXED = {
+    "default, 2 blocks/SM": CudaMapping(block=(16, 16), points=(8, 8), reduction_tile=8, min_blocks=2),
     "128x128 on 16x16, K16": CudaMapping(block=(16, 16), points=(8, 8), reduction_tile=16),
     "64x128 on 16x16, K8": CudaMapping(block=(16, 16), points=(4, 8), reduction_tile=8),
     "64x64 on 16x16, K16": CudaMapping(block=(16, 16), points=(4, 4), reduction_tile=16),
     "64x64 on 16x16, K8": CudaMapping(block=(16, 16), points=(4, 4), reduction_tile=8),
+    "64x64 on 16x16, K8, 2 blocks/SM": CudaMapping(block=(16, 16), points=(4, 4), reduction_tile=8, min_blocks=2),
     "32x32 on 32x8, K32": CudaMapping(block=(32, 8), points=(1, 4), reduction_tile=32),
     "flat": CudaMapping(flat=True),
 }

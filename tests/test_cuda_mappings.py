@@ -117,6 +117,9 @@ def test_default_mapping_stages_gemm_operands_and_keeps_c_in_registers():
     assert "pt_reg_C[8][8]" in text  # a 128x128 tile on a 16x16 block: 8x8 points per thread
     assert "pt_sh_A[128][8]" in text and "pt_sh_B[8][128]" in text  # strips of 8
     assert "__launch_bounds__(256)" in text
+    two = cuda_text(os.path.join(GPU_DIR, "matmul_vanilla.c"), CudaMapping(block=(16, 16), points=(8, 8),
+                                                                           reduction_tile=8, min_blocks=2), ("N=64",))
+    assert "__launch_bounds__(256, 2)" in two
 
 
 def test_default_mapping_of_a_stencil_keeps_the_32x32_tile():
@@ -304,7 +307,7 @@ def test_mapping_space_lists_the_tunable_dimensions():
     program = analyze(os.path.join(GPU_DIR, "matmul_vanilla.c"), defines=("N=64",))
     space = dict(mapping_space([(a.scop, a.gpu) for a in program.scops]))
     assert {"block_x", "block_y", "points_x", "points_y", "reduction_tile", "shared_A", "shared_B",
-            "registers", "tiling"} <= set(space)
+            "registers", "min_blocks", "tiling"} <= set(space)
     assert "shared_C" not in space  # written in the kernel: never staged
 
 

@@ -146,6 +146,8 @@ def resolve_mapping(mapping: CudaMapping, max_mapped: int) -> CudaMapping:
         raise UsageError("points per thread: 1 to 3 positive integers (x[,y[,z]])")
     if mapping.reduction_tile < 1:
         raise UsageError("the reduction tile must be a positive integer")
+    if not 1 <= mapping.min_blocks <= 32:
+        raise UsageError("blocks per multiprocessor: 1 to 32")
     if mapping.reduction not in ("thread", "warp"):
         raise UsageError(f"unknown reduction strategy '{mapping.reduction}' (choose from thread, warp)")
     if mapping.tile not in ("auto", "all"):
@@ -653,6 +655,7 @@ class _HostPrinter(Printer):
         self.serve = serve
         self.scalars_on_device = scalars_on_device
         self.kernels: list[str] = []
+        self.min_blocks = 1  # CudaMapping.min_blocks (the tiled kernels' __launch_bounds__)
 
     def node(self, n: isl.AstNode, indent: int, pragma=None) -> None:
         if isinstance(kernel := mark_of(n), KernelMark):
@@ -720,7 +723,8 @@ class _HostPrinter(Printer):
         kname = f"{p}_kernel{self.scop_index}_{info.index}" + (f"_{len(self.kernels)}" if any(
             f" {p}_kernel{self.scop_index}_{info.index}(" in k for k in self.kernels) else "")
         bounds = "" if (self.serve and self.tiled is None) or info.mapped == 0 else \
-            f"__launch_bounds__({math.prod(plan.block if plan else kernel_block(info.mapped, self.block))}) "
+            f"__launch_bounds__({math.prod(plan.block if plan else kernel_block(info.mapped, self.block))}" \
+            f"{f', {self.min_blocks}' if plan is not None and self.min_blocks > 1 else ''}) "
         head = (f"template <{', '.join(tparams)}>\n" if tparams else "")
         self.kernels.append(f"{head}__global__ void {bounds}{kname}({', '.join(params)})\n{{\n{text}\n}}\n")
         if plan is not None:
@@ -856,6 +860,7 @@ def _region(scop: Scop, gs: GpuSchedule | TiledGpu, mapping: CudaMapping, indent
     arrays = [a for a in scop.arrays if a.name in used and a.ndim > 0]
     scalars_on_device = {a.name for a in scop.arrays if a.ndim == 0 and a.written}
     hp = _HostPrinter(scop, gs, p, block, serve, scalars_on_device, scop_index)
+    hp.min_blocks = mapping.min_blocks
     ast = build_ast(scop, gs, p, scale_strides=False)
     body_indent = indent + (3 if serve else 1)
     hp.node(ast, body_indent)
@@ -985,7 +990,8 @@ TILING = ("auto", "none", "all")  # the tiling dimension's values: where it pays
 def mapping_space(regions: list[tuple[Scop, GpuSchedule]]) -> list[tuple[str, tuple[int, ...]]]:
     """The tuning dimensions of the CUDA target for a program's regions (scop, GPU schedule), each an
     integer domain: block shape, points per thread per block axis, the reduction tile, shared memory on
-    (1) or off (0) per array that some kernel could stage, registers on/off, a warp per row (1) or a
+    (1) or off (0) per array that some kernel could stage, registers on/off, blocks per multiprocessor the
+    tiled kernels' registers must allow (1, 2; where a strip is staged), a warp per row (1) or a
     thread per row (0), and which kernels are tiled (TILING: where it pays, none (the flat, previous
     mapping), all). Dimensions that no kernel uses are left out. A configuration maps to a CudaMapping with
     mapping_from_config; default_config gives the default mapping's values (the seed)."""
@@ -1012,6 +1018,8 @@ def mapping_space(regions: list[tuple[Scop, GpuSchedule]]) -> list[tuple[str, tu
     out += [(f"shared_{a}", (0, 1)) for a in sorted(shareable)]
     if private:
         out.append(("registers", (0, 1)))
+    if reduction:  # (where a strip is staged: register-heavy kernels that latency hurts)
+        out.append(("min_blocks", (1, 2)))
     if warp:
         out.append(("warp_reduction", (0, 1)))
     out.append(("tiling", tuple(range(len(TILING)))))
@@ -1029,7 +1037,7 @@ def mapping_from_config(config: dict) -> CudaMapping:
                        reduction_tile=int(config.get("reduction_tile", 32)),
                        registers=bool(config.get("registers", 1)), flat=tiling == "none",
                        reduction="warp" if config.get("warp_reduction") else "thread",
-                       tile="all" if tiling == "all" else "auto")
+                       tile="all" if tiling == "all" else "auto", min_blocks=int(config.get("min_blocks", 1)))
 
 
 def stages_2d_reduction(regions: list[tuple[Scop, GpuSchedule]]) -> bool:
@@ -1066,6 +1074,8 @@ def default_config(regions: list[tuple[Scop, GpuSchedule]]) -> dict:
         out["reduction_tile"] = DEFAULT_STAGED_2D[2] if staged else 32
     if "registers" in space:
         out["registers"] = 1
+    if "min_blocks" in space:
+        out["min_blocks"] = 1
     if "warp_reduction" in space:
         out["warp_reduction"] = 0
     out["tiling"] = 0

@@ -205,7 +205,12 @@ class CudaMapping:
     a warp share each point's loop and combine their partial sums with shuffles (the block's threads /
     32 points per block); kernels where that is not possible keep one thread per point. *tile*: "auto"
     tiles only the kernels where tiling pays (KernelChoices.tiling_pays; the others keep the flat mapping
-    on *flat_block*, () = the flat default block), "all" tiles every mapped kernel."""
+    on *flat_block*, () = the flat default block), "all" tiles every mapped kernel. *full_tiles*: the
+    instances of full tiles (every point of the tile and of the staged strip exists, _full_tiles) get their
+    own copy of the code, without bounds checks, the strip loop unrolled (False: the previous code, every
+    point checked). *min_blocks*: the tiled kernels ask nvcc (__launch_bounds__) for registers that let this
+    many blocks share a multiprocessor (2: at most 128 registers a thread for 256 threads, the other block
+    hiding latency, at the risk of spills)."""
 
     block: tuple[int, ...] = ()
     points: tuple[int, ...] = ()
@@ -218,6 +223,7 @@ class CudaMapping:
     tile: str = "auto"  # "auto": only the kernels where tiling pays; "all": every mapped kernel
     flat_block: tuple[int, ...] = ()  # the block of the kernels a tiled mapping leaves flat (() = the default)
     full_tiles: bool = True  # full tiles apart: no bounds checks, the staged strip unrolled (False: checks everywhere)
+    min_blocks: int = 1  # blocks of a tiled kernel that must fit on a multiprocessor at once (__launch_bounds__)
 
 
 def fold_axes(mapped: int, values: tuple[int, ...]) -> tuple[int, int, int]:
