@@ -8,7 +8,7 @@ Variants per kernel (each a whole program: the user's, its region replaced, timi
   - "old default": the previous default, 32x32 tiles on a 32x8 block, 1x4 points, strips of 32, every point
     checked (CudaMapping.full_tiles=False prints exactly the code generated before the full-tile split);
   - "old 128x128": the default's shape with the previous code (every point checked);
-  - fixed shapes with the new code (FIXED), and the flat mapping (one point per thread).
+  - fixed shapes with the new code (FIXED).
 Rounds: every variant runs once per round, interleaved, and reports its kernel time (CUDA events around the
 region's launches), its region time (the program's host clock around allocation, copies, kernels, copies
 back) and its program time (the program's own timer). The first round verifies: matmul checksums against
@@ -20,7 +20,7 @@ the kernel gain, the program (region) gain with a 95% interval (Welch, on the lo
 times), the program gain the kernel gain predicts (region time with the kernel time swapped), and whether
 the measured gain holds within 3% of the predicted one (measure.cuda.gain_check).
 
-    python3 benchmarks/cuda_matmul.py --out results.json [--rounds 9] [--kernels matmul_vanilla,gemm,2mm]
+    python3 benchmarks/cuda_matmul.py --out results.json [--rounds 7] [--kernels matmul_vanilla,gemm,2mm]
     python3 benchmarks/cuda_matmul.py --compile-only --out x.json      # no GPU: generate and compile only
 
 CUDA_MODULE_LOADING=EAGER is set for the runs: the kernels' module loads with the context, at program start
@@ -32,6 +32,9 @@ import argparse
 import json
 import math
 import os
+import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -59,16 +62,34 @@ VARIANTS: dict[str, CudaMapping | None] = {
     OLD: CudaMapping(block=(32, 8), points=(1, 4), reduction_tile=32, full_tiles=False),
     "old 128x128 on 16x16, K8": CudaMapping(block=(16, 16), points=(8, 8), reduction_tile=8, full_tiles=False),
 }
-FIXED = {
+FIXED = {  # the new code at other shapes ("32x32 on 32x8, K32": the old default's shape, to tell code from shape)
     "default, 2 blocks/SM": CudaMapping(block=(16, 16), points=(8, 8), reduction_tile=8, min_blocks=2),
-    "128x128 on 16x16, K16": CudaMapping(block=(16, 16), points=(8, 8), reduction_tile=16),
     "64x128 on 16x16, K8": CudaMapping(block=(16, 16), points=(4, 8), reduction_tile=8),
     "64x64 on 16x16, K16": CudaMapping(block=(16, 16), points=(4, 4), reduction_tile=16),
-    "64x64 on 16x16, K8": CudaMapping(block=(16, 16), points=(4, 4), reduction_tile=8),
     "64x64 on 16x16, K8, 2 blocks/SM": CudaMapping(block=(16, 16), points=(4, 4), reduction_tile=8, min_blocks=2),
     "32x32 on 32x8, K32": CudaMapping(block=(32, 8), points=(1, 4), reduction_tile=32),
-    "flat": CudaMapping(flat=True),
 }
+
+
+def sass_mix(exe: str) -> dict:
+    """Per kernel of *exe* (cuobjdump -sass, where installed): the SASS instructions between its first two
+    barriers (the staged strip's work in a tiled kernel) and the share of fused multiply-adds among them."""
+    tool = shutil.which("cuobjdump")
+    if tool is None:
+        return {}
+    proc = subprocess.run([tool, "-sass", exe], capture_output=True, text=True)
+    out: dict = {}
+    for chunk in re.split(r"\n\s*Function : ", proc.stdout)[1:]:
+        name = chunk.split("\n", 1)[0].strip()
+        ops = re.findall(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[0-9T] )?([A-Z0-9]+)", chunk)
+        bars = [k for k, op in enumerate(ops) if op == "BAR"]
+        if len(bars) < 2:
+            continue
+        body = ops[bars[0]:bars[1] + 1]
+        fma = sum(op in ("FFMA", "DFMA") for op in body)
+        out[name] = {"instructions": len(body), "fma": fma, "fma_share": fma / len(body),
+                     "lds": sum(op == "LDS" for op in body), "kernel_instructions": len(ops)}
+    return out
 
 
 def _args_for_kernel(args) -> argparse.Namespace:
@@ -99,7 +120,6 @@ def measure(kernels: list[Kernel], rows: dict[str, list[dict]], rounds: int, res
                     row.setdefault(key, []).append(r[key])
                 if rnd == 0:
                     if k.checksummed:
-                        import re
                         m = re.search(r"checksum: ([\d.eE+-]+)", r["stdout"])
                         if row["variant"] == OLD and m:
                             refs[k.name] = float(m.group(1))
@@ -132,27 +152,32 @@ def summarize(k: Kernel, rows: list[dict]) -> dict:
     return out
 
 
+def _fma(row: dict) -> str:
+    return ", ".join(f"{v['fma']}/{v['instructions']} ({100 * v['fma_share']:.0f}%)"
+                     for v in (row.get("sass") or {}).values())
+
+
 def table(result: dict) -> str:
-    lines = ["| kernel | variant | kernel ms | vs old default | region ms | kernel share | regs | spill B | verified |",
-             "|" + "---|" * 9]
+    lines = ["| kernel | variant | kernel ms | vs old default | region ms | kernel share | regs | spill B | "
+             "FMA share between barriers | verified |", "|" + "---|" * 10]
     for k in result["kernels"]:
         by = {r["variant"]: r for r in k["rows"]}
         old = by.get(OLD, {}).get("kernel_ms_median")
         for r in k["rows"]:
             if "error" in r or "run_error" in r:
                 lines.append(f"| {k['kernel']} | {r['variant']} | error: {(r.get('error') or r['run_error'])[:100]} |"
-                             + " |" * 6)
+                             + " |" * 7)
                 continue
             km, rm, sh = r.get("kernel_ms_median"), r.get("region_ms_median"), r.get("kernel_share")
             lines.append(f"| {k['kernel']} | {r['variant']} | {'' if km is None else f'{km:.4f}'} | "
                          f"{f'{old / km:.2f}x' if old and km else ''} | {'' if rm is None else f'{rm:.2f}'} | "
                          f"{'' if sh is None else f'{100 * sh:.1f}%'} | {r.get('registers', '')} | "
-                         f"{r.get('spill_bytes', '')} | {r.get('verified', '')} |")
+                         f"{r.get('spill_bytes', '')} | {_fma(r)} | {r.get('verified', '')} |")
         if k["kernel"] == "matmul_vanilla" and result.get("torch_matmul_ms_median"):
             t = result["torch_matmul_ms_median"]
             d = by.get(DEFAULT, {}).get("kernel_ms_median")
             lines.append(f"| matmul_vanilla | torch.matmul (fp32, TF32 off) | {t:.4f} | "
-                         f"{f'default at {t / d:.2f}x of torch' if d else ''} |" + " |" * 5)
+                         f"{f'default at {t / d:.2f}x of torch' if d else ''} |" + " |" * 6)
     lines += ["", "| kernel | kernel gain | program gain (95% interval) | predicted program gain | holds within 3% |",
               "|---|---|---|---|---|"]
     for k in result["kernels"]:
@@ -168,7 +193,7 @@ def table(result: dict) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--kernels", default="matmul_vanilla,gemm,2mm")
     ap.add_argument("--polybench", default=os.environ.get("POLYBENCH", "/work/polybench"))
     ap.add_argument("--dataset", default="LARGE")
@@ -195,6 +220,8 @@ def main() -> int:
     rows: dict[str, list[dict]] = {}
     for (k, _, _), row in zip(jobs, compiled):
         rows.setdefault(k.name, []).append(row)
+        if "exe" in row:
+            row["sass"] = sass_mix(row["exe"])
     if not args.compile_only:
         measure(kernels, rows, args.rounds, result)
     for k in kernels:
