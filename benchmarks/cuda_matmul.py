@@ -93,7 +93,7 @@ def sass_mix(exe: str) -> dict:
 
 
 def _args_for_kernel(args) -> argparse.Namespace:
-    return argparse.Namespace(polybench=args.polybench, dataset=args.dataset, gpu_size=None)
+    return argparse.Namespace(polybench=args.polybench, dataset=args.dataset, gpu_size=args.gpu_size)
 
 
 def measure(kernels: list[Kernel], rows: dict[str, list[dict]], rounds: int, result: dict) -> None:
@@ -197,6 +197,7 @@ def main() -> int:
     ap.add_argument("--kernels", default="matmul_vanilla,gemm,2mm")
     ap.add_argument("--polybench", default=os.environ.get("POLYBENCH", "/work/polybench"))
     ap.add_argument("--dataset", default="LARGE")
+    ap.add_argument("--gpu-size", type=int, help="N of matmul_vanilla (default 2048)")
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--no-fixed", action="store_true", help="only the default and the two old codes")
     ap.add_argument("--compile-only", action="store_true")

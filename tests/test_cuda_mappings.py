@@ -376,6 +376,28 @@ def test_mapping_benchmark_generates_and_compiles_without_a_gpu(tmp_path):
     assert rows[1]["smem_bytes"] > 0 and rows[0]["smem_bytes"] == 0
 
 
+@pytest.mark.slow
+@needs_gcc
+def test_matmul_benchmark_runs_old_and_new_code_on_the_emulator(tmp_path):
+    """benchmarks/cuda_matmul.py end to end with an nvcc that builds for the emulation header: every row
+    verified, and a verdict on the default's gain over the old default in the program."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "nvcc").write_text(f"#!/bin/sh\nexec {sys.executable} {ROOT}/tests/data/fake_nvcc.py \"$@\"\n")
+    (bin_ / "nvcc").chmod(0o755)
+    out = tmp_path / "r.json"
+    env = dict(os.environ, PYTHONPATH=ROOT, PATH=f"{bin_}{os.pathsep}{os.environ['PATH']}")
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "cuda_matmul.py"), "--out", str(out),
+                           "--kernels", "matmul_vanilla,gemm", "--dataset", "MINI", "--gpu-size", "20",
+                           "--rounds", "2", "--no-fixed", "--jobs", "2"],
+                          capture_output=True, text=True, env=env, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
+    for k in json.loads(out.read_text())["kernels"]:
+        assert [r["variant"] for r in k["rows"]] == ["default", "old default", "old 128x128 on 16x16, K8"]
+        assert all(r["verified"] == "ok" and r["kernel_ms_median"] > 0 for r in k["rows"]), k["rows"]
+        assert k["gain"]["verdict"] in ("holds", "does not hold", "undecided")
+
+
 def _gpu() -> bool:
     from polytune.measure.cache import gpu_id
     return NVCC is not None and bool(gpu_id())
