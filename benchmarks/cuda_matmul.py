@@ -11,7 +11,8 @@ Variants per kernel (each a whole program: the user's, its region replaced, timi
   - fixed shapes with the new code (FIXED).
 Rounds: every variant runs once per round, interleaved, and reports its kernel time (CUDA events around the
 region's launches), its region time (the program's host clock around allocation, copies, kernels, copies
-back) and its program time (the program's own timer). The first round verifies: matmul checksums against
+back, with the time of each phase: allocation and copies in, kernels, copies out, frees: where the region's
+time varies) and its program time (the program's own timer). The first round verifies: matmul checksums against
 the old default's, PolyBench dumps against the CPU program's. The compile step records ptxas' registers
 and spills per variant.
 
@@ -116,7 +117,7 @@ def measure(kernels: list[Kernel], rows: dict[str, list[dict]], rounds: int, res
                 except Exception as e:  # noqa: BLE001
                     row["run_error"] = str(e)
                     continue
-                for key in ("kernel_ms", "region_ms", "program_s"):
+                for key in ("kernel_ms", "region_ms", "program_s", "parts_ms"):
                     row.setdefault(key, []).append(r[key])
                 if rnd == 0:
                     if k.checksummed:
@@ -145,6 +146,11 @@ def summarize(k: Kernel, rows: list[dict]) -> dict:
             r[f"{key}_median"] = median(r.get(key, []))
         km, rm = r.get("kernel_ms_median"), r.get("region_ms_median")
         r["kernel_share"] = km / rm if km and rm else None
+        # where the region's time varies: per phase, the median and the spread (max - min) over the rounds
+        parts = [x for x in r.get("parts_ms", []) if x]
+        r["parts_summary"] = {ph: {"median": median([x[ph] for x in parts]),
+                                   "spread": max(x[ph] for x in parts) - min(x[ph] for x in parts)}
+                              for ph in ("in", "run", "out", "free")} if parts else None
     out: dict = {}
     new, old = by.get(DEFAULT, {}), by.get(OLD, {})
     if new.get("region_ms") and old.get("region_ms"):
@@ -178,6 +184,14 @@ def table(result: dict) -> str:
             d = by.get(DEFAULT, {}).get("kernel_ms_median")
             lines.append(f"| matmul_vanilla | torch.matmul (fp32, TF32 off) | {t:.4f} | "
                          f"{f'default at {t / d:.2f}x of torch' if d else ''} |" + " |" * 6)
+    lines += ["", "| kernel | variant | region ms: allocation + copies in | kernels | copies out | frees "
+              "(median, spread over the rounds) |", "|---|---|---|---|---|---|"]
+    for k in result["kernels"]:
+        for r in k["rows"]:
+            ps = r.get("parts_summary")
+            if ps:
+                lines.append(f"| {k['kernel']} | {r['variant']} | " + " | ".join(
+                    f"{ps[ph]['median']:.2f} ({ps[ph]['spread']:.2f})" for ph in ("in", "run", "out", "free")) + " |")
     lines += ["", "| kernel | kernel gain | program gain (95% interval) | predicted program gain | holds within 3% |",
               "|---|---|---|---|---|"]
     for k in result["kernels"]:

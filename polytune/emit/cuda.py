@@ -892,18 +892,28 @@ def _region(scop: Scop, gs: GpuSchedule | TiledGpu, mapping: CudaMapping, indent
     # The helper macros are used by the sizes too: define them before everything, undefine after.
     lines = lines[:1] + hp.macro_defs() + lines[1:]
     if not serve:
-        if timing:
-            lines += [i1 + f"cudaEvent_t {p}_t0, {p}_t1;", i1 + f"cudaEventCreate(&{p}_t0);",
+        if timing:  # (host clock stamps between the phases: where a region's time varies from run to run)
+            lines += [i1 + f"const double {p}_in = {p}_now();",
+                      i1 + f"cudaEvent_t {p}_t0, {p}_t1;", i1 + f"cudaEventCreate(&{p}_t0);",
                       i1 + f"cudaEventCreate(&{p}_t1);", i1 + f"cudaEventRecord({p}_t0);"]
         lines += hp.lines
         if timing:
             lines += [i1 + f"cudaEventRecord({p}_t1);", i1 + f"cudaEventSynchronize({p}_t1);",
-                      i1 + f"{{ float {p}_ms = 0; cudaEventElapsedTime(&{p}_ms, {p}_t0, {p}_t1);",
-                      i1 + f"  fprintf(stderr, \"polytune-kernel-ms: %.6f\\n\", {p}_ms); }}"]
+                      i1 + f"float {p}_ms = 0;", i1 + f"cudaEventElapsedTime(&{p}_ms, {p}_t0, {p}_t1);"]
         lines.append(i1 + f"{p}_check(cudaDeviceSynchronize(), \"kernels\");")
-        lines += [i1 + c for c in copy_back + frees]
         if timing:
-            lines.append(i1 + f"fprintf(stderr, \"polytune-region-ms: %.6f\\n\", ({p}_now() - {p}_start) * 1e3);")
+            lines.append(i1 + f"const double {p}_run = {p}_now();")
+        lines += [i1 + c for c in copy_back]
+        if timing:
+            lines.append(i1 + f"const double {p}_out = {p}_now();")
+        lines += [i1 + c for c in frees]
+        if timing:
+            lines += [i1 + f"const double {p}_end = {p}_now();",
+                      i1 + f"fprintf(stderr, \"polytune-kernel-ms: %.6f\\n\", {p}_ms);",
+                      i1 + f"fprintf(stderr, \"polytune-region-ms: %.6f\\n\", ({p}_end - {p}_start) * 1e3);",
+                      i1 + f"fprintf(stderr, \"polytune-region-parts-ms: in %.6f run %.6f out %.6f free %.6f\\n\", "
+                           f"({p}_in - {p}_start) * 1e3, ({p}_run - {p}_in) * 1e3, ({p}_out - {p}_run) * 1e3, "
+                           f"({p}_end - {p}_out) * 1e3);"]
     else:
         lines += _serve_loop(p, indent, copies, hp.lines, copy_back, frees, dump)
     lines += hp.macro_undefs()

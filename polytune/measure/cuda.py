@@ -404,6 +404,9 @@ class CudaRunner:
 # ---- the tuned gain, re-measured in the program ------------------------------------------------------------
 REGION_MS = re.compile(r"polytune-region-ms: ([\d.eE+-]+)")
 KERNEL_MS = re.compile(r"polytune-kernel-ms: ([\d.eE+-]+)")
+# the region's phases: allocation and copies in, kernels, copies out, frees (ms)
+REGION_PARTS_MS = re.compile(r"polytune-region-parts-ms: in ([\d.eE+-]+) run ([\d.eE+-]+) out ([\d.eE+-]+) "
+                             r"free ([\d.eE+-]+)")
 PROGRAM_TOLERANCE = 0.03  # a program gain this far below the kernel gain is reported as not holding
 # The kernels' module loads with the context (made at program start by the timed build), not at the first
 # launch inside the region: a one-time cost of the process that no mapping changes.
@@ -487,7 +490,8 @@ def program_gain(program: Program, build: CudaBuildConfig, seed: CudaMapping, be
                 if exe is None:
                     raise PolytuneError(f"the {label}'s program does not compile: {err}")
                 exes[label] = exe
-            times: dict[str, dict[str, list[float]]] = {k: {"region_ms": [], "kernel_ms": []} for k in exes}
+            times: dict[str, dict[str, list]] = {k: {"region_ms": [], "kernel_ms": [], "region_parts_ms": []}
+                                                 for k in exes}
             for _ in range(runs):
                 for label, exe in exes.items():
                     with gpu_lock():
@@ -498,6 +502,8 @@ def program_gain(program: Program, build: CudaBuildConfig, seed: CudaMapping, be
                         raise PolytuneError(f"the {label}'s program failed: {tail[-1] if tail else proc.returncode}")
                     times[label]["region_ms"].append(sum(float(x) for x in REGION_MS.findall(proc.stderr)))
                     times[label]["kernel_ms"].append(sum(float(x) for x in KERNEL_MS.findall(proc.stderr)))
+                    parts = [tuple(map(float, m)) for m in REGION_PARTS_MS.findall(proc.stderr)]
+                    times[label]["region_parts_ms"].append([sum(x) for x in zip(*parts)] if parts else [])
         except (PolytuneError, subprocess.TimeoutExpired, OSError) as e:
             out["error"] = str(e)
             return out, [f"polytune: warning: the tuned gain could not be re-measured in the program ({e})"]
