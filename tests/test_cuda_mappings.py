@@ -418,6 +418,8 @@ def test_gpu_random_nest_under_random_mapping_prints_the_same_values(prog, mappi
     (MATMUL, ("N=300",), None),
     (MATMUL, ("N=300",), CudaMapping(block=(16, 16), points=(4, 4), reduction_tile=16)),
     (MATMUL, ("N=300",), CudaMapping(block=(16, 16), points=(8, 8), reduction_tile=8)),
+    (MATMUL, ("N=512",), None),  # every tile full
+    (MATMUL, ("N=300",), CudaMapping(block=(16, 16), points=(8, 8), reduction_tile=8, min_blocks=2)),
     (MATMUL, ("N=300",), CudaMapping(block=(8, 32), points=(3, 1), reduction_tile=7, registers=False)),
     (SYRK_TRI, (), CudaMapping(block=(8, 4), points=(1, 2), reduction_tile=4)),
     (COV_TRI, (), None),
@@ -426,7 +428,7 @@ def test_gpu_random_nest_under_random_mapping_prints_the_same_values(prog, mappi
      CudaMapping(block=(256,), points=(2,), reduction="warp")),
     (open(os.path.join(GPU_DIR, "reduction_interchange.c")).read(), ("N=1000", "M=777"),
      CudaMapping(block=(128,), reduction="warp")),
-], ids=["matmul-default", "matmul-64", "matmul-128", "matmul-odd", "triangular", "cov-default", "cov-all-tiled",
+], ids=["matmul-default", "matmul-64", "matmul-128", "matmul-full", "matmul-2-blocks", "matmul-odd", "triangular", "cov-default", "cov-all-tiled",
         "rows-warp", "rows-warp-2"])
 def test_gpu_tiled_mappings_match_cpu(src, defines, mapping):
     if not _gpu():
