@@ -251,6 +251,34 @@ def test_triangular_domain_with_full_and_partial_tiles(mapping):
         assert _unrolled_strips(text) >= 1
 
 
+LOOP_FROM_ONE = """#include <stdio.h>
+#define N 8
+double A[N + 6][N + 6];
+int main(void)
+{
+  int i, j, k, n = N;
+  for (i = 0; i < N + 6; i++) for (j = 0; j < N + 6; j++) A[i][j] = (double)((i * 7 + j * 3) % 17) * 0.125 - 1.0;
+#pragma scop
+  for (i = 0; i <= n - 1; i++)
+    for (k = 0; k <= n - 1; k++)
+      A[i + 1][i + 1] = A[i + 1][i + 1] * 0.5 + A[i + 2][i + 1] * 0.25 + (double)(i) * 0.0625 + 1.0;
+  for (i = 1; i <= n - 1; i++)
+    A[i + 1][i + 3] += A[i + 1][i + 3] * 0.125;
+#pragma endscop
+  for (i = 0; i < N + 6; i++) for (j = 0; j < N + 6; j++) printf("%.17g\\n", A[i][j]);
+  return 0;
+}
+"""
+
+
+@needs_gcc
+def test_a_full_tile_is_checked_where_isl_left_part_of_its_condition_to_the_point_loop():
+    """Generator seed (random nests, block 2,2,2): the loop from 1 fills the tile 0..7 only from n = 8 on
+    and i >= 1; isl printed the full copy's `pt0 >= 1` as the point loop's lower bound, which the full copy
+    does not check: the copy runs under the full condition itself."""
+    check_mapping(LOOP_FROM_ONE, CudaMapping(block=(2, 2, 2)), "loop from 1")
+
+
 def test_full_tiles_are_the_tiles_isl_proves_full():
     prog = analyze(os.path.join(GPU_DIR, "matmul_vanilla.c"), defines=("N=64",))
     a = prog.scops[0]

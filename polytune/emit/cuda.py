@@ -320,10 +320,7 @@ class _TiledKernelPrinter(Printer):
             if isinstance(mark, SharedMark):
                 return self.stage(n.mark_get_node(), indent)
             if isinstance(mark, FullMark):
-                outer, self.full = self.full, mark
-                self.node(n.mark_get_node(), indent, None)
-                self.full = outer
-                return None
+                return self.full_tile(mark, n.mark_get_node(), indent)
             if isinstance(mark, PointsMark):
                 return self.point_band(mark.depth, n.mark_get_node(), indent)
             if isinstance(mark, ReduceMark) and self.plan.warp:
@@ -372,6 +369,19 @@ class _TiledKernelPrinter(Printer):
         self.node(n.for_get_body(), indent + 1, None)
         if j is not None:
             self.point_loops.discard(j)
+        self.emit("}", indent)
+
+    def full_tile(self, mark: FullMark, body: isl.AstNode, indent: int) -> None:
+        """The full tiles' copy: under the full condition (isl's code for this copy may leave part of it to
+        the point loops' bounds, which are not checked here), without the point loops' checks."""
+        names = self._present_names(self.plan.stage_depth)
+        if self.plan.full is None or None in names:  # (a dim the AST left implicit: keep every check)
+            return self.node(body, indent, None)
+        cond = self._expr_of(dims_as_params(self.plan.full, isl.dim_type.set, names))
+        self.emit(f"if ({cond}) {{", indent)
+        outer, self.full = self.full, mark
+        self.node(body, indent + 1, None)
+        self.full = outer
         self.emit("}", indent)
 
     def tile(self, body: isl.AstNode, indent: int) -> None:
