@@ -204,7 +204,13 @@ def run_once(exe: str, keep_output: bool) -> dict:
     region = [float(x) for x in re.findall(r"polytune-region-ms: ([\d.eE+-]+)", proc.stderr)]
     m = re.search(r"time: ([\d.eE+-]+)", proc.stdout) or re.search(r"^\s*([\d.]+(?:[eE][+-]?\d+)?)\s*$",
                                                                       proc.stdout, re.M)
+    parts: dict[str, float] = {}  # the region's phases (allocation + copies in, kernels, copies out, frees)
+    for m_ in re.finditer(r"polytune-region-parts-ms: in ([\d.eE+-]+) run ([\d.eE+-]+) out ([\d.eE+-]+) "
+                          r"free ([\d.eE+-]+)", proc.stderr):
+        for k, x in zip(("in", "run", "out", "free"), m_.groups()):
+            parts[k] = parts.get(k, 0.0) + float(x)
     return {"kernel_ms": sum(kernel) if kernel else None, "region_ms": sum(region) if region else None,
+            "parts_ms": parts or None,
             "program_s": float(m.group(1)) if m else None,
             "stdout": proc.stdout if keep_output else "", "stderr": proc.stderr if keep_output else ""}
 

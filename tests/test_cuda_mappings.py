@@ -10,8 +10,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
+import islpy as isl
 import pytest
 from conftest import KERNELS, ROOT
 from hypothesis import HealthCheck, given, settings
@@ -22,6 +24,7 @@ from test_cuda import emulate
 from polytune.emit.cuda import CudaMapping, generate_cuda_region, mapping_space, resource_problem
 from polytune.errors import UsageError
 from polytune.pipeline import OptimizeOptions, analyze, generate_cuda
+from polytune.poly.gpu import plan_tiled
 
 GXX = shutil.which("g++")
 GCC = shutil.which("gcc")
@@ -111,8 +114,18 @@ def test_matmul_mapping_with_partial_tiles(mapping):
 def test_default_mapping_stages_gemm_operands_and_keeps_c_in_registers():
     text = cuda_text(os.path.join(GPU_DIR, "matmul_vanilla.c"), None, ("N=64",))
     assert "__shared__" in text and "pt_sh_A" in text and "pt_sh_B" in text and "pt_sh_C" not in text
-    assert "pt_reg_C[4][1]" in text  # 32x32 tile on a 32x8 block: 4 points per thread along y
+    assert "pt_reg_C[8][8]" in text  # a 128x128 tile on a 16x16 block: 8x8 points per thread
+    assert "pt_sh_A[128][8]" in text and "pt_sh_B[8][128]" in text  # strips of 8
     assert "__launch_bounds__(256)" in text
+    two = cuda_text(os.path.join(GPU_DIR, "matmul_vanilla.c"), CudaMapping(block=(16, 16), points=(8, 8),
+                                                                           reduction_tile=8, min_blocks=2), ("N=64",))
+    assert "__launch_bounds__(256, 2)" in two
+
+
+def test_default_mapping_of_a_stencil_keeps_the_32x32_tile():
+    text = cuda_text(os.path.join(GPU_DIR, "stencil2d_vanilla.c"), None, ("N=64",))
+    # its 8x8 taps are no long reduction: 4 points on a 32x8 block, the tile and its halo staged whole
+    assert "__launch_bounds__(256)" in text and "pt_reg_B[4][1]" in text and "pt_sh_A[39][39]" in text
 
 
 SYRK_TRI = """#include <stdio.h>
@@ -199,6 +212,82 @@ def test_triangular_domain_with_shared_tiles_and_registers(mapping):
     assert "pt_sh_A" in text and "__syncthreads();" in text and "pt_reg_C" in text
 
 
+
+def _unrolled_strips(text: str) -> int:
+    """How many staged strip loops the text unrolls (the full tiles' copies)."""
+    lines = text.split("\n")
+    return sum(1 for a, b in zip(lines, lines[1:])
+               if a.strip() == "#pragma unroll" and b.strip().startswith("for (long"))
+
+
+@needs_gcc
+@pytest.mark.parametrize("mapping,n", [
+    (CudaMapping(block=(4, 4), points=(2, 2), reduction_tile=4), 20),  # 8x8 tiles: 4 full ones, partial ones
+    (CudaMapping(block=(4, 2), points=(1, 3), reduction_tile=3), 24),  # 4x6 tiles, strips of 3: every tile full
+    (CudaMapping(block=(4, 4), points=(2, 1), reduction_tile=5), 23),  # a last strip of 3
+    (CudaMapping(block=(2, 2), points=(2, 2), shared=()), 10),  # full tiles without a staged strip
+])
+def test_full_tiles_run_unchecked_and_partial_tiles_keep_their_checks(mapping, n):
+    text = check_mapping(MATMUL, mapping, "matmul", (f"N={n}",), exact=False)
+    kernel = text[text.index("__global__"):text.index("#undef")]
+    assert "__syncthreads();" in kernel or mapping.shared == ()
+    if mapping.shared != ():
+        assert _unrolled_strips(kernel) == 1
+        # the full tiles' staging copies have no check
+        assert any(x.strip().startswith("pt_sh_A[") for x in kernel.split("\n"))
+    # the same values as the previous code, every point checked
+    old = check_mapping(MATMUL, replace(mapping, full_tiles=False), "matmul", (f"N={n}",), exact=False)
+    assert _unrolled_strips(old) == 0
+
+
+@needs_gcc
+@pytest.mark.parametrize("mapping", [
+    CudaMapping(block=(2, 2), points=(1, 2), reduction_tile=4),  # tiles inside the triangle are full
+    CudaMapping(block=(2, 2), points=(1, 1), reduction_tile=3, shared=()),
+])
+def test_triangular_domain_with_full_and_partial_tiles(mapping):
+    text = check_mapping(SYRK_TRI, mapping, "triangular")
+    if mapping.shared != ():
+        assert _unrolled_strips(text) >= 1
+
+
+LOOP_FROM_ONE = """#include <stdio.h>
+#define N 8
+double A[N + 6][N + 6];
+int main(void)
+{
+  int i, j, k, n = N;
+  for (i = 0; i < N + 6; i++) for (j = 0; j < N + 6; j++) A[i][j] = (double)((i * 7 + j * 3) % 17) * 0.125 - 1.0;
+#pragma scop
+  for (i = 0; i <= n - 1; i++)
+    for (k = 0; k <= n - 1; k++)
+      A[i + 1][i + 1] = A[i + 1][i + 1] * 0.5 + A[i + 2][i + 1] * 0.25 + (double)(i) * 0.0625 + 1.0;
+  for (i = 1; i <= n - 1; i++)
+    A[i + 1][i + 3] += A[i + 1][i + 3] * 0.125;
+#pragma endscop
+  for (i = 0; i < N + 6; i++) for (j = 0; j < N + 6; j++) printf("%.17g\\n", A[i][j]);
+  return 0;
+}
+"""
+
+
+@needs_gcc
+def test_a_full_tile_is_checked_where_isl_left_part_of_its_condition_to_the_point_loop():
+    """Generator seed (random nests, block 2,2,2): the loop from 1 fills the tile 0..7 only from n = 8 on
+    and i >= 1; isl printed the full copy's `pt0 >= 1` as the point loop's lower bound, which the full copy
+    does not check: the copy runs under the full condition itself."""
+    check_mapping(LOOP_FROM_ONE, CudaMapping(block=(2, 2, 2)), "loop from 1")
+
+
+def test_full_tiles_are_the_tiles_isl_proves_full():
+    prog = analyze(os.path.join(GPU_DIR, "matmul_vanilla.c"), defines=("N=64",))
+    a = prog.scops[0]
+    tiled = plan_tiled(a.scop, a.deps, a.gpu, CudaMapping(block=(16, 16), points=(8, 8), reduction_tile=8), (16, 16))
+    (plan,) = tiled.plans.values()
+    want = isl.Set("[n] -> { [t0, t1, s] : t0 >= 0 and 128t0 + 128 <= n and t1 >= 0 and 128t1 + 128 <= n "
+                   "and s >= 0 and 8s + 8 <= n }")
+    assert plan.full.is_equal(want.align_params(plan.full.get_space()))
+
 @needs_gcc
 @pytest.mark.parametrize("name", ["matmul", "gemver", "mvt", "heat-3d", "gemm_bias_relu", "2d_bidirec"])
 def test_pluto_kernels_with_every_array_staged(name):
@@ -247,7 +336,7 @@ def test_mapping_space_lists_the_tunable_dimensions():
     program = analyze(os.path.join(GPU_DIR, "matmul_vanilla.c"), defines=("N=64",))
     space = dict(mapping_space([(a.scop, a.gpu) for a in program.scops]))
     assert {"block_x", "block_y", "points_x", "points_y", "reduction_tile", "shared_A", "shared_B",
-            "registers", "tiling"} <= set(space)
+            "registers", "min_blocks", "tiling"} <= set(space)
     assert "shared_C" not in space  # written in the kernel: never staged
 
 
@@ -316,6 +405,28 @@ def test_mapping_benchmark_generates_and_compiles_without_a_gpu(tmp_path):
     assert rows[1]["smem_bytes"] > 0 and rows[0]["smem_bytes"] == 0
 
 
+@pytest.mark.slow
+@needs_gcc
+def test_matmul_benchmark_runs_old_and_new_code_on_the_emulator(tmp_path):
+    """benchmarks/cuda_matmul.py end to end with an nvcc that builds for the emulation header: every row
+    verified, and a verdict on the default's gain over the old default in the program."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "nvcc").write_text(f"#!/bin/sh\nexec {sys.executable} {ROOT}/tests/data/fake_nvcc.py \"$@\"\n")
+    (bin_ / "nvcc").chmod(0o755)
+    out = tmp_path / "r.json"
+    env = dict(os.environ, PYTHONPATH=ROOT, PATH=f"{bin_}{os.pathsep}{os.environ['PATH']}")
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "cuda_matmul.py"), "--out", str(out),
+                           "--kernels", "matmul_vanilla,gemm", "--dataset", "MINI", "--gpu-size", "20",
+                           "--rounds", "2", "--no-fixed", "--jobs", "2"],
+                          capture_output=True, text=True, env=env, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
+    for k in json.loads(out.read_text())["kernels"]:
+        assert [r["variant"] for r in k["rows"]] == ["default", "old default", "old 128x128 on 16x16, K8"]
+        assert all(r["verified"] == "ok" and r["kernel_ms_median"] > 0 for r in k["rows"]), k["rows"]
+        assert k["gain"]["verdict"] in ("holds", "does not hold", "undecided")
+
+
 def _gpu() -> bool:
     from polytune.measure.cache import gpu_id
     return NVCC is not None and bool(gpu_id())
@@ -335,6 +446,8 @@ def test_gpu_random_nest_under_random_mapping_prints_the_same_values(prog, mappi
     (MATMUL, ("N=300",), None),
     (MATMUL, ("N=300",), CudaMapping(block=(16, 16), points=(4, 4), reduction_tile=16)),
     (MATMUL, ("N=300",), CudaMapping(block=(16, 16), points=(8, 8), reduction_tile=8)),
+    (MATMUL, ("N=512",), None),  # every tile full
+    (MATMUL, ("N=300",), CudaMapping(block=(16, 16), points=(8, 8), reduction_tile=8, min_blocks=2)),
     (MATMUL, ("N=300",), CudaMapping(block=(8, 32), points=(3, 1), reduction_tile=7, registers=False)),
     (SYRK_TRI, (), CudaMapping(block=(8, 4), points=(1, 2), reduction_tile=4)),
     (COV_TRI, (), None),
@@ -343,8 +456,8 @@ def test_gpu_random_nest_under_random_mapping_prints_the_same_values(prog, mappi
      CudaMapping(block=(256,), points=(2,), reduction="warp")),
     (open(os.path.join(GPU_DIR, "reduction_interchange.c")).read(), ("N=1000", "M=777"),
      CudaMapping(block=(128,), reduction="warp")),
-], ids=["matmul-default", "matmul-64", "matmul-128", "matmul-odd", "triangular", "cov-default", "cov-all-tiled",
-        "rows-warp", "rows-warp-2"])
+], ids=["matmul-default", "matmul-64", "matmul-128", "matmul-full", "matmul-2-blocks", "matmul-odd", "triangular",
+        "cov-default", "cov-all-tiled", "rows-warp", "rows-warp-2"])
 def test_gpu_tiled_mappings_match_cpu(src, defines, mapping):
     if not _gpu():
         pytest.skip("needs nvcc and an NVIDIA GPU")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 
+import numpy as np
 import pytest
 from conftest import ROOT
 
@@ -99,7 +100,8 @@ def test_tune_on_the_emulator_searches_mappings_and_rechecks_the_gain_in_the_pro
     assert rep["gpu"]["mapping_builds"] >= 1
     if rep["best"]["config"] != rep["seed"]["config"]:
         g = rep["program_gain"]
-        assert len(g["seed_region_ms"]) == len(g["best_region_ms"]) == 5 and g["program_gain"] > 0
+        assert len(g["seed_region_ms"]) == len(g["best_region_ms"]) == CudaTarget.program_runs
+        assert g["program_gain"] > 0 and g["verdict"] in ("holds", "does not hold", "undecided")
         assert g["kernel_gain"] == pytest.approx(rep["seed"]["median"] / rep["best"]["median"])
     assert rep["best_build"]["cuda_mapping"]["block"]
     assert "__global__" in r.best_text
@@ -134,6 +136,23 @@ def test_tuned_flat_mapping_reads_its_block_from_the_shared_build(emulated_gpu):
         assert runner.measure(t.variant(space.names, tiled)).ok and len(runner.builds) == 1
     finally:
         runner.close()
+
+
+def test_gain_check_confirms_refutes_or_leaves_undecided():
+    from polytune.measure.cuda import gain_check
+    rng = np.random.default_rng(1)
+    sk, bk = [10.0] * 9, [5.0] * 9
+    seed_r = list(100 + rng.normal(0, 0.2, 9))
+    # the region loses the kernel's 5 ms: the predicted 100/95
+    held = gain_check(sk, bk, seed_r, list(95 + rng.normal(0, 0.2, 9)))
+    assert held["predicted_gain"] == pytest.approx(100 / 95, rel=1e-2) and held["verdict"] == "holds"
+    assert held["kernel_share"] == pytest.approx(0.1, rel=1e-2)
+    assert held["program_gain_low"] < held["program_gain"] < held["program_gain_high"]
+    # the region does not change: the kernel gain does not reach the program
+    assert gain_check(sk, bk, seed_r, list(100 + rng.normal(0, 0.2, 9)))["verdict"] == "does not hold"
+    # region times that vary by 10%: nothing to conclude
+    noisy = gain_check(sk, bk, list(100 + rng.normal(0, 10, 9)), list(95 + rng.normal(0, 10, 9)))
+    assert noisy["verdict"] == "undecided"
 
 
 def test_registers_from_ptxas_are_matched_to_their_kernel_by_mangled_name():

@@ -41,7 +41,7 @@ from ..poly.gpu import (
     staged_box,
 )
 from ..poly.islutil import isl_name, sets_of
-from ..poly.marks import KernelMark, PointsMark, ReduceMark, SharedMark, TileMark, mark_of
+from ..poly.marks import FullMark, KernelMark, PointsMark, ReduceMark, SharedMark, TileMark, mark_of
 from ..poly.scop import Scop
 from .c import build_ast
 from .printer import Printer, fresh_prefix, list_, param_expr, replace_child, strip, substitute
@@ -124,6 +124,9 @@ class CudaRegion:
 # Default tiled mappings by the deepest kernel: (block, points per thread). 2-D: a 32x32 tile on a 32x8
 # block, 4 points per thread along y (PPCG's default tile is 32x32 on a 16x32 block).
 DEFAULT_TILED = {0: ((1,), (1,)), 1: ((256,), (1,)), 2: ((32, 8), (1, 4)), 3: ((32, 4, 2), (1, 1, 1))}
+# Where a 2-D kernel stages the operands of a long reduction (matmul, gemm, 2mm): the classic SGEMM block tile,
+# 128x128 on a 16x16 block, 8x8 points per thread in registers, strips of 8 staged (block, points, strip).
+DEFAULT_STAGED_2D = ((16, 16), (8, 8), 8)
 SHARED_BYTES = 48 * 1024  # static shared memory per block without the opt-in
 REGISTERS_PER_THREAD = 255
 REGISTER_ELEMENTS = 64  # at most this many register-held elements per thread (8-byte elements: 128 registers)
@@ -143,6 +146,8 @@ def resolve_mapping(mapping: CudaMapping, max_mapped: int) -> CudaMapping:
         raise UsageError("points per thread: 1 to 3 positive integers (x[,y[,z]])")
     if mapping.reduction_tile < 1:
         raise UsageError("the reduction tile must be a positive integer")
+    if not 1 <= mapping.min_blocks <= 32:
+        raise UsageError("blocks per multiprocessor: 1 to 32")
     if mapping.reduction not in ("thread", "warp"):
         raise UsageError(f"unknown reduction strategy '{mapping.reduction}' (choose from thread, warp)")
     if mapping.tile not in ("auto", "all"):
@@ -260,6 +265,7 @@ class _TiledKernelPrinter(Printer):
         self.lane_loop = False  # the next loop is shared by the lanes of a warp
         self.reducing = False  # inside such a loop: statements add into the lanes' partial sums
         self.partials: set[str] = set()
+        self.full: FullMark | None = None  # inside the full tiles' copy: no point checks, the strip unrolled
         bx, by, bz = plan.block
         self.tid = f"(threadIdx.x + {bx} * (threadIdx.y + {by} * threadIdx.z))"
         self.nthreads = bx * by * bz
@@ -313,6 +319,8 @@ class _TiledKernelPrinter(Printer):
                 return self.tile(n.mark_get_node(), indent)
             if isinstance(mark, SharedMark):
                 return self.stage(n.mark_get_node(), indent)
+            if isinstance(mark, FullMark):
+                return self.full_tile(mark, n.mark_get_node(), indent)
             if isinstance(mark, PointsMark):
                 return self.point_band(mark.depth, n.mark_get_node(), indent)
             if isinstance(mark, ReduceMark) and self.plan.warp:
@@ -341,9 +349,17 @@ class _TiledKernelPrinter(Printer):
             self.lane_loop = True
             return
         if it not in self.tile_its and j is None:
+            if self.full is not None and self.full.strip and it == f"{self.prefix}{self.plan.stage_depth}":
+                self.emit("#pragma unroll", indent)  # the staged strip: a full tile's has strip iterations
             self.loops.append(it)
             super().for_(n, indent, None)
             self.loops.pop()
+            return
+        if j is not None and self.full is not None:
+            # a full tile: every point of the thread's tile is in the loop's bounds (poly/gpu.py _full_tiles)
+            self.point_loops.add(j)
+            self.node(n.for_get_body(), indent, None)
+            self.point_loops.discard(j)
             return
         init, cond, inc = (strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(), n.for_get_inc()))
         guard = f"{it} >= ({init}) && ({cond})" + (f" && ({it} - ({init})) % {inc} == 0" if inc != "1" else "")
@@ -353,6 +369,19 @@ class _TiledKernelPrinter(Printer):
         self.node(n.for_get_body(), indent + 1, None)
         if j is not None:
             self.point_loops.discard(j)
+        self.emit("}", indent)
+
+    def full_tile(self, mark: FullMark, body: isl.AstNode, indent: int) -> None:
+        """The full tiles' copy: under the full condition (isl's code for this copy may leave part of it to
+        the point loops' bounds, which are not checked here), without the point loops' checks."""
+        names = self._present_names(self.plan.stage_depth)
+        if self.plan.full is None or None in names:  # (a dim the AST left implicit: keep every check)
+            return self.node(body, indent, None)
+        cond = self._expr_of(dims_as_params(self.plan.full, isl.dim_type.set, names))
+        self.emit(f"if ({cond}) {{", indent)
+        outer, self.full = self.full, mark
+        self.node(body, indent + 1, None)
+        self.full = outer
         self.emit("}", indent)
 
     def tile(self, body: isl.AstNode, indent: int) -> None:
@@ -425,7 +454,10 @@ class _TiledKernelPrinter(Printer):
                 idx.append(f"({p}_e / {inner}) % {sizes[d]}" if d else f"{p}_e / {inner}")
                 self.emit(f"const long {elems[d]} = {offs[d]} + {idx[d]};", i1 + 1)
             sh = f"{p}_sh_{a}" + "".join(f"[{x}]" for x in idx)
-            self.emit(f"if ({self._expr_of(fp)}) {sh} = {a}{''.join(f'[{e}]' for e in elems)};", i1 + 1)
+            copy = f"{sh} = {a}{''.join(f'[{e}]' for e in elems)};"
+            guard = self._stage_guard(fp, los, sizes, keep, elems, present) if plan.full_tiles else \
+                self._expr_of(fp)
+            self.emit(f"if ({guard}) {copy}" if guard else copy, i1 + 1)
             self.emit("}", i1)
             old = self.shared_sizes.get(a, [0] * len(sizes))
             self.shared_sizes[a] = [max(x, y) for x, y in zip(old, sizes)]
@@ -435,6 +467,29 @@ class _TiledKernelPrinter(Printer):
         self.emit("__syncthreads();", i1)
         self.emit("}", indent)
         self.staged = outer
+
+    def _stage_guard(self, fp: isl.Set, los: list, sizes: list[int], keep: list[str], elems: list[str],
+                     present: list[str | None]) -> str:
+        """The check of a staging copy: the footprint *fp* (a set of the parameters, the schedule dims
+        *keep* and the elements *elems*) where the copy loop's box and, in a full tile's copy, the full
+        tiles' condition do not already imply it ('' where they do)."""
+        box = None
+        for d, (lo, size) in enumerate(zip(los, sizes)):
+            lo = dims_as_params(lo, isl.dim_type.in_, keep)
+            lo = lo.add_dims(isl.dim_type.in_, len(elems))
+            e = isl.PwAff.var_on_domain(isl.LocalSpace.from_space(lo.get_domain_space()), isl.dim_type.set, d)
+            b = e.ge_set(lo).intersect(e.le_set(lo.add_constant_val(isl.Val(size - 1, context=lo.get_ctx()))))
+            box = b if box is None else box.intersect(b)
+        ctx = dims_as_params(box, isl.dim_type.set, elems).params()
+        ctx = ctx.intersect(self.scop.context.align_params(ctx.get_space()))
+        if self.full is not None and self.plan.full is not None:
+            full = dims_as_params(self.plan.full, isl.dim_type.set, present).params()
+            ctx = ctx.align_params(full.get_space()).intersect(full.align_params(ctx.get_space()))
+        fp = fp.align_params(ctx.get_space()).params()
+        ctx = ctx.align_params(fp.get_space())
+        if ctx.is_subset(fp):
+            return ""
+        return strip(self.expr(isl.AstBuild.from_context(ctx).expr_from_set(fp.gist_params(ctx))))
 
     def reduce(self, body: isl.AstNode, indent: int) -> None:
         """A row reduction shared by a warp: partial sums per lane, the loop split over the lanes, then a
@@ -610,6 +665,7 @@ class _HostPrinter(Printer):
         self.serve = serve
         self.scalars_on_device = scalars_on_device
         self.kernels: list[str] = []
+        self.min_blocks = 1  # CudaMapping.min_blocks (the tiled kernels' __launch_bounds__)
 
     def node(self, n: isl.AstNode, indent: int, pragma=None) -> None:
         if isinstance(kernel := mark_of(n), KernelMark):
@@ -677,7 +733,8 @@ class _HostPrinter(Printer):
         kname = f"{p}_kernel{self.scop_index}_{info.index}" + (f"_{len(self.kernels)}" if any(
             f" {p}_kernel{self.scop_index}_{info.index}(" in k for k in self.kernels) else "")
         bounds = "" if (self.serve and self.tiled is None) or info.mapped == 0 else \
-            f"__launch_bounds__({math.prod(plan.block if plan else kernel_block(info.mapped, self.block))}) "
+            f"__launch_bounds__({math.prod(plan.block if plan else kernel_block(info.mapped, self.block))}" \
+            f"{f', {self.min_blocks}' if plan is not None and self.min_blocks > 1 else ''}) "
         head = (f"template <{', '.join(tparams)}>\n" if tparams else "")
         self.kernels.append(f"{head}__global__ void {bounds}{kname}({', '.join(params)})\n{{\n{text}\n}}\n")
         if plan is not None:
@@ -772,6 +829,9 @@ def generate_cuda_region(scop: Scop, gs: GpuSchedule, block: tuple[int, ...] = (
     default = mapping is None
     if default:  # (--block: every kernel on that block, the ones left flat too)
         mapping = CudaMapping(block=block, flat_block=block, flat=deps is None or serve)
+        if not block and not mapping.flat and stages_2d_reduction([(scop, gs)]):
+            b, pts, strip_ = DEFAULT_STAGED_2D
+            mapping = replace(mapping, block=b, points=pts, reduction_tile=strip_)
     mapping = resolve_mapping(mapping, gs.max_mapped)
     p = prefix or fresh_prefix(scop, avoid, "pt")
     if mapping.flat:
@@ -810,6 +870,7 @@ def _region(scop: Scop, gs: GpuSchedule | TiledGpu, mapping: CudaMapping, indent
     arrays = [a for a in scop.arrays if a.name in used and a.ndim > 0]
     scalars_on_device = {a.name for a in scop.arrays if a.ndim == 0 and a.written}
     hp = _HostPrinter(scop, gs, p, block, serve, scalars_on_device, scop_index)
+    hp.min_blocks = mapping.min_blocks
     ast = build_ast(scop, gs, p, scale_strides=False)
     body_indent = indent + (3 if serve else 1)
     hp.node(ast, body_indent)
@@ -841,18 +902,28 @@ def _region(scop: Scop, gs: GpuSchedule | TiledGpu, mapping: CudaMapping, indent
     # The helper macros are used by the sizes too: define them before everything, undefine after.
     lines = lines[:1] + hp.macro_defs() + lines[1:]
     if not serve:
-        if timing:
-            lines += [i1 + f"cudaEvent_t {p}_t0, {p}_t1;", i1 + f"cudaEventCreate(&{p}_t0);",
+        if timing:  # (host clock stamps between the phases: where a region's time varies from run to run)
+            lines += [i1 + f"const double {p}_in = {p}_now();",
+                      i1 + f"cudaEvent_t {p}_t0, {p}_t1;", i1 + f"cudaEventCreate(&{p}_t0);",
                       i1 + f"cudaEventCreate(&{p}_t1);", i1 + f"cudaEventRecord({p}_t0);"]
         lines += hp.lines
         if timing:
             lines += [i1 + f"cudaEventRecord({p}_t1);", i1 + f"cudaEventSynchronize({p}_t1);",
-                      i1 + f"{{ float {p}_ms = 0; cudaEventElapsedTime(&{p}_ms, {p}_t0, {p}_t1);",
-                      i1 + f"  fprintf(stderr, \"polytune-kernel-ms: %.6f\\n\", {p}_ms); }}"]
+                      i1 + f"float {p}_ms = 0;", i1 + f"cudaEventElapsedTime(&{p}_ms, {p}_t0, {p}_t1);"]
         lines.append(i1 + f"{p}_check(cudaDeviceSynchronize(), \"kernels\");")
-        lines += [i1 + c for c in copy_back + frees]
         if timing:
-            lines.append(i1 + f"fprintf(stderr, \"polytune-region-ms: %.6f\\n\", ({p}_now() - {p}_start) * 1e3);")
+            lines.append(i1 + f"const double {p}_run = {p}_now();")
+        lines += [i1 + c for c in copy_back]
+        if timing:
+            lines.append(i1 + f"const double {p}_out = {p}_now();")
+        lines += [i1 + c for c in frees]
+        if timing:
+            lines += [i1 + f"const double {p}_end = {p}_now();",
+                      i1 + f"fprintf(stderr, \"polytune-kernel-ms: %.6f\\n\", {p}_ms);",
+                      i1 + f"fprintf(stderr, \"polytune-region-ms: %.6f\\n\", ({p}_end - {p}_start) * 1e3);",
+                      i1 + f"fprintf(stderr, \"polytune-region-parts-ms: in %.6f run %.6f out %.6f free %.6f\\n\", "
+                           f"({p}_in - {p}_start) * 1e3, ({p}_run - {p}_in) * 1e3, ({p}_out - {p}_run) * 1e3, "
+                           f"({p}_end - {p}_out) * 1e3);"]
     else:
         lines += _serve_loop(p, indent, copies, hp.lines, copy_back, frees, dump)
     lines += hp.macro_undefs()
@@ -939,7 +1010,8 @@ TILING = ("auto", "none", "all")  # the tiling dimension's values: where it pays
 def mapping_space(regions: list[tuple[Scop, GpuSchedule]]) -> list[tuple[str, tuple[int, ...]]]:
     """The tuning dimensions of the CUDA target for a program's regions (scop, GPU schedule), each an
     integer domain: block shape, points per thread per block axis, the reduction tile, shared memory on
-    (1) or off (0) per array that some kernel could stage, registers on/off, a warp per row (1) or a
+    (1) or off (0) per array that some kernel could stage, registers on/off, blocks per multiprocessor the
+    tiled kernels' registers must allow (1, 2; where a strip is staged), a warp per row (1) or a
     thread per row (0), and which kernels are tiled (TILING: where it pays, none (the flat, previous
     mapping), all). Dimensions that no kernel uses are left out. A configuration maps to a CudaMapping with
     mapping_from_config; default_config gives the default mapping's values (the seed)."""
@@ -966,6 +1038,8 @@ def mapping_space(regions: list[tuple[Scop, GpuSchedule]]) -> list[tuple[str, tu
     out += [(f"shared_{a}", (0, 1)) for a in sorted(shareable)]
     if private:
         out.append(("registers", (0, 1)))
+    if reduction:  # (where a strip is staged: register-heavy kernels that latency hurts)
+        out.append(("min_blocks", (1, 2)))
     if warp:
         out.append(("warp_reduction", (0, 1)))
     out.append(("tiling", tuple(range(len(TILING)))))
@@ -983,7 +1057,17 @@ def mapping_from_config(config: dict) -> CudaMapping:
                        reduction_tile=int(config.get("reduction_tile", 32)),
                        registers=bool(config.get("registers", 1)), flat=tiling == "none",
                        reduction="warp" if config.get("warp_reduction") else "thread",
-                       tile="all" if tiling == "all" else "auto")
+                       tile="all" if tiling == "all" else "auto", min_blocks=int(config.get("min_blocks", 1)))
+
+
+def stages_2d_reduction(regions: list[tuple[Scop, GpuSchedule]]) -> bool:
+    """Whether the deepest kernels map 2 loops and one of them stages operands of a reduction by default
+    (the kernels DEFAULT_STAGED_2D is for)."""
+    if max((gs.max_mapped for _, gs in regions), default=0) != 2:
+        return False
+    return any(ch.reduction and ch.long_reduction and ch.shared_default and ch.tiling_pays
+               for scop, gs in regions for mark, ch in kernel_choices(scop, gs).items()
+               if gs.kernel(mark).mapped == 2)
 
 
 def default_config(regions: list[tuple[Scop, GpuSchedule]]) -> dict:
@@ -991,6 +1075,9 @@ def default_config(regions: list[tuple[Scop, GpuSchedule]]) -> dict:
     space = dict(mapping_space(regions))
     dims = max((gs.max_mapped for _, gs in regions), default=0)
     block, points = DEFAULT_TILED[max(0, min(3, dims))]
+    staged = stages_2d_reduction(regions)
+    if staged:
+        block, points = DEFAULT_STAGED_2D[:2]
     out: dict = {}
     for k, v in zip(("block_x", "block_y", "block_z"), block):
         out[k] = v
@@ -1004,9 +1091,11 @@ def default_config(regions: list[tuple[Scop, GpuSchedule]]) -> dict:
         if k.startswith("shared_"):
             out[k] = int(k[len("shared_"):] in defaults)
     if "reduction_tile" in space:
-        out["reduction_tile"] = 32
+        out["reduction_tile"] = DEFAULT_STAGED_2D[2] if staged else 32
     if "registers" in space:
         out["registers"] = 1
+    if "min_blocks" in space:
+        out["min_blocks"] = 1
     if "warp_reduction" in space:
         out["warp_reduction"] = 0
     out["tiling"] = 0

@@ -26,7 +26,7 @@ from .bands import member_map
 from .deps import Dependences
 from .islutil import CTX, isl_name, maps_of, sets_of
 from .legality import check_legal
-from .marks import KernelMark, PointsMark, ReduceMark, SharedMark, TileMark, mark_id, mark_of
+from .marks import FullMark, KernelMark, PointsMark, ReduceMark, SharedMark, TileMark, mark_id, mark_of
 from .schedule import compute_base_schedule
 from .scop import Scop
 from .tiling import Transformer
@@ -205,7 +205,12 @@ class CudaMapping:
     a warp share each point's loop and combine their partial sums with shuffles (the block's threads /
     32 points per block); kernels where that is not possible keep one thread per point. *tile*: "auto"
     tiles only the kernels where tiling pays (KernelChoices.tiling_pays; the others keep the flat mapping
-    on *flat_block*, () = the flat default block), "all" tiles every mapped kernel."""
+    on *flat_block*, () = the flat default block), "all" tiles every mapped kernel. *full_tiles*: the
+    instances of full tiles (every point of the tile and of the staged strip exists, _full_tiles) get their
+    own copy of the code, without bounds checks, the strip loop unrolled (False: the previous code, every
+    point checked). *min_blocks*: the tiled kernels ask nvcc (__launch_bounds__) for registers that let this
+    many blocks share a multiprocessor (2: at most 128 registers a thread for 256 threads, the other block
+    hiding latency, at the risk of spills)."""
 
     block: tuple[int, ...] = ()
     points: tuple[int, ...] = ()
@@ -217,6 +222,8 @@ class CudaMapping:
     shared_reused: bool = False  # *shared* names arrays to stage where the default would (reused across threads)
     tile: str = "auto"  # "auto": only the kernels where tiling pays; "all": every mapped kernel
     flat_block: tuple[int, ...] = ()  # the block of the kernels a tiled mapping leaves flat (() = the default)
+    full_tiles: bool = True  # full tiles apart: no bounds checks, the staged strip unrolled (False: checks everywhere)
+    min_blocks: int = 1  # blocks of a tiled kernel that must fit on a multiprocessor at once (__launch_bounds__)
 
 
 def fold_axes(mapped: int, values: tuple[int, ...]) -> tuple[int, int, int]:
@@ -249,6 +256,8 @@ class KernelPlan:
     point_maps: tuple[isl.UnionMap, ...]  # per mapped member: statement instance -> its value
     thread_axes: tuple[int, ...] = ()  # per mapped member: the thread axis of its points (() = info.axes)
     warp: bool = False  # a warp per point: lanes split the reduction loop (ReduceMark)
+    full: isl.Set | None = None  # the stage prefix values (schedule dims 0..stage_depth-1) of full tiles
+    full_tiles: bool = False  # CudaMapping.full_tiles: full tiles apart, staging checks simplified
 
     @property
     def axes(self) -> tuple[int, ...]:
@@ -284,6 +293,7 @@ class KernelChoices:
     reduction: bool  # the kernel has a loop below its mapped band
     warp: bool = False  # a 1-D kernel with a row reduction a warp can share (see CudaMapping.reduction)
     unregistered: tuple[str, ...] = ()  # arrays written under the loop that no register can hold
+    long_reduction: bool = False  # the loop a staged strip would mine runs more than LONG_REDUCTION times
 
     @property
     def tiling_pays(self) -> bool:
@@ -379,7 +389,30 @@ def _choices(scop: Scop, info: KernelInfo, band: isl.ScheduleNode) -> KernelChoi
         red = _reduction_band(below)
         # the loop's statements must be sums into the thread's element: checked where they are printed
         warp = red is not None and written <= set(private)
-    return KernelChoices(tuple(private), tuple(shared), tuple(default), reduction, warp, tuple(unregistered))
+    return KernelChoices(tuple(private), tuple(shared), tuple(default), reduction, warp, tuple(unregistered),
+                         _long_loop(scop, _strip_band(below)))
+
+
+LONG_REDUCTION = 64
+
+
+def _long_loop(scop: Scop, band: isl.ScheduleNode | None) -> bool:
+    """Whether the first member of *band* takes more than LONG_REDUCTION values (or a number that grows
+    with the parameters): matmul's k loop, not a stencil's 8 taps."""
+    if band is None:
+        return False
+    dom = band.get_domain().intersect_params(scop.context)
+    ranges = sets_of(member_map(band.band_get_partial_schedule(), 0, dom).range())
+    if not ranges:
+        return False
+    rng = ranges[0]
+    for r in ranges[1:]:
+        rng = rng.union(r)
+    try:
+        extent = rng.dim_max(0).sub(rng.dim_min(0)).max_val()
+    except isl.Error:
+        return True
+    return extent.is_infty() or not extent.is_int() or int(extent.to_str()) >= LONG_REDUCTION
 
 
 def _reduction_band(node: isl.ScheduleNode) -> isl.ScheduleNode | None:
@@ -476,10 +509,11 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
             stage = strip.child(0)
         elif by_default:
             shared = ()  # by default only inside a strip-mined loop (a whole loop's footprint can be large)
-        stage = stage.insert_mark(mark_id(SharedMark(info.index)))
+        strip_size = max(1, mapping.reduction_tile) if strip is not None else 0
+        full = _full_tiles(scop, stage, pmupa, info.depth, tiles, strip_size) \
+            if mapping.full_tiles and not warp else None
+        stage, sprefix = _insert_stage_marks(stage, full, info.index, strip_size, scop)
         stage_depth = stage.get_schedule_depth()
-        sdom = stage.get_domain().intersect_params(scop.context)
-        sprefix = stage.child(0).get_prefix_schedule_union_map().intersect_domain(sdom)
         shared_maps = [_accesses(scop, info.statements, isl_name(a)) for a in shared]
         node = stage
         while node.get_tree_depth() > top:
@@ -487,10 +521,121 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
         root = _sink_points(node, pmupa, info.index).get_schedule().get_root()
         plans[name] = KernelPlan(info, kblock, pts, tiles, tuple(private), inv, tuple(shared),
                                  tuple(shared_maps), sprefix, stage_depth, point_maps, thread_axes=thread_axes,
-                                 warp=warp)
+                                 warp=warp, full=full[1] if full is not None else None,
+                                 full_tiles=mapping.full_tiles)
     schedule = root.get_schedule()
     check_legal(schedule, deps, scop)
     return TiledGpu(schedule, gs.kernels, plans)
+
+
+def _leaves(node: isl.ScheduleNode, out: list) -> list:
+    if node.get_type() == isl.schedule_node_type.leaf:
+        out.append(node)
+    for i in range(node.n_children()):
+        _leaves(node.child(i), out)
+    return out
+
+
+def _full_tiles(scop: Scop, node: isl.ScheduleNode, points: isl.MultiUnionPwAff, depth: int,
+                tiles: tuple[int, ...], strip: int) -> tuple[isl.UnionSet, isl.Set] | None:
+    """The instances below *node* whose tile is full, and the values of the schedule dims above *node* (o)
+    that make it full; None where no tile is full. A tile is full when, for each statement and each value
+    of the loops between *node* and the points (mid), every point of the tile's box exists: member j of
+    *points* over tiles[j] * o[depth + j] .. + tiles[j] - 1 and, when *node* is the loop of a staged strip
+    (*strip* > 0 iterations, its tile number the last dim of o), that loop over its whole strip. The
+    condition depends on o only, which the block's threads share (barriers stay uniform)."""
+    nout = node.get_schedule_depth()
+    m = len(tiles)
+    pts = isl.UnionMap.from_multi_union_pw_aff(points)
+    prefix = node.get_prefix_schedule_union_map().intersect_domain(node.get_domain())
+    occupied = sets_of(prefix.range())
+    if len(occupied) != 1:
+        return None
+    occ = occupied[0].intersect_params(scop.context)
+    bad = None
+    for leaf in _leaves(node, []):
+        dom = leaf.get_domain().intersect_params(scop.context)
+        if dom.is_empty():
+            continue
+        sched = leaf.get_prefix_schedule_union_map().intersect_domain(dom).flat_range_product(
+            pts.intersect_domain(dom))
+        for stmt in maps_of(sched):
+            f = stmt.range()
+            n = f.dim(isl.dim_type.set)
+            nmid = n - nout - m
+            if nmid < (1 if strip else 0):
+                return None  # (not the shape this split is for)
+            d = [f"d{k}" for k in range(n)]
+            cons = [f"{t} * {d[depth + j]} <= {d[nout + nmid + j]} <= {t} * {d[depth + j]} + {t - 1}"
+                    for j, t in enumerate(tiles)]
+            # a statement at one value of the strip loop (gemm's C *= beta beside the sum) need not fill it
+            iterates = bool(strip) and not _fixed_dim(f, nout)
+            if iterates:
+                cons.append(f"{strip} * {d[nout - 1]} <= {d[nout]} <= {strip} * {d[nout - 1]} + {strip - 1}")
+            box = isl.Set(f"{{ [{', '.join(d)}] : {' and '.join(cons)} }}", context=CTX)
+            box = box.align_params(f.get_space())
+            f = f.align_params(box.get_space())
+            box = box.reset_tuple_id() if box.has_tuple_id() else box
+            f = f.reset_tuple_id() if f.has_tuple_id() else f
+            # every (o, mid) that occurs, with each point of the box (and each iteration of the strip)
+            g = f.project_out(isl.dim_type.set, nout + nmid, m)
+            if iterates:
+                g = g.project_out(isl.dim_type.set, nout, 1).insert_dims(isl.dim_type.set, nout, 1)
+            g = g.add_dims(isl.dim_type.set, m).intersect(box)
+            missing = g.subtract(f).project_out(isl.dim_type.set, nout, n - nout)
+            missing = missing.align_params(occ.get_space())
+            bad = missing if bad is None else bad.union(missing)
+    if bad is None:
+        return None
+    good = occ.align_params(bad.get_space()).subtract(bad).coalesce()
+    if good.is_empty():
+        return None
+    insts = prefix.intersect_range(isl.UnionSet(good)).domain()
+    return insts, good
+
+
+def _fixed_dim(f: isl.Set, k: int) -> bool:
+    """Whether dim *k* of *f* takes one value for each value of the dims before it."""
+    n = f.dim(isl.dim_type.set)
+    m = isl.Map.from_range(f.project_out(isl.dim_type.set, k + 1, n - k - 1))
+    m = m.move_dims(isl.dim_type.in_, 0, isl.dim_type.out, 0, k)
+    return m.is_single_valued()
+
+
+def _insert_stage_marks(stage: isl.ScheduleNode, full: tuple[isl.UnionSet, isl.Set] | None, index: int,
+                        strip: int, scop: Scop) -> tuple[isl.ScheduleNode, isl.UnionMap]:
+    """The SharedMark at *stage* and, with *full*, the full-tile split above it: a sequence of the full
+    tiles' instances (under a FullMark) and the others, each branch with its own SharedMark. Returns the
+    node at *stage*'s place and the staged instances' prefix schedule (the stage dims)."""
+    top = stage.get_tree_depth()
+    dom = stage.get_domain().intersect_params(scop.context)
+    branches = []
+    if full is None:
+        branches.append((stage, False))
+    else:
+        insts = full[0].intersect(dom)
+        rest = dom.subtract(insts)
+        if rest.is_empty():
+            branches.append((stage, True))
+        else:
+            seq = stage.insert_sequence(isl.UnionSetList.from_union_set(insts).add(rest))
+            branches += [(seq.child(0).child(0), True), (seq.child(1).child(0), False)]
+    sprefix = None
+    node = branches[0][0]
+    for k in range(len(branches)):
+        if k:  # the other branch, from the sequence
+            while node.get_tree_depth() > top:
+                node = node.parent()
+            node = node.child(k).child(0)
+        if branches[k][1]:
+            node = node.insert_mark(mark_id(FullMark(index, strip))).child(0)
+        node = node.insert_mark(mark_id(SharedMark(index)))
+        sdom = node.get_domain().intersect_params(scop.context)
+        p = node.child(0).get_prefix_schedule_union_map().intersect_domain(sdom)
+        sprefix = p if sprefix is None else sprefix.union(p)
+    while node.get_tree_depth() > top:
+        node = node.parent()
+    return node, sprefix
 
 
 def private_access(scop: Scop, plan: KernelPlan, k: int, statements: set[str],

@@ -80,6 +80,17 @@ class SharedMark:
 
 
 @dataclass(frozen=True)
+class FullMark:
+    """Above the instances of kernel *index* whose tiles are full (poly/gpu.py's full-tile split): every
+    point of the thread's tile (and every iteration of the staged strip, *strip* > 0) exists, so the
+    point loops need no bounds check and the strip loop has *strip* iterations."""
+
+    kind: ClassVar[str] = "gpu_full"
+    index: int
+    strip: int = 0
+
+
+@dataclass(frozen=True)
 class PointsMark:
     """Above kernel *index*'s point band, sunk to every leaf of the kernel at schedule *depth*."""
 
@@ -96,8 +107,8 @@ class ReduceMark:
     index: int
 
 
-Mark = ParallelMark | SimdMark | IvdepMark | KernelMark | TileMark | SharedMark | PointsMark | ReduceMark
-_MARKS = (ParallelMark, SimdMark, IvdepMark, KernelMark, TileMark, SharedMark, PointsMark, ReduceMark)
+Mark = ParallelMark | SimdMark | IvdepMark | KernelMark | TileMark | SharedMark | FullMark | PointsMark | ReduceMark
+_MARKS = (ParallelMark, SimdMark, IvdepMark, KernelMark, TileMark, SharedMark, FullMark, PointsMark, ReduceMark)
 
 
 def mark_id(mark: Mark) -> isl.Id:

@@ -21,7 +21,7 @@ class CudaTarget(Target):
     name = "cuda"
     build_class = CudaBuildConfig
     build_options = ()
-    program_runs = 5  # runs of the seed's and the best's program each, interleaved (confirm)
+    program_runs = 9  # runs of the seed's and the best's program each, interleaved (confirm, Welch interval)
 
     def __init__(self, program, opts, build=None, domain_cap=512):
         super().__init__(program, opts, build, domain_cap)
@@ -80,8 +80,9 @@ class CudaTarget(Target):
     def confirm(self, runner: CudaRunner, seed: Measurement | None, best: Measurement | None,
                 names: tuple[str, ...]) -> tuple[dict | None, list[str]]:
         """The tuned gain re-measured in the program: the seed's and the best's whole programs, run in turn,
-        each timing its regions as it runs them (measure.cuda.program_gain); a warning where the program
-        gains more than 3% less than the kernels did."""
+        each timing its regions as it runs them (measure.cuda.program_gain): the program gain with its 95%
+        interval beside the gain the kernels predict; a warning where the kernels gain more than 3% less in the
+        program than in the search, or where the program gain falls short of the predicted one."""
         if seed is None or best is None or not seed.ok or not best.ok or tuple(seed.config) == tuple(best.config):
             return None, []
         runner.stop()  # (its serving process holds device memory)
