@@ -354,7 +354,8 @@ class _CopyBackPrinter(Printer):
         for k in range(call.op_get_n_arg() - 1):
             x = strip(self.expr(call.op_get_arg(k + 1)))
             lo = a.lower[k]
-            subs.append(x if lo == 0 else f"({x}) - ({lo if isinstance(lo, int) else f'{a.name}_lb{k}'})")
+            subs.append(x if isinstance(lo, int) and lo == 0 else
+                        f"({x}) - ({lo if isinstance(lo, int) else f'{a.name}_lb{k}'})")
         self.emit(f"{a.scalar} = {a.name}{''.join(f'[{x}]' for x in subs)};", indent)
 
 

@@ -196,10 +196,17 @@ def _box(elements: isl.Set, context: isl.Set) -> tuple[tuple, tuple, int | None]
         zero = one.add_constant_val(isl.Val.int_from_si(CTX, -1)).align_params(lo_pa.get_space())
         lo_total = lo_pa.union_add(zero.intersect_domain(lo_pa.domain().complement()))
         n_pa = hi_pa.sub(lo_pa).add_constant_val(isl.Val.one(CTX)).union_max(one.align_params(hi_pa.get_space()))
-        lower.append(lo_total.coalesce())
+        lower.append(_constant(lo_total.gist_params(ctx)) if _constant(lo_total.gist_params(ctx)) is not None
+                     else lo_total.coalesce())
         extent.append(n_pa.coalesce())
         count = None
     return tuple(lower), tuple(extent), count
+
+
+def _constant(pa: isl.PwAff) -> int | None:
+    """The value of a function of the parameters that is the same constant on every piece (else None)."""
+    values = {aff.get_constant_val().to_python() if aff.is_cst() else None for _, aff in pa.get_pieces()}
+    return values.pop() if len(values) == 1 and None not in values else None
 
 
 def _bounded_by_an_array(web_stmts: list[Statement], maps: dict, scalar: str, elements: isl.Set) -> bool:
