@@ -49,7 +49,8 @@ MAX_WEBS = 12  # more candidate webs than this: all of them or none (each trial 
 
 
 def expansion_limit() -> int:
-    """EXPANSION_LIMIT, or the environment's POLYTUNE_EXPANSION_LIMIT (tests of the fallback)."""
+    """EXPANSION_LIMIT, or the environment's POLYTUNE_EXPANSION_LIMIT (tests of the fallback; 0 turns
+    expansion off, parametric sizes included)."""
     return int(os.environ.get("POLYTUNE_EXPANSION_LIMIT", EXPANSION_LIMIT))
 
 
@@ -315,7 +316,7 @@ def expand(scop: Scop, deps: Dependences, base: isl.Schedule,
            avoid: frozenset[str] = frozenset()) -> Expansion | None:
     """The expanded region, when expanding scalars gives its hot statements a better schedule (module
     docstring); None otherwise."""
-    candidates = webs(scop, deps)
+    candidates = webs(scop, deps) if expansion_limit() > 0 else []
     if not candidates:
         return None
     hot_depth = max(len(st.iterators) for st in scop.statements)
