@@ -212,14 +212,17 @@ def _constant(pa: isl.PwAff) -> int | None:
 
 def _bounded_by_an_array(web_stmts: list[Statement], maps: dict, scalar: str, elements: isl.Set) -> bool:
     """Whether some access of the web reaches a different element of another array for every index of the
-    expansion, over all of them: the expansion is then no larger than that array's part in use."""
+    expansion (where it runs at all): the expansion is then no larger than that array's part in use."""
     for st in web_stmts:
         to_index = maps[st.name]
         for a in st.accesses:
             if a.array == scalar or a.relation.dim(isl.dim_type.out) == 0:
                 continue
             rel = to_index.reverse().apply_range(a.relation.intersect_domain(st.domain))  # index -> element
-            if elements.is_subset(rel.domain()) and rel.reverse().is_single_valued():
+            # (for the parameters where the access runs: deriche's `ym1 = 0` for every i, the access in
+            # a j loop that may run no iteration)
+            used = rel.domain()
+            if elements.intersect_params(used.params()).is_subset(used) and rel.reverse().is_single_valued():
                 return True
     return False
 
@@ -309,7 +312,7 @@ def _profile(ts: TiledSchedule, hot: list[str]) -> tuple[int, int, int]:
 
 def _schedule(scop: Scop, deps: Dependences, base: isl.Schedule | None = None) -> tuple[isl.Schedule, TiledSchedule]:
     base = base if base is not None else compute_base_schedule(scop, deps)
-    return base, make_schedule(scop, deps, base=base, unroll=0)
+    return base, make_schedule(scop, deps, base=base, unroll=0, reuse=True)
 
 
 def expand(scop: Scop, deps: Dependences, base: isl.Schedule,
