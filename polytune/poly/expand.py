@@ -84,7 +84,7 @@ def webs(scop: Scop, deps: Dependences) -> list[Web]:
         users = [st for st in scop.statements if any(a.array == s for a in st.accesses)]
         parent = {st.name: st.name for st in users}
 
-        def find(x: str) -> str:
+        def find(x: str, parent: dict = parent) -> str:
             while parent[x] != x:
                 x = parent[x]
             return x
