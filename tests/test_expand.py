@@ -139,8 +139,10 @@ def test_ludcmp_w_has_four_webs_and_the_two_of_the_lu_nest_are_expanded():
     assert [(x.scalar, len(x.lower)) for x in a.cpu.scop.scratch] == [("w", 2), ("w", 2)]
 
 
-@pytest.mark.parametrize("name,scalars", [("ludcmp", {"w"}), ("deriche", {"tm1", "ym1", "ym2", "xm1"}),
-                                          ("symm", {"temp2"})])
+@pytest.mark.parametrize("name,scalars", [
+    pytest.param("ludcmp", {"w"}, marks=pytest.mark.slow),  # (test_polybench checks their outputs by default)
+    pytest.param("deriche", {"tm1", "ym1", "ym2", "xm1"}, marks=pytest.mark.slow),
+    ("symm", {"temp2"})])
 def test_polybench_scalars_are_expanded_and_the_output_is_identical(name, scalars, tmp_path):
     src = os.path.join(PB, name + ".c")
     out, rep = _optimize(tmp_path, src)
