@@ -295,19 +295,36 @@ def _same_flow(scop: Scop, deps: Dependences, new: Scop, new_deps: Dependences) 
     return new_deps.flow.is_equal(deps.flow)
 
 
-def _profile(ts: TiledSchedule, hot: list[str]) -> tuple[int, int, int]:
-    """How good a schedule is for the hot statements: (how many have a parallel loop, their tiled
-    dimensions, minus the depths of their parallel loops)."""
-    par = tiled = depth = 0
+@dataclass(frozen=True)
+class Profile:
+    """How good a schedule is for the hot statements: per statement, its parallel loop's class (2: an
+    ordinary parallel loop, 1: a tile wavefront's, 0: none), then totals of those classes, of the tiled
+    band members, and of minus the parallel loops' depths."""
+
+    classes: tuple[int, ...]
+    totals: tuple[int, int, int]
+
+    def at_least(self, other: Profile) -> bool:
+        """No statement's parallel loop gets worse, and the totals are as good (in their order). (With
+        totals alone, deriche's expanded nests, fused by isl into tile wavefronts, beat their original
+        outer parallel loops: 0.1x.)"""
+        return all(a >= b for a, b in zip(self.classes, other.classes)) and self.totals >= other.totals
+
+    def beats(self, other: Profile) -> bool:
+        return self.at_least(other) and self.totals > other.totals
+
+
+def _profile(ts: TiledSchedule, hot: list[str]) -> Profile:
+    classes, tiled, depth = [], 0, 0
     for s in hot:
         bands = [b for b in ts.bands if s in b.statements]
         tiled += sum(b.members for b in bands if b.tiled)
         marked = [b for b in bands if b.parallel_loop]
+        classes.append(0 if not marked else 1 if marked[0].wavefront else 2)
         if marked:
-            par += 1
             kind, k = marked[0].parallel_loop.split()
             depth += marked[0].depth + int(k) + (marked[0].members if kind == "point" else 0)
-    return par, tiled, -depth
+    return Profile(tuple(classes), (sum(classes), tiled, -depth))
 
 
 def _schedule(scop: Scop, deps: Dependences, base: isl.Schedule | None = None) -> tuple[isl.Schedule, TiledSchedule]:
@@ -318,42 +335,56 @@ def _schedule(scop: Scop, deps: Dependences, base: isl.Schedule | None = None) -
 def expand(scop: Scop, deps: Dependences, base: isl.Schedule,
            avoid: frozenset[str] = frozenset()) -> Expansion | None:
     """The expanded region, when expanding scalars gives its hot statements a better schedule (module
-    docstring); None otherwise."""
+    docstring); None otherwise. All webs first; if that is better than none, each nest's webs, then each
+    web (up to MAX_WEBS), then each outer index loop is left out where the profile stays as good; if not,
+    each nest's webs are tried on their own and kept where they improve it (expanding all of deriche's
+    let isl fuse its row and column nests into tile wavefronts)."""
     candidates = webs(scop, deps) if expansion_limit() > 0 else []
     if not candidates:
         return None
     hot_depth = max(len(st.iterators) for st in scop.statements)
     hot = [st.name for st in scop.statements if len(st.iterators) == hot_depth]
+    statements = {st.name: st for st in scop.statements}
+    nests: dict[int | None, list[Web]] = {}
+    for w in candidates:
+        nests.setdefault(_beta(statements[w.statements[0]], 0), []).append(w)
     try:
-        original = _profile(_schedule(scop, deps, base)[1], hot)
-        best = _attempt(scop, deps, candidates, avoid, hot)
-        if best is None or best[0] <= original:
-            return None
-        chosen = list(candidates)
-        if len(chosen) <= MAX_WEBS:
-            # the cheapest form with the same profile: each web left out, or its outer index dimensions
-            for web in list(chosen):
-                trial = _attempt(scop, deps, [w for w in chosen if w != web], avoid, hot)
-                if trial is not None and trial[0] >= best[0]:
-                    chosen.remove(web)
-                    best = trial if trial[1] is not None else best
+        best = (_profile(_schedule(scop, deps, base)[1], hot), None)
+        chosen: list[Web] = []
+        every = _attempt(scop, deps, candidates, avoid, hot)
+        if every is not None and every[0].beats(best[0]):
+            best, chosen = every, list(candidates)
+            steps = [[w for w in ws] for ws in nests.values()] if len(nests) > 1 else []
+            steps += [[w] for w in candidates] if len(candidates) <= MAX_WEBS else []
+            for leave in steps:
+                if not all(w in chosen for w in leave):
                     continue
+                trial = _attempt(scop, deps, [w for w in chosen if w not in leave], avoid, hot)
+                if trial is not None and trial[1] is not None and trial[0].at_least(best[0]):
+                    best, chosen = trial, [w for w in chosen if w not in leave]
+        elif len(nests) > 1:
+            for ws in nests.values():
+                trial = _attempt(scop, deps, chosen + ws, avoid, hot)
+                if trial is not None and trial[0].beats(best[0]):
+                    best, chosen = trial, chosen + ws
+        if not chosen:
+            return None
+        if len(chosen) <= MAX_WEBS:
+            for web in list(chosen):  # outer loops of the index that can be left out
                 for skip in range(1, web.depth):
                     k = chosen.index(web)
                     fewer = chosen[:k] + [replace(web, skip=skip)] + chosen[k + 1:]
                     trial = _attempt(scop, deps, fewer, avoid, hot)
-                    if trial is None or trial[0] < best[0]:
+                    if trial is None or not trial[0].at_least(best[0]):
                         break
                     chosen, best, web = fewer, trial, fewer[k]
-        if not chosen:
-            return None
         return best[1]
     except isl.Error:
         return None
 
 
 def _attempt(scop: Scop, deps: Dependences, chosen: list[Web], avoid: frozenset[str],
-             hot: list[str]) -> tuple[tuple[int, int, int], Expansion | None] | None:
+             hot: list[str]) -> tuple[Profile, Expansion | None] | None:
     """The profile of the region with *chosen* webs expanded and that expansion (None: not legal or
     bounded). No web: the original region's profile."""
     if not chosen:
