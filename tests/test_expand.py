@@ -131,17 +131,20 @@ def test_value_carried_across_iterations_is_not_expanded(tmp_path):
     _same_output(tmp_path, src, out)
 
 
-def test_ludcmp_w_has_four_webs_and_the_two_of_the_lu_nest_are_expanded():
+def test_ludcmp_w_has_four_webs_and_only_the_lu_nest_is_expanded():
     a = analyze(os.path.join(PB, "ludcmp.c")).scops[0]
     found = webs(a.scop, a.deps)
     assert [(w.scalar, len(w.statements), w.depth) for w in found] == [("w", 3, 2), ("w", 3, 2), ("w", 3, 1),
                                                                        ("w", 3, 1)]
-    assert [(x.scalar, len(x.lower)) for x in a.cpu.scop.scratch] == [("w", 2), ("w", 2)]
+    scratch = {x.name for x in a.cpu.scop.scratch}
+    assert scratch and {x.scalar for x in a.cpu.scop.scratch} == {"w"}
+    users = {st.name for st in a.cpu.scop.statements if any(acc.array in scratch for acc in st.accesses)}
+    assert users and users <= set(found[0].statements) | set(found[1].statements)  # not the substitutions
 
 
 @pytest.mark.parametrize("name,scalars", [
     pytest.param("ludcmp", {"w"}, marks=pytest.mark.slow),  # (test_polybench checks their outputs by default)
-    pytest.param("deriche", {"tm1", "ym1", "ym2", "xm1"}, marks=pytest.mark.slow),
+    pytest.param("deriche", {"ym1", "ym2", "xm1"}, marks=pytest.mark.slow),
     ("symm", {"temp2"})])
 def test_polybench_scalars_are_expanded_and_the_output_is_identical(name, scalars, tmp_path):
     src = os.path.join(PB, name + ".c")
