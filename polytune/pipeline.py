@@ -12,6 +12,7 @@ from .frontend import macro_guards, read_regions
 from .poly.choice import ScheduleChoice, schedule_with
 from .poly.cost import choose_scheduler
 from .poly.deps import Dependences, compute_dependences
+from .poly.expand import expand
 from .poly.extract import build_scop
 from .poly.gpu import GpuSchedule, map_to_gpu
 from .poly.schedule import DEFAULT_UNROLL, BandInfo, TiledSchedule, compute_base_schedule
@@ -39,11 +40,20 @@ class AnalyzedScop:
     scop: Scop
     deps: Dependences
     base: object  # isl.Schedule from the scheduler, before tiling
+    expanded: AnalyzedScop | None = None  # with scalars expanded (poly/expand.py), where that schedules better
+
+    @property
+    def cpu(self) -> AnalyzedScop:
+        """What the C target schedules and prints: the expanded region where there is one (the GPU targets
+        and the reference dumps keep the original)."""
+        return self.expanded or self
 
     def tiled(self, sizes: tuple[int, ...], tile: bool = True, parallel: bool = True,
               schedule: str = "pluto", unroll_jam: int = DEFAULT_UNROLL,
               choice: ScheduleChoice | None = None) -> TiledSchedule:
         """*schedule*: pluto, outer, or model (the one poly/cost.py ranks first); *choice* overrides it."""
+        if self.expanded is not None:
+            return self.expanded.tiled(sizes, tile, parallel, schedule, unroll_jam, choice)
         if choice is None:
             scheduler, order = self.model_scheduler[0] if schedule == "model" else (schedule, "stride")
             choice = ScheduleChoice(scheduler=scheduler, point_order=order, unroll=unroll_jam,
@@ -120,7 +130,9 @@ def analyze(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] 
         scop = build_scop(r)
         deps = compute_dependences(scop)
         notes = [deps.fallback] if deps.fallback else []
-        scops.append(AnalyzedScop(scop, deps, compute_base_schedule(scop, deps, notes=notes)))
+        base = compute_base_schedule(scop, deps, notes=notes)
+        ex = expand(scop, deps, base, frozenset(re.findall(r"[A-Za-z_]\w*", text)))
+        scops.append(AnalyzedScop(scop, deps, base, ex and AnalyzedScop(ex.scop, ex.deps, ex.base)))
         warnings += [f"{path}:{r.begin_line}: note: {n}" for n in notes]
         shared = [a for a in scop.arrays if a.name in r.shared_params and a.ndim > 0]
         if len(shared) >= 2 and any(a.written for a in shared):
@@ -169,7 +181,7 @@ def generate_regions(program: Program, opts: OptimizeOptions = OptimizeOptions()
     """The code replacing each region."""
     from .emit.c import generate_region
     tiled = schedules(program, opts) if tiled is None else tiled
-    return [_guarded(program, k, generate_region(a.scop, ts, parallel=opts.parallel, ivdep=opts.ivdep,
+    return [_guarded(program, k, generate_region(a.cpu.scop, ts, parallel=opts.parallel, ivdep=opts.ivdep,
                                                  indent=_indent_of(program.text, a.scop.begin_line),
                                                  avoid=program.identifiers))
             for k, (a, ts) in enumerate(zip(program.scops, tiled))]
@@ -312,6 +324,7 @@ def splice(text: str, replacements: list[tuple[int, int, str]]) -> str:
 
 
 def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:
+    a = a.cpu
     return {
         "lines": [a.scop.begin_line, a.scop.end_line],
         "parameters": list(a.scop.params),
@@ -330,6 +343,7 @@ def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:
         **({"scheduler_costs": a.model_scheduler[1], "scheduler": a.model_scheduler[0][0],
             "point_order": a.model_scheduler[0][1]}
            if "model_scheduler" in a.__dict__ else {}),
+        **({"expanded": [x.scalar for x in a.scop.scratch]} if a.scop.scratch else {}),
     }
 
 

@@ -54,7 +54,8 @@ CASES = {
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_scalar_privatization(tmp_path, name):
+def test_scalar_privatization(tmp_path, name, monkeypatch):
+    monkeypatch.setenv("POLYTUNE_EXPANSION_LIMIT", "0")  # privatization itself (expansion would replace it)
     body, private = CASES[name]
     src = tmp_path / f"{name}.c"
     src.write_text(HEAD + body + TAIL)
@@ -106,11 +107,12 @@ int main(void)
 """
 
 
-def test_scalar_accumulators_get_an_outer_simd_loop(tmp_path):
+def test_scalar_accumulators_get_an_outer_simd_loop(tmp_path, monkeypatch):
     """A j loop that is parallel once its accumulator is private, with unit-stride accesses along j, is
     `omp simd` (gcc does not vectorize it inside an OpenMP loop otherwise). A variable declared inside the
     region is `private` (dead after it); one declared outside stays `lastprivate` (its final value is
     read after the region, here by the checksum)."""
+    monkeypatch.setenv("POLYTUNE_EXPANSION_LIMIT", "0")  # without scalar expansion (which tiles these nests)
     src = tmp_path / "acc.c"
     src.write_text(ACCUMULATOR)
     out = tmp_path / "acc.opt.c"

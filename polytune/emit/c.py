@@ -403,4 +403,64 @@ def generate_region(scop: Scop, tiled: TiledSchedule, parallel: bool = True, ivd
     body = p.lines
     head = ["  " * indent + "{"]
     head += ["  " * (indent + 1) + d for d in scop.hoisted_decls]
-    return "\n".join(head + p.macro_defs() + body + p.macro_undefs() + ["  " * indent + "}"]) + "\n"
+    alloc, free = scratch_lines(p, scop)
+    head += ["  " * (indent + 1) + d for d in alloc]
+    tail = ["  " * (indent + 1) + d for d in free]
+    return "\n".join(head + p.macro_defs() + body + tail + p.macro_undefs() + ["  " * indent + "}"]) + "\n"
+
+
+def scratch_lines(p: Printer, scop: Scop) -> tuple[list[str], list[str]]:
+    """The allocation (before the region's loops) and the release (after them) of the arrays that scalar
+    expansion introduced (poly/expand.py): on the heap, since at LARGE sizes they exceed a thread's
+    stack; rows as a pointer to a (variably modified) row type, so that the bodies index them as
+    `s_x0[i][j]`; the element type is the scalar's own (`__typeof__`)."""
+    alloc: list[str] = []
+    free: list[str] = []
+    for a in scop.scratch:
+        dims = [strip(p.expr(param_expr(scop, e))) for e in a.extent]
+        for k, lo in enumerate(a.lower):
+            if not isinstance(lo, int):
+                alloc.append(f"const {COUNTER_TYPE} {a.name}_lb{k} = {strip(p.expr(param_expr(scop, lo)))};")
+        rows = "".join(f"[{d}]" for d in dims[1:])
+        decl = f"(*const {a.name}){rows}" if rows else f"*const {a.name}"
+        alloc.append(f"__typeof__({a.scalar}) {decl} = __builtin_malloc(sizeof(*{a.name}) * ({dims[0]}));")
+        alloc.append(f"if (!{a.name}) __builtin_abort();")
+        if a.last is not None and not a.last.intersect_params(scop.context.align_params(a.last.get_space())) \
+                .is_empty():
+            free += _copy_back(scop, a, p.prefix)
+        free.append(f"__builtin_free({a.name});")
+    return alloc, free
+
+
+class _CopyBackPrinter(Printer):
+    """`scalar = array[...]` for the one element of a scratch array that holds the scalar's final value."""
+
+    def __init__(self, scop: Scop, prefix: str, scratch):
+        super().__init__(scop, prefix)
+        self.scratch = scratch
+
+    def user(self, call: isl.AstExpr, indent: int) -> None:
+        a = self.scratch
+        subs = []
+        for k in range(call.op_get_n_arg() - 1):
+            x = strip(self.expr(call.op_get_arg(k + 1)))
+            lo = a.lower[k]
+            subs.append(x if isinstance(lo, int) and lo == 0 else
+                        f"({x}) - ({lo if isinstance(lo, int) else f'{a.name}_lb{k}'})")
+        self.emit(f"{a.scalar} = {a.name}{''.join(f'[{x}]' for x in subs)};", indent)
+
+
+def _copy_back(scop: Scop, a, prefix: str) -> list[str]:
+    """The copy of the scalar's final value from its scratch array (isl prints the condition under which
+    the last write is one of the expanded statements', and the element's subscripts)."""
+    n = a.last.dim(isl.dim_type.set)
+    build = isl.AstBuild.from_context(scop.context)
+    ids = isl.IdList.alloc(CTX, n)
+    for k in range(n):
+        ids = ids.add(isl.Id(f"{prefix}{k}", context=CTX))
+    ast = build.set_iterators(ids).node_from_schedule_map(isl.UnionMap(_identity_schedule(a.last)))
+    p = _CopyBackPrinter(scop, prefix, a)
+    p.node(ast, 0)
+    if p.used_macros:  # (defined before the region's loops only when they use them too)
+        return ["{"] + p.macro_defs() + p.lines + p.macro_undefs() + ["}"]
+    return p.lines

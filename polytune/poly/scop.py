@@ -46,6 +46,19 @@ class Array:
 
 
 @dataclass(frozen=True, eq=False)
+class ScratchArray:
+    """An array that scalar expansion (poly/expand.py) put in place of scalar *scalar* for some statements:
+    element ``name[x0 - lower0][x1 - lower1]...``, allocated on the heap for the region (emit/c.py)."""
+
+    name: str
+    scalar: str
+    lower: tuple  # per dimension: isl.PwAff of the parameters (the least index), or an int when constant
+    extent: tuple  # per dimension: isl.PwAff of the parameters (number of indices), at least 1
+    last: object = None  # isl.Set: the element holding the scalar's final value, copied back to it after
+    # the region (empty where the last write of the scalar is not expanded here); None: dead after the region
+
+
+@dataclass(frozen=True, eq=False)
 class Scop:
     """A region as sets and maps. Parameters are the C names of loop-invariant integers in bounds."""
 
@@ -62,6 +75,7 @@ class Scop:
     source_hash: str
     float_scalars: dict = field(default_factory=dict)  # name -> "fp32"/"fp64": floating scalars in scope
     local_names: frozenset[str] = frozenset()  # variables declared inside the region (dead after it)
+    scratch: tuple[ScratchArray, ...] = ()  # arrays the region allocates itself (scalar expansion)
 
     @cached_property
     def domain(self) -> isl.UnionSet:

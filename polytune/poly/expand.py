@@ -1,0 +1,400 @@
+"""Scalar expansion: a scalar whose values live within one iteration of its enclosing loops becomes an
+array indexed by those loops, so that its anti and output dependences stop tying the iterations together.
+
+`s = 0; for k: s += a[i][k] * b[k][j]; c[i][j] = s` reuses one memory cell for every (i, j): the anti and
+output dependences through `s` keep the (i, j, k) band from being permutable, so the nest was not tiled,
+and the k loop could not move outward. With `s` replaced by `s_x[i][j]` only the flow dependences remain.
+OpenMP `private`/`lastprivate` (poly/parallel.py) already make such a loop parallel without changing the
+schedule; expansion is what lets the scheduler reorder and tile, and it is applied only where that
+shows (`expand`):
+
+- a *web* of scalar s is a set of statements joined by s's value-based flow dependences; each web is
+  expanded on its own (ludcmp's `w` has four), indexed by the loops all its statements share (their
+  common prefix in the original 2d+1 schedule), and only when no read of the web takes its value from
+  before the region;
+- the array is allocated on the heap by the region (emit/c.py: a stack VLA of LARGE ludcmp's 2000 x 2000
+  doubles is 32 MB, beyond the usual 8 MB stack), over the bounding box of the indices. Its size must be
+  a constant under the context of at most `expansion_limit()` elements, or, where it depends on
+  parameters, the web must already access some array at an element per index (c[i][j] for s_x[i][j]):
+  the copy is then no larger than data the program already holds. Otherwise the web is not expanded;
+- after the region, the element that the last write of s (in the original order) wrote is copied back
+  into s, unless s is declared inside the region: code after the region reads what the original left
+  there. The expanded region's output dependences leave that element holding that write's value. (As
+  a statement of the region, the copy joined the scheduler's problem and skewed the matmul band.);
+- legality: the expanded region's value-based flow dependences must be the original's, pair for pair
+  (every read sees the same write instance), and the scheduler then respects all of the expanded
+  region's dependences;
+- choice: the expanded region is scheduled, tiled and marked like the original (make_schedule, Pluto's
+  defaults); it is kept only when its hot statements get more parallel loops, more tiled dimensions, or
+  outer parallel loops (`_profile`); then each web (and each outer index dimension of a web) that can be
+  left out without losing that is left out, the cheapest form first.
+"""
+from __future__ import annotations
+
+import copy
+import os
+from dataclasses import dataclass, replace
+
+import islpy as isl
+from pycparser import c_ast
+
+from .deps import Dependences, compute_dependences
+from .islutil import CTX, bounded, isl_name, maps_of, sets_of
+from .schedule import TiledSchedule, compute_base_schedule, make_schedule
+from .scop import Access, Array, Scop, ScratchArray, Statement
+
+EXPANSION_LIMIT = 1 << 24  # elements of one expanded scalar whose size is a constant (128 MB of doubles)
+EXPANSION_OPERATIONS = 5_000_000  # isl quota of building and checking one expanded region
+MAX_WEBS = 12  # more candidate webs than this: all of them or none (each trial reschedules the region)
+
+
+def expansion_limit() -> int:
+    """EXPANSION_LIMIT, or the environment's POLYTUNE_EXPANSION_LIMIT (tests of the fallback; 0 turns
+    expansion off, parametric sizes included)."""
+    return int(os.environ.get("POLYTUNE_EXPANSION_LIMIT", EXPANSION_LIMIT))
+
+
+@dataclass(frozen=True)
+class Web:
+    """Statements joined by the flow dependences of one scalar, and how many loops they all share."""
+
+    scalar: str
+    statements: tuple[str, ...]
+    depth: int  # loops of the common prefix (the index of the expanded array: depth - skip of them)
+    skip: int = 0  # outer loops of the prefix left out of the index
+
+
+@dataclass(frozen=True, eq=False)
+class Expansion:
+    """An expanded region: its model, dependences and base schedule, and the webs expanded."""
+
+    scop: Scop
+    deps: Dependences
+    base: isl.Schedule
+    webs: tuple[Web, ...]
+
+
+def webs(scop: Scop, deps: Dependences) -> list[Web]:
+    """The expandable webs of the scalars *scop* writes: inside at least one common loop, every read's
+    value written in the region."""
+    if not deps.complete or deps.fallback or deps.scalars is None:
+        return []
+    out = []
+    for s, flow in deps.scalars.flow.items():
+        users = [st for st in scop.statements if any(a.array == s for a in st.accesses)]
+        parent = {st.name: st.name for st in users}
+
+        def find(x: str, parent: dict = parent) -> str:
+            while parent[x] != x:
+                x = parent[x]
+            return x
+
+        for m in maps_of(flow):
+            a, b = find(m.get_tuple_name(isl.dim_type.in_)), find(m.get_tuple_name(isl.dim_type.out))
+            parent[a] = b
+        exposed = {x.get_tuple_name() for x in sets_of(deps.scalars.exposed[s])}
+        groups: dict[str, list[Statement]] = {}
+        for st in users:
+            groups.setdefault(find(st.name), []).append(st)
+        for group in groups.values():
+            if any(st.name in exposed for st in group):
+                continue
+            depth = _common_loops(group)
+            if depth > 0:
+                out.append(Web(s, tuple(st.name for st in group), depth))
+    return out
+
+
+def _common_loops(statements: list[Statement]) -> int:
+    """How many loops enclose all *statements* (their 2d+1 schedules agree on the constants before)."""
+    depth = min(len(st.iterators) for st in statements)
+    for m in range(depth):
+        betas = {_beta(st, m) for st in statements}
+        if len(betas) != 1 or None in betas:
+            return m
+    return depth
+
+
+def _beta(st: Statement, m: int) -> int | None:
+    v = st.schedule.plain_get_val_if_fixed(isl.dim_type.out, 2 * m)
+    return v.to_python() if v.is_int() else None
+
+
+def _index_map(st: Statement, name: str, web: Web) -> isl.Map:
+    """``S[x0, ..., xn] -> name[x_skip, ..., x_depth-1]``."""
+    xs = [f"x{k}" for k in range(len(st.iterators))]
+    text = f"{{ {st.name}[{', '.join(xs)}] -> {isl_name(name)}[{', '.join(xs[web.skip:web.depth])}] }}"
+    return isl.Map(text, context=CTX).align_params(st.domain.get_space()).intersect_domain(st.domain)
+
+
+def _rewritten(node: c_ast.Node, scalar: str, element) -> c_ast.Node:
+    """A copy of a statement body with every identifier *scalar* replaced by ``element()`` (struct
+    fields of that name stay). Copied node by node, like the printer's clone: deepcopy takes several
+    Python frames per level."""
+    if isinstance(node, c_ast.ID) and node.name == scalar:
+        return element()
+    out = copy.copy(node)
+    for slot in getattr(out, "__slots__", ()):
+        if isinstance(getattr(out, slot, None), list):
+            setattr(out, slot, list(getattr(out, slot)))
+    for name, child in node.children():
+        if isinstance(node, c_ast.StructRef) and name == "field":
+            continue
+        new = _rewritten(child, scalar, element)
+        if "[" in name:
+            field, k = name[:-1].split("[")
+            getattr(out, field)[int(k)] = new
+        else:
+            setattr(out, name, new)
+    return out
+
+
+def _element(name: str, iters: tuple[str, ...], lower: tuple) -> c_ast.Node:
+    """``name[i - lower0][j - lower1]`` (a lower bound that is not a constant is the variable name_lbK)."""
+    out: c_ast.Node = c_ast.ID(name)
+    for k, it in enumerate(iters):
+        lo = lower[k]
+        if isinstance(lo, int) and lo == 0:
+            sub: c_ast.Node = c_ast.ID(it)
+        elif isinstance(lo, int):
+            sub = c_ast.BinaryOp("-" if lo > 0 else "+", c_ast.ID(it), c_ast.Constant("int", str(abs(lo))))
+        else:
+            sub = c_ast.BinaryOp("-", c_ast.ID(it), c_ast.ID(f"{name}_lb{k}"))
+        out = c_ast.ArrayRef(out, sub)
+    return out
+
+
+def _rewrite_body(body: c_ast.Node, scalar: str, name: str, iters: tuple[str, ...], lower: tuple) -> c_ast.Node:
+    return _rewritten(body, scalar, lambda: _element(name, iters, lower))
+
+
+def _fresh(base: str, taken: set[str]) -> str:
+    k = 0
+    while f"{base}_x{k}" in taken or any(n.startswith(f"{base}_x{k}_") for n in taken):
+        k += 1
+    return f"{base}_x{k}"
+
+
+def _box(elements: isl.Set, context: isl.Set) -> tuple[tuple, tuple, int | None] | None:
+    """Per dimension of the expanded array: lower bound and extent (PwAffs of the parameters, a lower
+    bound an int where constant), and the number of elements where it is a constant."""
+    ctx = context.align_params(elements.get_space())
+    fixed = elements.intersect_params(ctx)
+    lower, extent, count = [], [], 1
+    one = isl.PwAff("{ [(1)] }", context=CTX)
+    for d in range(elements.dim(isl.dim_type.set)):
+        lo_v, hi_v = fixed.dim_min_val(d), fixed.dim_max_val(d)
+        if lo_v.is_int() and hi_v.is_int():
+            lo, n = lo_v.to_python(), hi_v.to_python() - lo_v.to_python() + 1
+            lower.append(lo)
+            extent.append(one.add_constant_val(isl.Val.int_from_si(CTX, n - 1)).align_params(ctx.get_space()))
+            count = count * n if count is not None else None
+            continue
+        lo_pa, hi_pa = elements.dim_min(d), elements.dim_max(d)
+        if lo_pa.is_empty() or hi_pa.is_empty():
+            return None
+        # outside the parameters where the set is empty: lower bound 0, extent 1
+        zero = one.add_constant_val(isl.Val.int_from_si(CTX, -1)).align_params(lo_pa.get_space())
+        lo_total = lo_pa.union_add(zero.intersect_domain(lo_pa.domain().complement()))
+        n_pa = hi_pa.sub(lo_pa).add_constant_val(isl.Val.one(CTX)).union_max(one.align_params(hi_pa.get_space()))
+        lower.append(_constant(lo_total.gist_params(ctx)) if _constant(lo_total.gist_params(ctx)) is not None
+                     else lo_total.coalesce())
+        extent.append(n_pa.coalesce())
+        count = None
+    return tuple(lower), tuple(extent), count
+
+
+def _constant(pa: isl.PwAff) -> int | None:
+    """The value of a function of the parameters that is the same constant on every piece (else None)."""
+    values = {aff.get_constant_val().to_python() if aff.is_cst() else None for _, aff in pa.get_pieces()}
+    return values.pop() if len(values) == 1 and None not in values else None
+
+
+def _bounded_by_an_array(web_stmts: list[Statement], maps: dict, scalar: str, elements: isl.Set) -> bool:
+    """Whether some access of the web reaches a different element of another array for every index of the
+    expansion (where it runs at all): the expansion is then no larger than that array's part in use."""
+    for st in web_stmts:
+        to_index = maps[st.name]
+        for a in st.accesses:
+            if a.array == scalar or a.relation.dim(isl.dim_type.out) == 0:
+                continue
+            rel = to_index.reverse().apply_range(a.relation.intersect_domain(st.domain))  # index -> element
+            # (for the parameters where the access runs: deriche's `ym1 = 0` for every i, the access in
+            # a j loop that may run no iteration)
+            used = rel.domain()
+            if elements.intersect_params(used.params()).is_subset(used) and rel.reverse().is_single_valued():
+                return True
+    return False
+
+
+def expand_webs(scop: Scop, chosen: list[Web], avoid: frozenset[str] = frozenset()) -> Scop | None:
+    """*scop* with the scalars of *chosen* webs expanded (the statements rewritten; the element to copy
+    back to the scalar after the region, unless it is declared inside it); None where a web's size is not
+    bounded."""
+    taken = set(scop.names_in_use) | set(avoid)
+    stmts = {st.name: st for st in scop.statements}
+    scratch = []
+    for web in chosen:
+        name = _fresh(web.scalar, taken)
+        taken.add(name)
+        group = [stmts[n] for n in web.statements]
+        maps = {st.name: _index_map(st, name, web) for st in group}
+        elements = None
+        for m in maps.values():
+            elements = m.range() if elements is None else elements.union(m.range())
+        elements = elements.coalesce()
+        box = _box(elements, scop.context)
+        if box is None:
+            return None
+        lower, extent, count = box
+        if count is None and not _bounded_by_an_array(group, maps, web.scalar, elements):
+            return None
+        if count is not None and count > expansion_limit():
+            return None
+        for st in group:
+            accs = tuple(Access(name, maps[st.name], a.is_write) if a.array == web.scalar else a
+                         for a in st.accesses)
+            stmts[st.name] = replace(st, accesses=accs, body=_rewrite_body(
+                st.body, web.scalar, name, st.iterators[web.skip:web.depth], lower))
+        last = None if web.scalar in scop.local_names else _last_element(scop, web, group, maps)
+        scratch.append(ScratchArray(name, web.scalar, lower, extent, last))
+        taken |= {f"{name}_lb{k}" for k in range(len(lower))}
+    statements = tuple(stmts.values())
+    used = {a.array for st in statements for a in st.accesses}
+    arrays = tuple(a for a in scop.arrays if a.name in used)
+    arrays += tuple(Array(s.name, len(s.lower), True) for s in scratch)
+    return replace(scop, statements=statements, arrays=arrays, names_in_use=frozenset(taken),
+                   scratch=scop.scratch + tuple(scratch))
+
+
+def _last_element(scop: Scop, web: Web, group: list[Statement], maps: dict) -> isl.Set:
+    """The element of the expansion that the last write of the scalar (in the original order) wrote,
+    where that write belongs to *web*; empty for the parameters where another write is the last."""
+    one = isl.UnionSet(isl.Set(f"{{ {isl_name(web.scalar)}[] }}", context=CTX))
+    writes = scop.writes.intersect_range(one.align_params(scop.writes.get_space())).domain()
+    points = sets_of(scop.schedule.intersect_domain(writes).range())
+    last = points[0]
+    for p in points[1:]:
+        last = last.union(p)
+    last = last.lexmax()
+    ours = isl.UnionSet.empty(writes.get_space())
+    for st in group:
+        ours = ours.union(isl.UnionSet(st.domain))
+    lasts = scop.schedule.intersect_domain(writes.intersect(ours)).intersect_range(isl.UnionSet(last)).domain()
+    out = isl.Set.empty(maps[group[0].name].get_space().range())
+    for m in maps.values():
+        for x in sets_of(isl.UnionMap(m).intersect_domain(lasts).range()):
+            out = out.union(x)
+    return out.coalesce()
+
+
+def _same_flow(scop: Scop, deps: Dependences, new: Scop, new_deps: Dependences) -> bool:
+    """Whether every read of the expanded region takes its value from the same write instance as before."""
+    if not new_deps.complete or new_deps.fallback:
+        return False
+    return new_deps.flow.is_equal(deps.flow)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How good a schedule is for the hot statements: per statement, its parallel loop's class (2: an
+    ordinary parallel loop, 1: a tile wavefront's, 0: none), then totals of those classes, of the tiled
+    band members, and of minus the parallel loops' depths."""
+
+    classes: tuple[int, ...]
+    totals: tuple[int, int, int]
+
+    def at_least(self, other: Profile) -> bool:
+        """No statement's parallel loop gets worse and no tiled member is lost: no trade of one for the
+        other. (With the totals compared in order, deriche's expanded nests, fused by isl into tile
+        wavefronts, beat their original outer parallel loops: 0.1x; and leaving out one of ludcmp's LU
+        webs traded 4 tiled members for one parallel loop.)"""
+        return all(a >= b for a, b in zip(self.classes, other.classes)) and self.totals[1] >= other.totals[1]
+
+    def beats(self, other: Profile) -> bool:
+        return self.at_least(other) and self.totals > other.totals
+
+
+def _profile(ts: TiledSchedule, hot: list[str]) -> Profile:
+    classes, tiled, depth = [], 0, 0
+    for s in hot:
+        bands = [b for b in ts.bands if s in b.statements]
+        tiled += sum(b.members for b in bands if b.tiled)
+        marked = [b for b in bands if b.parallel_loop]
+        classes.append(0 if not marked else 1 if marked[0].wavefront else 2)
+        if marked:
+            kind, k = marked[0].parallel_loop.split()
+            depth += marked[0].depth + int(k) + (marked[0].members if kind == "point" else 0)
+    return Profile(tuple(classes), (sum(classes), tiled, -depth))
+
+
+def _schedule(scop: Scop, deps: Dependences, base: isl.Schedule | None = None) -> tuple[isl.Schedule, TiledSchedule]:
+    base = base if base is not None else compute_base_schedule(scop, deps)
+    return base, make_schedule(scop, deps, base=base, unroll=0, reuse=True)
+
+
+def expand(scop: Scop, deps: Dependences, base: isl.Schedule,
+           avoid: frozenset[str] = frozenset()) -> Expansion | None:
+    """The expanded region, when expanding scalars gives its hot statements a better schedule (module
+    docstring); None otherwise. All webs first; if that is better than none, each nest's webs, then each
+    web (up to MAX_WEBS), then each outer index loop is left out where the profile stays as good; if not,
+    each nest's webs are tried on their own and kept where they improve it (expanding all of deriche's
+    let isl fuse its row and column nests into tile wavefronts)."""
+    candidates = webs(scop, deps) if expansion_limit() > 0 else []
+    if not candidates:
+        return None
+    hot_depth = max(len(st.iterators) for st in scop.statements)
+    hot = [st.name for st in scop.statements if len(st.iterators) == hot_depth]
+    statements = {st.name: st for st in scop.statements}
+    nests: dict[int | None, list[Web]] = {}
+    for w in candidates:
+        nests.setdefault(_beta(statements[w.statements[0]], 0), []).append(w)
+    try:
+        best = (_profile(_schedule(scop, deps, base)[1], hot), None)
+        chosen: list[Web] = []
+        every = _attempt(scop, deps, candidates, avoid, hot)
+        if every is not None and every[0].beats(best[0]):
+            best, chosen = every, list(candidates)
+            steps = [[w for w in ws] for ws in nests.values()] if len(nests) > 1 else []
+            steps += [[w] for w in candidates] if len(candidates) <= MAX_WEBS else []
+            for leave in steps:
+                if not all(w in chosen for w in leave):
+                    continue
+                trial = _attempt(scop, deps, [w for w in chosen if w not in leave], avoid, hot)
+                if trial is not None and trial[1] is not None and trial[0].at_least(best[0]):
+                    best, chosen = trial, [w for w in chosen if w not in leave]
+        elif len(nests) > 1:
+            for ws in nests.values():
+                trial = _attempt(scop, deps, chosen + ws, avoid, hot)
+                if trial is not None and trial[0].beats(best[0]):
+                    best, chosen = trial, chosen + ws
+        if not chosen:
+            return None
+        if len(chosen) <= MAX_WEBS:
+            for web in list(chosen):  # outer loops of the index that can be left out
+                for skip in range(1, web.depth):
+                    k = chosen.index(web)
+                    fewer = chosen[:k] + [replace(web, skip=skip)] + chosen[k + 1:]
+                    trial = _attempt(scop, deps, fewer, avoid, hot)
+                    if trial is None or not trial[0].at_least(best[0]):
+                        break
+                    chosen, best, web = fewer, trial, fewer[k]
+        return best[1]
+    except isl.Error:
+        return None
+
+
+def _attempt(scop: Scop, deps: Dependences, chosen: list[Web], avoid: frozenset[str],
+             hot: list[str]) -> tuple[Profile, Expansion | None] | None:
+    """The profile of the region with *chosen* webs expanded and that expansion (None: not legal or
+    bounded). No web: the original region's profile."""
+    if not chosen:
+        return _profile(_schedule(scop, deps)[1], hot), None
+    new = bounded(lambda: expand_webs(scop, chosen, avoid), EXPANSION_OPERATIONS)
+    if new is None:
+        return None
+    new_deps = compute_dependences(new)
+    if not bounded(lambda: _same_flow(scop, deps, new, new_deps), EXPANSION_OPERATIONS):
+        return None
+    base, ts = _schedule(new, new_deps)
+    return _profile(ts, hot), Expansion(new, new_deps, base, tuple(chosen))
