@@ -114,8 +114,8 @@ def test_matmul_mapping_with_partial_tiles(mapping):
 def test_default_mapping_stages_gemm_operands_and_keeps_c_in_registers():
     text = cuda_text(os.path.join(GPU_DIR, "matmul_vanilla.c"), None, ("N=64",))
     assert "__shared__" in text and "pt_sh_A" in text and "pt_sh_B" in text and "pt_sh_C" not in text
-    assert "pt_reg_C[8][8]" in text  # a 128x128 tile on a 16x16 block: 8x8 points per thread
-    assert "pt_sh_A[128][8]" in text and "pt_sh_B[8][128]" in text  # strips of 8
+    assert "pt_reg_C[4][1]" in text  # a 32x32 tile on a 32x8 block: 4 points per thread
+    assert "pt_sh_A[32][32]" in text and "pt_sh_B[32][32]" in text  # strips of 32
     assert "__launch_bounds__(256)" in text
     two = cuda_text(os.path.join(GPU_DIR, "matmul_vanilla.c"), CudaMapping(block=(16, 16), points=(8, 8),
                                                                            reduction_tile=8, min_blocks=2), ("N=64",))
