@@ -125,10 +125,10 @@ class CudaRegion:
 # block, 4 points per thread along y (PPCG's default tile is 32x32 on a 16x32 block).
 DEFAULT_TILED = {0: ((1,), (1,)), 1: ((256,), (1,)), 2: ((32, 8), (1, 4)), 3: ((32, 4, 2), (1, 1, 1))}
 # Where a 2-D kernel stages the operands of a long reduction (matmul, gemm, 2mm): (block, points, strip). The
-# classic SGEMM block tile (128x128 on 16x16, 8x8 points, strips of 8) gave float32 matmul 2.44x over the
+# classic SGEMM block tile (128x128 on 16x16, 8x8 points, strips of 8) gave float32 matmul 2.52x over the
 # previous code, but double's 64 accumulators spill: PolyBench gemm and 2mm ran 2.9x and 3.8x slower (H200,
 # benchmarks/cuda_matmul.py). The element type is not known here, so the default is the shape good for both
-# (a 32x32 tile on 32x8, strips of 32: 1.58x, 1.52x, 1.22x over the previous code); tune finds 128x128.
+# (a 32x32 tile on 32x8, strips of 32: 1.61x, 1.40x, 1.22x over the previous code); tune finds 128x128.
 DEFAULT_STAGED_2D = ((32, 8), (1, 4), 32)
 SHARED_BYTES = 48 * 1024  # static shared memory per block without the opt-in
 REGISTERS_PER_THREAD = 255
