@@ -267,8 +267,8 @@ def markdown(res: dict) -> str:
         [f"one/{m} per eval" for m in pools] + [f"evals for 3x one/{m} wall" for m in pools] + \
         [f"overhead {m}" for m in modes] + ["same best", "best times spread"]
     ray_where = (f"{len(res['groups'])} timer nodes on cpus {' | '.join(res['groups'])}"
-                 + (f", a compile node on {res['compile_cpus']}" if res["compile_cpus"] else "")
-                 + (f", the driver on {res['driver_cpus']}" if res["driver_cpus"] else "")
+                 + (f", a compile node on {res['compile_cpus']}" if res.get("compile_cpus") else "")
+                 + (f", the driver on {res['driver_cpus']}" if res.get("driver_cpus") else "")
                  + (f", the timer nodes' Ray processes on {res['service_cpus']} (only the timings on a timer's "
                     "cores)" if res.get("service_cpus") else ""))
     what = "hill climbing, degree 1, best fit, Pluto-default seed" if res.get("strategy", "hill") == "hill" \

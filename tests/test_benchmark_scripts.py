@@ -93,7 +93,8 @@ def test_run_in_two_streams_then_table_gives_the_tuning_ratios(run, tmp_path, ca
 
 def rec(mode, wall, search, best, best_s, seed_eval=None):
     return {"mode": mode, "wall_s": wall, "search_s": search, "evals": 12, "stop_reason": "converged",
-            "best": best, "best_s": best_s, "seed_s": 0.2, "seed_eval_s": seed_eval, "timed_on": ["h/timer"]}
+            "best": best, "best_s": best_s, "seed_s": 0.2, "seed_eval_s": seed_eval, "timed_on": ["h/timer"],
+            "strategy_s": search - 4.0, "fixed_s": 4.0, "original_s": 0.5}
 
 
 def test_summary_gives_ratios_of_one_over_each_mode_and_overheads_in_seed_evaluations(bench):
@@ -112,8 +113,10 @@ def test_summary_leaves_a_failed_mode_out_and_says_when_the_bests_differ(bench):
     assert "one/ray" not in s and "overhead_ray" not in s and s["same_best"] is False
     text = bench.markdown({"kernels": {"gemm": dict(recs, summary=s)}, "modes": ["one", "jobs", "ray"],
                            "max_evals": 20, "time_limit": 30, "threads": 2, "groups": ["0,1", "2,3"],
-                           "cpus": "0,1,2,3", "jobs": 4, "cpu": "x", "started": "now"})
-    assert "| gemm | 40.0 | 20.0 | err | 2.00 | - | 12.0 | 6.0 | - | no | 0.0% |" in text
+                           "cpus": "0,1,2,3", "jobs": 4, "cpu": "x", "started": "now", "runs": 3,
+                           "compile_cpus": "", "driver_cpus": ""})
+    assert ("| gemm | 40.0 | 20.0 | err | 12 | 12 | - | 2.00 | - | 2.29 | - | 2.29 | - | never | - | 12.0 | 6.0 | - "
+            "| no | 0.0% |") in text  # strategy 32 s / 14 s; 3x is never reached at a per-evaluation ratio of 2.29
     assert "- gemm ray: error: no Ray cluster" in text
 
 

@@ -657,3 +657,18 @@ def test_triton_gain_is_measured_again_in_turn_and_reported(again, holds):
     assert out["kernel_gain"] == pytest.approx(2.0) and out["holds"] == holds
     assert out["program_gain"] == pytest.approx(again[(1,)] / again[(2,)])
     assert bool(warnings) != holds
+
+
+def test_a_subscript_split_into_lane_and_uniform_terms_keeps_each_term_whole():
+    """`i + (i == n - 1)` split for the whole-tile copy printed `v1 + v1 == 8` (a comparison in Python)."""
+    from polytune.emit.triton.expr import _split_terms
+    lane = lambda t: "v1" in t  # noqa: E731
+    assert _split_terms("v1 + (v1 == 8)", lane) == ("v1 + (v1 == 8)", "")
+    assert _split_terms("c0 + (v1 << 1 >> 1)", lane) == ("(v1 << 1 >> 1)", "c0")
+    assert _split_terms("c0 * 4 + v1 * 2 - 3", lane) == ("v1 * 2", "c0 * 4 - 3")
+    for text in ("v1 + (v1 == 8)", "c0 + (v1 + 1 >> 1)", "-(v1 == 0) + c0 - (c0 & 1)"):
+        varying, uniform = _split_terms(text, lane)
+        for v1 in range(-3, 12):
+            for c0 in range(3):
+                env = {"v1": v1, "c0": c0}
+                assert eval(f"({varying or 0}) + ({uniform or 0})", env) == eval(text, env), text

@@ -179,6 +179,10 @@ class _CExpr:
         raise UnsupportedError(f"Triton target: C construct {type(n).__name__}")
 
 
+_TIGHT = (ast.Name, ast.Constant, ast.Call, ast.Subscript, ast.Attribute)  # terms printed without parentheses
+_TIGHT_OPS = (ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+
+
 def _split_terms(text: str, varies) -> tuple[str, str]:
     """An index expression as (the sum of its terms that *varies* says differ between lanes, the sum of the
     others), split over its top-level + and - (either may be ''). Not split where it is not such a sum."""
@@ -202,6 +206,8 @@ def _split_terms(text: str, varies) -> tuple[str, str]:
         out = ""
         for sign, n in items:
             t = ast.unparse(n)
+            if not (isinstance(n, _TIGHT) or isinstance(n, ast.BinOp) and isinstance(n.op, _TIGHT_OPS)):
+                t = f"({t})"  # binds less tightly than + (`i + (i == n - 1)`, `(i + 1) >> 1`): keep it whole
             out = (f"{out} + {t}" if sign > 0 else f"{out} - {t}") if out else (t if sign > 0 else f"-{t}")
         return out
     lane = [t for t in terms if varies(ast.unparse(t[1]))]
