@@ -397,6 +397,21 @@ def _safe_tune(kernel: Kernel, args, work: str) -> dict:
 
 def _measure(kernels: list[Kernel], by_kernel: dict, rounds: int, work: str, result: dict, t_start: float) -> None:
     """CPU references, then *rounds* interleaved rounds of every variant; medians into the rows."""
+    interleaved_rounds(kernels, by_kernel, rounds, work, result, reference=lambda rows: rows[0], t_start=t_start)
+    for rows_ in by_kernel.values():
+        for row in rows_:
+            for key in ("kernel_ms", "region_ms", "program_s"):
+                row[f"{key}_median"] = median(row.get(key, []))
+
+
+def interleaved_rounds(kernels: list[Kernel], by_kernel: dict, rounds: int, work: str, result: dict,
+                       reference, keys: tuple[str, ...] = ("kernel_ms", "region_ms", "program_s"),
+                       torch_every: int = 1, t_start: float | None = None) -> None:
+    """The CPU references of the PolyBench kernels, then *rounds* rounds in which every variant (a row of
+    *by_kernel* with an "exe") runs once, in the same order; each run's *keys* are appended to its row. The
+    first round verifies each row: PolyBench dumps against the CPU's, benchmarks/gpu checksums against the
+    row ``reference(rows)`` of the kernel. torch.matmul is timed beside matmul_vanilla every *torch_every*
+    rounds (result["torch_matmul_ms"])."""
     refs: dict = {}
     for k in kernels:
         if not k.checksummed:
@@ -416,30 +431,26 @@ def _measure(kernels: list[Kernel], by_kernel: dict, rounds: int, work: str, res
                 except Exception as e:  # noqa: BLE001
                     row["run_error"] = str(e)
                     continue
-                for key in ("kernel_ms", "region_ms", "program_s"):
+                for key in keys:
                     row.setdefault(key, []).append(r[key])
                 if rnd == 0:
                     if k.checksummed:
                         m = re.search(r"checksum: ([\d.eE+-]+)", r["stdout"])
-                        if row is by_kernel[k.name][0] and m:
+                        if row is reference(by_kernel[k.name]) and m:
                             refs[k.name] = float(m.group(1))
                         row["verified"] = verify(k, r["stdout"], r["stderr"], refs.get(k.name)) or "ok"
                     else:
                         ref = refs.get(k.name)
                         row["verified"] = (verify(k, r["stdout"], r["stderr"], ref) or "ok") if ref else "no reference"
-            if k.name == "matmul_vanilla":
+            if k.name == "matmul_vanilla" and rnd % torch_every == 0:
                 try:
                     torch_times += torch_matmul_ms(MATMUL_N, 5)
                 except Exception as e:  # noqa: BLE001
                     result["torch_error"] = str(e)
-        print(f"round {rnd + 1}/{rounds} done at {time.perf_counter() - t_start:.0f} s", file=sys.stderr, flush=True)
-    for rows_ in by_kernel.values():
-        for row in rows_:
-            for key in ("kernel_ms", "region_ms", "program_s"):
-                row[f"{key}_median"] = median(row.get(key, []))
+        at = f" at {time.perf_counter() - t_start:.0f} s" if t_start is not None else ""
+        print(f"round {rnd + 1}/{rounds} done{at}", file=sys.stderr, flush=True)
     if torch_times:
         result["torch_matmul_ms"] = torch_times
-
 
 if __name__ == "__main__":
     sys.exit(main())

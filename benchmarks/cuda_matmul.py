@@ -47,11 +47,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cuda_mappings import (  # noqa: E402
     Kernel,
     compile_variant,
-    cpu_reference,
+    interleaved_rounds,
     median,
-    run_once,
-    torch_matmul_ms,
-    verify,
 )
 
 from polytune.emit.cuda import CudaMapping  # noqa: E402
@@ -98,46 +95,13 @@ def _args_for_kernel(args) -> argparse.Namespace:
 
 
 def measure(kernels: list[Kernel], rows: dict[str, list[dict]], rounds: int, result: dict) -> None:
-    refs: dict = {}
-    for k in kernels:
-        if not k.checksummed:
-            try:
-                refs[k.name] = cpu_reference(k, result["work"])
-            except Exception as e:  # noqa: BLE001
-                refs[k.name] = None
-                print(f"{k.name}: CPU reference failed: {e}", file=sys.stderr)
-    torch_times: list[float] = []
-    for rnd in range(rounds):
-        for k in kernels:
-            for row in rows[k.name]:
-                if "exe" not in row or "run_error" in row:
-                    continue
-                try:
-                    r = run_once(row["exe"], keep_output=rnd == 0)
-                except Exception as e:  # noqa: BLE001
-                    row["run_error"] = str(e)
-                    continue
-                for key in ("kernel_ms", "region_ms", "program_s", "parts_ms"):
-                    row.setdefault(key, []).append(r[key])
-                if rnd == 0:
-                    if k.checksummed:
-                        m = re.search(r"checksum: ([\d.eE+-]+)", r["stdout"])
-                        if row["variant"] == OLD and m:
-                            refs[k.name] = float(m.group(1))
-                        row["verified"] = verify(k, r["stdout"], r["stderr"], refs.get(k.name)) or "ok"
-                    else:
-                        ref = refs.get(k.name)
-                        row["verified"] = (verify(k, r["stdout"], r["stderr"], ref) or "ok") if ref else "no reference"
-            if k.name == "matmul_vanilla" and rnd % 2 == 0:
-                try:
-                    torch_times += torch_matmul_ms(2048, 5)
-                except Exception as e:  # noqa: BLE001
-                    result["torch_error"] = str(e)
-        print(f"round {rnd + 1}/{rounds} done", file=sys.stderr, flush=True)
-    if torch_times:
-        result["torch_matmul_ms"] = torch_times
-        result["torch_matmul_ms_median"] = median(torch_times)
-
+    """Interleaved rounds (cuda_mappings.interleaved_rounds): checksums against the old default's, the
+    region's phases kept, torch.matmul every other round."""
+    interleaved_rounds(kernels, rows, rounds, result["work"], result,
+                       reference=lambda rows_: next((r for r in rows_ if r["variant"] == OLD), None),
+                       keys=("kernel_ms", "region_ms", "program_s", "parts_ms"), torch_every=2)
+    if result.get("torch_matmul_ms"):
+        result["torch_matmul_ms_median"] = median(result["torch_matmul_ms"])
 
 def summarize(k: Kernel, rows: list[dict]) -> dict:
     by = {r["variant"]: r for r in rows}
