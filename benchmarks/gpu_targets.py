@@ -208,8 +208,7 @@ def precompile(setup: Setup, target, runner, names, configs) -> int:
     search measures instead of waiting for nvcc (the whole space for the exhaustive search, the seed's
     neighbourhood for hill climbing). The runner compiles what is missing itself."""
     from polytune.errors import PolytuneError
-    from polytune.measure.c import compile_source, quote_dirs
-    from polytune.measure.cuda import mapping_build, parse_ptxas
+    from polytune.measure.cuda import mapping_build
     texts = {}
     tag = f"pre{len(runner.builds)}_"  # (file names unique per call)
     seen = set()
@@ -225,18 +224,11 @@ def precompile(setup: Setup, target, runner, names, configs) -> int:
             continue
         if not why and text not in runner.builds:
             texts.setdefault(text, len(texts))
-    objects = runner.cpu.objects()
+    runner.cpu.objects()  # the program's other sources, compiled once before the threads share them
 
     def build(item):
         text, k = item
-        try:
-            exe, dt, err, stderr = compile_source(
-                runner.build, text, os.path.join(runner.dir, f"{tag}{k}.cu"), os.path.join(runner.dir, f"{tag}{k}"),
-                timeout=900, label="CUDA ", timeout_message="nvcc timed out", quote=quote_dirs(target.program),
-                objects=objects)
-        except PolytuneError as e:
-            exe, dt, err, stderr = None, 0.0, str(e), ""
-        return text, (exe, err, parse_ptxas(stderr) if exe else {}, dt)
+        return text, runner.compile_text(text, f"{tag}{k}")
     with ThreadPoolExecutor(max(setup.jobs, 1)) as pool:
         for text, entry in pool.map(build, texts.items()):
             runner.builds[text] = entry

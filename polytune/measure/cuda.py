@@ -329,6 +329,19 @@ class CudaRunner:
             return self.measure_block(tuple(mapping.block), tuple(variant.config))
         return self.measure_mapping(mapping, tuple(variant.config))
 
+    def compile_text(self, text: str, stem: str) -> tuple:
+        """nvcc on a whole-program text (as DIR/STEM.cu -> DIR/STEM): (executable or None, error or None,
+        ptxas's resource usage, compile seconds), the entry ``self.builds`` keeps per text. Thread-safe: a
+        benchmark may compile several texts at once before measuring them."""
+        try:
+            exe, dt, err, stderr = compile_source(
+                self.build, text, os.path.join(self.dir, f"{stem}.cu"), os.path.join(self.dir, stem),
+                timeout=900, label="CUDA ", timeout_message="nvcc timed out", quote=quote_dirs(self.program),
+                objects=self.cpu.objects())
+        except PolytuneError as e:
+            exe, dt, err, stderr = None, 0.0, str(e), ""
+        return exe, err, parse_ptxas(stderr) if exe else {}, dt
+
     def measure_mapping(self, mapping: CudaMapping, config: tuple[int, ...]) -> Measurement:
         """Verify and time a tiled mapping: limits checked before compiling (shared memory, registers held
         per thread, the block shape), then after (ptxas's registers per thread x threads): a configuration
@@ -342,16 +355,7 @@ class CudaRunner:
         if why:
             return Measurement(config, error=ErrorKind.RESOURCES, detail=why)
         if text not in self.builds:
-            k = len(self.builds)
-            try:
-                objects = self.cpu.objects()
-                exe, dt, err, stderr = compile_source(
-                    self.build, text, os.path.join(self.dir, f"serve{k}.cu"), os.path.join(self.dir, f"serve{k}"),
-                    timeout=900, label="CUDA ", timeout_message="nvcc timed out", quote=quote_dirs(self.program),
-                    objects=objects)
-            except PolytuneError as e:
-                exe, dt, err, stderr = None, 0.0, str(e), ""
-            self.builds[text] = (exe, err, parse_ptxas(stderr) if exe else {}, dt)
+            self.builds[text] = self.compile_text(text, f"serve{len(self.builds)}")
         exe, err, ptxas, dt = self.builds[text]
         if exe is None:
             return Measurement(config, error=ErrorKind.COMPILE, detail=err)
