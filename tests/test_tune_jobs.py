@@ -246,4 +246,8 @@ def test_tune_with_jobs_writes_the_cache_and_a_repeat_replays_it(kernel, tmp_pat
     again = tune(kernel, opts, FAST)
     assert [r.config for r in again.search.evaluations] == [r.config for r in first.search.evaluations]
     assert all(r.measurement.cached for r in again.search.evaluations)
-    assert again.best_config == first.best_config
+    # the search replays; the re-run in the program after it (confirm_best) is measured afresh, so the kept
+    # configuration may differ where the candidates are within noise: the search's own best is compared
+    def search_best(result):
+        return (result.report.search_best or result.search.best).config
+    assert search_best(again) == search_best(first)
