@@ -267,6 +267,12 @@ def hill_vs_exhaustive(setup: Setup, name: str, defines, domains, time_limit: fl
                              "evaluations": res.evals, "stop": res.stop_reason.value,
                              "search_s": round(time.perf_counter() - t0, 1)}
         ex, hill = searches["exhaustive"], searches["hill"]
+        # every measurement of both searches, in polytune.search.replay's record format (configurations in
+        # the order of row["space"], the seed's first): strategies can be replayed on this table offline
+        from polytune.search.replay import measurement_to_record
+        row["seed"] = list(seed) if seed is not None else None
+        row["records"] = {k: [measurement_to_record(r.measurement) for r in res.evaluations]
+                          for k, res in searches.items()}
         if ex.best is not None and hill.best is not None:
             table = {tuple(r.config): r.measurement for r in ex.evaluations}
             looked_up = table.get(tuple(hill.best.config))
