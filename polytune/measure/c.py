@@ -23,6 +23,7 @@ from ..emit.c import generate_dump
 from ..errors import PolytuneError, UsageError
 from ..pipeline import Program, generate_regions, source_lines, splice
 from .build import Build, compile_objects, first_error
+from .kept import KeptBuilds
 from .measurement import ErrorKind, Measurement
 from .runner import Variant
 
@@ -133,7 +134,9 @@ class CRunner:
     A variant is measured in two steps that may run apart (``polytune.workers``): ``compile_variant(job)``
     generates and compiles it into a self-contained ``Compiled`` (the executable's bytes), then
     ``time_variant(reference, bound, compiled)`` verifies it against the original's results and times it.
-    ``measure`` runs both here, one after the other."""
+    ``measure`` runs both here, one after the other. ``kept``: the executables of the variants measured,
+    by their build options, for the re-run after the search (``measure`` offers its own; a workers pool's are
+    offered by ``PooledMeasure``)."""
 
     def __init__(self, program: Program, build: BuildConfig, workdir: str | None = None):
         self.program = program
@@ -146,6 +149,7 @@ class CRunner:
         self.reference_output: ReferenceOutput | None = None
         self._objects: tuple[str, ...] | None = None
         self._object_bytes: tuple[tuple[str, bytes], ...] | None = None
+        self.kept = KeptBuilds()
         remember_program(program)
 
     def close(self) -> None:
@@ -221,7 +225,9 @@ class CRunner:
         compiled = compile_variant(self.job(variant), self.program)
         if not isinstance(compiled, Compiled):
             return compiled.value
-        return time_variant(self.reference_data(), bound, compiled)
+        m = time_variant(self.reference_data(), bound, compiled)
+        self.kept.offer(variant.build, m, compiled)
+        return m
 
 
 def _read(path: str) -> bytes:
@@ -317,6 +323,13 @@ def compile_variant(job: CompileJob, program: Program | None = None):
         if exe is None:
             return Done(Measurement(job.config, error=ErrorKind.COMPILE, compile_time=ct, detail=err))
         return Compiled(job.config, _read(exe), ct)
+
+
+def compile_only(job: CompileJob):
+    """The compile step as a pool's whole candidate (``Done``: nothing is timed): its ``Compiled``, or the
+    ``Done(Measurement)`` of a failure. For builds the caller runs itself (the re-run after the search)."""
+    from ..workers.base import Done
+    return Done(compile_variant(job))
 
 
 def time_variant(ref: Reference, bound, compiled: Compiled) -> Measurement:
