@@ -279,6 +279,9 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         if tune_opts.seed == "pluto" and tune_opts.strategy in ("hill", "coordesc"):
             seed, launch_choice = target.launch_seed(runner, space, evaluate, seed)
         starts = target.starts(space, seed)
+        if workers is not None and tune_opts.confirm_runs > 0 and tune_opts.confirm_defines is None \
+                and hasattr(target, "prebuild"):
+            target.prebuild(runner, space.names, workers)  # what the re-run needs, compiled beside the search
         phased = None
         search_start = time.perf_counter()
         if tune_opts.strategy in LOCAL and any(p.is_categorical for p in space.params) and len(starts) > 1:

@@ -67,7 +67,8 @@ def built_in_driver(monkeypatch) -> list[tuple]:
     """The configurations the re-run compiles in this process (the search's own compiles are not counted)."""
     calls: list[tuple] = []
     real = ctarget.compile_variant
-    monkeypatch.setattr(ctarget, "compile_variant", lambda job, program: calls.append(job.config) or real(job, program))
+    monkeypatch.setattr(ctarget, "compile_variant",
+                        lambda job, program, source=None: calls.append(job.config) or real(job, program, source=source))
     return calls
 
 
@@ -95,6 +96,15 @@ def test_the_re_run_after_a_pooled_schedule_space_search_compiles_nothing(kernel
     assert calls == [] and pg["compiled"] == []
 
 
+def test_a_pooled_tile_only_tune_builds_optimize_s_default_beside_the_search(kernel, monkeypatch):
+    """The tile-only default is no configuration: the workers compile it while the search runs."""
+    synthetic_times(monkeypatch)
+    calls = built_in_driver(monkeypatch)
+    res = tune(kernel, TuneOptions(cache=None, alpha=None, max_evals=4, jobs=2, confirm_runs=3), FAST)
+    pg = res.report.program_gain
+    assert {"best", "seed"} <= set(pg["median_ms"]) and calls == [] and pg["compiled"] == []
+
+
 def test_the_re_run_at_the_user_s_size_compiles_every_program_on_the_pool(kernel, monkeypatch):
     """--confirm-define: nothing the search built is of that size; the programs are compiled on the workers
     at once (none in this process)."""
@@ -105,6 +115,25 @@ def test_the_re_run_at_the_user_s_size_compiles_every_program_on_the_pool(kernel
     pg = res.report.program_gain
     assert pg["defines"] == ["N=30"] and "error" not in pg
     assert calls == [] and set(pg["compiled"]) == set(pg["median_ms"]) >= {"best", "seed"}
+
+
+def test_a_re_run_program_with_the_text_of_another_is_not_compiled_again(kernel, monkeypatch):
+    """optimize's default is often the seed's program (the model keeps Pluto's schedule, tile 32): its text is
+    generated and compared before gcc runs."""
+    calls = built_in_driver(monkeypatch)
+    t = make_target(analyze(kernel), TuneOptions(), FAST)
+    space = t.space()
+    seed_config = t.seed(space)
+    same = t.default_variant().text == t.variant(space.names, seed_config).text
+    runner = CRunner(t.program, FAST)
+    try:
+        runner.reference()
+        seed, best = Measurement(seed_config, (3e-3,)), Measurement((8, 16, 4), (2e-3,))
+        info, _, _ = t.confirm_best(runner, seed, best, space.names, {}, 1)
+    finally:
+        runner.close()
+    assert sorted(calls) == sorted([(8, 16, 4), seed_config] + ([] if same else [()]))
+    assert ("default" in info["median_ms"]) == (not same)
 
 
 def _confirm_with(kernel: str, monkeypatch, ms: dict[tuple, list[float]], runs: int):

@@ -5,12 +5,14 @@ those the search measured was compiled then, so the re-run takes that executable
 compiling the variant again (1.5-2.5 s a variant). Keys are what determines the code within one runner (one
 program, one BuildConfig): a variant's build options. Only verified, timed executables are kept; above
 ``budget`` bytes the slowest go first (a tune of a small program keeps them all: 100 evaluations of a
-PolyBench kernel are 3-6 MB), so the best stays and a variant evicted is simply compiled again.
+PolyBench kernel are 3-6 MB), so the best stays and a variant evicted is simply compiled again. A build the
+re-run needs and the search never makes (the tile-only space's default) may be started on the search's
+pool beside it (``expect``): the first ``get`` waits for it.
 """
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from .measurement import Measurement
@@ -25,6 +27,7 @@ class KeptBuilds:
         self.budget = budget
         self._kept: dict[Hashable, tuple[float, Any]] = {}  # key -> (median time, Compiled)
         self._bytes = 0
+        self._expected: dict[Hashable, Callable[[], Any | None]] = {}  # key -> waits for a build under way
         self._lock = threading.Lock()
 
     def offer(self, key: Hashable, measurement: Measurement, compiled: Any) -> None:
@@ -40,9 +43,17 @@ class KeptBuilds:
                 slowest = max(self._kept, key=lambda k: self._kept[k][0])
                 self._bytes -= len(self._kept.pop(slowest)[1].exe)
 
+    def expect(self, key: Hashable, wait: Callable[[], Any | None]) -> None:
+        """A build of *key* under way: the first ``get`` returns *wait()* (None if it failed), once."""
+        with self._lock:
+            self._expected[key] = wait
+
     def get(self, key: Hashable) -> Any | None:
         with self._lock:
             kept = self._kept.get(key)
+            wait = self._expected.pop(key, None) if kept is None else None
+        if wait is not None:
+            return wait()
         return kept[1] if kept is not None else None
 
     def __len__(self) -> int:

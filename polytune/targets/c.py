@@ -8,16 +8,28 @@ import os
 import re
 import statistics
 import tempfile
+from concurrent.futures import CancelledError
+from functools import partial
 
 from ..errors import PolytuneError
-from ..measure.c import BuildConfig, Compiled, CRunner, compile_only, compile_variant, run_program, time_variant
+from ..measure.c import (
+    BuildConfig,
+    Compiled,
+    CRunner,
+    compile_only,
+    compile_variant,
+    run_program,
+    source_digest,
+    time_variant,
+    variant_source,
+)
 from ..measure.measurement import Config, Measurement, to_record
 from ..measure.runner import Variant
 from ..pipeline import OptimizeOptions, Program, analyze, generate
 from ..poly.choice import ScheduleChoice, coordinates
 from ..poly.schedule import DEFAULT_TILE, access_dims
 from ..search import Parameter, SearchSpace, pow2_domain
-from ..workers.base import WorkerLost
+from ..workers.base import Done, WorkerLost
 from .base import Target
 
 MIN_CONFIRM_ROUNDS = 3  # the re-run's rounds before clear_verdict may stop it
@@ -280,8 +292,13 @@ class CTarget(Target):
                 except WorkerLost:  # its workers died: built here instead
                     pass
         for b, labels in todo.items():
-            if b not in results:
-                results[b] = compile_variant(runner.job(variants[labels[0]]), self.program)
+            if b not in results:  # here: the text first, and gcc only where no program of this re-run has it
+                job = runner.job(variants[labels[0]])
+                text = variant_source(job, self.program)
+                digest = None if isinstance(text, Done) else source_digest(text)
+                same = next((c for c in [*built.values(), *results.values()]
+                             if isinstance(c, Compiled) and c.source == digest), None)
+                results[b] = same if same is not None else compile_variant(job, self.program, source=text)
         for b, labels in todo.items():
             compiled = results[b]
             if not isinstance(compiled, Compiled):
@@ -290,6 +307,15 @@ class CTarget(Target):
                 built[label] = compiled
         return dict(sorted(built.items(), key=lambda kv: list(variants).index(kv[0]))), \
             {label for labels in todo.values() for label in labels}, ""
+
+    def prebuild(self, runner: CRunner, names: tuple[str, ...], workers) -> None:
+        """Start compiling, on the search's pool, what the re-run after the search needs and the search never
+        builds (the tile-only space's optimize's default), so that it compiles beside the search, not after."""
+        if workers is None or any(n in coordinates() for n in names):
+            return
+        variant = self.default_variant()
+        future = workers.submit(compile_only, runner.time_step, runner.job(variant), label="re-run: default")
+        runner.kept.expect(variant.build, partial(_built, future))
 
     def default_variant(self) -> Variant:
         """The program `optimize` emits with these options and no tuning (--schedule model)."""
@@ -357,6 +383,16 @@ class CTarget(Target):
         ok = {s: m["median"] for s, m in seeds.items() if m and m["median"] is not None and m["error"] is None}
         chosen = min(ok, key=ok.get) if ok else "pluto"
         return chosen, {"chosen": chosen, "seeds": seeds}, runner, original, bound
+
+
+def _built(future) -> Compiled | None:
+    """The executable a pool's compile_only candidate built; None where it failed or its workers died (the
+    re-run then compiles it itself, and says why where it fails again)."""
+    try:
+        value = future.result().value
+    except (WorkerLost, CancelledError):
+        return None
+    return value if isinstance(value, Compiled) else None
 
 
 def clear_verdict(cands: dict[str, list[float]], compared: dict[str, list[float]] | None = None) -> bool:
