@@ -525,8 +525,9 @@ def summary(res: TuneResult) -> str:
         lines.append("no configuration produced a verified result")
     pg = r.program_gain or {}
     if pg.get("median_ms"):
-        early = f" of at most {pg['max_runs']}: clear" if pg.get("max_runs", pg["runs"]) > pg["runs"] else ""
-        lines.append(f"re-measured in the program ({pg['runs']} runs each, in turn{early}): "
+        runs = f"{pg['runs']} runs each, in turn" if pg.get("max_runs", pg["runs"]) == pg["runs"] else \
+            f"{pg['runs']} of at most {pg['max_runs']} runs each, in turn: the verdict was clear"
+        lines.append(f"re-measured in the program ({runs}): "
                      + ", ".join(f"{k} {v:.4g} ms" for k, v in pg["median_ms"].items()) + f"; kept: {pg['kept']}")
     lines.append(f"evaluations: {r.evals}, search time: {r.search_time:.1f} s, stopped: {r.stop_reason}")
     if r.workers:

@@ -17,7 +17,7 @@ from polytune.measure.measurement import ErrorKind, Measurement
 from polytune.pipeline import analyze
 from polytune.targets import c as ctarget
 from polytune.targets.c import clear_verdict
-from polytune.tune import TuneOptions, make_target, tune
+from polytune.tune import TuneOptions, make_target, summary, tune
 
 KERNEL = """#include <stdio.h>
 #ifndef N
@@ -82,6 +82,7 @@ def test_the_re_run_runs_the_search_s_executables_and_compiles_only_optimize_s_d
     assert set(pg["compiled"]) <= {"default"}
     # every run of the best beats every run of the seed, and the default is faster throughout: 3 rounds
     assert pg["runs"] == 3 and pg["max_runs"] == 5 and len(pg["program_ms"]["best"]) == 3
+    assert "(3 of at most 5 runs each, in turn: the verdict was clear)" in summary(res)
 
 
 def test_the_re_run_after_a_pooled_schedule_space_search_compiles_nothing(kernel, monkeypatch):
