@@ -120,8 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", type=int, default=3, help="timed runs per candidate (after one warm-up run)")
     p.add_argument("--threads", type=int, help="OMP_NUM_THREADS for the runs")
     p.add_argument("--confirm-runs", type=int, default=5, metavar="N",
-                   help="after the search, run the best's, the seed's and optimize's default program N times each, "
-                        "in turn, and keep the fastest (0: keep the search's best unchecked)")
+                   help="after the search, run the best's, the seed's and optimize's default program up to N times "
+                        "each, in turn, and keep the fastest (0: keep the search's best unchecked); from the third "
+                        "round on, stop once every run of the fastest beats every run of the others")
     p.add_argument("--confirm-define", action="append", default=None, metavar="NAME[=VALUE]",
                    help="build those programs with these -D instead of the tuning's (all of them; repeat it): "
                         "tune at a small size, keep what is fastest at the size the program runs")

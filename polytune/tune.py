@@ -55,8 +55,8 @@ class TuneOptions:
     space: str | None = None  # the target's search space (None: its default; c: "tiles" or "schedule")
     jobs: int | None = 1  # candidates compiled at once (None: the cores); one timing at a time
     ray: str | None = None  # a Ray cluster's address ("auto": the local one, or a private instance)
-    confirm_runs: int = 5  # the best, the seed and optimize's default re-run in turn this often after the search
-    # (Target.confirm_best; 0: not re-measured, the search's best is kept)
+    confirm_runs: int = 5  # the best, the seed and optimize's default re-run in turn at most this often after the
+    # search, fewer where the verdict is clear after 3 (Target.confirm_best; 0: not re-measured, the best is kept)
     confirm_defines: tuple[str, ...] | None = None  # the -D set of that re-run (None: the tuning's): the user's size
 
 
@@ -279,6 +279,9 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         if tune_opts.seed == "pluto" and tune_opts.strategy in ("hill", "coordesc"):
             seed, launch_choice = target.launch_seed(runner, space, evaluate, seed)
         starts = target.starts(space, seed)
+        if workers is not None and tune_opts.confirm_runs > 0 and tune_opts.confirm_defines is None \
+                and hasattr(target, "prebuild"):
+            target.prebuild(runner, space.names, workers)  # what the re-run needs, compiled beside the search
         phased = None
         search_start = time.perf_counter()
         if tune_opts.strategy in LOCAL and any(p.is_categorical for p in space.params) and len(starts) > 1:
@@ -293,7 +296,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         confirm_start = time.perf_counter()
         program_check, confirm_warnings, kept = target.confirm_best(
             runner, result.seed, result.best, space.names, phased.starts if phased else {}, tune_opts.confirm_runs,
-            tune_opts.confirm_defines)
+            tune_opts.confirm_defines, workers=workers)
         spans["confirm"] = time.perf_counter() - confirm_start
         search_best = None
         if kept is not result.best:
@@ -522,7 +525,9 @@ def summary(res: TuneResult) -> str:
         lines.append("no configuration produced a verified result")
     pg = r.program_gain or {}
     if pg.get("median_ms"):
-        lines.append(f"re-measured in the program ({pg['runs']} runs each, in turn): "
+        runs = f"{pg['runs']} runs each, in turn" if pg.get("max_runs", pg["runs"]) == pg["runs"] else \
+            f"{pg['runs']} of at most {pg['max_runs']} runs each, in turn: the verdict was clear"
+        lines.append(f"re-measured in the program ({runs}): "
                      + ", ".join(f"{k} {v:.4g} ms" for k, v in pg["median_ms"].items()) + f"; kept: {pg['kept']}")
     lines.append(f"evaluations: {r.evals}, search time: {r.search_time:.1f} s, stopped: {r.stop_reason}")
     if r.workers:

@@ -206,8 +206,8 @@ def _confirm(monkeypatch, program_ms: dict[str, float]):
     labels = {}  # the re-run's programs, by their bytes
     real = ctarget.compile_variant
 
-    def compile_variant(job, program):
-        c = real(job, program)
+    def compile_variant(job, program, source=None):
+        c = real(job, program, source=source)
         labels[c.exe] = {best_config: "best", starts["seed"]: "seed", starts["default"]: "default"}[job.config]
         return c
     monkeypatch.setattr(ctarget, "compile_variant", compile_variant)
@@ -250,8 +250,8 @@ def test_the_re_run_can_build_the_programs_at_the_size_the_user_runs(tmp_path, m
     space = t.space()
     built = []
     real = ctarget.compile_variant
-    monkeypatch.setattr(ctarget, "compile_variant", lambda job, program: built.append(
-        (job.build.defines, program.defines)) or real(job, program))
+    monkeypatch.setattr(ctarget, "compile_variant", lambda job, program, source=None: built.append(
+        (job.build.defines, program.defines)) or real(job, program, source=source))
     runner = CRunner(t.program, FAST)
     try:
         runner.reference()

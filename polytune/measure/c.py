@@ -23,6 +23,7 @@ from ..emit.c import generate_dump
 from ..errors import PolytuneError, UsageError
 from ..pipeline import Program, generate_regions, source_lines, splice
 from .build import Build, compile_objects, first_error
+from .kept import KeptBuilds
 from .measurement import ErrorKind, Measurement
 from .runner import Variant
 
@@ -133,7 +134,9 @@ class CRunner:
     A variant is measured in two steps that may run apart (``polytune.workers``): ``compile_variant(job)``
     generates and compiles it into a self-contained ``Compiled`` (the executable's bytes), then
     ``time_variant(reference, bound, compiled)`` verifies it against the original's results and times it.
-    ``measure`` runs both here, one after the other."""
+    ``measure`` runs both here, one after the other. ``kept``: the executables of the variants measured,
+    by their build options, for the re-run after the search (``measure`` offers its own; a workers pool's are
+    offered by ``PooledMeasure``)."""
 
     def __init__(self, program: Program, build: BuildConfig, workdir: str | None = None):
         self.program = program
@@ -146,6 +149,7 @@ class CRunner:
         self.reference_output: ReferenceOutput | None = None
         self._objects: tuple[str, ...] | None = None
         self._object_bytes: tuple[tuple[str, bytes], ...] | None = None
+        self.kept = KeptBuilds()
         remember_program(program)
 
     def close(self) -> None:
@@ -221,7 +225,9 @@ class CRunner:
         compiled = compile_variant(self.job(variant), self.program)
         if not isinstance(compiled, Compiled):
             return compiled.value
-        return time_variant(self.reference_data(), bound, compiled)
+        m = time_variant(self.reference_data(), bound, compiled)
+        self.kept.offer(variant.build, m, compiled)
+        return m
 
 
 def _read(path: str) -> bytes:
@@ -229,8 +235,12 @@ def _read(path: str) -> bytes:
         return f.read()
 
 
+def source_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
 def program_digest(program: Program) -> str:
-    return hashlib.sha256(program.text.encode("utf-8", "surrogateescape")).hexdigest()
+    return source_digest(program.text)
 
 
 # Programs analyzed in this process, by (path, includes, defines, text digest): a compile worker analyzes its
@@ -283,6 +293,7 @@ class Compiled:
     config: tuple
     exe: bytes
     compile_time: float
+    source: str = ""  # the compiled text's digest (source_digest): two builds of one text are one program
 
 
 @dataclass(frozen=True, eq=False)
@@ -296,15 +307,27 @@ class Reference:
     build: BuildConfig
 
 
-def compile_variant(job: CompileJob, program: Program | None = None):
-    """The compile step: generate the variant's regions and compile the instrumented program. A ``Compiled``,
-    or ``Done(Measurement)`` when code generation or the compiler failed (a failure is a value)."""
+def variant_source(job: CompileJob, program: Program | None = None):
+    """The compile step's first half: the variant's instrumented program text, or ``Done(Measurement)``
+    where code generation fails."""
     from ..workers.base import Done
     program = program if program is not None else _program_of(job)
     try:
         codes = generate_regions(program, job.opts)
     except PolytuneError as e:
         return Done(Measurement(job.config, error=ErrorKind.COMPILE, detail=f"code generation: {e}"))
+    return instrument(program, codes)
+
+
+def compile_variant(job: CompileJob, program: Program | None = None, source: str | None = None):
+    """The compile step: generate the variant's regions (or take *source*, ``variant_source``'s text) and
+    compile the instrumented program. A ``Compiled``, or ``Done(Measurement)`` when code generation or the
+    compiler failed (a failure is a value)."""
+    from ..workers.base import Done
+    program = program if program is not None else _program_of(job)
+    text = variant_source(job, program) if source is None else source
+    if isinstance(text, Done):
+        return text
     with tempfile.TemporaryDirectory(prefix="polytune-compile-") as tmp:
         objects = []
         for name, data in job.objects:
@@ -312,11 +335,18 @@ def compile_variant(job: CompileJob, program: Program | None = None):
             with open(path, "wb") as f:
                 f.write(data)
             objects.append(path)
-        exe, ct, err, _ = compile_source(job.build, instrument(program, codes), os.path.join(tmp, "v.c"),
-                                         os.path.join(tmp, "v"), quote=job.quote, objects=tuple(objects))
+        exe, ct, err, _ = compile_source(job.build, text, os.path.join(tmp, "v.c"), os.path.join(tmp, "v"),
+                                         quote=job.quote, objects=tuple(objects))
         if exe is None:
             return Done(Measurement(job.config, error=ErrorKind.COMPILE, compile_time=ct, detail=err))
-        return Compiled(job.config, _read(exe), ct)
+        return Compiled(job.config, _read(exe), ct, source_digest(text))
+
+
+def compile_only(job: CompileJob):
+    """The compile step as a pool's whole candidate (``Done``: nothing is timed): its ``Compiled``, or the
+    ``Done(Measurement)`` of a failure. For builds the caller runs itself (the re-run after the search)."""
+    from ..workers.base import Done
+    return Done(compile_variant(job))
 
 
 def time_variant(ref: Reference, bound, compiled: Compiled) -> Measurement:

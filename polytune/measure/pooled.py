@@ -112,7 +112,25 @@ class PooledMeasure:
             future = self.workers.submit(self.compile_fn, self.time_fn, self.runner.job(variant),
                                          label=self.describe(config))
         self._seen[variant.key] = (config, future)
+        if cached is None:
+            future.add_done_callback(partial(self._keep, variant, config))
         return future
+
+    def _keep(self, variant, config: Config, done: Future) -> None:
+        """Hand a timed candidate's executable to the runner's kept builds (the re-run after the search takes
+        it from there), and hold on to its result without it: the executables stay in one bounded place."""
+        if done.cancelled() or done.exception() is not None:
+            return
+        result = done.result()
+        if getattr(result, "artifact", None) is None:
+            return
+        kept = getattr(self.runner, "kept", None)
+        if kept is not None:
+            kept.offer(variant.build, result.value, result.artifact)
+        light: Future = Future()
+        light.set_result(dataclasses.replace(result, artifact=None))
+        if self._seen.get(variant.key, (None, None))[1] is done:
+            self._seen[variant.key] = (config, light)
 
     def _repeat(self, config: Config, first_config: Config, first: Future) -> Future:
         """A configuration that runs the same code as one submitted before (it differs only in parameters its

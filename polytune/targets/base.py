@@ -135,10 +135,12 @@ class Target:
 
     def confirm_best(self, runner: Runner, seed: Measurement | None, best: Measurement | None,
                      names: tuple[str, ...], starts: dict[str, Measurement], runs: int,
-                     defines: tuple[str, ...] | None = None) -> tuple[dict | None, list[str], Measurement | None]:
+                     defines: tuple[str, ...] | None = None,
+                     workers=None) -> tuple[dict | None, list[str], Measurement | None]:
         """``confirm``, and the configuration the tuner keeps: (the report's program_gain entry, warnings, the
         kept measurement). *defines*: the program's -D set for the re-run, where it is not the tuning's (the
-        size the user runs). Default: ``confirm``'s verdict, the best kept whatever it says."""
+        size the user runs). *workers*: the search's pool (``polytune.workers``), if any, for what the re-run
+        builds. Default: ``confirm``'s verdict, the best kept whatever it says."""
         info, warnings = self.confirm(runner, seed, best, names)
         return info, warnings, best
 

@@ -8,16 +8,31 @@ import os
 import re
 import statistics
 import tempfile
+from concurrent.futures import CancelledError
+from functools import partial
 
 from ..errors import PolytuneError
-from ..measure.c import BuildConfig, Compiled, CRunner, compile_variant, run_program, time_variant
+from ..measure.c import (
+    BuildConfig,
+    Compiled,
+    CRunner,
+    compile_only,
+    compile_variant,
+    run_program,
+    source_digest,
+    time_variant,
+    variant_source,
+)
 from ..measure.measurement import Config, Measurement, to_record
 from ..measure.runner import Variant
 from ..pipeline import OptimizeOptions, Program, analyze, generate
 from ..poly.choice import ScheduleChoice, coordinates
 from ..poly.schedule import DEFAULT_TILE, access_dims
 from ..search import Parameter, SearchSpace, pow2_domain
+from ..workers.base import Done, WorkerLost
 from .base import Target
+
+MIN_CONFIRM_ROUNDS = 3  # the re-run's rounds before clear_verdict may stop it
 
 STRUCTURE = ("scheduler", "fusion", "privatize_arrays", "point_order", "tiling")  # the choice fields that change
 # which bands are tiled (point_order: with tiling=reuse, a band stays untiled only where its best-stride
@@ -150,17 +165,21 @@ class CTarget(Target):
 
     def confirm_best(self, runner: CRunner, seed: Measurement | None, best: Measurement | None,
                      names: tuple[str, ...], starts: dict[str, Measurement], runs: int,
-                     defines: tuple[str, ...] | None = None) -> tuple[dict | None, list[str], Measurement | None]:
-        """The best re-measured against the seed and `optimize`'s default in the program itself: each built
-        once more and run *runs* times, in turn (the region's own clock, at the tuned sizes), so that a gain
-        the search saw by chance (the best of many noisy candidates) or under other cache conditions is not
-        reported. The one with the lowest median is kept: the best where its gain holds, else the faster of
-        the seed and the default (report entry program_gain, a warning). With *defines* (tune --confirm-define:
-        a tune at a smaller size than the user runs), the programs are built with those -D instead, the file
-        analyzed again with them, and run unverified (the variants were verified at the tuned size)."""
+                     defines: tuple[str, ...] | None = None,
+                     workers=None) -> tuple[dict | None, list[str], Measurement | None]:
+        """The best re-measured against the seed and `optimize`'s default in the program itself, in
+        interleaved rounds (the region's own clock, at the tuned sizes), so that a gain the search saw by
+        chance (the best of many noisy candidates) or under other cache conditions is not reported. The one
+        with the lowest median is kept: the best where its gain holds, else the faster of the seed and the
+        default (report entry program_gain, a warning). At most *runs* rounds: from the third on, the rounds
+        stop once the verdict is clear (``clear_verdict``). The executables the search built are run again
+        as they are (the runner's kept builds); only the others are compiled, on *workers* (the search's
+        pool) where there is one. With *defines* (tune --confirm-define: a tune at a smaller size than the
+        user runs), every program is built with those -D instead, the file analyzed again with them, and run
+        unverified (the variants were verified at the tuned size)."""
         if best is None or not best.ok or runs < 1:
             return None, [], best
-        target, build = self, self.build
+        target = self
         if defines is not None:
             build = dataclasses.replace(self.build, defines=tuple(defines))
             try:
@@ -170,32 +189,37 @@ class CTarget(Target):
                 return {"error": why}, [f"polytune: warning: the tuned gain could not be re-measured ({why})"], best
             target, runner = type(self)(program, self.opts, build, self.domain_cap), CRunner(program, build)
         try:
-            return target._program_runs(runner, seed, best, names, starts, runs, defines)
+            return target._program_runs(runner, seed, best, names, starts, runs, defines, workers)
         finally:
             if defines is not None:
                 runner.close()
 
     def _program_runs(self, runner: CRunner, seed: Measurement | None, best: Measurement, names: tuple[str, ...],
-                      starts: dict[str, Measurement], runs: int,
-                      defines: tuple[str, ...] | None) -> tuple[dict | None, list[str], Measurement | None]:
+                      starts: dict[str, Measurement], runs: int, defines: tuple[str, ...] | None,
+                      workers) -> tuple[dict | None, list[str], Measurement | None]:
         cands: dict[str, Measurement] = {"best": best}
         variants = {"best": self.variant(names, best.config)}
-        texts = {variants["best"].text}
         for label, m in [("seed", seed), *[(k, v) for k, v in starts.items() if k.startswith("default")]]:
-            if m is None or not m.ok:
-                continue
-            v = self.variant(names, m.config)
-            if v.text not in texts:
-                texts.add(v.text)
-                cands[label], variants[label] = m, v
+            if m is not None and m.ok:
+                cands[label], variants[label] = m, self.variant(names, m.config)
         if not any(n in coordinates() for n in names):  # tile-only: optimize's default is no configuration of
-            v = self.default_variant()  # the space; it is run beside them, to say so where it is faster
-            if v.text not in texts:
-                variants["default"] = v
+            variants["default"] = self.default_variant()  # the space; it is run beside them, to say so where faster
+        built, compiled_now, error = self._builds(runner, variants, workers)
+        if error:
+            out = {"max_runs": runs, "configs": {k: list(m.config) for k, m in cands.items()}, "error": error}
+            return out, [f"polytune: warning: the tuned gain could not be re-measured ({error})"], best
+        first: dict[bytes, str] = {}
+        for label in list(built):  # the same program twice (the same options, or text): run once, the first
+            if built[label].exe in first:
+                del variants[label], built[label]
+                cands.pop(label, None)
+            else:
+                first[built[label].exe] = label
         if len(variants) == 1:
             return None, [], best
-        out: dict = {"runs": runs, "configs": {k: list(m.config) for k, m in cands.items()},
-                     "search_ms": {k: 1e3 * m.value for k, m in cands.items()}}
+        out: dict = {"max_runs": runs, "configs": {k: list(m.config) for k, m in cands.items()},
+                     "search_ms": {k: 1e3 * m.value for k, m in cands.items()},
+                     "compiled": [k for k in variants if k in compiled_now]}  # the others: the search's executables
         if defines is not None:
             out["defines"] = list(defines)
         times: dict[str, list[float]] = {k: [] for k in variants}
@@ -204,18 +228,13 @@ class CTarget(Target):
         # against: the program is run, its regions timed
         ref = None if defines is not None else dataclasses.replace(
             runner.reference_data(), build=dataclasses.replace(self.build, runs=1))
+        only_compared = [k for k in variants if k not in cands]  # the tile-only default: said, never kept
         with tempfile.TemporaryDirectory(prefix="polytune-confirm-") as tmp:
-            built: dict[str, Compiled] = {}
-            for label, variant in variants.items():
-                compiled = compile_variant(runner.job(variant), self.program)
-                if not isinstance(compiled, Compiled):
-                    out["error"] = f"the {label} does not build again: {compiled.value.detail}"
-                    return out, [f"polytune: warning: the tuned gain could not be re-measured ({out['error']})"], best
-                built[label] = compiled
+            for label, compiled in built.items():
                 with open(os.path.join(tmp, label), "wb") as f:
                     f.write(compiled.exe)
                 os.chmod(os.path.join(tmp, label), 0o700)
-            for _ in range(runs):
+            for k in range(runs):
                 for label, compiled in built.items():
                     if ref is not None:
                         m = time_variant(ref, None, compiled)
@@ -229,22 +248,74 @@ class CTarget(Target):
                         return out, [f"polytune: warning: the tuned gain could not be re-measured "
                                      f"({out['error']})"], best
                     times[label].append(t)
+                if k + 1 >= min(runs, MIN_CONFIRM_ROUNDS) and clear_verdict(
+                        {c: times[c] for c in cands}, {c: times[c] for c in only_compared}):
+                    break
+        rounds = len(times["best"])
         med = {k: statistics.median(v) for k, v in times.items()}
         kept = min(cands, key=lambda k: med[k])  # (ties: the best, listed first)
-        out.update({"program_ms": {k: [1e3 * t for t in v] for k, v in times.items()},
+        out.update({"runs": rounds, "program_ms": {k: [1e3 * t for t in v] for k, v in times.items()},
                     "median_ms": {k: 1e3 * v for k, v in med.items()}, "kept": kept, "holds": kept == "best"})
         if "seed" in cands:
             out["search_gain"] = seed.value / best.value if best.value > 0 else None
             out["program_gain"] = med["seed"] / med["best"] if med["best"] > 0 else None
         line = ", ".join(f"{k} {1e3 * med[k]:.4g} ms" for k in variants)
         warnings = [] if kept == "best" else [
-            f"polytune: warning: the tuned configuration is not the fastest when its program is run again ({runs} "
+            f"polytune: warning: the tuned configuration is not the fastest when its program is run again ({rounds} "
             f"interleaved runs each: {line}): the {kept} is kept"]
         if "default" in variants and "default" not in cands and med["default"] < med[kept]:
             out["default_faster"] = True
             warnings.append(f"polytune: warning: optimize's default is faster than the tuned {self.opts.schedule} "
                             f"schedule ({line}): use `polytune optimize` as it is, or tune --space schedule")
         return out, warnings, cands[kept]
+
+    def _builds(self, runner: CRunner, variants: dict[str, Variant],
+                workers) -> tuple[dict[str, Compiled], set[str], str]:
+        """Each variant's executable: the one the search built (the runner's kept builds, by build options),
+        else compiled now, on *workers* where given (in parallel), else here. Variants with the same options
+        share one. Returns the executables, the labels compiled now, and why one does not build ('' if all do)."""
+        built: dict[str, Compiled] = {}
+        todo: dict[object, list[str]] = {}  # build options -> the labels that need them compiled
+        for label, v in variants.items():
+            kept = runner.kept.get(v.build)
+            if kept is not None:
+                built[label] = kept
+            else:
+                todo.setdefault(v.build, []).append(label)
+        results = {}
+        if workers is not None and len(todo) > 1:
+            futures = {b: workers.submit(compile_only, runner.time_step, runner.job(variants[ls[0]]),
+                                         label=f"re-run: {ls[0]}") for b, ls in todo.items()}
+            for b, f in futures.items():
+                try:
+                    results[b] = f.result().value
+                except WorkerLost:  # its workers died: built here instead
+                    pass
+        for b, labels in todo.items():
+            if b not in results:  # here: the text first, and gcc only where no program of this re-run has it
+                job = runner.job(variants[labels[0]])
+                text = variant_source(job, self.program)
+                digest = None if isinstance(text, Done) else source_digest(text)
+                same = next((c for c in [*built.values(), *results.values()]
+                             if isinstance(c, Compiled) and c.source == digest), None)
+                results[b] = same if same is not None else compile_variant(job, self.program, source=text)
+        for b, labels in todo.items():
+            compiled = results[b]
+            if not isinstance(compiled, Compiled):
+                return built, set(), f"the {labels[0]} does not build again: {compiled.value.detail}"
+            for label in labels:
+                built[label] = compiled
+        return dict(sorted(built.items(), key=lambda kv: list(variants).index(kv[0]))), \
+            {label for labels in todo.values() for label in labels}, ""
+
+    def prebuild(self, runner: CRunner, names: tuple[str, ...], workers) -> None:
+        """Start compiling, on the search's pool, what the re-run after the search needs and the search never
+        builds (the tile-only space's optimize's default), so that it compiles beside the search, not after."""
+        if workers is None or any(n in coordinates() for n in names):
+            return
+        variant = self.default_variant()
+        future = workers.submit(compile_only, runner.time_step, runner.job(variant), label="re-run: default")
+        runner.kept.expect(variant.build, partial(_built, future))
 
     def default_variant(self) -> Variant:
         """The program `optimize` emits with these options and no tuning (--schedule model)."""
@@ -314,6 +385,30 @@ class CTarget(Target):
         return chosen, {"chosen": chosen, "seeds": seeds}, runner, original, bound
 
 
+def _built(future) -> Compiled | None:
+    """The executable a pool's compile_only candidate built; None where it failed or its workers died (the
+    re-run then compiles it itself, and says why where it fails again)."""
+    try:
+        value = future.result().value
+    except (WorkerLost, CancelledError):
+        return None
+    return value if isinstance(value, Compiled) else None
+
+
+def clear_verdict(cands: dict[str, list[float]], compared: dict[str, list[float]] | None = None) -> bool:
+    """Whether the re-run's rounds so far decide what it reports, so that more rounds would not change it:
+    every run of the candidate with the lowest median (the one kept) is faster than every run of each other
+    candidate, and each program it is only *compared* with (the tile-only space's default) is entirely faster
+    or entirely slower than it. Complete separation is the exact Mann-Whitney test at its extreme: for two
+    equally fast programs, 3 rounds each separate one given way with probability 1/20 (4 rounds: 1/70)."""
+    if not cands or any(not v for v in cands.values()):
+        return False
+    kept = min(cands, key=lambda k: statistics.median(cands[k]))
+    lo, hi = min(cands[kept]), max(cands[kept])
+    return all(min(v) > hi for k, v in cands.items() if k != kept) and \
+        all(min(v) > hi or max(v) < lo for v in (compared or {}).values())
+
+
 def choice_text(choice: ScheduleChoice) -> str:
     """*choice* as optimize's --choice takes it."""
     return ",".join(f"{k}={int(v) if isinstance(v, bool) else v}" for k, v in choice.to_record().items())
@@ -373,4 +468,5 @@ def model_seed(program: Program, opts: OptimizeOptions) -> tuple[int, ...]:
     return tuple(seed)
 
 
-__all__ = ["CTarget", "cache_sizes", "choice_config", "choice_of", "choice_parameters", "member_names", "model_seed"]
+__all__ = ["CTarget", "MIN_CONFIRM_ROUNDS", "cache_sizes", "choice_config", "choice_of", "choice_parameters",
+           "clear_verdict", "member_names", "model_seed"]

@@ -49,7 +49,8 @@ class WorkResult:
     ``worker`` is the timer that measured it (the compiling node when ``timed`` is False). Spans are wall-clock
     (``time.time()``) seconds, start and end, measured where the step ran. ``attempts`` counts tries: more
     than one only when a worker died mid-candidate; the value is always that of the one attempt that
-    finished, delivered once.
+    finished, delivered once. ``artifact``: the compile step's output that was timed (None when not timed), for a
+    caller that keeps builds (``polytune.measure.kept``).
     """
 
     ticket: int
@@ -62,6 +63,7 @@ class WorkResult:
     compile_span: tuple[float, float]
     time_span: tuple[float, float] | None
     submitted: float = 0.0  # when the driver submitted it (``time.time()``)
+    artifact: Any = None
 
 
 @dataclass

@@ -266,5 +266,5 @@ class LocalPool:
             return
         cand.future.set_result(WorkResult(cand.ticket, cand.label, value, self.timer_name,
                                           f"{self.host}/c{cand.slot}", True, cand.attempts, cand.compile_span, span,
-                                          cand.submitted))
+                                          cand.submitted, cand.artifact))
         self._emit(cand, Stage.DONE, self.timer_name)

@@ -515,7 +515,7 @@ class RayPool:
             node = self._nodes[where.node_id]
             name = f"{node.name}/gpu{gpus[0]}" if self.gpu and gpus else where.name  # the GPU Ray gave it
             obj.future.set_result(WorkResult(obj.ticket, obj.label, value, name, obj.compiled_on, True,
-                                             obj.attempts, obj.compile_span, span, obj.submitted))
+                                             obj.attempts, obj.compile_span, span, obj.submitted, obj.artifact))
             self._emit(obj, Stage.DONE, name)
 
     def _fail(self, cand: _Candidate, exc: BaseException) -> None:
