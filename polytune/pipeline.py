@@ -179,12 +179,29 @@ def schedules(program: Program, opts: OptimizeOptions) -> list[TiledSchedule]:
 def generate_regions(program: Program, opts: OptimizeOptions = OptimizeOptions(),
                      tiled: list[TiledSchedule] | None = None) -> list[str]:
     """The code replacing each region."""
+    return [code for code, _ts in c_regions(program, opts, tiled)]
+
+
+def c_regions(program: Program, opts: OptimizeOptions = OptimizeOptions(),
+              tiled: list[TiledSchedule] | None = None) -> list[tuple[str, TiledSchedule]]:
+    """Each region's code and the schedule it was generated from: *tiled*'s, or where isl's AST builder
+    fails on a band's unrolled and jammed copies, the same schedule without unroll-and-jam."""
     from .emit.c import generate_region
     tiled = schedules(program, opts) if tiled is None else tiled
-    return [_guarded(program, k, generate_region(a.cpu.scop, ts, parallel=opts.parallel, ivdep=opts.ivdep,
-                                                 indent=_indent_of(program.text, a.scop.begin_line),
-                                                 avoid=program.identifiers))
-            for k, (a, ts) in enumerate(zip(program.scops, tiled))]
+    out = []
+    for k, (a, ts) in enumerate(zip(program.scops, tiled)):
+        def region(ts: TiledSchedule) -> str:
+            return _guarded(program, k, generate_region(a.cpu.scop, ts, parallel=opts.parallel, ivdep=opts.ivdep,
+                                                        indent=_indent_of(program.text, a.scop.begin_line),
+                                                        avoid=program.identifiers))
+        try:
+            out.append((region(ts), ts))
+        except UnsupportedError:
+            if ts.without_unroll is None:
+                raise
+            plain = ts.without_unroll()
+            out.append((region(plain), plain))
+    return out
 
 
 def gpu_prefix(program: Program, wanted: str = "pt") -> str:
@@ -290,8 +307,7 @@ def _emit_triton(program: Program, opts: OptimizeOptions) -> OptimizeResult:
 
 
 def _emit_c(program: Program, opts: OptimizeOptions) -> OptimizeResult:
-    tiled = schedules(program, opts)
-    codes = generate_regions(program, opts, tiled)
+    codes, tiled = zip(*c_regions(program, opts)) if program.scops else ((), ())
     reports = [scop_report(a, ts) for a, ts in zip(program.scops, tiled)]
     notes = [f"{a.scop.file}:{a.scop.begin_line}: note: {ts.fallback}" for a, ts in zip(program.scops, tiled)
              if ts.fallback]

@@ -13,6 +13,8 @@ tiling.py, point_order.py, diamond.py, parallel.py, legality.py (marks: marks.py
 """
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import islpy as isl
@@ -41,6 +43,10 @@ class TiledSchedule:
     tile_sizes: tuple[int, ...]  # flattened, in band order: what the tuner tunes
     private_arrays: dict = field(default_factory=dict)  # loop depth -> its PrivateArray copies
     fallback: str = ""  # what was done instead of the transformations, when isl ran out of its quota
+    # the same schedule without unroll-and-jam, computed when asked: where a band was unrolled and jammed,
+    # isl's AST builder may fail on the copies, and the code is then generated from this one (emit's AST
+    # build is the test: building an AST only to ask whether it builds cost 40% of a candidate's generation)
+    without_unroll: Callable[[], TiledSchedule] | None = field(default=None, compare=False, repr=False)
 
     @property
     def tunable_bands(self) -> tuple[BandInfo, ...]:
@@ -107,17 +113,6 @@ def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool
         CTX.set_schedule_outer_coincidence(0)
         CTX.set_schedule_whole_component(0)
         CTX.set_schedule_serialize_sccs(0)
-
-
-def _ast_builds(scop: Scop, ts: TiledSchedule) -> bool:
-    """Whether isl's AST builder accepts the schedule (only asked where a band was unrolled and jammed)."""
-    if not any(b.unroll_jam for b in ts.bands):
-        return True
-    try:
-        isl.AstBuild.from_context(scop.context).node_from_schedule(ts.schedule)
-        return True
-    except isl.Error:
-        return False
 
 
 def original_order(scop: Scop) -> isl.Schedule:
@@ -187,18 +182,20 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
         check_legal(schedule, deps, scop)
         return TiledSchedule(schedule, tuple(t.bands), tuple(t.used_sizes), dict(t.copies))
 
-    try:
-        ts = bounded(lambda: transform(unroll), TRANSFORM_OPERATIONS)
-        if unroll and not _ast_builds(scop, ts):
-            # isl's AST builder failed on the unrolled copies: the same schedule without unroll-and-jam
-            ts = bounded(lambda: transform(0), TRANSFORM_OPERATIONS)
-        return ts
-    except isl.Error:
-        # Tiling, parallel marks and their tests ran out of their quota: the base schedule as it is (isl's
-        # scheduler respected every dependence; the check confirms it), no loop marked.
-        check_legal(base, deps, scop)
-        return TiledSchedule(base, (), (), fallback="tiling and parallelization exceeded their isl operation "
-                                                    "limit: the schedule is left untiled and sequential")
+    def checked(u: int) -> TiledSchedule:
+        try:
+            return bounded(lambda: transform(u), TRANSFORM_OPERATIONS)
+        except isl.Error:
+            # Tiling, parallel marks and their tests ran out of their quota: the base schedule as it is (isl's
+            # scheduler respected every dependence; the check confirms it), no loop marked.
+            check_legal(base, deps, scop)
+            return TiledSchedule(base, (), (), fallback="tiling and parallelization exceeded their isl operation "
+                                                        "limit: the schedule is left untiled and sequential")
+
+    ts = checked(unroll)
+    if unroll and any(b.unroll_jam for b in ts.bands):
+        ts = dataclasses.replace(ts, without_unroll=lambda: checked(0))
+    return ts
 
 
 def access_dims(scop: Scop, statements: tuple[str, ...]) -> dict[str, int]:
