@@ -230,15 +230,16 @@ def test_unroll_and_jam_of_the_loop_that_leaves_an_access_in_place(tmp_path):
     assert v.tiled((32, 32)).tunable_bands[0].unroll_jam is None
 
 
-def test_unroll_and_jam_takes_a_reused_loop_that_bounds_no_inner_loop_when_the_most_reused_one_does(tmp_path):
+def test_unroll_and_jam_moves_the_most_reused_loop_inside_the_loop_whose_bounds_it_sets(tmp_path):
     # trmm, point loops (k, i, j): B[i][j] stays in place along k, but k bounds i (i < k), so its copies
-    # would need the inner bounds per copy; i (B[k][j] stays in place) is unrolled instead
+    # would need the inner bounds per copy; in the order (i, k, j) only j is inside k, and k is unrolled:
+    # its copies add into one B[i][j] (poly/point_order.py's jam_order), not i's, which share a B[k][j] load
     a = _prog(tmp_path, "for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = i + 1; k < n; k++)\n"
                         "  B[i][j] += A[k][i] * B[k][j];")
     ts = a.tiled((32, 32, 32))
     band = ts.tunable_bands[0]
     k, i = (band.point_order.index(m) for m in (1, 2))  # members of the band (j, k, i): their point positions
-    assert band.point_order[-1] == 0 and band.unroll_jam == (i, 4), (band, k)
+    assert band.point_order == (2, 1, 0) and band.unroll_jam == (k, 4), (band, i)
     check_legal(ts.schedule, a.deps, a.scop)
 
 

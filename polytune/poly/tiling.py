@@ -134,6 +134,10 @@ class Transformer(Parallelism, PointOrder, Reuse):
         order = self.point_order(node.child(0), extents)
         if order != list(range(n)):
             node = permute(node.child(0), order).parent()
+        jam_order = None if short_extent(extents, order[-1]) else self.jam_order(node.child(0))
+        if jam_order is not None:  # the member whose copies share most, moved where it can be jammed
+            node = permute(node.child(0), jam_order).parent()
+            order = [order[k] for k in jam_order]
         if _has_degenerate_member(node.child(0)) or len(sets_of(node.get_domain())) > 1:
             # Statements that do not vary along some point loop (gemm's C *= beta at k = 0) would otherwise
             # sit behind a guard in the innermost loop: let the AST builder peel them off.

@@ -1,0 +1,82 @@
+"""Unroll-and-jam takes the point member whose copies share most, moving it just outside the innermost loop
+where the loops inside it would otherwise depend on it (poly/point_order.py's jam_order): trmm's k, whose
+copies all add into one B[i][j], not its i, whose copies only share a load of B[k][j]. The output keeps every
+element's floating-point order, so the program prints exactly what the original prints."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from polytune.pipeline import OptimizeOptions, analyze, generate
+
+pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not found")
+
+TRMM = """#include <stdio.h>
+#define M 45
+#define N 38
+double A[M][M], B[M][N];
+int main(void) {
+  int i, j, k;
+  for (i = 0; i < M; i++)
+    for (j = 0; j < M; j++) A[i][j] = ((i + j) % 11) / 11.0;
+  for (i = 0; i < M; i++)
+    for (j = 0; j < N; j++) B[i][j] = ((2 * i + j) % 7) / 7.0;
+#pragma scop
+  for (i = 0; i < M; i++)
+    for (j = 0; j < N; j++) {
+      for (k = i + 1; k < M; k++)
+        B[i][j] += A[k][i] * B[k][j];
+      B[i][j] = 1.5 * B[i][j];
+    }
+#pragma endscop
+  for (i = 0; i < M; i++)
+    for (j = 0; j < N; j++)
+      printf("%.17g\\n", B[i][j]);
+  return 0;
+}
+"""
+
+
+def _run(source: str, tmp_path, name: str) -> bytes:
+    src = tmp_path / f"{name}.c"
+    src.write_text(source)
+    exe = tmp_path / name
+    subprocess.run(["gcc", "-O1", "-fopenmp", str(src), "-o", str(exe)], check=True)
+    return subprocess.run([str(exe)], check=True, capture_output=True).stdout
+
+
+@pytest.fixture
+def trmm(tmp_path):
+    path = tmp_path / "trmm.c"
+    path.write_text(TRMM)
+    return analyze(str(path))
+
+
+def _update_band(result) -> dict:
+    return next(b for b in result.report["scops"][0]["bands"] if b["tiled"] and b["members"] == 3)
+
+
+def test_the_reduction_member_is_jammed_with_only_the_innermost_loop_inside_it(trmm):
+    band = _update_band(generate(trmm, OptimizeOptions(tile_sizes=(8, 8, 8))))
+    order, jam = band["point_loop_order"], band["unroll_jam"]
+    assert jam is not None and jam["point_member"] == len(order) - 2  # just outside the innermost loop
+    code = generate(trmm, OptimizeOptions(tile_sizes=(8, 8, 8))).text
+    innermost = [line.strip() for line in code.split("\n") if line.strip().startswith("B[c")]
+    targets = {line.split("+=")[0].strip() for line in innermost if "+=" in line}
+    # the copies of one iteration add into one element: one store per four multiply-adds
+    assert any(sum(1 for line in innermost if line.startswith(t + " +=")) >= 4 for t in targets)
+
+
+@pytest.mark.parametrize("sizes", [(8, 8, 8), (4, 16, 8), (32, 32, 32), (3, 5, 7)])
+def test_the_jammed_order_prints_what_the_original_prints(trmm, tmp_path, sizes):
+    code = generate(trmm, OptimizeOptions(tile_sizes=sizes)).text
+    assert _run(code, tmp_path, "out") == _run(TRMM, tmp_path, "orig")
+
+
+def test_without_unroll_and_jam_the_point_order_is_not_moved(trmm):
+    plain = _update_band(generate(trmm, OptimizeOptions(tile_sizes=(8, 8, 8), unroll_jam=0)))
+    jammed = _update_band(generate(trmm, OptimizeOptions(tile_sizes=(8, 8, 8))))
+    assert plain["unroll_jam"] is None
+    assert plain["point_loop_order"] != jammed["point_loop_order"]
