@@ -28,7 +28,7 @@ def kernel(name: str, root: str = PB) -> str:
     return os.path.join(root, "kernels", name, name + ".c")
 
 
-# Each kernel is tuned once and each mode twice by default; the other three pairs run under -m slow (CI's
+# Each kernel is tuned once and each mode at least once by default; the other three pairs run under -m slow (CI's
 # slow line). test_pblayout_kernels_benched tunes all three kernels in a build with both modes defined.
 TUNED_FAST = {("mxv2", "time"), ("smooth2d", "dump"), ("trimul", "time")}
 
