@@ -3,9 +3,9 @@
 The original is compiled with ``gcc -O2 -lm``, the optimized program with ``gcc -O2 -fopenmp -lm`` and run on
 2 threads. Tiling keeps the order of the updates of each element, so the results must be bit-identical.
 The default run tries 8 fixed examples (CI's random-nest line 68); ``-m slow`` tries 300 random ones
-(``POLYTUNE_SLOW_EXAMPLES`` overrides the count). The slow run calls ``polytune.cli.main`` in a forked child with a time limit
-(``POLYTUNE_TIMEOUT`` seconds, default 120): isl can spin for minutes inside one C call, which nothing
-in-process can interrupt, and a bug hunt should report a hang instead of stalling on it.
+(``POLYTUNE_SLOW_EXAMPLES`` overrides the count). The slow run calls ``polytune.cli.main`` in a forked child
+with a time limit (``POLYTUNE_TIMEOUT`` seconds, default 120): isl can spin for minutes inside one C call,
+which nothing in-process can interrupt, and a bug hunt should report a hang instead of stalling on it.
 """
 from __future__ import annotations
 
