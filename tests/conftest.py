@@ -74,6 +74,22 @@ def checksum_line(out: str) -> str:
     return next(line for line in out.splitlines() if line.startswith("checksum"))
 
 
+def emu_header() -> str:
+    """tests/data/cuda_emu.h, copied for this process with a precompiled header beside it, built with the
+    options the tests build the emulated programs with (g++ -O1): a build that includes it first does not
+    parse the C++ library headers again. g++ reads the header itself wherever the options differ."""
+    if not hasattr(emu_header, "path"):
+        d = tempfile.mkdtemp(prefix="polytune-test-emu-")
+        atexit.register(shutil.rmtree, d, True)
+        path = os.path.join(d, "cuda_emu.h")
+        shutil.copyfile(os.path.join(ROOT, "tests", "data", "cuda_emu.h"), path)
+        if shutil.which("g++") is not None:
+            subprocess.run(["g++", "-O1", "-w", "-x", "c++-header", path, "-o", path + ".gch"], capture_output=True)
+        emu_header.path = path
+        os.environ["POLYTUNE_TEST_EMU_HEADER"] = path  # what tests/data/fake_nvcc.py includes, where set
+    return emu_header.path
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _need_gcc():
     if shutil.which("gcc") is None:

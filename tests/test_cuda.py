@@ -9,7 +9,7 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import KERNELS, ROOT, checksum_line, compile_run
+from conftest import KERNELS, ROOT, checksum_line, compile_run, emu_header
 
 from polytune.cli import main
 from polytune.emit.cuda import check_block, kernel_block
@@ -167,14 +167,11 @@ def test_nvcc_compiles_generated_cuda(src, defines, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
-EMU = os.path.join(ROOT, "tests", "data", "cuda_emu.h")
-
-
 def emulate(cu_text: str) -> str:
-    """The CUDA program rewritten to run on the CPU with tests/data/cuda_emu.h."""
+    """The CUDA program rewritten to run on the CPU with tests/data/cuda_emu.h (conftest.emu_header's copy)."""
     text = re.sub(r"(\w+)<<<([^;]*?), ([\w.]+)>>>\((.*?)\);", r"PT_EMU_LAUNCH(\2, \3, \1, \4);", cu_text)
     assert "<<<" not in text
-    return f'#include "{EMU}"\n' + text
+    return f'#include "{emu_header()}"\n' + text
 
 
 @pytest.mark.parametrize("src,defines", [
