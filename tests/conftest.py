@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import atexit
+import hashlib
 import os
 import shutil
 import subprocess
+import tempfile
 
 import pytest
 
@@ -16,14 +19,75 @@ SMALL = ["-DN=13", "-DTSTEPS=3", "-DNC=3", "-DD=7"]
 
 
 def compile_run(src: str, exe: str, flags: list[str], openmp: bool, threads: int = 2) -> str:
+    """*src* built with gcc -O2 into *exe* and run on *threads* OpenMP threads: its output. A build of the same
+    file, flags and inputs earlier in this process is reused (copied to *exe*) instead of compiled again."""
     cmd = ["gcc", "-O2", *(["-fopenmp"] if openmp else []), *flags, src, "-o", exe, "-lm"]
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    key = _build_key(src, cmd[:-3])
+    if key in _BUILT:
+        shutil.copy2(_BUILT[key], exe)
+    else:
+        subprocess.run(cmd, check=True, capture_output=True, text=True)
+        _BUILT[key] = os.path.join(_built_dir(), f"{len(_BUILT)}.exe")
+        shutil.copy2(exe, _BUILT[key])
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     return subprocess.run([exe], check=True, capture_output=True, text=True, env=env, timeout=60).stdout
 
 
+_BUILT: dict[tuple, str] = {}  # build key -> a private copy of the executable
+
+
+def _built_dir() -> str:
+    if not hasattr(_built_dir, "path"):
+        _built_dir.path = tempfile.mkdtemp(prefix="polytune-test-builds-")
+        atexit.register(shutil.rmtree, _built_dir.path, True)
+    return _built_dir.path
+
+
+_SOURCE_SUFFIXES = (".h", ".hh", ".hpp", ".inc", ".def", ".c", ".cc", ".cpp", ".cu")
+
+
+def _build_key(src: str, cmd: list[str]) -> tuple:
+    """What a build's result depends on: the command, the source's path and bytes, and the name and bytes of
+    every source or header file in the directories its includes can come from (its own and each -I;
+    executables written there do not count)."""
+    src = os.path.abspath(src)
+    dirs = [os.path.dirname(src)]
+    for k, f in enumerate(cmd):
+        if f == "-I" and k + 1 < len(cmd):
+            dirs.append(os.path.abspath(cmd[k + 1]))
+        elif f.startswith("-I") and len(f) > 2:
+            dirs.append(os.path.abspath(f[2:]))
+    listing = []
+    for d in dirs:
+        with os.scandir(d) as entries:
+            listing.append(sorted((e.name, _digest(e.path)) for e in entries
+                                  if e.name.endswith(_SOURCE_SUFFIXES) and e.is_file()))
+    return (tuple(cmd), src, _digest(src), repr(listing))
+
+
+def _digest(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
 def checksum_line(out: str) -> str:
     return next(line for line in out.splitlines() if line.startswith("checksum"))
+
+
+def emu_header() -> str:
+    """tests/data/cuda_emu.h, copied for this process with a precompiled header beside it, built with the
+    options the tests build the emulated programs with (g++ -O1): a build that includes it first does not
+    parse the C++ library headers again. g++ reads the header itself wherever the options differ."""
+    if not hasattr(emu_header, "path"):
+        d = tempfile.mkdtemp(prefix="polytune-test-emu-")
+        atexit.register(shutil.rmtree, d, True)
+        path = os.path.join(d, "cuda_emu.h")
+        shutil.copyfile(os.path.join(ROOT, "tests", "data", "cuda_emu.h"), path)
+        if shutil.which("g++") is not None:
+            subprocess.run(["g++", "-O1", "-w", "-x", "c++-header", path, "-o", path + ".gch"], capture_output=True)
+        emu_header.path = path
+        os.environ["POLYTUNE_TEST_EMU_HEADER"] = path  # what tests/data/fake_nvcc.py includes, where set
+    return emu_header.path
 
 
 @pytest.fixture(autouse=True, scope="session")

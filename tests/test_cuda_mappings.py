@@ -340,9 +340,17 @@ def test_mapping_space_lists_the_tunable_dimensions():
     assert "shared_C" not in space  # written in the kernel: never staged
 
 
+WARP_SOURCES = ["reduction_vanilla", "reduction_unroll", "reduction_interchange"]
+WARP_SHAPES = [((64,), (1,)), ((96,), (3,)), ((32, 2), (2,))]
+
+
+# By default each source with one shape and each shape with one source (a Latin square); the other six
+# pairs run under -m slow (CI's slow line).
 @needs_gcc
-@pytest.mark.parametrize("name", ["reduction_vanilla", "reduction_unroll", "reduction_interchange"])
-@pytest.mark.parametrize("block,points", [((64,), (1,)), ((96,), (3,)), ((32, 2), (2,))])
+@pytest.mark.parametrize("block,points,name", [
+    pytest.param(block, points, name, id=f"block{b}-points{b}-{name}",
+                 marks=[] if b == n else [pytest.mark.slow])
+    for b, (block, points) in enumerate(WARP_SHAPES) for n, name in enumerate(WARP_SOURCES)])
 def test_row_reductions_shared_by_a_warp(name, block, points):
     src = open(os.path.join(GPU_DIR, name + ".c")).read()
     text = check_mapping(src, CudaMapping(block=block, points=points, reduction="warp"), name, ("N=37", "M=44"),

@@ -9,7 +9,7 @@ import shutil
 
 import numpy as np
 import pytest
-from conftest import ROOT
+from conftest import ROOT, emu_header
 
 import polytune.measure.cuda as measure_cuda
 from polytune.emit.cuda import default_config
@@ -33,6 +33,7 @@ def _target(name: str, defines: tuple[str, ...], **build) -> CudaTarget:
 @pytest.fixture
 def emulated_gpu(monkeypatch):
     monkeypatch.setattr(measure_cuda, "gpu_id", lambda: "emulated")
+    emu_header()  # the fake nvcc's builds include its precompiled copy
 
 
 @pytest.mark.parametrize("name,defines", [("matmul_vanilla", ("N=24",)), ("reduction_vanilla", ("N=24", "M=40"))])

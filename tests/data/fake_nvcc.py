@@ -10,7 +10,9 @@ import subprocess
 import sys
 import tempfile
 
-EMU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda_emu.h")
+# The tests' copy of the header with a precompiled header beside it (tests/conftest.py: emu_header), where set.
+EMU = os.environ.get("POLYTUNE_TEST_EMU_HEADER") or os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                   "cuda_emu.h")
 DROP_WITH_VALUE = {"-Xptxas", "-Xcompiler", "-x", "-arch"}
 
 
