@@ -130,6 +130,8 @@ class Builder:
         self.roots = dict(x.split("=", 1) for x in args.variant_root)  # variant -> polytune checkout
         self.tune = load_tune(args.tuned) if args.tuned else None
         self.tuned = self.tune["kernels"] if self.tune else {}  # kernel -> variant -> its tune record
+        self.pluto_dir = os.path.abspath(args.pluto) if args.pluto else None
+        self.pluto = load_pluto(self.pluto_dir) if self.pluto_dir else None  # the pluto phase's pluto.json
         self.static = static_link_works()
         if not self.static:
             print("static linking with libgomp fails here: every variant is linked dynamically", file=sys.stderr)
@@ -217,6 +219,15 @@ class Builder:
                 rec["errors"][v] = "optimize: " + log.strip().splitlines()[-1] if log.strip() else f"rc {rc}"
                 continue
             jobs.append((v, "gcc", gcc_flags + omp + static, dst))
+        if self.pluto:
+            prec = self.pluto["kernels"].get(name)
+            if prec is None:
+                rec["errors"]["pluto"] = "polycc: not run on this kernel"
+            elif prec["status"] != "ok":
+                rec["errors"]["pluto"] = f"polycc failed: {prec.get('error', '')}"
+            else:
+                rec["pluto"] = {k: prec[k] for k in ("frontend", "flags") if k in prec}
+                jobs.append(("pluto", "gcc", gcc_flags + omp + static, pluto_source(self.pluto_dir, name, a.dataset)))
         if self.clang:
             jobs.append(("clang", self.clang, ["-O3", f"-march={a.march}"] + static, src))
             if self.polly:
@@ -261,6 +272,11 @@ class Builder:
                 out[v] = "optimize failed: " + (log.strip().splitlines() or [""])[-1]
                 continue
             builds.append((v, "gcc", ["-O3", f"-march={a.check_march}", "-fopenmp", *exact], dst, True))
+        if self.pluto and self.pluto["kernels"].get(name, {}).get("status") == "ok":
+            # Pluto's transformations respect every dependence, the floating-point ones of reductions included:
+            # each element's order of operations is the original's, so its dump must be identical too
+            builds.append(("pluto", "gcc", ["-O3", f"-march={a.check_march}", "-fopenmp", *exact],
+                           pluto_source(self.pluto_dir, name, a.check_dataset), True))
         if self.clang:
             builds.append(("clang", self.clang, ["-O3", f"-march={a.check_march}"], src, False))
             if self.polly:
@@ -281,6 +297,12 @@ class Builder:
             else:
                 out[v] = "DIFFERENT"
         return out
+
+
+def load_pluto(pluto_dir: str) -> dict:
+    """The pluto phase's record of a source tree (DIR/pluto.json)."""
+    with open(os.path.join(pluto_dir, "pluto.json")) as f:
+        return json.load(f)
 
 
 def load_tune(path: str) -> dict:
@@ -333,7 +355,7 @@ def parse_variants(specs: list[str]) -> dict[str, list[str]]:
     out = {}
     for s in specs:
         name, _, flags = s.partition("=")
-        if not re.fullmatch(r"[A-Za-z][\w-]*", name) or name in ("gcc", "clang", "polly"):
+        if not re.fullmatch(r"[A-Za-z][\w-]*", name) or name in ("gcc", "clang", "polly", "pluto"):
             raise SystemExit(f"--variant {s!r}: NAME=FLAGS with a new name (letters, digits, - and _)")
         out[name] = shlex.split(flags)
     return out
@@ -371,11 +393,13 @@ def cmd_build(args) -> int:
                   + (f"; check {bad}" if bad else ""), file=sys.stderr)
     records.sort(key=lambda r: r["kernel"])
     manifest = {"dataset": args.dataset, "threads": args.threads, "march": args.march,
-                "variants": ["gcc", *b.variants, *b.tuned_variants(), *(["clang"] if b.clang else []),
-                             *(["polly"] if b.polly else [])],
+                "variants": ["gcc", *b.variants, *b.tuned_variants(), *(["pluto"] if b.pluto else []),
+                             *(["clang"] if b.clang else []), *(["polly"] if b.polly else [])],
                 "polytune_variants": {**{v: shlex.join(f) for v, f in b.variants.items()},
                                       **{v: b.tuned_description(v) for v in b.tuned_variants()}},
                 "static": b.static,
+                **({"pluto": {"dir": b.pluto_dir, "polycc": b.pluto["polycc"], "flags": shlex.join(b.pluto["flags"]),
+                              "made_at": b.pluto["made_at"]}} if b.pluto else {}),
                 "clang": b.clang, "polly_flags": b.polly, "built_on": platform.node(),
                 "built_at": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "kernels": records}
     with open(os.path.join(b.out, "manifest.json"), "w") as f:
@@ -531,6 +555,104 @@ def cmd_tune(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------------------- pluto
+# Pluto's polycc with issue 17's reference flags; the variant `pluto` of `build --pluto DIR` is its output.
+PLUTO_FLAGS = ["--tile", "--parallel"]
+PLUTO_DATASETS = ("MINI", "SMALL", "LARGE")  # --pet output is specialized to a dataset: these are emitted
+PLUTO_MARK = "Start of CLooG code"  # the comment polycc puts before the code it generated for a SCoP
+
+
+def pluto_source(pluto_dir: str, name: str, dataset: str) -> str:
+    """The Pluto source of kernel *name* at *dataset*: clan keeps PolyBench's size macros (one file for every
+    dataset), pet sees them preprocessed (one file per dataset)."""
+    per_dataset = os.path.join(pluto_dir, name, f"{name}.{dataset}.c")
+    return per_dataset if os.path.exists(per_dataset) else os.path.join(pluto_dir, name, f"{name}.c")
+
+
+def polycc_once(polycc: str, src: str, dst: str, flags: list[str], env: dict, timeout: float) -> str | None:
+    """One polycc run, in a fresh working directory (polycc leaves .srcfilename, .outfilename and CLooG files
+    in it); None when it wrote a transformed *dst*, else why not."""
+    with tempfile.TemporaryDirectory(prefix="polycc-") as work:
+        rc, log = sh([polycc, src, *flags, "-o", dst], env=env, timeout=timeout, cwd=work)
+    if rc != 0 or not os.path.exists(dst):
+        lines = [x for x in log.strip().splitlines() if x.strip()]
+        why = next((x for x in lines if re.search(r"error|fail|abort|not|unsupported", x, re.I)), None)
+        return f"rc {rc}: " + (why or (lines[-1] if lines else "no output")).strip()[:300]
+    with open(dst) as f:
+        text = f.read()
+    if PLUTO_MARK not in text:
+        return "no transformed SCoP in the output"
+    return None
+
+
+def pluto_one(polycc: str, util: str, name: str, src: str, kout: str, datasets: list[str], timeout: float) -> dict:
+    """polycc on one kernel: with clan (Pluto's default frontend), and with --pet only where clan fails."""
+    os.makedirs(kout, exist_ok=True)
+    for old in os.listdir(kout):
+        if old.startswith(name + ".") and old.endswith(".c"):
+            os.remove(os.path.join(kout, old))
+    env = dict(os.environ, CPATH=os.pathsep.join([util, os.path.dirname(src)]))
+    t0 = time.perf_counter()
+    rec: dict = {"flags": PLUTO_FLAGS, "frontend": "clan"}
+    clan_error = polycc_once(polycc, src, os.path.join(kout, f"{name}.c"), PLUTO_FLAGS, env, timeout)
+    if clan_error is None:
+        rec.update(status="ok", sources={"*": f"{name}/{name}.c"})
+    else:
+        # pet preprocesses the file: PolyBench's sizes become numbers, so each dataset gets its own output
+        rec.update(frontend="pet", clan_error=clan_error, flags=PLUTO_FLAGS + ["--pet"], sources={})
+        for ds in datasets:
+            dst = os.path.join(kout, f"{name}.{ds}.c")
+            err = polycc_once(polycc, src, dst, PLUTO_FLAGS + ["--pet"],
+                              dict(env, CFLAGS=f"-D{ds}_DATASET"), timeout)
+            if err is not None:
+                rec.update(status="polycc failed", error=f"clan: {clan_error}; pet at {ds}: {err}")
+                break
+            rec["sources"][ds] = f"{name}/{name}.{ds}.c"
+        else:
+            rec["status"] = "ok"
+    rec["seconds"] = round(time.perf_counter() - t0, 1)
+    return rec
+
+
+def cmd_pluto(args) -> int:
+    """polycc --tile --parallel on every kernel: OUT/<kernel>/<kernel>.c and OUT/pluto.json, for build --pluto."""
+    pb = os.path.abspath(args.polybench)
+    kernels = select_kernels(pb, args.kernels)
+    if kernels is None:
+        return 2
+    polycc = args.polycc or shutil.which("polycc")
+    if not polycc or not os.path.exists(polycc):
+        print("polycc not found: give --polycc (benchmarks/pluto/build_pluto.sh builds it)", file=sys.stderr)
+        return 2
+    out = os.path.abspath(args.out)
+    os.makedirs(out, exist_ok=True)
+    datasets = args.datasets.split(",")
+    unknown = [d for d in datasets if d not in DATASETS]
+    if unknown:
+        print(f"--datasets: unknown {', '.join(unknown)} (have {', '.join(DATASETS)})", file=sys.stderr)
+        return 2
+    util = os.path.join(pb, "utilities")
+    state = {"polycc": os.path.abspath(polycc), "flags": PLUTO_FLAGS, "datasets": datasets,
+             "made_at": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "kernels": {}}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as ex:
+        futs = {ex.submit(pluto_one, state["polycc"], util, k, s, os.path.join(out, k), datasets, args.timeout): k
+                for k, s in kernels.items()}
+        for f in concurrent.futures.as_completed(futs):
+            k, rec = futs[f], f.result()
+            state["kernels"][k] = rec
+            print(f"pluto {k}: {rec['status']} ({rec['frontend']}, {rec['seconds']:.1f} s)"
+                  + (f": {rec['error']}" if "error" in rec else ""), file=sys.stderr, flush=True)
+    state["kernels"] = dict(sorted(state["kernels"].items()))
+    with open(os.path.join(out, "pluto.json"), "w") as f:
+        json.dump(state, f, indent=1)
+    failed = [k for k, r in state["kernels"].items() if r["status"] != "ok"]
+    pet = [k for k, r in state["kernels"].items() if r["frontend"] == "pet" and r["status"] == "ok"]
+    print(f"wrote {out}/pluto.json: {len(kernels) - len(failed)} of {len(kernels)} ok"
+          + (f"; with --pet: {', '.join(pet)}" if pet else "") + (f"; failed: {', '.join(failed)}" if failed else ""),
+          file=sys.stderr)
+    return 0
+
+
 # ------------------------------------------------------------------------------------------------ run
 def parse_time(stdout: str) -> float | None:
     """PolyBench's POLYBENCH_TIME output: the kernel's seconds, printed alone on a line (or, in the
@@ -643,6 +765,7 @@ def write_results(args, manifest: dict, jobs: list, times: dict, errors: dict, c
         "dataset": manifest["dataset"], "march": manifest["march"], "cpus": args.cpus, "threads": len(cpus),
         "streams": len(args.cpus.split(":")),
         "rounds": rounds, "variants": manifest["variants"], "polytune_variants": manifest["polytune_variants"],
+        **({"pluto": manifest["pluto"]} if manifest.get("pluto") else {}),
         "machine": platform.node(), "cpu": _cpu_model(), "started": time.strftime("%Y-%m-%d %H:%M:%S UTC",
                                                                                  time.gmtime(t_start)),
         "seconds": round(time.time() - t_start, 1), "load_after": load,
@@ -714,19 +837,31 @@ def tune_notes(res: dict, ratio: dict[tuple[str, str], dict[str, float]]) -> lis
     return out
 
 
+def behind_line(v: str, mine: dict[str, float], theirs: dict[str, float], who: str) -> str:
+    """'- v: more than 5% behind WHO on n of m: ...', over the kernels both have a speedup for."""
+    both = [k for k in sorted(mine) if k in theirs]
+    behind = [f"{k} {mine[k] / theirs[k]:.2f}x" for k in both if mine[k] < 0.95 * theirs[k]]
+    return (f"- {v}: more than 5% behind {who} on {len(behind)} of {len(both)}"
+            + (f": {', '.join(behind)}" if behind else "") + ".")
+
+
 def cmd_table(args) -> int:
     with open(args.results) as f:
         res = json.load(f)
     variants = [v for v in res["variants"] if v != BASELINE]
     polytune = [v for v in res["polytune_variants"]]
     ratios = [(a, b) for a, b in TUNE_RATIOS if a in variants and b in variants]
-    head = ["kernel", "gcc (s)"] + [f"{v}" for v in variants] + [f"{a}/{b}" for a, b in ratios] + ["Pluto (issue 17)"]
+    head = (["kernel", "gcc (s)"] + [f"{v}" for v in variants] + [f"{a}/{b}" for a, b in ratios]
+            + ["Pluto (issue 17, quoted)"])
     streams = res.get("streams", 1)
     how = (f"{streams} concurrent streams (cpus {res['cpus']}: a kernel's variants interleaved in one stream)"
            if streams > 1 else f"cpus {res['cpus']}")
     lines = [f"PolyBench/C 4.2.1, {res['dataset']}, {res['threads']} threads ({how}), "
              f"-march={res['march']}, median of {res['rounds']} interleaved rounds, on {res['cpu']} "
-             f"({res['started']}). Speedup over the original built with gcc -O3; Pluto: quoted from issue 17."
+             f"({res['started']}). Speedup over the original built with gcc -O3"
+             + ("; pluto: Pluto's `polycc " + (res.get("pluto") or {}).get("flags", shlex.join(PLUTO_FLAGS))
+                + "` output built with gcc -O3 -fopenmp, measured in this run" if "pluto" in variants else "")
+             + "; Pluto (issue 17, quoted): issue 17's figures, not measured here."
              + (" a/b: speedup of variant a over variant b (time of b / time of a)." if ratios else ""),
              "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     speed: dict[str, dict[str, float]] = {}
@@ -765,12 +900,14 @@ def cmd_table(args) -> int:
     lines.append("")
     for v in polytune:
         mine = speed.get(v, {})
+        if "pluto" in speed:
+            lines.append(behind_line(v, mine, speed["pluto"], "Pluto (measured)"))
         behind_pluto = [f"{k} {mine[k] / PLUTO_REFERENCE[k]:.2f}x of Pluto" for k in ref_kernels
                         if k in mine and mine[k] < 0.95 * PLUTO_REFERENCE[k]]
         behind_polly = [f"{k} {mine[k] / speed['polly'][k]:.2f}x of Polly" for k in sorted(mine)
                         if k in speed.get("polly", {}) and mine[k] < speed["polly"][k]]
         slower = [f"{k} {mine[k]:.2f}x" for k in sorted(mine) if mine[k] < 1.0]
-        lines.append(f"- {v}: more than 5% behind Pluto's figure on {len(behind_pluto)} of {len(ref_kernels)}"
+        lines.append(f"- {v}: more than 5% behind Pluto's issue-17 figure on {len(behind_pluto)} of {len(ref_kernels)}"
                      + (f": {', '.join(behind_pluto)}" if behind_pluto else "") + ".")
         if "polly" in speed:
             lines.append(f"- {v}: behind Polly on {len(behind_polly)} of {len(mine)}"
@@ -812,6 +949,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-polly", action="store_true")
     p.add_argument("--strip", action="store_true", help="strip the binaries (smaller, to copy elsewhere)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--pluto", metavar="DIR",
+                   help="a pluto phase's source tree: adds the variant pluto (its output, built like polytune's)")
     p.add_argument("--tuned", metavar="TUNE.json",
                    help="a tune phase's results: adds the variants seed, tuned and tuned-tiles (default kernels: its)")
     p = sub.add_parser("tune", help="polytune tune twice per kernel (schedule space, tiles only), in parallel "
@@ -836,6 +975,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--confirm-runs", type=int, default=5, help="tune --confirm-runs (0: keep the search's best)")
     p.add_argument("--deadline", type=float, default=0,
                    help="seconds for the whole phase: no tune starts later, running ones are killed then")
+    p = sub.add_parser("pluto", help="polycc --tile --parallel on every kernel: the source tree of build --pluto")
+    p.add_argument("--polybench", required=True, help="PolyBench/C 4.2.1 as distributed")
+    p.add_argument("--out", required=True, help="the source tree: OUT/<kernel>/<kernel>.c and OUT/pluto.json")
+    p.add_argument("--kernels", help="comma-separated subset (default: all 30)")
+    p.add_argument("--polycc", help="Pluto's polycc (default: the one on PATH)")
+    p.add_argument("--datasets", default=",".join(PLUTO_DATASETS),
+                   help="datasets emitted for a kernel that needs --pet (clan's output serves every dataset)")
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--timeout", type=float, default=900, help="seconds per polycc run")
     p = sub.add_parser("run", help="time every binary, interleaved rounds (python3 stdlib only)")
     p.add_argument("--dir", required=True)
     p.add_argument("--rounds", type=int, default=3)
@@ -851,7 +999,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("results")
     p.add_argument("--markdown-out")
     args = ap.parse_args(argv)
-    return {"build": cmd_build, "tune": cmd_tune, "run": cmd_run, "table": cmd_table}[args.cmd](args)
+    commands = {"build": cmd_build, "tune": cmd_tune, "pluto": cmd_pluto, "run": cmd_run, "table": cmd_table}
+    return commands[args.cmd](args)
 
 
 if __name__ == "__main__":
