@@ -5,9 +5,10 @@ Phases, so that the timing can run on another, quieter machine that has no compi
 
     python benchmarks/polybench/run.py tune --polybench /work/polybench --out pb --kernels atax,syrk
         [--tune-dataset MEDIUM] [--tune-dataset atax=LARGE] [--max-evals 30] [--time-limit S] [--cpus 0-15]
+    python benchmarks/polybench/run.py pluto --polybench /work/polybench --out pluto_src [--polycc PATH]
     python benchmarks/polybench/run.py build --polybench /work/polybench --out pb [--kernels gemm,atax]
         [--dataset LARGE] [--threads 2] [--march x86-64-v4] [--variant NAME=FLAGS] [--check-dataset MINI]
-        [--tuned pb/tune.json]
+        [--tuned pb/tune.json] [--pluto pluto_src]
     python benchmarks/polybench/run.py run --dir pb [--rounds 3] [--cpus 0,1 | 0,1:2,3:...] [--out results.json]
     python benchmarks/polybench/run.py table results.json [--markdown-out FILE]
 
@@ -16,16 +17,21 @@ the same budget, both from the Pluto-default seed: the schedule space and tile s
 own CPU pair, in parallel over the pairs; `build --tuned` then adds the variants seed, tuned and tuned-tiles,
 re-emitted at the timed dataset with the flags the tunes found, and `table` their ratios.
 
+`pluto` (where Pluto's polycc is installed: benchmarks/pluto/build_pluto.sh) runs `polycc --tile --parallel`,
+issue 17's reference flags, on every kernel (clan; `--pet` added only where clan fails, then once per dataset,
+since pet sees the sizes preprocessed) and writes the generated sources and pluto.json (per kernel: ok or why
+polycc failed); `build --pluto` adds them as the variant `pluto`, compiled and checked as polytune's are.
+
 `build` writes statically linked binaries (libgomp included; PolyBench's polybench.c, the harness, is compiled
 without OpenMP in every variant, as in the original's) and DIR/manifest.json; for each kernel it also
 builds every variant at a small dataset with -DPOLYBENCH_DUMP_ARRAYS and compares the dumps with the
-original's: polytune keeps each element's floating-point order, so its dump must be identical (built with
--ffp-contract=off); clang and Polly may differ in rounding and are compared with a tolerance. `run` needs
+original's: polytune and Pluto keep each element's floating-point order, so their dumps must be identical
+(built with -ffp-contract=off); clang and Polly may differ in rounding and are compared with a tolerance. `run` needs
 only python3's standard library and taskset: every binary once per round, in a fresh shuffled order each
 round, pinned to --cpus with OMP_NUM_THREADS = their number; the time is what PolyBench prints with
--DPOLYBENCH_TIME (the kernel only). `table` prints speedups over the gcc build, with Pluto's figures quoted
-from issue 17 as the reference (Pluto cannot be installed here). Nothing of PolyBench is copied into
-this repository.
+-DPOLYBENCH_TIME (the kernel only). `table` prints speedups over the gcc build, the measured pluto column where
+the build has one, and Pluto's figures quoted from issue 17 in a column of their own. Nothing of PolyBench or
+Pluto is copied into this repository.
 """
 from __future__ import annotations
 
