@@ -65,7 +65,9 @@ for path in "${!mirror_of[@]}"; do
     fi
 done
 
-./autogen.sh
+[[ -x configure && -x cloog-isl/configure && -x pet/configure ]] || ./autogen.sh
+# no PDF manuals: where texi2dvi is installed without TeX, cloog's doc/cloog.pdf fails the build
+export ac_cv_prog_TEXI2DVI=
 ./configure --prefix="$prefix" --with-clang-prefix="$clang_prefix"
 make -j"$jobs"
 make install
