@@ -565,7 +565,6 @@ def cmd_tune(args) -> int:
 # Pluto's polycc with issue 17's reference flags; the variant `pluto` of `build --pluto DIR` is its output.
 PLUTO_FLAGS = ["--tile", "--parallel"]
 PLUTO_DATASETS = ("MINI", "SMALL", "LARGE")  # --pet output is specialized to a dataset: these are emitted
-PLUTO_MARK = "Start of CLooG code"  # the comment polycc puts before the code it generated for a SCoP
 
 
 def pluto_source(pluto_dir: str, name: str, dataset: str) -> str:
@@ -584,9 +583,9 @@ def polycc_once(polycc: str, src: str, dst: str, flags: list[str], env: dict, ti
         lines = [x for x in log.strip().splitlines() if x.strip()]
         why = next((x for x in lines if re.search(r"error|fail|abort|not|unsupported", x, re.I)), None)
         return f"rc {rc}: " + (why or (lines[-1] if lines else "no output")).strip()[:300]
-    with open(dst) as f:
-        text = f.read()
-    if PLUTO_MARK not in text:
+    with open(dst) as f, open(src) as g:
+        text, original = f.read(), g.read()
+    if "#pragma scop" in text or text == original:  # polycc replaces each SCoP, pragmas included
         return "no transformed SCoP in the output"
     return None
 
