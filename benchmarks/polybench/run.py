@@ -574,17 +574,25 @@ def pluto_source(pluto_dir: str, name: str, dataset: str) -> str:
     return per_dataset if os.path.exists(per_dataset) else os.path.join(pluto_dir, name, f"{name}.c")
 
 
-def polycc_once(polycc: str, src: str, dst: str, flags: list[str], env: dict, timeout: float) -> str | None:
+def polycc_once(polycc: str, src: str, dst: str, flags: list[str], env: dict, timeout: float,
+                prelude: str = "") -> str | None:
     """One polycc run, in a fresh working directory (polycc leaves .srcfilename, .outfilename and CLooG files
-    in it); None when it wrote a transformed *dst*, else why not."""
+    in it), on *src* or, with a *prelude*, on a copy of it there that starts with those lines; None when it wrote a
+    transformed *dst*, else why not."""
     with tempfile.TemporaryDirectory(prefix="polycc-") as work:
+        with open(src) as f:
+            original = prelude + f.read()
+        if prelude:
+            src = os.path.join(work, os.path.basename(src))
+            with open(src, "w") as f:
+                f.write(original)
         rc, log = sh([polycc, src, *flags, "-o", dst], env=env, timeout=timeout, cwd=work)
     if rc != 0 or not os.path.exists(dst):
         lines = [x for x in log.strip().splitlines() if x.strip()]
         why = next((x for x in lines if re.search(r"error|fail|abort|not|unsupported", x, re.I)), None)
         return f"rc {rc}: " + (why or (lines[-1] if lines else "no output")).strip()[:300]
-    with open(dst) as f, open(src) as g:
-        text, original = f.read(), g.read()
+    with open(dst) as f:
+        text = f.read()
     if "#pragma scop" in text or text == original:  # polycc replaces each SCoP, pragmas included
         return "no transformed SCoP in the output"
     return None
@@ -596,6 +604,7 @@ def pluto_one(polycc: str, util: str, name: str, src: str, kout: str, datasets: 
     for old in os.listdir(kout):
         if old.startswith(name + ".") and old.endswith(".c"):
             os.remove(os.path.join(kout, old))
+    # pet parses the file with its includes; polycc gives it no -I, clang's driver reads CPATH
     env = dict(os.environ, CPATH=os.pathsep.join([util, os.path.dirname(src)]))
     t0 = time.perf_counter()
     rec: dict = {"flags": PLUTO_FLAGS, "frontend": "clan"}
@@ -603,12 +612,13 @@ def pluto_one(polycc: str, util: str, name: str, src: str, kout: str, datasets: 
     if clan_error is None:
         rec.update(status="ok", sources={"*": f"{name}/{name}.c"})
     else:
-        # pet preprocesses the file: PolyBench's sizes become numbers, so each dataset gets its own output
+        # pet preprocesses the file, and polycc gives it no -D: each dataset's output comes from a copy that
+        # defines the dataset in its first lines (kept in the output, harmless under the same -D)
         rec.update(frontend="pet", clan_error=clan_error, flags=PLUTO_FLAGS + ["--pet"], sources={})
         for ds in datasets:
             dst = os.path.join(kout, f"{name}.{ds}.c")
-            err = polycc_once(polycc, src, dst, PLUTO_FLAGS + ["--pet"],
-                              dict(env, CFLAGS=f"-D{ds}_DATASET"), timeout)
+            err = polycc_once(polycc, src, dst, PLUTO_FLAGS + ["--pet"], env, timeout,
+                              prelude=f"#ifndef {ds}_DATASET\n#define {ds}_DATASET\n#endif\n")
             if err is not None:
                 rec.update(status="polycc failed", error=f"clan: {clan_error}; pet at {ds}: {err}")
                 break
@@ -639,6 +649,12 @@ def cmd_pluto(args) -> int:
     util = os.path.join(pb, "utilities")
     state = {"polycc": os.path.abspath(polycc), "flags": PLUTO_FLAGS, "datasets": datasets,
              "made_at": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "kernels": {}}
+    try:  # a run on some kernels keeps the others' records of an earlier run with the same polycc
+        earlier = load_pluto(out)
+        if (earlier["polycc"], earlier["flags"]) == (state["polycc"], state["flags"]):
+            state["kernels"] = {k: r for k, r in earlier["kernels"].items() if k not in kernels}
+    except (OSError, ValueError, KeyError):
+        pass
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as ex:
         futs = {ex.submit(pluto_one, state["polycc"], util, k, s, os.path.join(out, k), datasets, args.timeout): k
                 for k, s in kernels.items()}
@@ -652,7 +668,7 @@ def cmd_pluto(args) -> int:
         json.dump(state, f, indent=1)
     failed = [k for k, r in state["kernels"].items() if r["status"] != "ok"]
     pet = [k for k, r in state["kernels"].items() if r["frontend"] == "pet" and r["status"] == "ok"]
-    print(f"wrote {out}/pluto.json: {len(kernels) - len(failed)} of {len(kernels)} ok"
+    print(f"wrote {out}/pluto.json: {len(state['kernels']) - len(failed)} of {len(state['kernels'])} ok"
           + (f"; with --pet: {', '.join(pet)}" if pet else "") + (f"; failed: {', '.join(failed)}" if failed else ""),
           file=sys.stderr)
     return 0
