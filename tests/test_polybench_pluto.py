@@ -205,6 +205,20 @@ def test_build_adds_the_pluto_variant_and_checks_its_dump(run, tmp_path):
     assert manifest["kernels"][0]["check"]["pluto"] == "DIFFERENT"
 
 
+def test_build_with_no_polytune_builds_the_original_and_pluto_only(run, tmp_path):
+    pb = fake_polybench(tmp_path / "pb")
+    polycc = fake_polycc(tmp_path / "polycc", clan_fails=set(), pet_fails=set())
+    tree = tmp_path / "src"
+    assert run.main(["pluto", "--polybench", pb, "--out", str(tree), "--polycc", polycc, "--kernels", "prefix"]) == 0
+    out = tmp_path / "build"
+    assert run.main(["build", "--polybench", pb, "--out", str(out), "--pluto", str(tree), "--no-clang", "--no-polly",
+                     "--no-polytune", "--kernels", "prefix", "--march", "x86-64", "--check-march", "x86-64"]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["variants"] == ["gcc", "pluto"] and manifest["polytune_variants"] == {}
+    assert sorted(manifest["kernels"][0]["binaries"]) == ["gcc", "pluto"]
+    assert manifest["kernels"][0]["check"] == {"pluto": "identical"}
+
+
 def test_pluto_is_no_name_for_a_polytune_variant(run):
     with pytest.raises(SystemExit):
         run.parse_variants(["pluto=--schedule pluto"])

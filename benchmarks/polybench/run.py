@@ -132,7 +132,9 @@ class Builder:
         self.out = os.path.abspath(args.out)
         self.clang = None if args.no_clang else find_clang()
         self.polly = polly_flags(self.clang) if self.clang and not args.no_polly else None
-        self.variants = parse_variants(args.variant)
+        if args.no_polytune and args.variant:
+            raise SystemExit("--no-polytune with --variant: choose one")
+        self.variants = {} if args.no_polytune else parse_variants(args.variant)
         self.roots = dict(x.split("=", 1) for x in args.variant_root)  # variant -> polytune checkout
         self.tune = load_tune(args.tuned) if args.tuned else None
         self.tuned = self.tune["kernels"] if self.tune else {}  # kernel -> variant -> its tune record
@@ -968,6 +970,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="run that variant's polytune from another checkout (e.g. the code before a change)")
     p.add_argument("--no-clang", action="store_true")
     p.add_argument("--no-polly", action="store_true")
+    p.add_argument("--no-polytune", action="store_true",
+                   help="no polytune variant (e.g. only --pluto's, to merge into another build)")
     p.add_argument("--strip", action="store_true", help="strip the binaries (smaller, to copy elsewhere)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p.add_argument("--pluto", metavar="DIR",
