@@ -11,6 +11,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -217,6 +218,19 @@ def test_build_with_no_polytune_builds_the_original_and_pluto_only(run, tmp_path
     assert manifest["variants"] == ["gcc", "pluto"] and manifest["polytune_variants"] == {}
     assert sorted(manifest["kernels"][0]["binaries"]) == ["gcc", "pluto"]
     assert manifest["kernels"][0]["check"] == {"pluto": "identical"}
+
+
+def test_a_command_past_its_timeout_is_killed_with_its_children(run, tmp_path):
+    pidfile = tmp_path / "pid"
+    rc, log = run.sh(["sh", "-c", f"sleep 60 & echo $! > {pidfile}; wait"], timeout=1)
+    assert rc == 124 and "timed out" in log
+    child = int(pidfile.read_text())
+    time.sleep(0.2)
+    try:
+        state = open(f"/proc/{child}/stat").read().split(")")[-1].split()[0]
+    except FileNotFoundError:
+        state = "gone"
+    assert state in ("gone", "Z", "X")
 
 
 def test_pluto_is_no_name_for_a_polytune_variant(run):

@@ -46,6 +46,7 @@ import random
 import re
 import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -88,11 +89,17 @@ def find_kernels(polybench: str) -> dict[str, str]:
 
 
 def sh(cmd: list[str], env: dict | None = None, timeout: float = 900, cwd: str | None = None) -> tuple[int, str]:
+    """Exit status and the end of the output of *cmd*; at the timeout its whole process group is killed (killing
+    gcc alone would leave its cc1 running)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd,
+                         start_new_session=True)
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, cwd=cwd)
+        out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
         return 124, f"timed out after {timeout:.0f} s: {shlex.join(cmd)}"
-    return p.returncode, (p.stdout + p.stderr)[-4000:]
+    return p.returncode, (out + err)[-4000:]
 
 
 def polly_flags(clang: str) -> list[str] | None:
