@@ -233,6 +233,21 @@ def test_a_command_past_its_timeout_is_killed_with_its_children(run, tmp_path):
     assert state in ("gone", "Z", "X")
 
 
+def test_build_at_a_dataset_the_pet_output_lacks_says_so(run, tmp_path):
+    pb = fake_polybench(tmp_path / "pb")
+    polycc = fake_polycc(tmp_path / "polycc", clan_fails={"other"}, pet_fails=set())
+    tree = tmp_path / "src"
+    assert run.main(["pluto", "--polybench", pb, "--out", str(tree), "--polycc", polycc, "--kernels", "other",
+                     "--datasets", "MINI"]) == 0
+    out = tmp_path / "build"
+    assert run.main(["build", "--polybench", pb, "--out", str(out), "--pluto", str(tree), "--no-clang", "--no-polly",
+                     "--no-polytune", "--kernels", "other", "--dataset", "SMALL", "--march", "x86-64",
+                     "--check-march", "x86-64"]) == 0
+    rec = json.loads((out / "manifest.json").read_text())["kernels"][0]
+    assert rec["errors"]["pluto"] == "no Pluto source at SMALL (run.py pluto --datasets)"
+    assert rec["check"]["pluto"] == "identical"  # the check dataset, MINI, has its output
+
+
 def test_pluto_is_no_name_for_a_polytune_variant(run):
     with pytest.raises(SystemExit):
         run.parse_variants(["pluto=--schedule pluto"])

@@ -240,9 +240,11 @@ class Builder:
                 rec["errors"]["pluto"] = "polycc: not run on this kernel"
             elif prec["status"] != "ok":
                 rec["errors"]["pluto"] = f"polycc failed: {prec.get('error', '')}"
+            elif not os.path.exists(psrc := pluto_source(self.pluto_dir, name, a.dataset)):
+                rec["errors"]["pluto"] = f"no Pluto source at {a.dataset} (run.py pluto --datasets)"
             else:
                 rec["pluto"] = {k: prec[k] for k in ("frontend", "flags") if k in prec}
-                jobs.append(("pluto", "gcc", gcc_flags + omp + static, pluto_source(self.pluto_dir, name, a.dataset)))
+                jobs.append(("pluto", "gcc", gcc_flags + omp + static, psrc))
         if self.clang:
             jobs.append(("clang", self.clang, ["-O3", f"-march={a.march}"] + static, src))
             if self.polly:
@@ -290,8 +292,11 @@ class Builder:
         if self.pluto and self.pluto["kernels"].get(name, {}).get("status") == "ok":
             # Pluto's transformations respect every dependence, the floating-point ones of reductions included:
             # each element's order of operations is the original's, so its dump must be identical too
-            builds.append(("pluto", "gcc", ["-O3", f"-march={a.check_march}", "-fopenmp", *exact],
-                           pluto_source(self.pluto_dir, name, a.check_dataset), True))
+            psrc = pluto_source(self.pluto_dir, name, a.check_dataset)
+            if os.path.exists(psrc):
+                builds.append(("pluto", "gcc", ["-O3", f"-march={a.check_march}", "-fopenmp", *exact], psrc, True))
+            else:
+                out["pluto"] = f"no Pluto source at {a.check_dataset}"
         if self.clang:
             builds.append(("clang", self.clang, ["-O3", f"-march={a.check_march}"], src, False))
             if self.polly:
