@@ -5,9 +5,10 @@ Phases, so that the timing can run on another, quieter machine that has no compi
 
     python benchmarks/polybench/run.py tune --polybench /work/polybench --out pb --kernels atax,syrk
         [--tune-dataset MEDIUM] [--tune-dataset atax=LARGE] [--max-evals 30] [--time-limit S] [--cpus 0-15]
+    python benchmarks/polybench/run.py pluto --polybench /work/polybench --out pluto_src [--polycc PATH]
     python benchmarks/polybench/run.py build --polybench /work/polybench --out pb [--kernels gemm,atax]
         [--dataset LARGE] [--threads 2] [--march x86-64-v4] [--variant NAME=FLAGS] [--check-dataset MINI]
-        [--tuned pb/tune.json]
+        [--tuned pb/tune.json] [--pluto pluto_src]
     python benchmarks/polybench/run.py run --dir pb [--rounds 3] [--cpus 0,1 | 0,1:2,3:...] [--out results.json]
     python benchmarks/polybench/run.py table results.json [--markdown-out FILE]
 
@@ -16,16 +17,21 @@ the same budget, both from the Pluto-default seed: the schedule space and tile s
 own CPU pair, in parallel over the pairs; `build --tuned` then adds the variants seed, tuned and tuned-tiles,
 re-emitted at the timed dataset with the flags the tunes found, and `table` their ratios.
 
+`pluto` (where Pluto's polycc is installed: benchmarks/pluto/build_pluto.sh) runs `polycc --tile --parallel`,
+issue 17's reference flags, on every kernel (clan; `--pet` added only where clan fails, then once per dataset,
+since pet sees the sizes preprocessed) and writes the generated sources and pluto.json (per kernel: ok or why
+polycc failed); `build --pluto` adds them as the variant `pluto`, compiled and checked as polytune's are.
+
 `build` writes statically linked binaries (libgomp included; PolyBench's polybench.c, the harness, is compiled
 without OpenMP in every variant, as in the original's) and DIR/manifest.json; for each kernel it also
 builds every variant at a small dataset with -DPOLYBENCH_DUMP_ARRAYS and compares the dumps with the
-original's: polytune keeps each element's floating-point order, so its dump must be identical (built with
--ffp-contract=off); clang and Polly may differ in rounding and are compared with a tolerance. `run` needs
+original's: polytune and Pluto keep each element's floating-point order, so their dumps must be identical
+(built with -ffp-contract=off); clang and Polly may differ in rounding and are compared with a tolerance. `run` needs
 only python3's standard library and taskset: every binary once per round, in a fresh shuffled order each
 round, pinned to --cpus with OMP_NUM_THREADS = their number; the time is what PolyBench prints with
--DPOLYBENCH_TIME (the kernel only). `table` prints speedups over the gcc build, with Pluto's figures quoted
-from issue 17 as the reference (Pluto cannot be installed here). Nothing of PolyBench is copied into
-this repository.
+-DPOLYBENCH_TIME (the kernel only). `table` prints speedups over the gcc build, the measured pluto column where
+the build has one, and Pluto's figures quoted from issue 17 in a column of their own. Nothing of PolyBench or
+Pluto is copied into this repository.
 """
 from __future__ import annotations
 
@@ -40,6 +46,7 @@ import random
 import re
 import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -82,11 +89,17 @@ def find_kernels(polybench: str) -> dict[str, str]:
 
 
 def sh(cmd: list[str], env: dict | None = None, timeout: float = 900, cwd: str | None = None) -> tuple[int, str]:
+    """Exit status and the end of the output of *cmd*; at the timeout its whole process group is killed (killing
+    gcc alone would leave its cc1 running)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd,
+                         start_new_session=True)
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, cwd=cwd)
+        out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
         return 124, f"timed out after {timeout:.0f} s: {shlex.join(cmd)}"
-    return p.returncode, (p.stdout + p.stderr)[-4000:]
+    return p.returncode, (out + err)[-4000:]
 
 
 def polly_flags(clang: str) -> list[str] | None:
@@ -126,10 +139,14 @@ class Builder:
         self.out = os.path.abspath(args.out)
         self.clang = None if args.no_clang else find_clang()
         self.polly = polly_flags(self.clang) if self.clang and not args.no_polly else None
-        self.variants = parse_variants(args.variant)
+        if args.no_polytune and args.variant:
+            raise SystemExit("--no-polytune with --variant: choose one")
+        self.variants = {} if args.no_polytune else parse_variants(args.variant)
         self.roots = dict(x.split("=", 1) for x in args.variant_root)  # variant -> polytune checkout
         self.tune = load_tune(args.tuned) if args.tuned else None
         self.tuned = self.tune["kernels"] if self.tune else {}  # kernel -> variant -> its tune record
+        self.pluto_dir = os.path.abspath(args.pluto) if args.pluto else None
+        self.pluto = load_pluto(self.pluto_dir) if self.pluto_dir else None  # the pluto phase's pluto.json
         self.static = static_link_works()
         if not self.static:
             print("static linking with libgomp fails here: every variant is linked dynamically", file=sys.stderr)
@@ -217,6 +234,17 @@ class Builder:
                 rec["errors"][v] = "optimize: " + log.strip().splitlines()[-1] if log.strip() else f"rc {rc}"
                 continue
             jobs.append((v, "gcc", gcc_flags + omp + static, dst))
+        if self.pluto:
+            prec = self.pluto["kernels"].get(name)
+            if prec is None:
+                rec["errors"]["pluto"] = "polycc: not run on this kernel"
+            elif prec["status"] != "ok":
+                rec["errors"]["pluto"] = f"polycc failed: {prec.get('error', '')}"
+            elif not os.path.exists(psrc := pluto_source(self.pluto_dir, name, a.dataset)):
+                rec["errors"]["pluto"] = f"no Pluto source at {a.dataset} (run.py pluto --datasets)"
+            else:
+                rec["pluto"] = {k: prec[k] for k in ("frontend", "flags") if k in prec}
+                jobs.append(("pluto", "gcc", gcc_flags + omp + static, psrc))
         if self.clang:
             jobs.append(("clang", self.clang, ["-O3", f"-march={a.march}"] + static, src))
             if self.polly:
@@ -261,6 +289,14 @@ class Builder:
                 out[v] = "optimize failed: " + (log.strip().splitlines() or [""])[-1]
                 continue
             builds.append((v, "gcc", ["-O3", f"-march={a.check_march}", "-fopenmp", *exact], dst, True))
+        if self.pluto and self.pluto["kernels"].get(name, {}).get("status") == "ok":
+            # Pluto's transformations respect every dependence, the floating-point ones of reductions included:
+            # each element's order of operations is the original's, so its dump must be identical too
+            psrc = pluto_source(self.pluto_dir, name, a.check_dataset)
+            if os.path.exists(psrc):
+                builds.append(("pluto", "gcc", ["-O3", f"-march={a.check_march}", "-fopenmp", *exact], psrc, True))
+            else:
+                out["pluto"] = f"no Pluto source at {a.check_dataset}"
         if self.clang:
             builds.append(("clang", self.clang, ["-O3", f"-march={a.check_march}"], src, False))
             if self.polly:
@@ -281,6 +317,12 @@ class Builder:
             else:
                 out[v] = "DIFFERENT"
         return out
+
+
+def load_pluto(pluto_dir: str) -> dict:
+    """The pluto phase's record of a source tree (DIR/pluto.json)."""
+    with open(os.path.join(pluto_dir, "pluto.json")) as f:
+        return json.load(f)
 
 
 def load_tune(path: str) -> dict:
@@ -333,7 +375,7 @@ def parse_variants(specs: list[str]) -> dict[str, list[str]]:
     out = {}
     for s in specs:
         name, _, flags = s.partition("=")
-        if not re.fullmatch(r"[A-Za-z][\w-]*", name) or name in ("gcc", "clang", "polly"):
+        if not re.fullmatch(r"[A-Za-z][\w-]*", name) or name in ("gcc", "clang", "polly", "pluto"):
             raise SystemExit(f"--variant {s!r}: NAME=FLAGS with a new name (letters, digits, - and _)")
         out[name] = shlex.split(flags)
     return out
@@ -371,11 +413,13 @@ def cmd_build(args) -> int:
                   + (f"; check {bad}" if bad else ""), file=sys.stderr)
     records.sort(key=lambda r: r["kernel"])
     manifest = {"dataset": args.dataset, "threads": args.threads, "march": args.march,
-                "variants": ["gcc", *b.variants, *b.tuned_variants(), *(["clang"] if b.clang else []),
-                             *(["polly"] if b.polly else [])],
+                "variants": ["gcc", *b.variants, *b.tuned_variants(), *(["pluto"] if b.pluto else []),
+                             *(["clang"] if b.clang else []), *(["polly"] if b.polly else [])],
                 "polytune_variants": {**{v: shlex.join(f) for v, f in b.variants.items()},
                                       **{v: b.tuned_description(v) for v in b.tuned_variants()}},
                 "static": b.static,
+                **({"pluto": {"dir": b.pluto_dir, "polycc": b.pluto["polycc"], "flags": shlex.join(b.pluto["flags"]),
+                              "made_at": b.pluto["made_at"]}} if b.pluto else {}),
                 "clang": b.clang, "polly_flags": b.polly, "built_on": platform.node(),
                 "built_at": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "kernels": records}
     with open(os.path.join(b.out, "manifest.json"), "w") as f:
@@ -531,6 +575,119 @@ def cmd_tune(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------------------- pluto
+# Pluto's polycc with issue 17's reference flags; the variant `pluto` of `build --pluto DIR` is its output.
+PLUTO_FLAGS = ["--tile", "--parallel"]
+PLUTO_DATASETS = ("MINI", "SMALL", "LARGE")  # --pet output is specialized to a dataset: these are emitted
+
+
+def pluto_source(pluto_dir: str, name: str, dataset: str) -> str:
+    """The Pluto source of kernel *name* at *dataset*: clan keeps PolyBench's size macros (one file for every
+    dataset), pet sees them preprocessed (one file per dataset)."""
+    per_dataset = os.path.join(pluto_dir, name, f"{name}.{dataset}.c")
+    return per_dataset if os.path.exists(per_dataset) else os.path.join(pluto_dir, name, f"{name}.c")
+
+
+def polycc_once(polycc: str, src: str, dst: str, flags: list[str], env: dict, timeout: float,
+                prelude: str = "") -> str | None:
+    """One polycc run, in a fresh working directory (polycc leaves .srcfilename, .outfilename and CLooG files
+    in it), on *src* or, with a *prelude*, on a copy of it there that starts with those lines; None when it wrote a
+    transformed *dst*, else why not."""
+    with tempfile.TemporaryDirectory(prefix="polycc-") as work:
+        with open(src) as f:
+            original = prelude + f.read()
+        if prelude:
+            src = os.path.join(work, os.path.basename(src))
+            with open(src, "w") as f:
+                f.write(original)
+        rc, log = sh([polycc, src, *flags, "-o", dst], env=env, timeout=timeout, cwd=work)
+    if rc != 0 or not os.path.exists(dst):
+        lines = [x for x in log.strip().splitlines() if x.strip()]
+        why = next((x for x in lines if re.search(r"error|fail|abort|not|unsupported", x, re.I)), None)
+        return f"rc {rc}: " + (why or (lines[-1] if lines else "no output")).strip()[:300]
+    with open(dst) as f:
+        text = f.read()
+    if "#pragma scop" in text or text == original:  # polycc replaces each SCoP, pragmas included
+        return "no transformed SCoP in the output"
+    return None
+
+
+def pluto_one(polycc: str, util: str, name: str, src: str, kout: str, datasets: list[str], timeout: float) -> dict:
+    """polycc on one kernel: with clan (Pluto's default frontend), and with --pet only where clan fails."""
+    os.makedirs(kout, exist_ok=True)
+    for old in os.listdir(kout):
+        if old.startswith(name + ".") and old.endswith(".c"):
+            os.remove(os.path.join(kout, old))
+    # pet parses the file with its includes; polycc gives it no -I, clang's driver reads CPATH
+    env = dict(os.environ, CPATH=os.pathsep.join([util, os.path.dirname(src)]))
+    t0 = time.perf_counter()
+    rec: dict = {"flags": PLUTO_FLAGS, "frontend": "clan"}
+    clan_error = polycc_once(polycc, src, os.path.join(kout, f"{name}.c"), PLUTO_FLAGS, env, timeout)
+    if clan_error is None:
+        rec.update(status="ok", sources={"*": f"{name}/{name}.c"})
+    else:
+        # pet preprocesses the file, and polycc gives it no -D: each dataset's output comes from a copy that
+        # defines the dataset in its first lines (kept in the output, harmless under the same -D)
+        rec.update(frontend="pet", clan_error=clan_error, flags=PLUTO_FLAGS + ["--pet"], sources={})
+        for ds in datasets:
+            dst = os.path.join(kout, f"{name}.{ds}.c")
+            err = polycc_once(polycc, src, dst, PLUTO_FLAGS + ["--pet"], env, timeout,
+                              prelude=f"#ifndef {ds}_DATASET\n#define {ds}_DATASET\n#endif\n")
+            if err is not None:
+                rec.update(status="polycc failed", error=f"clan: {clan_error}; pet at {ds}: {err}")
+                break
+            rec["sources"][ds] = f"{name}/{name}.{ds}.c"
+        else:
+            rec["status"] = "ok"
+    rec["seconds"] = round(time.perf_counter() - t0, 1)
+    return rec
+
+
+def cmd_pluto(args) -> int:
+    """polycc --tile --parallel on every kernel: OUT/<kernel>/<kernel>.c and OUT/pluto.json, for build --pluto."""
+    pb = os.path.abspath(args.polybench)
+    kernels = select_kernels(pb, args.kernels)
+    if kernels is None:
+        return 2
+    polycc = args.polycc or shutil.which("polycc")
+    if not polycc or not os.path.exists(polycc):
+        print("polycc not found: give --polycc (benchmarks/pluto/build_pluto.sh builds it)", file=sys.stderr)
+        return 2
+    out = os.path.abspath(args.out)
+    os.makedirs(out, exist_ok=True)
+    datasets = args.datasets.split(",")
+    unknown = [d for d in datasets if d not in DATASETS]
+    if unknown:
+        print(f"--datasets: unknown {', '.join(unknown)} (have {', '.join(DATASETS)})", file=sys.stderr)
+        return 2
+    util = os.path.join(pb, "utilities")
+    state = {"polycc": os.path.abspath(polycc), "flags": PLUTO_FLAGS, "datasets": datasets,
+             "made_at": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "kernels": {}}
+    try:  # a run on some kernels keeps the others' records of an earlier run with the same polycc
+        earlier = load_pluto(out)
+        if (earlier["polycc"], earlier["flags"]) == (state["polycc"], state["flags"]):
+            state["kernels"] = {k: r for k, r in earlier["kernels"].items() if k not in kernels}
+    except (OSError, ValueError, KeyError):
+        pass
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as ex:
+        futs = {ex.submit(pluto_one, state["polycc"], util, k, s, os.path.join(out, k), datasets, args.timeout): k
+                for k, s in kernels.items()}
+        for f in concurrent.futures.as_completed(futs):
+            k, rec = futs[f], f.result()
+            state["kernels"][k] = rec
+            print(f"pluto {k}: {rec['status']} ({rec['frontend']}, {rec['seconds']:.1f} s)"
+                  + (f": {rec['error']}" if "error" in rec else ""), file=sys.stderr, flush=True)
+    state["kernels"] = dict(sorted(state["kernels"].items()))
+    with open(os.path.join(out, "pluto.json"), "w") as f:
+        json.dump(state, f, indent=1)
+    failed = [k for k, r in state["kernels"].items() if r["status"] != "ok"]
+    pet = [k for k, r in state["kernels"].items() if r["frontend"] == "pet" and r["status"] == "ok"]
+    print(f"wrote {out}/pluto.json: {len(state['kernels']) - len(failed)} of {len(state['kernels'])} ok"
+          + (f"; with --pet: {', '.join(pet)}" if pet else "") + (f"; failed: {', '.join(failed)}" if failed else ""),
+          file=sys.stderr)
+    return 0
+
+
 # ------------------------------------------------------------------------------------------------ run
 def parse_time(stdout: str) -> float | None:
     """PolyBench's POLYBENCH_TIME output: the kernel's seconds, printed alone on a line (or, in the
@@ -643,6 +800,7 @@ def write_results(args, manifest: dict, jobs: list, times: dict, errors: dict, c
         "dataset": manifest["dataset"], "march": manifest["march"], "cpus": args.cpus, "threads": len(cpus),
         "streams": len(args.cpus.split(":")),
         "rounds": rounds, "variants": manifest["variants"], "polytune_variants": manifest["polytune_variants"],
+        **({"pluto": manifest["pluto"]} if manifest.get("pluto") else {}),
         "machine": platform.node(), "cpu": _cpu_model(), "started": time.strftime("%Y-%m-%d %H:%M:%S UTC",
                                                                                  time.gmtime(t_start)),
         "seconds": round(time.time() - t_start, 1), "load_after": load,
@@ -714,19 +872,31 @@ def tune_notes(res: dict, ratio: dict[tuple[str, str], dict[str, float]]) -> lis
     return out
 
 
+def behind_line(v: str, mine: dict[str, float], theirs: dict[str, float], who: str) -> str:
+    """'- v: more than 5% behind WHO on n of m: ...', over the kernels both have a speedup for."""
+    both = [k for k in sorted(mine) if k in theirs]
+    behind = [f"{k} {mine[k] / theirs[k]:.2f}x" for k in both if mine[k] < 0.95 * theirs[k]]
+    return (f"- {v}: more than 5% behind {who} on {len(behind)} of {len(both)}"
+            + (f": {', '.join(behind)}" if behind else "") + ".")
+
+
 def cmd_table(args) -> int:
     with open(args.results) as f:
         res = json.load(f)
     variants = [v for v in res["variants"] if v != BASELINE]
     polytune = [v for v in res["polytune_variants"]]
     ratios = [(a, b) for a, b in TUNE_RATIOS if a in variants and b in variants]
-    head = ["kernel", "gcc (s)"] + [f"{v}" for v in variants] + [f"{a}/{b}" for a, b in ratios] + ["Pluto (issue 17)"]
+    head = (["kernel", "gcc (s)"] + [f"{v}" for v in variants] + [f"{a}/{b}" for a, b in ratios]
+            + ["Pluto (issue 17, quoted)"])
     streams = res.get("streams", 1)
     how = (f"{streams} concurrent streams (cpus {res['cpus']}: a kernel's variants interleaved in one stream)"
            if streams > 1 else f"cpus {res['cpus']}")
     lines = [f"PolyBench/C 4.2.1, {res['dataset']}, {res['threads']} threads ({how}), "
              f"-march={res['march']}, median of {res['rounds']} interleaved rounds, on {res['cpu']} "
-             f"({res['started']}). Speedup over the original built with gcc -O3; Pluto: quoted from issue 17."
+             f"({res['started']}). Speedup over the original built with gcc -O3"
+             + ("; pluto: Pluto's `polycc " + (res.get("pluto") or {}).get("flags", shlex.join(PLUTO_FLAGS))
+                + "` output built with gcc -O3 -fopenmp, measured in this run" if "pluto" in variants else "")
+             + "; Pluto (issue 17, quoted): issue 17's figures, not measured here."
              + (" a/b: speedup of variant a over variant b (time of b / time of a)." if ratios else ""),
              "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     speed: dict[str, dict[str, float]] = {}
@@ -765,12 +935,14 @@ def cmd_table(args) -> int:
     lines.append("")
     for v in polytune:
         mine = speed.get(v, {})
+        if "pluto" in speed:
+            lines.append(behind_line(v, mine, speed["pluto"], "Pluto (measured)"))
         behind_pluto = [f"{k} {mine[k] / PLUTO_REFERENCE[k]:.2f}x of Pluto" for k in ref_kernels
                         if k in mine and mine[k] < 0.95 * PLUTO_REFERENCE[k]]
         behind_polly = [f"{k} {mine[k] / speed['polly'][k]:.2f}x of Polly" for k in sorted(mine)
                         if k in speed.get("polly", {}) and mine[k] < speed["polly"][k]]
         slower = [f"{k} {mine[k]:.2f}x" for k in sorted(mine) if mine[k] < 1.0]
-        lines.append(f"- {v}: more than 5% behind Pluto's figure on {len(behind_pluto)} of {len(ref_kernels)}"
+        lines.append(f"- {v}: more than 5% behind Pluto's issue-17 figure on {len(behind_pluto)} of {len(ref_kernels)}"
                      + (f": {', '.join(behind_pluto)}" if behind_pluto else "") + ".")
         if "polly" in speed:
             lines.append(f"- {v}: behind Polly on {len(behind_polly)} of {len(mine)}"
@@ -810,8 +982,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="run that variant's polytune from another checkout (e.g. the code before a change)")
     p.add_argument("--no-clang", action="store_true")
     p.add_argument("--no-polly", action="store_true")
+    p.add_argument("--no-polytune", action="store_true",
+                   help="no polytune variant (e.g. only --pluto's, to merge into another build)")
     p.add_argument("--strip", action="store_true", help="strip the binaries (smaller, to copy elsewhere)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--pluto", metavar="DIR",
+                   help="a pluto phase's source tree: adds the variant pluto (its output, built like polytune's)")
     p.add_argument("--tuned", metavar="TUNE.json",
                    help="a tune phase's results: adds the variants seed, tuned and tuned-tiles (default kernels: its)")
     p = sub.add_parser("tune", help="polytune tune twice per kernel (schedule space, tiles only), in parallel "
@@ -836,6 +1012,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--confirm-runs", type=int, default=5, help="tune --confirm-runs (0: keep the search's best)")
     p.add_argument("--deadline", type=float, default=0,
                    help="seconds for the whole phase: no tune starts later, running ones are killed then")
+    p = sub.add_parser("pluto", help="polycc --tile --parallel on every kernel: the source tree of build --pluto")
+    p.add_argument("--polybench", required=True, help="PolyBench/C 4.2.1 as distributed")
+    p.add_argument("--out", required=True, help="the source tree: OUT/<kernel>/<kernel>.c and OUT/pluto.json")
+    p.add_argument("--kernels", help="comma-separated subset (default: all 30)")
+    p.add_argument("--polycc", help="Pluto's polycc (default: the one on PATH)")
+    p.add_argument("--datasets", default=",".join(PLUTO_DATASETS),
+                   help="datasets emitted for a kernel that needs --pet (clan's output serves every dataset)")
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--timeout", type=float, default=900, help="seconds per polycc run")
     p = sub.add_parser("run", help="time every binary, interleaved rounds (python3 stdlib only)")
     p.add_argument("--dir", required=True)
     p.add_argument("--rounds", type=int, default=3)
@@ -851,7 +1036,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("results")
     p.add_argument("--markdown-out")
     args = ap.parse_args(argv)
-    return {"build": cmd_build, "tune": cmd_tune, "run": cmd_run, "table": cmd_table}[args.cmd](args)
+    commands = {"build": cmd_build, "tune": cmd_tune, "pluto": cmd_pluto, "run": cmd_run, "table": cmd_table}
+    return commands[args.cmd](args)
 
 
 if __name__ == "__main__":
