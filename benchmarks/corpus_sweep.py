@@ -44,6 +44,13 @@ RUN_TIMEOUT = 60
 MODES = {"default": [], "seq": ["--target", "c", "--no-parallel"], "pluto": ["--schedule", "pluto"],
          "outer": ["--schedule", "outer"]}
 CHECK_MODES = {m: MODES[m] for m in ("default", "pluto", "outer")}  # --no-parallel prints the default's schedule
+MORE_MODES = {"fuse-max": ["--choice", "scheduler=pluto,fusion=max"], "fuse-none": ["--choice", "fusion=none"],
+              "vector-uj3": ["--choice", "scheduler=outer,point_order=vector,unroll=3"],
+              "dynamic": ["--choice", "omp_schedule=dynamic,privatize_arrays=0,tiling=reuse"],
+              "no-tile": ["--no-tile"]}
+SNIPPET_ARGS = [[], ["0"], ["1"], ["2"], ["5"]]  # the harness's parameters: its own values, then these
+THREADS = 2
+CHECK_ONLY = False  # --check-only: the raw file in the default mode alone, then the checks
 SMALL_TILES = ["--tile-sizes", ",".join(["4", "5", "3"] * 6)]
 LOCATED = re.compile(r"^\S+:\d+: ")
 SUMMARY = re.compile(r"^polytune: ")
@@ -188,8 +195,8 @@ def dump_destructor(names: list[str]) -> str:
 
 KEYWORDS = {"for", "if", "else", "while", "do", "return", "int", "long", "double", "float", "char", "unsigned",
             "signed", "short", "const", "void", "sizeof", "break", "continue", "static", "register"}
-MATH = {"sqrt", "exp", "log", "pow", "fabs", "sin", "cos", "tan", "floor", "ceil", "fmax", "fmin", "abs", "sqrtf",
-        "expf", "fabsf"}
+MATH = {"sqrt", "exp", "log", "log10", "pow", "fabs", "sin", "cos", "tan", "floor", "ceil", "fmax", "fmin", "abs",
+        "sqrtf", "expf", "fabsf"}
 HELPERS = {"min": "#define min(a, b) (((a) < (b)) ? (a) : (b))", "max": "#define max(a, b) (((a) > (b)) ? (a) : (b))",
            "floord": "#define floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))",
            "ceild": "#define ceild(n, d) (((n) < 0) ? -((-(n)) / (d)) : ((n) + (d) - 1) / (d))"}
@@ -278,7 +285,9 @@ def harness(region_text: str, snip: Snippet) -> str:
         params.append(f"double {name}" + f"[{ext}]" * rank)
     locals_ = "".join(f"  int {n};\n" for n in snip.locals_)
     out.append(f"void kernel({', '.join(params) or 'void'}) {{\n{locals_}{region_text}\n}}")
-    main = ["int main(void) {"]
+    main = ["int main(int argc, char **argv) {"]
+    for i, p in enumerate(snip.params):
+        main.append(f"  if (argc > 1) {p} = atol(argv[1]) + {i % 3};")
     args = []
     for name, rank in snip.arrays.items():
         ext, off, _ = _shape(rank)
@@ -299,22 +308,39 @@ def harness(region_text: str, snip: Snippet) -> str:
     return "\n".join(out) + "\n"
 
 
+def shrink_literals(region: str) -> str:
+    """Integer literals >= 64 in a snippet's code (not its comments) become 9, 10, ... in their order: constant
+    bounds of 10000 (or ten nested loops of 100) in a harness that runs in seconds."""
+    code = strip_comments(region)
+    big = sorted({int(v) for v in re.findall(r"(?<![\w.])(\d+)(?![\w.])", code) if int(v) >= 64})
+    base = 4 if len(re.findall(r"\bfor\b", code)) >= 8 else 9  # deep.c: ten nested loops
+    small = {v: str(min(base + k, base + 7)) for k, v in enumerate(big)}
+    out, pos = [], 0
+    for m in re.finditer(r"(?<![\w.])(\d+)(?![\w.])", code):
+        if int(m.group(1)) in small:
+            out += [region[pos:m.start()], small[int(m.group(1))]]
+            pos = m.end()
+    return "".join(out) + region[pos:]
+
+
+def region_text(text: str) -> str | None:
+    """The text from the first `#pragma scop` to the last `#pragma endscop`."""
+    start, end = text.find("#pragma scop"), text.rfind("#pragma endscop")
+    return text[start:end + len("#pragma endscop")] if 0 <= start < end else None
+
+
 def file_scope_region(text: str) -> str | None:
-    """The text from the first `#pragma scop` to the last `#pragma endscop`, if it stands at file scope."""
-    start = text.find("#pragma scop")
-    end = text.rfind("#pragma endscop")
-    if start < 0 or end < 0:
-        return None
-    before = strip_comments(text[:start])
+    """The region's text, if it stands at file scope."""
+    before = strip_comments(text[:max(text.find("#pragma scop"), 0)])
     if before.count("{") != before.count("}") or re.search(r"\)\s*$", before.strip()):
         return None
-    return text[start:end + len("#pragma endscop")]
+    return region_text(text)
 
 
 # ---------------------------------------------------------------- building and running
 
-def build_and_run(src: Path, exe: Path, openmp: bool, cwd: Path) -> tuple[str, str]:
-    """('ok', output) or (what failed, detail)."""
+def build_and_run(src: Path, exe: Path, openmp: bool, cwd: Path, argsets: list[list[str]]) -> tuple[str, str]:
+    """('ok', output of each run, one per argument list) or (what failed, detail)."""
     cmd = ["gcc", "-O1", "-w", "-DTEST", "-DVERIFY", "-include", "stdio.h", "-include", "stdlib.h", "-I",
            str(src.parent), str(src), "-o", str(exe), "-lm"]
     if openmp:
@@ -322,27 +348,31 @@ def build_and_run(src: Path, exe: Path, openmp: bool, cwd: Path) -> tuple[str, s
     b = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if b.returncode:
         return "build", b.stderr.strip().splitlines()[0][:240] if b.stderr.strip() else "gcc failed"
-    env = dict(os.environ, OMP_NUM_THREADS="2")
-    try:
-        r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=RUN_TIMEOUT, cwd=cwd, env=env,
-                           errors="replace")
-    except subprocess.TimeoutExpired:
-        return "timeout", f"over {RUN_TIMEOUT} s"
-    out = r.stdout + r.stderr
-    out = "\n".join(ln for ln in out.splitlines() if not re.search(r"GFLOPS|^\s*[\d.]+\s*s\s*$|[Tt]ime", ln))
-    if r.returncode:
-        return "crash", f"exit {r.returncode}: {out[-200:]}"
-    return "ok", out
+    env = dict(os.environ, OMP_NUM_THREADS=str(THREADS))
+    outs = []
+    for args in argsets:
+        try:
+            r = subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=RUN_TIMEOUT, cwd=cwd,
+                               env=env, errors="replace")
+        except subprocess.TimeoutExpired:
+            return "timeout", f"over {RUN_TIMEOUT} s (arguments {args})"
+        out = r.stdout + r.stderr
+        out = "\n".join(ln for ln in out.splitlines() if not re.search(r"GFLOPS|^\s*[\d.]+\s*s\s*$|[Tt]ime", ln))
+        if r.returncode < 0:
+            return "crash", f"signal {-r.returncode} (arguments {args}): {out[-200:]}"
+        outs.append(f"run {args}\n" + out + (f"\nexit status {r.returncode}" if r.returncode else ""))
+    return "ok", "\n".join(outs)
 
 
-def check(prog: Path, work: Path, flags_by_mode: dict[str, list[str]], extra: list[str]) -> tuple[str, dict[str, str]]:
+def check(prog: Path, work: Path, flags_by_mode: dict[str, list[str]], extra: list[str],
+          argsets: list[list[str]]) -> tuple[str, dict[str, str]]:
     """Build and run the original (twice: lines that differ between its runs, timings, are left out) and
     polytune's output per mode; compare."""
     (work / ".test").write_text("")
-    status, ref = build_and_run(prog, work / "orig.exe", False, work)
+    status, ref = build_and_run(prog, work / "orig.exe", False, work, argsets)
     if status != "ok":
         return f"n/a: original {status}: {ref}", {}
-    again = build_and_run(prog, work / "orig.exe", False, work)[1].splitlines()
+    again = build_and_run(prog, work / "orig.exe", False, work, argsets)[1].splitlines()
     first = ref.splitlines()
     unstable = {k for k in range(len(first)) if k >= len(again) or again[k] != first[k]}
     ref = "\n".join(ln for k, ln in enumerate(first) if k not in unstable)
@@ -353,7 +383,7 @@ def check(prog: Path, work: Path, flags_by_mode: dict[str, list[str]], extra: li
         if run.cls != "ok":
             modes[mode] = f"{run.cls}: {run.message}"
             continue
-        status, got = build_and_run(out, work / f"{mode}.exe", True, work)
+        status, got = build_and_run(out, work / f"{mode}.exe", True, work, argsets)
         if status == "build":
             modes[mode] = f"BUILD-BUG: {got}"
         elif status != "ok":
@@ -372,12 +402,12 @@ def check(prog: Path, work: Path, flags_by_mode: dict[str, list[str]], extra: li
     return ("SAME (some modes refused)" if "SAME" in verdicts else "n/a: every mode refused"), modes
 
 
-def sweep_file(path: Path, pluto: Path, scratch: Path) -> FileResult:
+def sweep_file(path: Path, pluto: Path, scratch: Path, check_modes: dict[str, list[str]]) -> FileResult:
     rel = str(path.relative_to(pluto))
     work = Path(tempfile.mkdtemp(dir=scratch, prefix=path.stem + "."))
     text = path.read_text(errors="replace")
     runs = []
-    for mode, flags in (MODES if "#pragma scop" in text else {"default": []}).items():
+    for mode, flags in (MODES if "#pragma scop" in text and not CHECK_ONLY else {"default": []}).items():
         run = optimize(path, work / f"raw.{mode}.c", flags, cwd=work)
         run.mode = mode
         runs.append(run)
@@ -391,23 +421,27 @@ def sweep_file(path: Path, pluto: Path, scratch: Path) -> FileResult:
             f.write_text(shrink(f.read_text(errors="replace")))
         prog = copy / path.name
         prog.write_text(prog.read_text() + dump_destructor(file_scope_names(prog.read_text())))
-        verdict, modes = check(prog, copy, CHECK_MODES, extra)
+        verdict, modes = check(prog, copy, check_modes, extra, [[]])
         if verdict.startswith("n/a: original"):  # the small sizes broke it (an assert on the size): its own sizes
             shutil.rmtree(copy)
             shutil.copytree(path.parent, copy, ignore=shutil.ignore_patterns(".*", "*.o"))
             prog.write_text(prog.read_text() + dump_destructor(file_scope_names(prog.read_text())))
-            verdict, modes = check(prog, copy, CHECK_MODES, extra)
+            verdict, modes = check(prog, copy, check_modes, extra, [[]])
             verdict += " (own sizes)"
-        return FileResult(rel, "program", runs, verdict, modes)
-    region = file_scope_region(text)
+        if not verdict.startswith("n/a: original"):
+            return FileResult(rel, "program", runs, verdict, modes)
+        region = region_text(text)  # a program that does not build or run (undeclared names, out of bounds)
+    else:
+        region = file_scope_region(text)
     if region is None:
         return FileResult(rel, "snippet", runs, "n/a: the region is not at file scope")
     snip = scan_snippet(region)
     if isinstance(snip, str):
         return FileResult(rel, "snippet", runs, f"n/a: {snip}")
+    region = shrink_literals(region)
     prog = work / (path.stem + ".harness.c")
     prog.write_text(harness(region, snip))
-    verdict, modes = check(prog, work, CHECK_MODES, extra)
+    verdict, modes = check(prog, work, check_modes, extra, SNIPPET_ARGS)
     return FileResult(rel, "snippet", runs, verdict, modes)
 
 
@@ -443,18 +477,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pluto", type=Path, required=True, help="a checkout of Pluto's repository")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", action="append", default=[], help="substring of the file's path (repeatable)")
+    ap.add_argument("--more", action="store_true", help="check the schedule choices of MORE_MODES too")
+    ap.add_argument("--check-only", action="store_true", help="classify the file in the default mode only")
+    ap.add_argument("--scop-only", action="store_true", help="leave out the files without '#pragma scop'")
+    ap.add_argument("--threads", type=int, default=2, help="OMP_NUM_THREADS of the runs")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--md", type=Path)
     ap.add_argument("--scratch", type=Path, help="keep the work files here (default: a temporary folder, removed)")
     args = ap.parse_args(argv)
+    global THREADS, CHECK_ONLY
+    THREADS, CHECK_ONLY = args.threads, args.check_only
     files = [f for f in corpus(args.pluto) if not args.only or any(s in str(f) for s in args.only)]
+    if args.scop_only:
+        files = [f for f in files if "#pragma scop" in f.read_text(errors="replace")]
     scratch = args.scratch or Path(tempfile.mkdtemp(prefix="corpus_sweep."))
     scratch.mkdir(parents=True, exist_ok=True)
     results: list[FileResult] = []
 
     def one(f: Path) -> FileResult:
         try:
-            return sweep_file(f, args.pluto, scratch)
+            return sweep_file(f, args.pluto, scratch, CHECK_MODES | (MORE_MODES if args.more else {}))
         except Exception as exc:  # a harness problem, not polytune's: say so and go on
             return FileResult(str(f.relative_to(args.pluto)), "other", [], f"n/a: sweep error {exc!r}")
 
