@@ -20,7 +20,7 @@ PURE_FUNCTIONS = frozenset(
               "fmax", "fmin", "fma", "floor", "ceil", "round", "trunc", "sin", "cos", "tan", "asin", "acos",
               "atan", "atan2", "sinh", "cosh", "tanh", "erf", "erfc", "hypot", "fmod", "copysign")
     for suffix in ("", "f", "l")
-) | {"abs", "labs", "min", "max", "MIN", "MAX", "__builtin_fabs", "__builtin_sqrt"}
+) | {"abs", "labs", "min", "max", "MIN", "MAX", "floord", "ceild", "__builtin_fabs", "__builtin_sqrt"}
 
 _LITERAL = re.compile(r"\(?-?\d+\)?")  # an integer piece: its products stay affine
 _TRUTH_OPS = frozenset({"<", "<=", ">", ">=", "==", "!=", "&&", "||"})
@@ -202,6 +202,12 @@ class _Builder:
                 and e.name.name in ("min", "max", "MIN", "MAX") and e.args and len(e.args.exprs) == 2:
             x, y = (self.pieces(a, iters) for a in e.args.exprs)
             return _combine(x, y, lambda a, b: f"{e.name.name.lower()}({a}, {b})")
+        if isinstance(e, c_ast.FuncCall) and isinstance(e.name, c_ast.ID) and e.name.name in ("floord", "ceild") \
+                and e.args and len(e.args.exprs) == 2 and (_const(e.args.exprs[1]) or 0) > 0:
+            d = _const(e.args.exprs[1])  # Pluto's (and CLooG's) integer division rounding down / up
+            if e.name.name == "floord":
+                return [(g, f"floor(({x})/{d})") for g, x in self.pieces(e.args.exprs[0], iters)]
+            return [(g, f"(-floor((-({x}))/{d}))") for g, x in self.pieces(e.args.exprs[0], iters)]
         if isinstance(e, c_ast.ArrayRef):
             raise NonAffine("array element")
         if isinstance(e, c_ast.FuncCall):
