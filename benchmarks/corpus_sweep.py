@@ -474,7 +474,8 @@ def table(results: list[FileResult]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pluto", type=Path, required=True, help="a checkout of Pluto's repository")
+    ap.add_argument("--pluto", type=Path, help="a checkout of Pluto's repository")
+    ap.add_argument("--table-from", type=Path, help="print the table of a JSON file this script wrote (--json)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", action="append", default=[], help="substring of the file's path (repeatable)")
     ap.add_argument("--more", action="store_true", help="check the schedule choices of MORE_MODES too")
@@ -485,6 +486,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--md", type=Path)
     ap.add_argument("--scratch", type=Path, help="keep the work files here (default: a temporary folder, removed)")
     args = ap.parse_args(argv)
+    if args.table_from:
+        records = json.loads(args.table_from.read_text())
+        results = [FileResult(**{**r, "runs": [Run(**x) for x in r["runs"]]}) for r in records]
+        print(table(results), end="")
+        return 0
+    if args.pluto is None:
+        ap.error("--pluto is required")
     global THREADS, CHECK_ONLY
     THREADS, CHECK_ONLY = args.threads, args.check_only
     files = [f for f in corpus(args.pluto) if not args.only or any(s in str(f) for s in args.only)]
