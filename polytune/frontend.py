@@ -38,6 +38,7 @@ class Region:
     shared_params: tuple[str, ...] = ()  # the enclosing function's array/pointer parameters without restrict
     pure_functions: frozenset[str] = frozenset()  # declared __attribute__((pure/const)) or named by --pure
     int_types: dict = field(default_factory=dict)  # name -> (bits, unsigned): integer scalars in scope
+    read_after: frozenset[str] = frozenset()  # names the program may read after the region (read_after)
 
     @property
     def source_hash(self) -> str:
@@ -323,10 +324,54 @@ def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, 
     for begin, end, text, at in find_regions(path, pre):
         body = parse_region(path, text, typedefs, begin)
         upto = "".join(line for line in lines[:at] if not _MARKER.match(line))  # the declarations in scope
+        after = "".join(line for line in lines[at + text.count("\n") + 1:] if not _MARKER.match(line))
         out.append(Region(path, begin, end, text, body, typedefs, declared_float_scalars(upto),
                           unrestricted_params(upto, typedefs, pre), pure_functions,
-                          declared_int_scalars(upto + text)))
+                          declared_int_scalars(upto + text), read_after(upto, after)))
     return out
+
+
+_LITERALS = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
+_NAME = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def read_after(upto: str, after: str) -> frozenset[str]:
+    """The names the program may read after the region, before it assigns them (preprocessed text before
+    and after the region): in the rest of the enclosing function, a name whose first occurrence is not
+    `name = ...` (or a `for (name = ...)`); a name declared outside the function (a global) wherever it
+    occurs outside the function and the region. Loop iterators among them would need their exit values,
+    which the optimized code does not compute."""
+    before, rest = _LITERALS.sub('""', upto), _LITERALS.sub('""', after)
+    depth, start = 0, 0
+    for m in re.finditer(r"[{}]", before):  # the enclosing function starts at the last '{' at file scope
+        if m.group(0) == "{" and depth == 0:
+            start = m.start()
+        depth += 1 if m.group(0) == "{" else -1
+    end, d = len(rest), depth
+    for m in re.finditer(r"[{}]", rest):
+        d += 1 if m.group(0) == "{" else -1
+        if d <= 0:
+            end = m.start()
+            break
+    function, outside = rest[:end], before[:start] + rest[end:]
+    header = before[:start][before[:start].rfind(";") + 1:]  # the function's header: its parameters
+    local = set(_declared_scalars(header + before[start:])) | set(_NAME.findall(header))
+    live = set()
+    seen = set()
+    for m in _NAME.finditer(function):
+        name = m.group(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        assigned = re.match(r"\s*=(?!=)", function[m.end():]) and not re.search(r"[\w\]).>*&]\s*$|->\s*$",
+                                                                              function[:m.start()])
+        if not assigned:
+            live.add(name)
+    counts: dict[str, int] = {}
+    for m in _NAME.finditer(outside):
+        counts[m.group(0)] = counts.get(m.group(0), 0) + 1
+    live |= {n for n, k in counts.items() if k > 1 and n not in local}  # a global used beyond its declaration
+    return frozenset(live)
 
 
 _PURE_WORD = re.compile(r"\b(?:__)?(?:pure|const)(?:__)?\b")

@@ -53,6 +53,7 @@ class _Builder:
     written: set = field(default_factory=set)
     hoisted: dict = field(default_factory=dict)  # name -> C declaration text
     iterators_all: set = field(default_factory=set)
+    iterator_lines: dict = field(default_factory=dict)  # iterator assigned by a loop's init -> first line
     idents: set = field(default_factory=set)
     consts: dict = field(default_factory=dict)  # large integer constant -> parameter name
     where: list = field(default_factory=list)  # the constraints under which the expression being read runs
@@ -138,6 +139,8 @@ class _Builder:
             return [("true", str(value))]
         if isinstance(e, c_ast.ID):
             self.idents.add(e.name)
+            if e.name not in iters and e.name in self.region.float_scalars:
+                raise NonAffine(f"'{e.name}' is a floating-point value")
             if e.name not in iters:
                 self.params.setdefault(e.name, _line(e, self.region.begin_line))
             return [("true", isl_name(e.name))]
@@ -313,6 +316,8 @@ class _Builder:
             raise self.fail(node, f"loop condition with '{node.cond.op}' is not supported (need <, <=, > or >=)")
         new_iters = iters + (var,)
         self.iterators_all.add(var)
+        if not isinstance(init, c_ast.DeclList):
+            self.iterator_lines.setdefault(var, _line(node, self.region.begin_line))
         v = isl_name(var)
         rel = ">=" if step > 0 else "<="
         stride = "" if abs(step) == 1 else " and exists (e0 : {v} = {lb} + {step} * e0)"
@@ -631,6 +636,19 @@ def _set_child(node: c_ast.Node, name: str, value: c_ast.Node) -> None:
         setattr(node, name, value)
 
 
+def _check_iterators_read_after(b: _Builder) -> None:
+    """A loop iterator of the enclosing scope that the program reads after the region holds the exit value
+    of the last loop that ran; the optimized code's loops count in their own variables and leave it as it
+    was: refused (an iterator declared in its loop, or assigned before that read, is fine)."""
+    live = sorted((line, name) for name, line in b.iterator_lines.items()
+                  if name in b.region.read_after and name not in b.hoisted)
+    if live:
+        line, name = live[0]
+        raise UnsupportedError(f"loop iterator '{name}' is read after the region (its value after the loops is "
+                               f"not computed by the optimized code): declare it in the loop (for (int {name} "
+                               "= ...)) or assign it before that use", b.region.file, line)
+
+
 def _check_unsigned(b: _Builder, params: list[str], ptext: str, context: isl.Set) -> None:
     """Refuse unsigned arithmetic whose value may be negative where it runs (`i - 3` at i < 3, `n - 1` at
     n = 0, a negative int compared with an unsigned): C wraps it around modulo 2^bits; the model does not."""
@@ -678,6 +696,7 @@ def build_scop(region: Region) -> Scop:
     for (_, _, _, _, _, _, accesses, _) in b.stmts:
         written |= {a for (a, _, w, _) in accesses if w}
     _check_iterators_used_outside(b)
+    _check_iterators_read_after(b)
     for p, line in b.params.items():
         if p in written:
             raise UnsupportedError(f"loop bound or subscript uses '{p}', which is written inside the scop "
