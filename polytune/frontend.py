@@ -37,6 +37,8 @@ class Region:
     float_scalars: dict = field(default_factory=dict)  # name -> "fp32"/"fp64": floating scalars in scope
     shared_params: tuple[str, ...] = ()  # the enclosing function's array/pointer parameters without restrict
     pure_functions: frozenset[str] = frozenset()  # declared __attribute__((pure/const)) or named by --pure
+    int_types: dict = field(default_factory=dict)  # name -> (bits, unsigned): integer scalars in scope
+    read_after: frozenset[str] = frozenset()  # names the program may read after the region (read_after)
 
     @property
     def source_hash(self) -> str:
@@ -147,6 +149,32 @@ def _same_file(marker_file: str, path: str, main_name: str | None) -> bool:
 
 _SCALAR_TYPES = r"float|double|int|long|short|char|unsigned|signed|_Bool|size_t|ptrdiff_t|u?int\d+_t"
 _FLOAT_TYPEDEF = re.compile(r"\btypedef\s+(?:const\s+)?((?:long\s+)?double|float)\s+([A-Za-z_]\w*)\s*;")
+_INT_TYPEDEF = re.compile(r"\btypedef\s+(?:const\s+)?((?:(?:unsigned|signed|long|int|short|char)\s+)*"
+                          r"(?:unsigned|signed|long|int|short|char))\s+([A-Za-z_]\w*)\s*;")
+_UNSIGNED_64 = {"size_t", "uint64_t", "uintptr_t"}
+_SIGNED_64 = {"ptrdiff_t", "int64_t", "intptr_t", "ssize_t"}
+
+
+def int_type(words: list[str] | tuple[str, ...]) -> tuple[int, bool] | None:
+    """(bits, unsigned) of an integer type named by its words (LP64: long is 64 bits), None if not one."""
+    words = [w for w in words if w not in ("const", "static", "register", "volatile")]
+    if not words or any(w in ("float", "double") for w in words):
+        return None
+    if len(words) == 1 and words[0] in _UNSIGNED_64 | _SIGNED_64:
+        return 64, words[0] in _UNSIGNED_64
+    if len(words) == 1 and (m := re.fullmatch(r"(u?)int(\d+)_t", words[0])):
+        return max(32, int(m.group(2))), bool(m.group(1)) and int(m.group(2)) >= 32
+    if not set(words) <= {"unsigned", "signed", "long", "int", "short", "char", "_Bool"}:
+        return None
+    unsigned = "unsigned" in words and "short" not in words and "char" not in words  # those promote to int
+    return (64 if "long" in words else 32), unsigned
+
+
+def declared_int_scalars(text: str) -> dict[str, tuple[int, bool]]:
+    """The scalar variables declared with an integer type in (preprocessed) C text, the last declaration of
+    each name winning: name -> (bits, unsigned) (`unsigned`, `size_t`, `uint32_t`, their typedefs...). The
+    affine model is exact for unsigned arithmetic only where its values are not negative (extract checks)."""
+    return {n: t for n, words in _declared_scalars(text).items() if (t := int_type(words)) is not None}
 
 
 def declared_float_scalars(text: str) -> dict[str, str]:
@@ -155,15 +183,25 @@ def declared_float_scalars(text: str) -> dict[str, str]:
     typedef of it). A later declaration of the name with an integer type removes it; arrays, pointers and
     functions are left out. The GPU emitters need this to pass a scalar in its own precision (Triton types
     a Python float as fp32)."""
-    aliases = {name: base for base, name in _FLOAT_TYPEDEF.findall(text)}
+    out = {}
+    for name, words in _declared_scalars(text).items():
+        kind = "fp64" if "double" in words else "fp32" if "float" in words else None
+        if kind:
+            out[name] = kind
+    return out
+
+
+def _declared_scalars(text: str) -> dict[str, tuple[str, ...]]:
+    """name -> the words of its type (typedefs resolved) for each scalar declared in *text*, the last
+    declaration winning (arrays, pointers and functions remove the name)."""
+    aliases = {name: base for base, name in _FLOAT_TYPEDEF.findall(text) + _INT_TYPEDEF.findall(text)}
     types = "|".join([_SCALAR_TYPES] + [re.escape(n) for n in aliases])
     decl = re.compile(rf"\b(?:const\s+|static\s+|register\s+)*((?:{types})(?:\s+(?:{types}))*)\s+([^;(){{}}]*)")
-    out: dict[str, str] = {}
+    out: dict[str, tuple[str, ...]] = {}
     pos = 0
     while (m := decl.search(text, pos)) is not None:
         words = [aliases.get(w, w) for w in m.group(1).split()]
-        words = " ".join(words).split()
-        kind = "fp64" if "double" in words else "fp32" if "float" in words else None
+        words = tuple(" ".join(words).split())
         pos = m.end()
         if m.group(1).split()[0] == "typedef" or text[max(0, m.start() - 8):m.start()].rstrip().endswith("typedef"):
             continue  # the typedef itself declares a type, not a variable
@@ -180,8 +218,8 @@ def declared_float_scalars(text: str) -> dict[str, str]:
             n = re.match(r"([A-Za-z_]\w*)\s*(\[)?", d)
             function = k == m.end(2) and text[k:k + 1] == "("
             if n and not function:
-                if kind and not n.group(2):
-                    out[n.group(1)] = kind
+                if not n.group(2) and not d.startswith("*"):
+                    out[n.group(1)] = words
                 else:
                     out.pop(n.group(1), None)
             start = k + 1
@@ -286,9 +324,54 @@ def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, 
     for begin, end, text, at in find_regions(path, pre):
         body = parse_region(path, text, typedefs, begin)
         upto = "".join(line for line in lines[:at] if not _MARKER.match(line))  # the declarations in scope
+        after = "".join(line for line in lines[at + text.count("\n") + 1:] if not _MARKER.match(line))
         out.append(Region(path, begin, end, text, body, typedefs, declared_float_scalars(upto),
-                          unrestricted_params(upto, typedefs, pre), pure_functions))
+                          unrestricted_params(upto, typedefs, pre), pure_functions,
+                          declared_int_scalars(upto + text), read_after(upto, after)))
     return out
+
+
+_LITERALS = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
+_NAME = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+def read_after(upto: str, after: str) -> frozenset[str]:
+    """The names the program may read after the region, before it assigns them (preprocessed text before
+    and after the region): in the rest of the enclosing function, a name whose first occurrence is not
+    `name = ...` (or a `for (name = ...)`); a name declared outside the function (a global) wherever it
+    occurs outside the function and the region. Loop iterators among them would need their exit values,
+    which the optimized code does not compute."""
+    before, rest = _LITERALS.sub('""', upto), _LITERALS.sub('""', after)
+    depth, start = 0, 0
+    for m in re.finditer(r"[{}]", before):  # the enclosing function starts at the last '{' at file scope
+        if m.group(0) == "{" and depth == 0:
+            start = m.start()
+        depth += 1 if m.group(0) == "{" else -1
+    end, d = len(rest), depth
+    for m in re.finditer(r"[{}]", rest):
+        d += 1 if m.group(0) == "{" else -1
+        if d <= 0:
+            end = m.start()
+            break
+    function, outside = rest[:end], before[:start] + rest[end:]
+    header = before[:start][before[:start].rfind(";") + 1:]  # the function's header: its parameters
+    local = set(_declared_scalars(header + before[start:])) | set(_NAME.findall(header))
+    live = set()
+    seen = set()
+    for m in _NAME.finditer(function):
+        name = m.group(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        assigned = re.match(r"\s*=(?!=)", function[m.end():]) and not re.search(r"[\w\]).>*&]\s*$|->\s*$",
+                                                                              function[:m.start()])
+        if not assigned:
+            live.add(name)
+    counts: dict[str, int] = {}
+    for m in _NAME.finditer(outside):
+        counts[m.group(0)] = counts.get(m.group(0), 0) + 1
+    live |= {n for n, k in counts.items() if k > 1 and n not in local}  # a global used beyond its declaration
+    return frozenset(live)
 
 
 _PURE_WORD = re.compile(r"\b(?:__)?(?:pure|const)(?:__)?\b")

@@ -60,7 +60,9 @@ class Printer:
             name = e.id_get_id().get_name()
             if name in self.scop.constants:
                 return str(self.scop.constants[name])
-            return _c_name(name, self.scop.params)
+            name = _c_name(name, self.scop.params)
+            # generated bounds count in signed arithmetic (`-n + 2`): an unsigned parameter would wrap
+            return f"((long){name})" if name in self.scop.unsigned else name
         op = e.op_get_type()
         args = [e.op_get_arg(i) for i in range(e.op_get_n_arg())]
         if op in _BINARY:

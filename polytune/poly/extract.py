@@ -9,7 +9,7 @@ import islpy as isl
 from pycparser import c_ast, c_generator
 
 from ..errors import UnsupportedError
-from ..frontend import Region
+from ..frontend import Region, int_type
 from .islutil import CTX, isl_name
 from .scop import Access, Array, Scop, Statement
 
@@ -20,7 +20,7 @@ PURE_FUNCTIONS = frozenset(
               "fmax", "fmin", "fma", "floor", "ceil", "round", "trunc", "sin", "cos", "tan", "asin", "acos",
               "atan", "atan2", "sinh", "cosh", "tanh", "erf", "erfc", "hypot", "fmod", "copysign")
     for suffix in ("", "f", "l")
-) | {"abs", "labs", "min", "max", "MIN", "MAX", "__builtin_fabs", "__builtin_sqrt"}
+) | {"abs", "labs", "min", "max", "MIN", "MAX", "floord", "ceild", "__builtin_fabs", "__builtin_sqrt"}
 
 _LITERAL = re.compile(r"\(?-?\d+\)?")  # an integer piece: its products stay affine
 _TRUTH_OPS = frozenset({"<", "<=", ">", ">=", "==", "!=", "&&", "||"})
@@ -53,8 +53,14 @@ class _Builder:
     written: set = field(default_factory=set)
     hoisted: dict = field(default_factory=dict)  # name -> C declaration text
     iterators_all: set = field(default_factory=set)
+    iterator_lines: dict = field(default_factory=dict)  # iterator assigned by a loop's init -> first line
     idents: set = field(default_factory=set)
     consts: dict = field(default_factory=dict)  # large integer constant -> parameter name
+    where: list = field(default_factory=list)  # the constraints under which the expression being read runs
+    # (node, iterators, where, pieces, why): an expression that must not be negative where it runs; why:
+    # "value" (unsigned arithmetic), "down" (an unsigned iterator's step past 0), the name of the unsigned
+    # iterator it initializes, or the operation that converts it to unsigned
+    unsigned: list = field(default_factory=list)
 
     # ---- errors -------------------------------------------------------------------------------------
     def fail(self, node: c_ast.Node | None, msg: str) -> UnsupportedError:
@@ -65,6 +71,62 @@ class _Builder:
     # C's ternaries and truncating divisions split into guarded pieces; an access's subscripts become
     # isl piecewise quasi-affine functions of these pieces (`_access_map`).
     def pieces(self, e: c_ast.Node, iters: tuple[str, ...]) -> list[tuple[str, str]]:
+        out = self._pieces(e, iters)
+        if isinstance(e, (c_ast.BinaryOp, c_ast.UnaryOp)) and e.op in ("+", "-", "*") \
+                and (self.ctype(e) or (0, False))[1]:
+            # C computes it modulo 2^bits: the model (integers) holds only where its value is not negative
+            self.unsigned.append((e, iters, list(self.where), out, "value"))
+        if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-", "*", "/", "%"):
+            self.converted(e, iters)
+        return out
+
+    def converted(self, e: c_ast.BinaryOp, iters: tuple[str, ...]) -> None:
+        """A signed operand that C converts to unsigned (`i < n`, `n - k` with n unsigned, k int) keeps its
+        value only where it is not negative: recorded for the check."""
+        a, b = self.ctype(e.left), self.ctype(e.right)
+        if a is None or b is None or not _convert(a, b)[1]:
+            return
+        for side, t in ((e.left, a), (e.right, b)):
+            if not t[1] and _const(side) is None or (_const(side) or 0) < 0:
+                self.unsigned.append((side, iters, list(self.where), self._pieces(side, iters), e))
+
+    def unsigned_iterator(self, var: str, lb_expr: c_ast.Node, lbs, iters) -> None:
+        """An unsigned iterator starts at its lower bound modulo 2^bits: the bound must not be negative."""
+        t = self.region.int_types.get(var)
+        if t and t[1] and not (self.ctype(lb_expr) or (0, False))[1]:
+            self.unsigned.append((lb_expr, iters, list(self.where), lbs, var))
+
+    def ctype(self, e: c_ast.Node) -> tuple[int, bool] | None:
+        """(bits, unsigned) of an integer expression by C's usual arithmetic conversions (LP64); None where
+        not an integer (or not known: names declared nowhere in the file count as int)."""
+        if isinstance(e, c_ast.Constant):
+            if _const(e) is None:
+                return None
+            suffix = e.value.lower()
+            bits = 64 if "l" in suffix or abs(_const(e)) > 2 ** 31 - 1 else 32
+            return bits, "u" in suffix
+        if isinstance(e, c_ast.ID):
+            return self.region.int_types.get(e.name, (32, False))
+        if isinstance(e, c_ast.Cast):
+            return int_type(_GEN.visit(e.to_type).split())
+        if isinstance(e, c_ast.UnaryOp):
+            t = self.ctype(e.expr)
+            return (32, False) if e.op == "!" else t if t is None or t[0] == 64 else (32, t[1])
+        if isinstance(e, c_ast.BinaryOp):
+            if e.op in _TRUTH_OPS:
+                return 32, False
+            a, b = self.ctype(e.left), self.ctype(e.right)
+            if a is None or b is None:
+                return None
+            if e.op in ("<<", ">>"):
+                return a
+            return _convert(a, b)
+        if isinstance(e, c_ast.TernaryOp):
+            a, b = self.ctype(e.iftrue), self.ctype(e.iffalse)
+            return None if a is None or b is None else _convert(a, b)
+        return 32, False
+
+    def _pieces(self, e: c_ast.Node, iters: tuple[str, ...]) -> list[tuple[str, str]]:
         if isinstance(e, c_ast.Constant):
             value = _const(e)
             if value is None:
@@ -77,6 +139,8 @@ class _Builder:
             return [("true", str(value))]
         if isinstance(e, c_ast.ID):
             self.idents.add(e.name)
+            if e.name not in iters and e.name in self.region.float_scalars:
+                raise NonAffine(f"'{e.name}' is a floating-point value")
             if e.name not in iters:
                 self.params.setdefault(e.name, _line(e, self.region.begin_line))
             return [("true", isl_name(e.name))]
@@ -141,6 +205,12 @@ class _Builder:
                 and e.name.name in ("min", "max", "MIN", "MAX") and e.args and len(e.args.exprs) == 2:
             x, y = (self.pieces(a, iters) for a in e.args.exprs)
             return _combine(x, y, lambda a, b: f"{e.name.name.lower()}({a}, {b})")
+        if isinstance(e, c_ast.FuncCall) and isinstance(e.name, c_ast.ID) and e.name.name in ("floord", "ceild") \
+                and e.args and len(e.args.exprs) == 2 and (_const(e.args.exprs[1]) or 0) > 0:
+            d = _const(e.args.exprs[1])  # Pluto's (and CLooG's) integer division rounding down / up
+            if e.name.name == "floord":
+                return [(g, f"floor(({x})/{d})") for g, x in self.pieces(e.args.exprs[0], iters)]
+            return [(g, f"(-floor((-({x}))/{d}))") for g, x in self.pieces(e.args.exprs[0], iters)]
         if isinstance(e, c_ast.ArrayRef):
             raise NonAffine("array element")
         if isinstance(e, c_ast.FuncCall):
@@ -159,6 +229,7 @@ class _Builder:
                 return f"(({self.condition(e.left, iters)}) {op} ({self.condition(e.right, iters)}))"
             cmp = {"<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "=", "!=": "!="}.get(e.op)
             if cmp:
+                self.converted(e, iters)
                 terms = []
                 for (ga, a), (gb, b) in ((x, y) for x in self.pieces(e.left, iters)
                                          for y in self.pieces(e.right, iters)):
@@ -187,6 +258,7 @@ class _Builder:
             self.walk_for(node, loops, conds)
         elif isinstance(node, c_ast.If):
             iters = tuple(lp.iterator for lp in loops)
+            self.where = conds
             try:
                 c = self.condition(node.cond, iters)
             except NonAffine as e:
@@ -244,18 +316,25 @@ class _Builder:
             raise self.fail(node, f"loop condition with '{node.cond.op}' is not supported (need <, <=, > or >=)")
         new_iters = iters + (var,)
         self.iterators_all.add(var)
+        if not isinstance(init, c_ast.DeclList):
+            self.iterator_lines.setdefault(var, _line(node, self.region.begin_line))
+        v = isl_name(var)
+        rel = ">=" if step > 0 else "<="
+        stride = "" if abs(step) == 1 else " and exists (e0 : {v} = {lb} + {step} * e0)"
         try:
+            self.where = conds
             lbs = self.pieces(lb_expr, iters)
+            self.unsigned_iterator(var, lb_expr, lbs, iters)
+            first = " or ".join(f"({_and(g, f'{v} {rel} {lb}' + stride.format(v=v, lb=lb, step=step))})"
+                                for g, lb in lbs)
+            self.where = conds + [first]
             cond = self.condition(node.cond, new_iters)
         except NonAffine as e:
             raise self.fail(node, f"non-affine loop bound ({e}): "
                                   f"for ({_GEN.visit(init)}; {_GEN.visit(node.cond)}; ...)") from None
-        v = isl_name(var)
-        rel = ">=" if step > 0 else "<="
-        stride = "" if abs(step) == 1 else " and exists (e0 : {v} = {lb} + {step} * e0)"
-        first = " or ".join(f"({_and(g, f'{v} {rel} {lb}' + stride.format(v=v, lb=lb, step=step))})"
-                            for g, lb in lbs)
         c = [first, cond]
+        if step < 0 and (self.region.int_types.get(var) or (0, False))[1]:  # i-- from 0 wraps around
+            self.unsigned.append((node, new_iters, conds + c, [("true", f"{v} - 1")], "down"))
         self.walk(node.stmt, loops + [_Loop(var, 1 if step > 0 else -1)], conds + c)
 
     def statement(self, expr: c_ast.Node, loops: list[_Loop], conds: list[str], key: int) -> None:
@@ -263,6 +342,7 @@ class _Builder:
         line = _line(expr, self.region.begin_line)
         name = f"S{len(self.stmts)}"
         accesses: list[tuple[str, list[str], bool, c_ast.Node]] = []
+        self.where = conds
         self.collect(expr, iters, accesses, is_write=False, top=True)
         self.stmts.append((name, iters, list(conds), [lp.sign for lp in loops], expr, line, accesses, key))
 
@@ -437,6 +517,14 @@ def _combine(left, right, op) -> list[tuple[str, str]]:
     return [(_and(ga, gb), op(a, b)) for ga, a in left for gb, b in right]
 
 
+def _convert(a: tuple[int, bool], b: tuple[int, bool]) -> tuple[int, bool]:
+    """C's usual arithmetic conversions of two integer types (bits, unsigned), after promotion to int."""
+    if a[1] == b[1]:
+        return max(a[0], b[0]), a[1]
+    u, s = (a, b) if a[1] else (b, a)
+    return u if u[0] >= s[0] else s  # a wider signed type holds every value of the unsigned one
+
+
 def _const(e) -> int | None:
     if isinstance(e, c_ast.Constant) and e.type.startswith(("int", "long", "unsigned")):
         v = e.value.rstrip("uUlL")
@@ -512,6 +600,88 @@ def _check_iterators_used_outside(b: _Builder) -> None:
                                "is not modeled)", b.region.file, line)
 
 
+def _cast_unsigned(expr: c_ast.Node, iters: tuple[str, ...], region: Region) -> c_ast.Node:
+    """The statement with its unsigned iterators cast back to their type where they are values (not
+    subscripts, whose values the unsigned check keeps non-negative): the generated counters are `long`,
+    and `x = i - j` or `i > k` must compute what they computed with `unsigned i`."""
+    types = {i: region.int_types[i] for i in iters if (region.int_types.get(i) or (0, False))[1]}
+    if not types:
+        return expr
+
+    class Cast(c_ast.NodeVisitor):
+        def generic_visit(self, node):
+            for name, child in node.children():
+                if isinstance(node, c_ast.ArrayRef) and name == "subscript":
+                    continue
+                if isinstance(child, c_ast.ID) and child.name in types:
+                    words = ["unsigned", "long"] if types[child.name][0] == 64 else ["unsigned", "int"]
+                    cast = c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(None, [], None,
+                                                                                 c_ast.IdentifierType(words))),
+                                      child)
+                    _set_child(node, name, cast)
+                else:
+                    self.visit(child)
+
+    expr = copy.deepcopy(expr)
+    Cast().visit(expr)
+    return expr
+
+
+def _set_child(node: c_ast.Node, name: str, value: c_ast.Node) -> None:
+    """Replace the child that pycparser's children() calls *name* (`args`, `exprs[2]`)."""
+    m = re.fullmatch(r"(\w+)\[(\d+)\]", name)
+    if m:
+        getattr(node, m.group(1))[int(m.group(2))] = value
+    else:
+        setattr(node, name, value)
+
+
+def _check_iterators_read_after(b: _Builder) -> None:
+    """A loop iterator of the enclosing scope that the program reads after the region holds the exit value
+    of the last loop that ran; the optimized code's loops count in their own variables and leave it as it
+    was: refused (an iterator declared in its loop, or assigned before that read, is fine)."""
+    live = sorted((line, name) for name, line in b.iterator_lines.items()
+                  if name in b.region.read_after and name not in b.hoisted)
+    if live:
+        line, name = live[0]
+        raise UnsupportedError(f"loop iterator '{name}' is read after the region (its value after the loops is "
+                               f"not computed by the optimized code): declare it in the loop (for (int {name} "
+                               "= ...)) or assign it before that use", b.region.file, line)
+
+
+def _check_unsigned(b: _Builder, params: list[str], ptext: str, context: isl.Set) -> None:
+    """Refuse unsigned arithmetic whose value may be negative where it runs (`i - 3` at i < 3, `n - 1` at
+    n = 0, a negative int compared with an unsigned): C wraps it around modulo 2^bits; the model does not."""
+    for node, iters, where, pieces, why in b.unsigned:
+        names = [isl_name(i) for i in iters]
+        known = [isl_name(n) for n, t in b.region.int_types.items() if t[1]]
+        nonneg = [f"{n} >= 0" for n in known if n in names or n in params]
+        for guard, value in pieces:
+            cons = " and ".join(f"({c})" for c in [*where, *nonneg, guard, f"{value} < 0"])
+            try:
+                bad = isl.Set(f"{ptext} -> {{ [{', '.join(names)}] : {cons} }}", context=CTX)
+                bad = bad.intersect_params(context.align_params(bad.get_space()))
+                negative = not bad.is_empty()
+            except isl.Error:
+                negative = True
+            if not negative:
+                continue
+            wrap = "C wraps it around modulo 2^N, polytune's model does not; use a signed type (int, long)"
+            text = _GEN.visit(node) if not isinstance(node, c_ast.For) else ""
+            if why == "down":
+                raise b.fail(node, f"the unsigned loop iterator '{iters[-1]}' counts down past 0: {wrap}")
+            if why == "value":
+                unsigned = sorted(n for n, t in b.region.int_types.items()
+                                  if t[1] and re.search(rf"\b{re.escape(n)}\b", text))
+                raise b.fail(node, f"'{text}' may be negative, in unsigned arithmetic "
+                                   f"({', '.join(unsigned) or 'an operand'} unsigned): {wrap}")
+            if isinstance(why, str):
+                raise b.fail(node, f"the unsigned loop iterator '{why}' starts at '{text}', which may be "
+                                   f"negative: {wrap}")
+            raise b.fail(node, f"'{text}' may be negative and is converted to unsigned in "
+                               f"'{_GEN.visit(why)}': {wrap}")
+
+
 def build_scop(region: Region) -> Scop:
     """Model *region* with isl; raises UnsupportedError (file:line) for constructs outside the model."""
     b = _Builder(region)
@@ -526,6 +696,7 @@ def build_scop(region: Region) -> Scop:
     for (_, _, _, _, _, _, accesses, _) in b.stmts:
         written |= {a for (a, _, w, _) in accesses if w}
     _check_iterators_used_outside(b)
+    _check_iterators_read_after(b)
     for p, line in b.params.items():
         if p in written:
             raise UnsupportedError(f"loop bound or subscript uses '{p}', which is written inside the scop "
@@ -538,6 +709,7 @@ def build_scop(region: Region) -> Scop:
     ptext = "[" + ", ".join([isl_name(p) for p in params] + list(constants)) + "]"
     context = isl.Set(f"{ptext} -> {{ : {' and '.join(f'{n} = {v}' for n, v in constants.items()) or 'true'} }}",
                       context=CTX)
+    _check_unsigned(b, [isl_name(p) for p in params], ptext, context)
     positions = _positions(region.body)
     depth = max(len(it) for (_, it, *_rest) in b.stmts)
     width = 2 * depth + 1
@@ -571,7 +743,8 @@ def build_scop(region: Region) -> Scop:
                 raise UnsupportedError(f"cannot model the access {_GEN.visit(node)} (its subscripts are not "
                                        "piecewise quasi-affine)", region.file, _line(node, line)) from None
             accs.append(Access(array, rel, is_write))
-        statements.append(Statement(name, iters, domain, schedule, expr, line, tuple(accs)))
+        statements.append(Statement(name, iters, domain, schedule, _cast_unsigned(expr, iters, region), line,
+                                    tuple(accs)))
     runs = [st for st in statements if not st.domain.intersect_params(context).is_empty()]
     if runs:  # a statement that runs for no parameter value is dead code (the GPU mapping failed on one)
         statements = runs
@@ -579,4 +752,5 @@ def build_scop(region: Region) -> Scop:
     return Scop(region.file, region.begin_line, region.end_line, params, constants, context,
                 tuple(statements), arrays,
                 tuple(b.hoisted.values()), frozenset(b.idents | b.iterators_all | set(b.hoisted)),
-                region.source_hash, region.float_scalars, frozenset(b.hoisted))
+                region.source_hash, region.float_scalars, frozenset(b.hoisted),
+                unsigned=frozenset(p for p in params if (region.int_types.get(p) or (0, False))[1]))

@@ -76,6 +76,7 @@ class Scop:
     float_scalars: dict = field(default_factory=dict)  # name -> "fp32"/"fp64": floating scalars in scope
     local_names: frozenset[str] = frozenset()  # variables declared inside the region (dead after it)
     scratch: tuple[ScratchArray, ...] = ()  # arrays the region allocates itself (scalar expansion)
+    unsigned: frozenset[str] = frozenset()  # parameters of unsigned type (the C output prints them as long)
 
     @cached_property
     def domain(self) -> isl.UnionSet:

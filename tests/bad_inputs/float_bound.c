@@ -1,5 +1,5 @@
 // expect: 10: 
-// xfail: a double variable used as a loop bound is modelled as an integer parameter (wrong results, and 'c0 < c_floord((d + 1), 2)' is an invalid OpenMP predicate)
+// a double variable in a bound was modelled as an integer parameter (wrong results, an invalid OpenMP predicate)
 // a loop bound that is not an integer (d is a double) is outside the model
 #include <stdio.h>
 double A[8][8];

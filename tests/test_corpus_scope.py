@@ -1,0 +1,62 @@
+"""What the program around a region sees: a loop iterator read after the region (it holds the exit value
+of the last loop that ran, which the optimized code, counting in its own variables, does not leave there)
+and a floating-point variable in a bound, subscript or condition (the model's parameters are integers;
+`c0 < x` with a double x is not even an OpenMP loop) are refused in one line."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from polytune.cli import main
+
+LOOPS = "  for (i = 0; i < n; i++)\n    for (j = 0; j < n; j++)\n      A[i][j] += 1;\n"
+
+
+def _optimize(tmp_path: Path, text: str) -> tuple[int, Path, Path]:
+    src, out = tmp_path / "p.c", tmp_path / "p.opt.c"
+    src.write_text(text)
+    return main(["optimize", str(src), "-o", str(out)]), src, out
+
+
+@pytest.mark.parametrize("after, name, line", [('  printf("%d\\n", i);\n', "i", 6), ("  return j;\n", "j", 7),
+                                               ("  if (i > 3) n = 2;\n  return n;\n", "i", 6)])
+def test_iterator_read_after_the_region_is_refused(after: str, name: str, line: int, tmp_path: Path, capsys):
+    rc, src, out = _optimize(tmp_path, "#include <stdio.h>\ndouble A[64][64];\nint f(int n) {\n  int i, j;\n"
+                             f"#pragma scop\n{LOOPS}#pragma endscop\n{after}}}\n")
+    assert rc == 2 and not out.exists()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"{src}:{line}: loop iterator '{name}' is read after the region"), err
+
+
+def test_global_iterator_used_elsewhere_is_refused(tmp_path: Path, capsys):
+    rc, src, out = _optimize(tmp_path, "double A[64][64];\nint i, j;\nvoid f(int n) {\n#pragma scop\n"
+                             f"{LOOPS}#pragma endscop\n}}\nint g(void) {{ return i; }}\n")
+    assert rc == 2 and "loop iterator 'i' is read after the region" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("after", ["  i = 0;\n  return i + n;\n", "  for (i = 0; i < 3; i++) n++;\n  return n;\n",
+                                   "  return n;\n"])
+def test_iterator_assigned_before_any_read_after_the_region_is_accepted(after: str, tmp_path: Path, capsys):
+    rc, _, out = _optimize(tmp_path, "double A[64][64];\nint f(int n) {\n  int i, j;\n"
+                           f"#pragma scop\n{LOOPS}#pragma endscop\n{after}}}\n")
+    assert rc == 0 and out.exists()
+
+
+def test_iterators_declared_in_their_loops_are_accepted(tmp_path: Path, capsys):
+    rc, _, out = _optimize(tmp_path, "double A[64][64];\nint i = 7;\nint f(int n) {\n#pragma scop\n"
+                           "  for (int i = 0; i < n; i++)\n    A[i][0] += 1;\n#pragma endscop\n  return i;\n}\n")
+    assert rc == 0 and out.exists()
+
+
+@pytest.mark.parametrize("body, where", [("for (i = 0; i < x; i++) A[i][0] = 1;", "non-affine loop bound"),
+                                         ("for (i = 0; i < 9; i++) if (i < x) A[i][0] = 1;",
+                                          "non-affine condition in 'if'"),
+                                         ("for (i = 0; i < 9; i++) A[i][(int)x] = 1;", "non-affine subscript")])
+def test_floating_point_value_in_bounds_conditions_subscripts_is_refused(body: str, where: str, tmp_path: Path,
+                                                                        capsys):
+    rc, src, out = _optimize(tmp_path, f"double A[64][64];\nvoid f(double x) {{\n  int i;\n#pragma scop\n  {body}\n"
+                             "#pragma endscop\n}\n")
+    assert rc == 2 and not out.exists()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"{src}:5: {where} ('x' is a floating-point value)"), err
