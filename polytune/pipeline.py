@@ -190,7 +190,7 @@ def c_regions(program: Program, opts: OptimizeOptions = OptimizeOptions(),
     tiled = schedules(program, opts) if tiled is None else tiled
     out = []
     for k, (a, ts) in enumerate(zip(program.scops, tiled)):
-        def region(ts: TiledSchedule) -> str:
+        def region(ts: TiledSchedule, k: int = k, a: AnalyzedScop = a) -> str:
             return _guarded(program, k, generate_region(a.cpu.scop, ts, parallel=opts.parallel, ivdep=opts.ivdep,
                                                         indent=_indent_of(program.text, a.scop.begin_line),
                                                         avoid=program.identifiers))
