@@ -5,7 +5,6 @@ into an AST once only to ask whether it builds: the emitter's own build is the t
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 import islpy as isl
 import pytest
@@ -36,12 +35,12 @@ int main(void) {
 """
 
 
-def _run(source: str, tmp_path, name: str) -> bytes:
+def _run(source: str, tmp_path, name: str) -> str:
+    """*source*'s output, built with gcc -O2 -fopenmp (conftest.compile_run)."""
+    from conftest import compile_run
     src = tmp_path / f"{name}.c"
     src.write_text(source)
-    exe = tmp_path / name
-    subprocess.run(["gcc", "-O1", "-fopenmp", str(src), "-o", str(exe)], check=True)
-    return subprocess.run([str(exe)], check=True, capture_output=True).stdout
+    return compile_run(str(src), str(tmp_path / name), [], True)
 
 
 @pytest.fixture
