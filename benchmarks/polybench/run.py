@@ -437,7 +437,8 @@ TUNE_SPACES = {"tuned": "schedule", "tuned-tiles": "tiles"}
 SEED_FLAGS = ["--schedule", "pluto"]
 TUNE_RATIOS = (("tuned", "seed"), ("tuned", "tuned-tiles"), ("tuned", "polytune"))  # the table's ratio columns
 # (polytune: what `optimize` emits without measuring)
-PROGRAM_GAIN = ("runs", "median_ms", "kept", "holds", "search_gain", "program_gain", "error")  # of a tune report
+PROGRAM_GAIN = ("runs", "max_runs", "compiled", "median_ms", "kept", "holds", "search_gain", "program_gain",
+               "error")  # of a tune report (runs: the re-run's rounds that ran, of at most max_runs)
 
 
 def core_groups(spec: str, size: int) -> list[str]:
@@ -864,7 +865,7 @@ def tune_notes(res: dict, ratio: dict[tuple[str, str], dict[str, float]]) -> lis
                            if rec.get("speedup_over_default") else "")
                 pg = rec.get("program_gain") or {}
                 again = ("; re-run in the program: " + ", ".join(f"{a} {b:.4g} ms" for a, b in pg["median_ms"].items())
-                         + f", kept the {pg['kept']}") if pg.get("median_ms") else ""
+                         + f", kept the {pg['kept']}, {pg.get('runs')} rounds") if pg.get("median_ms") else ""
                 out.append(f"- {k} {v}: `{shlex.join(rec['flags'])}`; at {rec['dataset']} the tuner measured "
                            f"{rec['speedup_over_seed']:.2f}x over the seed{default} in {rec['evals']} evaluations "
                            f"({rec['stop_reason']}, {rec['search_time']:.0f} s of search, "
