@@ -618,7 +618,7 @@ def _cast_unsigned(expr: c_ast.Node, iters: tuple[str, ...], region: Region) -> 
                     cast = c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(None, [], None,
                                                                                  c_ast.IdentifierType(words))),
                                       child)
-                    _set_child(node, name, cast)
+                    set_child(node, name, cast)
                 else:
                     self.visit(child)
 
@@ -627,7 +627,7 @@ def _cast_unsigned(expr: c_ast.Node, iters: tuple[str, ...], region: Region) -> 
     return expr
 
 
-def _set_child(node: c_ast.Node, name: str, value: c_ast.Node) -> None:
+def set_child(node: c_ast.Node, name: str, value: c_ast.Node) -> None:
     """Replace the child that pycparser's children() calls *name* (`args`, `exprs[2]`)."""
     m = re.fullmatch(r"(\w+)\[(\d+)\]", name)
     if m:

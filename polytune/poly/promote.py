@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import islpy as isl
 from pycparser import c_ast, c_generator
 
+from .extract import set_child
 from .islutil import CTX, isl_name
 from .scop import Scop
 
@@ -96,7 +97,7 @@ def replace_refs(body: c_ast.Node, names: dict[int, str]) -> c_ast.Node:
         for name, child in list(node.children()):
             new = walk(child)
             if new is not child:
-                _replace_child(node, name, new)
+                set_child(node, name, new)
         return node
 
     return walk(body)
@@ -121,14 +122,6 @@ def _walk_subscripts(node: c_ast.ArrayRef, walk) -> None:
     while isinstance(node, c_ast.ArrayRef):
         node.subscript = walk(node.subscript)
         node = node.name
-
-
-def _replace_child(node: c_ast.Node, name: str, new: c_ast.Node) -> None:
-    m = re.match(r"^(\w+)\[(\d+)\]$", name)
-    if m:
-        getattr(node, m.group(1))[int(m.group(2))] = new
-    else:
-        setattr(node, name, new)
 
 
 def _writes(parent: c_ast.Node, child: str) -> bool:
