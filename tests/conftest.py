@@ -70,6 +70,63 @@ def _digest(path: str) -> str:
         return hashlib.sha256(f.read()).hexdigest()
 
 
+# The matrix product the tuner's tests tune (tests/test_tune*.py): N is 24 unless -DN gives another size (a
+# tune's --confirm-define), and main prints one element of C.
+MATMUL_TUNE = """#include <stdio.h>
+#ifndef N
+#define N 24
+#endif
+double A[N][N], B[N][N], C[N][N];
+int main(void) {
+  int i, j, k;
+  for (i = 0; i < N; i++) for (j = 0; j < N; j++) { A[i][j] = (i * j % 7) / 7.0; B[i][j] = (i + j) % 5; C[i][j] = 0; }
+#pragma scop
+  for (i = 0; i < N; i++)
+    for (j = 0; j < N; j++)
+      for (k = 0; k < N; k++)
+        C[i][j] += A[i][k] * B[k][j];
+#pragma endscop
+  printf("%f\\n", C[3][4]);
+  return 0;
+}
+"""
+
+
+def write_matmul(directory) -> str:
+    """MATMUL_TUNE written to DIRECTORY/mm.c: its path."""
+    path = os.path.join(str(directory), "mm.c")
+    with open(path, "w") as f:
+        f.write(MATMUL_TUNE)
+    return path
+
+
+def synthetic_times(monkeypatch) -> None:
+    """Keep the real build, run and verification of every candidate; replace its times by a surface of the
+    tile sizes whose minimum is at (8, 16, 4) (optimize's default, no configuration: cost 0). A replay: the
+    same times whatever ran when."""
+    import dataclasses
+
+    from polytune.measure import c as measure
+    real = measure._verify_and_time
+
+    def replay(ref, config, exe, ct, bound, cwd):
+        m = real(ref, config, exe, ct, None, cwd)
+        if not m.ok:
+            return m
+        cost = sum(abs(v.bit_length() - w.bit_length()) for v, w in zip(config, (8, 16, 4)))
+        return dataclasses.replace(m, times=(1e-3 * (1 + cost),) * ref.build.runs)
+
+    monkeypatch.setattr(measure, "_verify_and_time", replay)
+
+
+def run_source(source: str, directory, name: str, openmp: bool = True) -> str:
+    """The output of C *source*, written to DIRECTORY/NAME.c and built by compile_run (gcc -O2)."""
+    src = os.path.join(str(directory), f"{name}.c")
+    with open(src, "w") as f:
+        f.write(source)
+    return compile_run(src, os.path.join(str(directory), name), [], openmp)
+
+
 def checksum_line(out: str) -> str:
     return next(line for line in out.splitlines() if line.startswith("checksum"))
 

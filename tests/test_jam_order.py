@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from conftest import run_source
 
 from polytune.pipeline import OptimizeOptions, analyze, generate
 
@@ -38,14 +39,6 @@ int main(void) {
 """
 
 
-def _run(source: str, tmp_path, name: str) -> str:
-    """*source*'s output, built with gcc -O2 -fopenmp (conftest.compile_run)."""
-    from conftest import compile_run
-    src = tmp_path / f"{name}.c"
-    src.write_text(source)
-    return compile_run(str(src), str(tmp_path / name), [], True)
-
-
 @pytest.fixture
 def trmm(tmp_path):
     path = tmp_path / "trmm.c"
@@ -71,7 +64,7 @@ def test_the_reduction_member_is_jammed_with_only_the_innermost_loop_inside_it(t
 @pytest.mark.parametrize("sizes", [(8, 8, 8), (4, 16, 8), (32, 32, 32), (3, 5, 7)])
 def test_the_jammed_order_prints_what_the_original_prints(trmm, tmp_path, sizes):
     code = generate(trmm, OptimizeOptions(tile_sizes=sizes)).text
-    assert _run(code, tmp_path, "out") == _run(TRMM, tmp_path, "orig")
+    assert run_source(code, tmp_path, "out") == run_source(TRMM, tmp_path, "orig")
 
 
 def test_without_unroll_and_jam_the_point_order_is_not_moved(trmm):

@@ -5,6 +5,7 @@ import dataclasses
 import json
 
 import pytest
+from conftest import write_matmul
 
 from polytune.cli import main
 from polytune.measure import ErrorKind
@@ -12,31 +13,12 @@ from polytune.measure import c as measure
 from polytune.measure.c import BuildConfig
 from polytune.tune import TuneOptions, tune
 
-KERNEL = """#include <stdio.h>
-#define N 24
-double A[N][N], B[N][N], C[N][N];
-int main(void) {
-  int i, j, k;
-  for (i = 0; i < N; i++) for (j = 0; j < N; j++) { A[i][j] = (i * j % 7) / 7.0; B[i][j] = (i + j) % 5; C[i][j] = 0; }
-#pragma scop
-  for (i = 0; i < N; i++)
-    for (j = 0; j < N; j++)
-      for (k = 0; k < N; k++)
-        C[i][j] += A[i][k] * B[k][j];
-#pragma endscop
-  printf("%f\\n", C[3][4]);
-  return 0;
-}
-"""
-
 FAST = BuildConfig(cflags=("-O1",), runs=2, threads=1)
 
 
 @pytest.fixture
 def kernel(tmp_path):
-    p = tmp_path / "mm.c"
-    p.write_text(KERNEL)
-    return str(p)
+    return write_matmul(tmp_path)
 
 
 def test_cli_tune_end_to_end(kernel, tmp_path):

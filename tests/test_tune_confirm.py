@@ -7,9 +7,9 @@ import dataclasses
 import itertools
 
 import pytest
+from conftest import synthetic_times, write_matmul
 
 from polytune.measure import build as build_mod
-from polytune.measure import c as measure
 from polytune.measure.build import Build
 from polytune.measure.c import BuildConfig, Compiled, CRunner
 from polytune.measure.kept import KeptBuilds
@@ -19,48 +19,12 @@ from polytune.targets import c as ctarget
 from polytune.targets.c import clear_verdict
 from polytune.tune import TuneOptions, make_target, summary, tune
 
-KERNEL = """#include <stdio.h>
-#ifndef N
-#define N 24
-#endif
-double A[N][N], B[N][N], C[N][N];
-int main(void) {
-  int i, j, k;
-  for (i = 0; i < N; i++) for (j = 0; j < N; j++) { A[i][j] = (i * j % 7) / 7.0; B[i][j] = (i + j) % 5; C[i][j] = 0; }
-#pragma scop
-  for (i = 0; i < N; i++)
-    for (j = 0; j < N; j++)
-      for (k = 0; k < N; k++)
-        C[i][j] += A[i][k] * B[k][j];
-#pragma endscop
-  printf("%f\\n", C[3][4]);
-  return 0;
-}
-"""
-
 FAST = BuildConfig(cflags=("-O1",), runs=2, threads=1, prune_factor=1e9)
 
 
 @pytest.fixture
 def kernel(tmp_path):
-    p = tmp_path / "mm.c"
-    p.write_text(KERNEL)
-    return str(p)
-
-
-def synthetic_times(monkeypatch):
-    """The real build, run and verification of every program; its times replaced by a surface of the tile
-    sizes with its minimum at (8, 16, 4) (optimize's default, no configuration: cost 0)."""
-    real = measure._verify_and_time
-
-    def replay(ref, config, exe, ct, bound, cwd):
-        m = real(ref, config, exe, ct, None, cwd)
-        if not m.ok:
-            return m
-        cost = sum(abs(v.bit_length() - w.bit_length()) for v, w in zip(config, (8, 16, 4)))
-        return dataclasses.replace(m, times=(1e-3 * (1 + cost),) * ref.build.runs)
-
-    monkeypatch.setattr(measure, "_verify_and_time", replay)
+    return write_matmul(tmp_path)
 
 
 def built_in_driver(monkeypatch) -> list[tuple]:

@@ -9,53 +9,19 @@ import json
 import os
 
 import pytest
+from conftest import synthetic_times, write_matmul
 
 from polytune.cli import main
-from polytune.measure import c as measure
 from polytune.measure.c import BuildConfig
 from polytune.tune import ProgressPrinter, TuneOptions, tune
 from polytune.workers import Progress, Stage
-
-KERNEL = """#include <stdio.h>
-#define N 24
-double A[N][N], B[N][N], C[N][N];
-int main(void) {
-  int i, j, k;
-  for (i = 0; i < N; i++) for (j = 0; j < N; j++) { A[i][j] = (i * j % 7) / 7.0; B[i][j] = (i + j) % 5; C[i][j] = 0; }
-#pragma scop
-  for (i = 0; i < N; i++)
-    for (j = 0; j < N; j++)
-      for (k = 0; k < N; k++)
-        C[i][j] += A[i][k] * B[k][j];
-#pragma endscop
-  printf("%f\\n", C[3][4]);
-  return 0;
-}
-"""
 
 FAST = BuildConfig(cflags=("-O1",), runs=2, threads=1, prune_factor=1e9)
 
 
 @pytest.fixture
 def kernel(tmp_path):
-    p = tmp_path / "mm.c"
-    p.write_text(KERNEL)
-    return str(p)
-
-
-def synthetic_times(monkeypatch):
-    """Keep the real build, run and verification of every candidate; replace its times by a surface whose
-    minimum is at (8, 16, 4) (a replay: the same times whatever ran when)."""
-    real = measure._verify_and_time
-
-    def replay(ref, config, exe, ct, bound, cwd):
-        m = real(ref, config, exe, ct, None, cwd)
-        if not m.ok:
-            return m
-        cost = sum(abs(v.bit_length() - w.bit_length()) for v, w in zip(config, (8, 16, 4)))
-        return dataclasses.replace(m, times=(1e-3 * (1 + cost),) * ref.build.runs)
-
-    monkeypatch.setattr(measure, "_verify_and_time", replay)
+    return write_matmul(tmp_path)
 
 
 def test_jobs_2_takes_the_path_of_jobs_1_on_replayed_times(kernel, monkeypatch):

@@ -8,6 +8,7 @@ import shutil
 
 import islpy as isl
 import pytest
+from conftest import run_source
 
 import polytune.emit.c as emit_c
 from polytune.pipeline import OptimizeOptions, analyze, generate
@@ -33,14 +34,6 @@ int main(void) {
   return 0;
 }
 """
-
-
-def _run(source: str, tmp_path, name: str) -> str:
-    """*source*'s output, built with gcc -O2 -fopenmp (conftest.compile_run)."""
-    from conftest import compile_run
-    src = tmp_path / f"{name}.c"
-    src.write_text(source)
-    return compile_run(str(src), str(tmp_path / name), [], True)
 
 
 @pytest.fixture
@@ -78,7 +71,7 @@ def test_where_the_ast_builder_fails_on_unrolled_copies_the_code_comes_without_t
     bands = result.report["scops"][0]["bands"]
     assert bands and all(b["unroll_jam"] is None for b in bands)
     assert any(b["tiled"] for b in bands)  # the same tiled schedule, only the copies are gone
-    assert _run(result.text, tmp_path, "out") == _run(MATMUL, tmp_path, "orig")
+    assert run_source(result.text, tmp_path, "out") == run_source(MATMUL, tmp_path, "orig")
 
 
 def test_the_schedule_without_unroll_is_the_same_tiling(program):
