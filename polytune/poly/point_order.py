@@ -76,8 +76,12 @@ class PointOrder:
         moves them (what its unrolled copies share: matmul's C[i][j] along k, a load and a store), or None
         where an access moves along every member: it streams through memory (mvt's A), the tile does not
         reuse it, the loop is bound by memory traffic, and u streams per thread in place of one made it
-        slower."""
+        slower; None too where nothing is jammed (unroll-and-jam off, one member, a band below). Computed once
+        per band: a permutation of the members other than the innermost permutes it (each member's advance
+        is the same set of instance pairs in any order)."""
         n = point.band_n_member()
+        if self.unroll < 2 or n < 2 or band_nodes(point.child(0)):
+            return None
         reuse = [0] * (n - 1)
         for moved in self.steps(point):
             changes = [moved(k) for k in range(n)]  # each one isl computation per access
@@ -89,19 +93,17 @@ class PointOrder:
                 reuse[m] += sum(1 for a, s in enumerate(still[m]) if s and not still[n - 1][a])
         return reuse
 
-    def jam_order(self, point) -> list[int] | None:
+    def jam_order(self, point, reuse: list[int]) -> list[int] | None:
         """A new order of the point members, the innermost kept, where the member unroll-and-jam would
         share most (jam_reuse) cannot be jammed where it is, because the bounds of a loop inside it depend
         on it, and can be just outside the innermost loop: there only the innermost loop is inside it. In
         trmm's band (k, i, j), k's copies share B[i][j] (a load and a store per copy) but i's bounds depend
         on k (i < k); in the order (i, k, j), as Pluto's, k is jammed and the copies add into one B[i][j]
         (4 FMAs, 5 loads, 1 store in place of 4 FMAs, 5 loads, 4 stores). Within a permutable band every
-        order of the point loops is legal (and the schedule is checked with the rest). None: keep it."""
+        order of the point loops is legal (and the schedule is checked with the rest). *reuse*: jam_reuse's.
+        None: keep it."""
         n = point.band_n_member()
-        if self.unroll < 2 or n < 3 or band_nodes(point.child(0)):
-            return None
-        reuse = self.jam_reuse(point)
-        if reuse is None:
+        if n < 3:
             return None
         top = max(range(n - 1), key=lambda k: (reuse[k], k))
         free = [reuse[k] for k in range(n - 1) if reuse[k] > 0 and _uncoupled(point, k)]
@@ -110,7 +112,7 @@ class PointOrder:
         order = [k for k in range(n - 1) if k != top] + [top, n - 1]
         return order if _uncoupled(permute(point, order), n - 2) else None
 
-    def unroll_jam(self, point, sizes: list[int]):
+    def unroll_jam(self, point, sizes: list[int], reuse: list[int] | None):
         """Unroll-and-jam (register tiling) of one point loop into the innermost one: point member m
         becomes floor(m / u) in the band, and a band of m alone, below the innermost member and unrolled
         by the AST builder, runs the u copies of the body in each iteration of the innermost loop. The
@@ -118,11 +120,9 @@ class PointOrder:
         (matmul's C[i][j] along k): the u copies then share those loads and stores. Within a permutable
         band every dependence distance is non-negative along every member, so moving the copies inside
         is legal (and checked with the rest). Only where the bounds of the loops inside it do not depend
-        on the member. Returns the (possibly new) point band node and (member, factor) or None."""
+        on the member. *reuse*: jam_reuse's (None: nothing to jam). Returns the (possibly new) point band
+        node and (member, factor) or None."""
         n = point.band_n_member()
-        if self.unroll < 2 or n < 2 or band_nodes(point.child(0)):
-            return point, None
-        reuse = self.jam_reuse(point)
         if reuse is None:
             return point, None
         # the member of most reuse among those whose inner loops' bounds do not depend on it (jam_order has

@@ -134,10 +134,13 @@ class Transformer(Parallelism, PointOrder, Reuse):
         order = self.point_order(node.child(0), extents)
         if order != list(range(n)):
             node = permute(node.child(0), order).parent()
-        jam_order = None if short_extent(extents, order[-1]) else self.jam_order(node.child(0))
+        # (not where the innermost point loop is a short one: the copies belong around the strided loop)
+        reuse = None if short_extent(extents, order[-1]) else self.jam_reuse(node.child(0))
+        jam_order = None if reuse is None else self.jam_order(node.child(0), reuse)
         if jam_order is not None:  # the member whose copies share most, moved where it can be jammed
             node = permute(node.child(0), jam_order).parent()
             order = [order[k] for k in jam_order]
+            reuse = [reuse[k] for k in jam_order[:-1]]
         if _has_degenerate_member(node.child(0)) or len(sets_of(node.get_domain())) > 1:
             # Statements that do not vary along some point loop (gemm's C *= beta at k = 0) would otherwise
             # sit behind a guard in the innermost loop: let the AST builder peel them off.
@@ -147,9 +150,7 @@ class Transformer(Parallelism, PointOrder, Reuse):
             # (a tile wavefront's tiles are independent of the loops' shape: no clause there)
             clause = "" if wavefront or diamond is not None else self.schedule_clause(node, par, True)
             node = mark_member(node, par, self.parallel_mark(outer_members + par, clause))
-        # (not where the innermost point loop is a short one: the copies belong around the strided loop)
-        point, jam = (node.child(0), None) if short_extent(extents, order[-1]) else \
-            self.unroll_jam(node.child(0), [sizes[k] for k in order])
+        point, jam = self.unroll_jam(node.child(0), [sizes[k] for k in order], reuse)
         desc = None if par is None else f"tile {par}"
         if point_par:
             ppar = self.first_parallel(point, range(n))
