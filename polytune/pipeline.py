@@ -186,22 +186,21 @@ def c_regions(program: Program, opts: OptimizeOptions = OptimizeOptions(),
               tiled: list[TiledSchedule] | None = None) -> list[tuple[str, TiledSchedule]]:
     """Each region's code and the schedule it was generated from: *tiled*'s, or where isl's AST builder
     fails on a band's unrolled and jammed copies, the same schedule without unroll-and-jam."""
-    from .emit.c import generate_region
     tiled = schedules(program, opts) if tiled is None else tiled
-    out = []
-    for k, (a, ts) in enumerate(zip(program.scops, tiled)):
-        def region(ts: TiledSchedule, k: int = k, a: AnalyzedScop = a) -> str:
-            return _guarded(program, k, generate_region(a.cpu.scop, ts, parallel=opts.parallel, ivdep=opts.ivdep,
-                                                        indent=_indent_of(program.text, a.scop.begin_line),
-                                                        avoid=program.identifiers))
-        try:
-            out.append((region(ts), ts))
-        except UnsupportedError:
-            if ts.without_unroll is None:
-                raise
-            plain = ts.without_unroll()
-            out.append((region(plain), plain))
-    return out
+    return [_c_region(program, opts, k, a, ts) for k, (a, ts) in enumerate(zip(program.scops, tiled))]
+
+
+def _c_region(program: Program, opts: OptimizeOptions, k: int, a: AnalyzedScop,
+              ts: TiledSchedule) -> tuple[str, TiledSchedule]:
+    from .emit.c import generate_region
+    try:
+        code = generate_region(a.cpu.scop, ts, parallel=opts.parallel, ivdep=opts.ivdep,
+                               indent=_indent_of(program.text, a.scop.begin_line), avoid=program.identifiers)
+    except UnsupportedError:
+        if ts.without_unroll is None:
+            raise
+        return _c_region(program, opts, k, a, ts.without_unroll())  # (that one has no without_unroll)
+    return _guarded(program, k, code), ts
 
 
 def gpu_prefix(program: Program, wanted: str = "pt") -> str:
