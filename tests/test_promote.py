@@ -92,3 +92,13 @@ def test_a_loop_that_may_run_no_iteration_loads_no_element(tmp_path):
     lines = text.splitlines()
     k = next(k for k, line in enumerate(lines) if "__typeof__(t[" in line)
     assert lines[k - 1].strip().startswith("if ("), text
+
+
+def test_an_element_of_an_array_the_loop_only_reads_is_loaded_once_beside_references_that_meet_it(tmp_path):
+    # (syr2k's A[i][k] beside A[j][k], transposed) A[k][i] beside A[k][j], j <= i, which is A[k][i] at j = i;
+    # nothing in the loop writes A
+    text = _same_results(tmp_path, "for (i = 0; i < n; i++) for (int k = 0; k < n; k++) for (j = 0; j <= i; j++)\n"
+                                   "  B[i][j] += A[k][j] * A[k][i];")
+    m = re.search(r"__typeof__\(A\[([^]]+)\]\[([^]]+)\]\) (\w+) = A\[", text)
+    assert m, text
+    assert not re.search(rf"A\[\w+\]\[\w+\] = {m.group(3)};", text)

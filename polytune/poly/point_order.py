@@ -151,6 +151,29 @@ class PointOrder:
         return node.band_set_ast_build_options(options.union(full)), (m, u)
 
 
+    def chains_jam(self, node):
+        """Unroll-and-jam of an untiled band (one the reuse rule left untiled: nothing in it is reused across
+        tiles) whose innermost loop is a reduction: the first outer member that carries no dependence is
+        unrolled by u and its copies jammed into the innermost loop. A reduction along the innermost loop
+        (a statement that depends on itself along it: atax's `tmp[i] = tmp[i] + A[i][j] * x[j]`) is one
+        chain of dependent adds, each waiting for the previous one to finish; the u copies are u
+        independent chains (one per row), each in its own order, and they share what does not move along
+        the member (`x[j]`). Pluto's code for atax, bicg and gesummv jams 8 rows the same way. Returns the
+        new band node and (member, factor), or the node and None."""
+        n = node.band_n_member()
+        if self.unroll < 2 or n < 2 or band_nodes(node.child(0)) or not node.band_get_permutable():
+            return node, None
+        if not self.carries_self(node, n - 1):
+            return node, None
+        m = next((k for k in range(n - 1) if self.is_parallel(node, k) and _uncoupled(node, k)), None)
+        if m is None:
+            return node, None
+        if len(sets_of(node.get_domain())) > 1:
+            # a statement constant along the innermost member (tmp[i] = 0 at j = 0) is peeled off its loop
+            node = node.band_set_ast_build_options(isl.UnionSet("{ separate[x] }", context=CTX))
+        return self.unroll_jam(node, [self.unroll] * n, [int(k == m) for k in range(n - 1)])
+
+
 def _full_blocks(point, m: int, u: int) -> isl.UnionSet:
     """isl's isolate option for the point band after member *m* became floor(m / u): the (outer
     dimensions, members) points whose block of u values of member m all occur, for some statement."""

@@ -9,7 +9,8 @@ stored after it if the loop writes it.
 
 A reference qualifies when, for every iteration of the loops around the loop, it touches one element
 (independent of the loop's counter), every reference of the same array in the loop that is not such a
-reference touches other elements (trisolv's `x[j]`, j < i, beside `x[i]`), and the array is not used
+reference touches other elements (trisolv's `x[j]`, j < i, beside `x[i]`) unless the loop only reads the
+array (syr2k's `A[i][k]` beside `A[j][k]`, j <= i: a load hoisted out of the loop), and the array is not used
 whole (a bare name: a call's argument). Both are checked with isl on the loop's printed statements: each
 occurrence's iterators as functions of the counters (the AST's expressions), composed with the reference's
 subscripts parsed from its C text; a reference whose subscripts or iterators isl cannot read stays in
@@ -211,6 +212,10 @@ def promotable(scop: Scop, occurrences: list[Occurrence], counters: list[str],
             else:
                 groups.append([rel, {key}])
         if not groups:
+            continue
+        if not any(occurrences[k].refs[r].write for (k, r), _ in items):
+            # read only in the loop: a copy in a scalar reads what memory holds, whatever else reads it
+            out[array] = [g[1] for g in groups]
             continue
         # each element apart from the others, and from everything the array's other references touch
         keys = set().union(*(g[1] for g in groups))

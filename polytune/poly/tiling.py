@@ -82,22 +82,28 @@ class Transformer(Parallelism, PointOrder, Reuse):
 
     def transform_band(self, node, inside_parallel: bool, outer_members: int):
         """Tile, reorder and parallelize one band. Returns the lowest node made from it (whose children
-        are the band's original children) and whether an OpenMP loop was placed."""
+        are the band's original children: with unroll-and-jam, the band of the unrolled copies, which is no
+        band of the program's and is neither visited nor reported) and whether an OpenMP loop was placed."""
         n = node.band_n_member()
         permutable = bool(node.band_get_permutable())
         stmts = tuple(sorted(s.get_tuple_name() for s in sets_of(node.get_domain())))
         sched_text = str(node.band_get_partial_schedule())
         index = len(self.bands)
         if not (self.tile and permutable and n >= 2 and not (self.reuse_rule and not self.tiling_pays(node))):
+            jam, whole = None, node
+            if self.tile and permutable and n >= 2:  # left untiled by the reuse rule (not by --no-tile)
+                node, jam = self.chains_jam(node)
             par = self.first_parallel(node, range(n)) if self.parallel and not inside_parallel else None
             if par is not None:
+                # (the clause as without the jam: its copies' loop, whose bounds follow the member, is no triangle)
                 node = mark_member(node, par, self.parallel_mark(outer_members + par,
-                                                                  self.schedule_clause(node, par, False)))
+                                                                  self.schedule_clause(whole, par, False)))
             if par != n - 1:
-                node = self.mark_vector(node, outer_members + n - 1)
+                node = self.mark_vector(node, outer_members + n - 1, jammed=jam is not None)
             self.bands.append(BandInfo(index, n, outer_members, stmts, permutable, False, (), sched_text,
-                                       None if par is None else f"loop {par}", False, tuple(range(n))))
-            return node, par is not None
+                                       None if par is None else f"loop {par}", False, tuple(range(n)),
+                                       unroll_jam=jam))
+            return (node.child(0) if jam else node), par is not None  # (below the jam: its band of copies)
         sizes = self.next_sizes(n)
         mv = isl.MultiVal.zero(node.band_get_space())
         for k, size in enumerate(sizes):
@@ -162,7 +168,7 @@ class Transformer(Parallelism, PointOrder, Reuse):
             point = self.mark_vector(point, outer_members + 2 * n - 1, jammed=jam is not None)
         self.bands.append(BandInfo(index, n, outer_members, stmts, True, True, tuple(sizes), sched_text,
                                    desc, wavefront, tuple(order), extents, diamond is not None, jam))
-        return point, desc is not None
+        return (point.child(0) if jam else point), desc is not None  # (below the jam: its band of copies)
 
     def extents(self, node) -> tuple[int | None, ...]:
         dom = node.get_domain().intersect_params(self.scop.context)
