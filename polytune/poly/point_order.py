@@ -52,7 +52,11 @@ class PointOrder:
                    for d in maps_of(carried))
 
     def steps(self, point):
-        """For each statement of the band, a function of a member m that gives, for each access of the
+        """statement_steps' functions alone."""
+        return (moved for _, moved in self.statement_steps(point))
+
+    def statement_steps(self, point):
+        """For each statement of the band, the statement and a function of a member m that gives, for each access of the
         statement, its address changes when member m advances by one (the other members fixed) and its
         number of subscripts (None where no such advance stays in the domain)."""
         dom = point.get_domain()
@@ -68,29 +72,42 @@ class PointOrder:
             full = pre.flat_range_product(subtree.intersect_domain(sd))
             off = max(m.dim(isl.dim_type.out) for m in maps_of(pre))
             width = max(m.dim(isl.dim_type.out) for m in maps_of(full))
-            yield (lambda m, full=full, sd=sd, st=st, off=off, width=width:
-                   address_changes(full, sd, st, off + m, width))
+            yield st, (lambda m, full=full, sd=sd, st=st, off=off, width=width:
+                       address_changes(full, sd, st, off + m, width))
 
     def jam_reuse(self, point) -> list[int] | None:
         """Per point member but the innermost: how many accesses stay put along it while the innermost loop
         moves them (what its unrolled copies share: matmul's C[i][j] along k, a load and a store), or None
-        where an access moves along every member: it streams through memory (mvt's A), the tile does not
-        reuse it, the loop is bound by memory traffic, and u streams per thread in place of one made it
-        slower; None too where nothing is jammed (unroll-and-jam off, one member, a band below). Computed once
-        per band: a permutation of the members other than the innermost permutes it (each member's advance
-        is the same set of instance pairs in any order)."""
+        where nothing is jammed (unroll-and-jam off, one member, a band below). Computed once per band: a
+        permutation of the members other than the innermost permutes it (each member's advance is the same
+        set of instance pairs in any order).
+        Where an access moves along every member, it streams through memory and the tile does not reuse it;
+        a member then counts only where every statement that moves along it has copies that share an element
+        they write (bicg's and mvt's column sums `s[j] += r[i] * A[i][j]` along i: one load and store of
+        s[j] per u rows, and u rows' loads in flight in each iteration, as Pluto's code jams them). It counts
+        for nothing where a statement's copies share only loads: gramschmidt's `A[i][j] -= Q[i][k] * R[k][j]`
+        beside its `R[k][j]` sums ran 1.3x slower jammed (dev box), and mvt's whole band 1.4x slower before
+        scalar replacement kept the shared loads in registers."""
         n = point.band_n_member()
         if self.unroll < 2 or n < 2 or band_nodes(point.child(0)):
             return None
         reuse = [0] * (n - 1)
-        for moved in self.steps(point):
+        writes = [True] * (n - 1)  # every statement moving along the member shares a written element
+        streams = False
+        for st, moved in self.statement_steps(point):
             changes = [moved(k) for k in range(n)]  # each one isl computation per access
             still = [[x is not None and _is_zero(*x) for x in ch] for ch in changes]
             reached = [[x is not None for x in ch] for ch in changes]
             if not all(any(s[a] or not r[a] for s, r in zip(still, reached)) for a in range(len(still[0]))):
-                return None
+                streams = True
             for m in range(n - 1):
-                reuse[m] += sum(1 for a, s in enumerate(still[m]) if s and not still[n - 1][a])
+                shared = [a for a, s in enumerate(still[m]) if s and not still[n - 1][a]]
+                reuse[m] += len(shared)
+                if any(reached[m]) and not any(st.accesses[a].is_write for a in shared):
+                    writes[m] = False
+        if streams:
+            reuse = [r if w else 0 for r, w in zip(reuse, writes)]
+            return reuse if any(reuse) else None
         return reuse
 
     def jam_order(self, point, reuse: list[int]) -> list[int] | None:
