@@ -128,8 +128,12 @@ def kernel(request, tmp_path):
     return str(src), checksum_line(compile_run(str(src), str(tmp_path / "ref"), [], False))
 
 
-@pytest.mark.parametrize("shape", [s if not s else pytest.param(s, marks=pytest.mark.slow) for s in SHAPES],
-                         ids=lambda s: "_".join(s).replace("-", "") or "default")
+# Each kernel with the default options by default but periodic_2d (10 s; its CUDA and Triton output is compared
+# by default below), every other option set under -m slow (CI's slow line): the default suite's time budget.
+@pytest.mark.parametrize("kernel,shape", [
+    pytest.param(k, s, id=f"{k}-{'_'.join(s).replace('-', '') or 'default'}",
+                 marks=[pytest.mark.slow] if s or k == "periodic_2d" else [])
+    for k in sorted(CASES) for s in SHAPES], indirect=["kernel"])
 def test_periodic_stencil_optimized_is_identical(kernel, shape, tmp_path):
     src, expected = kernel
     out = tmp_path / "opt.c"
@@ -166,6 +170,9 @@ def test_cuda_prints_conditional_subscripts(kernel, tmp_path):
     assert float(checksum_line(got).split()[1]) == pytest.approx(float(expected.split()[1]), rel=1e-9)
 
 
+# (periodic_3d's interpreted Triton run, 5 s, is under -m slow: the default suite's time budget)
+@pytest.mark.parametrize("kernel", ["bits_1d", "periodic_2d", pytest.param("periodic_3d", marks=pytest.mark.slow)],
+                         indirect=True)
 def test_triton_prints_conditional_subscripts(kernel, tmp_path):
     """The Triton module (under the interpreter without a GPU) computes what the original does."""
     torch = pytest.importorskip("torch")

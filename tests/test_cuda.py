@@ -149,15 +149,15 @@ def _cases():
 CASES = list(_cases())
 # The default suite builds one GPU benchmark of each kind with nvcc (the emulated test below runs every
 # variant's output); the other variants' and the Pluto kernels' builds are a long sweep (-m slow, CI's slow line).
-NVCC_FAST = ("matmul_vanilla", "stencil2d_vanilla", "reduction_vanilla", "stencil3d_ns", "softmax")
+NVCC_FAST = ("matmul_vanilla", "stencil2d_vanilla", "reduction_vanilla", "softmax")
 NVCC_CASES = [pytest.param(*c, id=os.path.basename(c[0])[:-2],
                            marks=[] if c[0].startswith(GPU_DIR) and os.path.basename(c[0])[:-2] in NVCC_FAST
                            else [pytest.mark.slow]) for c in CASES]
 # Every kernel with the default block shape by default; the odd and the 1x1 shapes are a long sweep (-m slow).
 SLOW_BLOCKS = [None, pytest.param("24,40", marks=pytest.mark.slow), pytest.param("1,1", marks=pytest.mark.slow)]
-# heat-3d, whose emulated build takes several times the others', runs under -m slow (CI's slow line); by default
-# test_cuda_mappings runs its CUDA output emulated with every array staged, and nvcc builds its tuning build below.
-EMULATED_SLOW = ("heat-3d",)
+# heat-3d and depthwise, whose emulated builds take several times the others', run under -m slow (CI's slow line);
+# by default test_cuda_mappings runs heat-3d's CUDA output emulated with every array staged.
+EMULATED_SLOW = ("heat-3d", "depthwise")
 
 
 @needs_nvcc
@@ -199,6 +199,7 @@ def test_cuda_output_emulated_on_cpu_matches(src, defines, block, tmp_path):
 
 
 @needs_nvcc
+@pytest.mark.slow  # (9 s of nvcc; test_pblayout builds a tuning build with nvcc by default)
 def test_nvcc_compiles_the_tuning_build(tmp_path):
     from polytune.emit.c import generate_dump
     from polytune.measure.cuda import SERVE_PRELUDE

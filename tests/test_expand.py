@@ -143,7 +143,7 @@ def test_ludcmp_w_has_four_webs_and_only_the_lu_nest_is_expanded():
 
 
 @pytest.mark.parametrize("name,scalars", [
-    pytest.param("ludcmp", {"w"}, marks=pytest.mark.slow),  # (test_polybench checks their outputs by default)
+    pytest.param("ludcmp", {"w"}, marks=pytest.mark.slow),  # (as test_polybench's outputs of both: CI's slow line)
     pytest.param("deriche", {"ym1", "ym2", "xm1"}, marks=pytest.mark.slow),
     ("symm", {"temp2"})])
 def test_polybench_scalars_are_expanded_and_the_output_is_identical(name, scalars, tmp_path):

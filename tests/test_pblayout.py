@@ -46,6 +46,7 @@ def test_pblayout_kernel_tuned(name, mode, tmp_path, capsys):
     assert all("loop" in p for p in r["space"])  # every tile size named by its loop
 
 
+@pytest.mark.slow  # (13 s: tunes all three kernels; each is tuned on its own by default above)
 def test_pblayout_kernels_benched(tmp_path, capsys):
     rc = main(["bench", *(kernel(n) for n in KERNELS), "--with", os.path.join(UTIL, "polybench.c"), "-I", UTIL,
                "-D", "MINI_DATASET", "-D", "POLYBENCH_TIME", "-D", "POLYBENCH_DUMP_ARRAYS", "--compilers", "gcc",

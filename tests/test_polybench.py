@@ -28,13 +28,16 @@ XFAIL: dict[tuple[str, str], str] = {}
 # Odd tile sizes run under -m slow (CI's slow line), and so do the default options of the kernels another test
 # of the default suite optimizes with them and compares the same way: symm in test_expand.py.
 DEFAULT_ELSEWHERE = {"symm"}
+# The three kernels whose analysis and builds take several times the others' (deriche, ludcmp, adi: 5-14 s each)
+# run under -m slow too (the default suite's time budget).
+DEFAULT_SLOW = {"deriche", "ludcmp", "adi"}
 
 
 def _cases():
     for name in NAMES:
         for key in OPTIONS:
             marks = [pytest.mark.xfail(strict=True, reason=XFAIL[name, key])] if (name, key) in XFAIL else []
-            if key != "default" or name in DEFAULT_ELSEWHERE:  # the default suite's time budget
+            if key != "default" or name in DEFAULT_ELSEWHERE | DEFAULT_SLOW:  # the default suite's time budget
                 marks.append(pytest.mark.slow)
             yield pytest.param(name, key, marks=marks, id=f"{name}-{key}")
 

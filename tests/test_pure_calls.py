@@ -120,6 +120,7 @@ def test_gpu_targets_refuse_a_c_function_in_one_line(src, target, tmp_path, caps
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow  # (9 s, most of it the tune; CI's slow line)
 def test_pure_option_for_inspect_and_tune(src, tmp_path, capsys):
     assert main(["inspect", src]) == 2
     capsys.readouterr()

@@ -35,7 +35,8 @@ CASES = [(os.path.join(GPU_DIR, k + ".c"), v) for k, v in sorted(GPU_SMALL.items
 IDS = [os.path.basename(c[0])[:-2] for c in CASES]
 # The GPU benchmarks run by default; the Pluto kernels under the interpreter are a long sweep (-m slow). Every
 # kernel's Triton code is still compiled ahead of time by default (test_every_kernel_compiles_for_the_gpu).
-SWEEP = [pytest.param(*c, id=i, marks=[] if c[0].startswith(GPU_DIR) else [pytest.mark.slow])
+# stencil3d_ns, whose interpreted run takes several times the others', is in the sweep too.
+SWEEP = [pytest.param(*c, id=i, marks=[] if c[0].startswith(GPU_DIR) and i != "stencil3d_ns" else [pytest.mark.slow])
          for c, i in zip(CASES, IDS)]
 CONFIGS = [{}, {"BLOCK_X": 4, "BLOCK_Y": 2, "BLOCK_Z": 2, "BLOCK_M": 2, "BLOCK_R": 4, "num_warps": 1}]
 ON_GPU = torch.cuda.is_available()

@@ -130,6 +130,7 @@ def test_tune_on_ray_end_to_end(kernel, private_ray, tmp_path, where, monkeypatc
     assert r.get("program_gain") is None or r["program_gain"].get("compiled") == []
 
 
+@pytest.mark.slow  # (5 s; CI's slow line: tune with jobs is covered by default above)
 def test_bench_tunes_with_jobs(kernel, tmp_path, capsys):
     """bench --jobs N compiles each tuning run's candidates on N workers (the kernels stay one after another)."""
     out = tmp_path / "out"

@@ -132,6 +132,7 @@ def test_tune_over_the_schedule_space_end_to_end(tmp_path):
     assert text == out.read_text()
 
 
+@pytest.mark.slow  # (5 s; CI's slow line: the schedule space's end-to-end tune runs by default above)
 def test_tune_api_schedule_space_with_jobs_names_categories_in_the_summary(tmp_path):
     res = tune(os.path.join(CORPUS, "atax.c"), TuneOptions(space="schedule", jobs=2, cache=None, max_evals=4,
                                                             alpha=None), dataclasses.replace(FAST, runs=2))

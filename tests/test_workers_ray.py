@@ -9,6 +9,8 @@ os.environ.setdefault("RAY_AUTH_MODE", "token")  # set before Ray is imported: t
 import pytest
 
 ray = pytest.importorskip("ray")
+# A local Ray instance takes 14 s to start: the module runs under -m slow, on CI's slow line.
+pytestmark = pytest.mark.slow
 
 import shutil  # noqa: E402
 import signal  # noqa: E402
