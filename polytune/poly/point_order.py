@@ -56,9 +56,9 @@ class PointOrder:
         return (moved for _, moved in self.statement_steps(point))
 
     def statement_steps(self, point):
-        """For each statement of the band, the statement and a function of a member m that gives, for each access of the
-        statement, its address changes when member m advances by one (the other members fixed) and its
-        number of subscripts (None where no such advance stays in the domain)."""
+        """For each statement of the band, the statement and a function of a member m that gives, for each
+        access of the statement, its address changes when member m advances by one (the other members fixed)
+        and its number of subscripts (None where no such advance stays in the domain)."""
         dom = point.get_domain()
         prefix = point.get_prefix_schedule_union_map().intersect_domain(dom)
         subtree = point.get_subtree_schedule_union_map().intersect_domain(dom)
@@ -151,36 +151,19 @@ class PointOrder:
         u = next((f for f in (self.unroll, 2) if f <= sizes[m] and sizes[m] % f == 0), None)
         if u is None:
             return point, None
-        mupa = point.band_get_partial_schedule()
-        whole = mupa.get_at(m)
-        outer = mupa.set_at(m, whole.scale_down_val(isl.Val.int_from_si(CTX, u)).floor())
-        options = point.band_get_ast_build_options()
-        full = _full_blocks(point, m, u)
-        node = point.delete()
-        node = node.insert_partial_schedule(isl.MultiUnionPwAff.from_union_pw_aff(whole))
-        node = node.band_member_set_ast_loop_type(0, isl.ast_loop_type.unroll)
-        node = node.insert_partial_schedule(outer).band_set_permutable(1)
-        # The blocks where all u copies run are generated on their own (isl's isolate option), so their
-        # copies need no guards; a partial block (at a bound that u does not divide, or a symbolic one)
-        # gets its copies behind guards, outside the loops of full blocks.
-        if not options.is_empty():  # the same options (separate) in the isolated part
-            options = options.union(isl.UnionSet("{ [isolate[] -> separate[x]] }", context=CTX))
-        return node.band_set_ast_build_options(options.union(full)), (m, u)
-
+        return jam(point, m, u), (m, u)
 
     def chains_jam(self, node):
-        """Unroll-and-jam of an untiled band (one the reuse rule left untiled: nothing in it is reused across
-        tiles) whose innermost loop is a reduction: the first outer member that carries no dependence is
-        unrolled by u and its copies jammed into the innermost loop. A reduction along the innermost loop
-        (a statement that depends on itself along it: atax's `tmp[i] = tmp[i] + A[i][j] * x[j]`) is one
-        chain of dependent adds, each waiting for the previous one to finish; the u copies are u
-        independent chains (one per row), each in its own order, and they share what does not move along
-        the member (`x[j]`). Pluto's code for atax, bicg and gesummv jams 8 rows the same way. Returns the
-        new band node and (member, factor), or the node and None."""
+        """Unroll-and-jam of an untiled permutable band of two or more members (one the reuse rule left
+        untiled: nothing in it is reused across tiles) whose innermost loop is a reduction: the first outer
+        member that carries no dependence is unrolled by u and its copies jammed into the innermost loop. A
+        reduction along the innermost loop (a statement that depends on itself along it: atax's
+        `tmp[i] = tmp[i] + A[i][j] * x[j]`) is one chain of dependent adds, each waiting for the previous one
+        to finish; the u copies are u independent chains (one per row), each in its own order, and they share
+        what does not move along the member (`x[j]`). Pluto's code for atax, bicg and gesummv jams 8 rows the
+        same way. Returns the new band node and (member, factor), or the node and None."""
         n = node.band_n_member()
-        if self.unroll < 2 or n < 2 or band_nodes(node.child(0)) or not node.band_get_permutable():
-            return node, None
-        if not self.carries_self(node, n - 1):
+        if self.unroll < 2 or band_nodes(node.child(0)) or not self.carries_self(node, n - 1):
             return node, None
         m = next((k for k in range(n - 1) if self.is_parallel(node, k) and _uncoupled(node, k)), None)
         if m is None:
@@ -188,7 +171,28 @@ class PointOrder:
         if len(sets_of(node.get_domain())) > 1:
             # a statement constant along the innermost member (tmp[i] = 0 at j = 0) is peeled off its loop
             node = node.band_set_ast_build_options(isl.UnionSet("{ separate[x] }", context=CTX))
-        return self.unroll_jam(node, [self.unroll] * n, [int(k == m) for k in range(n - 1)])
+        return jam(node, m, self.unroll), (m, self.unroll)
+
+
+def jam(point, m: int, u: int):
+    """Band member *m* of *point* unrolled by *u* and jammed into the innermost member: m becomes
+    floor(m / u) in the band, and a band of m alone below it, unrolled by the AST builder, runs the u copies.
+    Returns the new band node (the band of copies is its child)."""
+    mupa = point.band_get_partial_schedule()
+    whole = mupa.get_at(m)
+    outer = mupa.set_at(m, whole.scale_down_val(isl.Val.int_from_si(CTX, u)).floor())
+    options = point.band_get_ast_build_options()
+    full = _full_blocks(point, m, u)
+    node = point.delete()
+    node = node.insert_partial_schedule(isl.MultiUnionPwAff.from_union_pw_aff(whole))
+    node = node.band_member_set_ast_loop_type(0, isl.ast_loop_type.unroll)
+    node = node.insert_partial_schedule(outer).band_set_permutable(1)
+    # The blocks where all u copies run are generated on their own (isl's isolate option), so their
+    # copies need no guards; a partial block (at a bound that u does not divide, or a symbolic one)
+    # gets its copies behind guards, outside the loops of full blocks.
+    if not options.is_empty():  # the same options (separate) in the isolated part
+        options = options.union(isl.UnionSet("{ [isolate[] -> separate[x]] }", context=CTX))
+    return node.band_set_ast_build_options(options.union(full))
 
 
 def _full_blocks(point, m: int, u: int) -> isl.UnionSet:
