@@ -131,6 +131,19 @@ def checksum_line(out: str) -> str:
     return next(line for line in out.splitlines() if line.startswith("checksum"))
 
 
+def checksums_before_and_after(source: str, directory, args: list[str]) -> tuple[str, str]:
+    """The checksum lines of C *source* as it is (no OpenMP) and of `polytune optimize ARGS`'s output
+    (with OpenMP), both written to and built in *directory*."""
+    from polytune.cli import main
+    src, out = os.path.join(str(directory), "src.c"), os.path.join(str(directory), "src.opt.c")
+    with open(src, "w") as f:
+        f.write(source)
+    assert main(["optimize", src, "-o", out, *args]) == 0
+    want = compile_run(src, os.path.join(str(directory), "ref"), [], openmp=False)
+    got = compile_run(out, os.path.join(str(directory), "opt"), [], openmp=True)
+    return checksum_line(want), checksum_line(got)
+
+
 def emu_header() -> str:
     """tests/data/cuda_emu.h, copied for this process with a precompiled header beside it, built with the
     options the tests build the emulated programs with (g++ -O1): a build that includes it first does not

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import checksum_line, compile_run
+from conftest import checksums_before_and_after
 
 from polytune.cli import main
 
@@ -46,12 +46,8 @@ int main(void) {
 
 @pytest.mark.parametrize("options", [[], ["--schedule", "pluto"], ["--schedule", "outer"], ["--no-tile"]])
 def test_unsigned_program_computes_what_the_original_does(options: list[str], tmp_path: Path, capsys):
-    src, out = tmp_path / "u.c", tmp_path / "u.opt.c"
-    src.write_text(PROGRAM)
-    assert main(["optimize", str(src), "-o", str(out), "--tile-sizes", "4,5,3", *options]) == 0
-    want = compile_run(str(src), str(tmp_path / "ref"), [], openmp=False)
-    got = compile_run(str(out), str(tmp_path / "opt"), [], openmp=True)
-    assert checksum_line(got) == checksum_line(want)
+    want, got = checksums_before_and_after(PROGRAM, tmp_path, ["--tile-sizes", "4,5,3", *options])
+    assert got == want
 
 
 def test_unsigned_parameters_count_as_long_in_generated_bounds(tmp_path: Path, capsys):

@@ -253,6 +253,14 @@ def test_pluto_is_no_name_for_a_polytune_variant(run):
         run.parse_variants(["pluto=--schedule pluto"])
 
 
+def _table(run, res: dict, tmp_path, capsys) -> str:
+    """What `run.py table` prints for the results *res*."""
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(res))
+    assert run.main(["table", str(path)]) == 0
+    return capsys.readouterr().out
+
+
 def test_table_gives_measured_pluto_beside_the_quoted_figures(run, tmp_path, capsys):
     res = {"dataset": "LARGE", "march": "x86-64-v4", "cpus": "0,1", "threads": 2, "rounds": 3, "cpu": "cpu",
            "started": "now", "variants": ["gcc", "polytune", "pluto", "polly"], "polytune_variants": {"polytune": ""},
@@ -263,10 +271,7 @@ def test_table_gives_measured_pluto_beside_the_quoted_figures(run, tmp_path, cap
                                 "errors": {"pluto": "polycc failed: rc 1"}, "check": {"polytune": "identical"}},
                        "syrk": {"median": {"gcc": 2.0, "polytune": 1.0, "pluto": 0.5, "polly": 1.0},
                                 "errors": {}, "check": {"polytune": "identical", "pluto": "DIFFERENT"}}}}
-    path = tmp_path / "results.json"
-    path.write_text(json.dumps(res))
-    assert run.main(["table", str(path)]) == 0
-    text = capsys.readouterr().out
+    text = _table(run, res, tmp_path, capsys)
     assert "| kernel | gcc (s) | polytune | pluto | polly | Pluto (issue 17, quoted) |" in text
     assert "| atax | 1.0000 | 2.00 | 4.00 | 2.00 | 2.20 |" in text
     assert "| gemm | 1.0000 | 4.00 | err | 2.00 | 0.68 |" in text
@@ -280,10 +285,7 @@ def test_table_without_pluto_keeps_the_quoted_column_only(run, tmp_path, capsys)
     res = {"dataset": "LARGE", "march": "x86-64-v4", "cpus": "0,1", "threads": 2, "rounds": 1, "cpu": "cpu",
            "started": "now", "variants": ["gcc", "polytune"], "polytune_variants": {"polytune": ""},
            "kernels": {"atax": {"median": {"gcc": 1.0, "polytune": 0.5}, "errors": {}, "check": {}}}}
-    path = tmp_path / "results.json"
-    path.write_text(json.dumps(res))
-    assert run.main(["table", str(path)]) == 0
-    text = capsys.readouterr().out
+    text = _table(run, res, tmp_path, capsys)
     assert "| kernel | gcc (s) | polytune | Pluto (issue 17, quoted) |" in text
     assert "Pluto (measured)" not in text and "measured in this run" not in text
 
