@@ -18,7 +18,7 @@ case "${1:-}" in
       extra=(--variant polytune= --variant polytune-before= --variant-root "polytune-before=$before")
     fi
     python3 "$here/run.py" build --polybench "$pb" --out "$out" --dataset LARGE --march x86-64-v4 \
-      --pluto "$pluto" "${extra[@]}" ;;
+      --pluto "$pluto" ${extra[@]+"${extra[@]}"} ;;
   run)
     out=$2 kernels=$3 rounds=$4 results=$5 cpus=${6:-2,3}
     python3 "$here/run.py" run --dir "$out" --rounds "$rounds" --cpus "$cpus" --kernels "$kernels" \
