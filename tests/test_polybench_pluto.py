@@ -307,3 +307,13 @@ def test_real_polycc_output_computes_what_the_original_does(run, tmp_path):
         dumps.append(subprocess.run([exe], capture_output=True, text=True, check=True).stderr)
     assert "#pragma omp parallel for" in open(run.pluto_source(str(out), "prefix", "SMALL")).read()
     assert dumps[0] == dumps[1]
+
+
+def test_build_says_in_one_line_where_no_polybench_or_no_pluto_record_is(run, tmp_path, capsys):
+    assert run.main(["build", "--polybench", str(tmp_path / "none"), "--out", str(tmp_path / "o"), "--no-clang"]) == 2
+    assert capsys.readouterr().err.strip().endswith("no PolyBench kernels there (a PolyBench/C 4.2.1 tree: "
+                                                   "utilities/, linear-algebra/, ...)")
+    pb = fake_polybench(tmp_path / "pb")
+    with pytest.raises(SystemExit, match="no pluto.json there"):
+        run.main(["build", "--polybench", pb, "--out", str(tmp_path / "o"), "--pluto", str(tmp_path), "--no-clang"])
+    assert not (tmp_path / "o").exists()

@@ -146,6 +146,8 @@ class Builder:
         self.tune = load_tune(args.tuned) if args.tuned else None
         self.tuned = self.tune["kernels"] if self.tune else {}  # kernel -> variant -> its tune record
         self.pluto_dir = os.path.abspath(args.pluto) if args.pluto else None
+        if self.pluto_dir and not os.path.isfile(os.path.join(self.pluto_dir, "pluto.json")):
+            raise SystemExit(f"--pluto {args.pluto}: no pluto.json there (`run.py pluto` writes it)")
         self.pluto = load_pluto(self.pluto_dir) if self.pluto_dir else None  # the pluto phase's pluto.json
         self.static = static_link_works()
         if not self.static:
@@ -384,6 +386,10 @@ def parse_variants(specs: list[str]) -> dict[str, list[str]]:
 def select_kernels(polybench: str, spec: str | None) -> dict[str, str] | None:
     """The kernels named by *spec* (comma-separated; None: all), or None after saying which are unknown."""
     kernels = find_kernels(polybench)
+    if not kernels:
+        print(f"{polybench}: no PolyBench kernels there (a PolyBench/C 4.2.1 tree: utilities/, linear-algebra/, ...)",
+              file=sys.stderr)
+        return None
     if not spec:
         return kernels
     wanted = spec.split(",")
