@@ -9,6 +9,7 @@ import islpy as isl
 from .bands import member_of, short_extent
 from .deps import Dependences, ScalarInfo
 from .diamond import concurrent_start
+from .fission import ordered_pieces, sequence_filters
 from .islutil import CTX, sets_of
 from .parallel import Clauses, Parallelism, mark_member
 from .point_order import PointOrder, permute
@@ -37,6 +38,9 @@ class BandInfo:
     extents: tuple[int | None, ...] = ()  # trip count of each member's loop where it is a known constant
     concurrent_start: bool = False  # the time member was replaced by a mirrored one (diamond tiles)
     unroll_jam: tuple[int, int] | None = None  # (point member, factor) unrolled and jammed into the innermost
+    # the member from which the band's tiles became a sequence of one band per statement (fission.py), each
+    # with its own point order and jam (point_order and unroll_jam are then the first jammed piece's)
+    sequence_at: int | None = None
 
 
 class Transformer(Parallelism, PointOrder, Reuse):
@@ -137,6 +141,18 @@ class Transformer(Parallelism, PointOrder, Reuse):
             point_par = par is None
         else:
             point_par = False
+        split = None
+        if par is not None and not (point_par or wavefront or diamond is not None) and self.unroll >= 2 \
+                and self.jam_reuse(node.child(0)) is None:
+            split = ordered_pieces(node, par + 1, self.deps)
+        if split is not None:
+            done = self.split_points(node, split, sizes, extents, outer_members, par)
+            if done is not None:
+                low, order, jam = done
+                self.bands.append(BandInfo(index, n, outer_members, stmts, True, True, tuple(sizes), sched_text,
+                                           f"tile {par}", False, tuple(order), extents, False, jam,
+                                           sequence_at=split[0]))
+                return low, True
         order = self.point_order(node.child(0), extents)
         if order != list(range(n)):
             node = permute(node.child(0), order).parent()
@@ -169,6 +185,40 @@ class Transformer(Parallelism, PointOrder, Reuse):
         self.bands.append(BandInfo(index, n, outer_members, stmts, True, True, tuple(sizes), sched_text,
                                    desc, wavefront, tuple(order), extents, diamond is not None, jam))
         return (point.child(0) if jam else point), desc is not None  # (below the jam: its band of copies)
+
+    def split_points(self, tile, split: tuple[int, list], sizes: list[int], extents, outer_members: int,
+                     par: int):
+        """The tile band *tile* marked parallel at member *par*, its members from split[0] inward made a
+        sequence of one band per statement (fission.py), each statement's point loops ordered and jammed on
+        their own. Returns the lowest node of the last piece, and the point order and (member, factor) of
+        the first piece jammed; None where no piece is jammed (the split would bring nothing)."""
+        n = tile.band_n_member()
+        p, order = split
+        node = mark_member(tile, par, self.parallel_mark(outer_members + par, self.schedule_clause(tile, par, True)))
+        node = node.band_split(p - par).child(0).insert_sequence(sequence_filters(order))
+        seq_depth = node.get_tree_depth()
+        first = None
+        for i in range(len(order)):
+            while node.get_tree_depth() > seq_depth:
+                node = node.parent()
+            point = node.child(i).child(0).child(0)  # filter, tile members p.., points
+            porder = self.point_order(point, extents)
+            if porder != list(range(n)):
+                point = permute(point, porder)
+            reuse = None if short_extent(extents, porder[-1]) else self.jam_reuse(point)
+            jam_order = None if reuse is None else self.jam_order(point, reuse)
+            if jam_order is not None:
+                point = permute(point, jam_order)
+                porder = [porder[k] for k in jam_order]
+                reuse = [reuse[k] for k in jam_order[:-1]]
+            point, jam = self.unroll_jam(point, [sizes[k] for k in porder], reuse)
+            point = self.mark_vector(point, outer_members + 2 * n - 1, jammed=jam is not None)
+            if jam is not None and first is None:
+                first = (porder, jam)
+            node = point.child(0) if jam else point
+        if first is None:
+            return None
+        return node, first[0], first[1]
 
     def extents(self, node) -> tuple[int | None, ...]:
         dom = node.get_domain().intersect_params(self.scop.context)
