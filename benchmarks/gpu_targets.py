@@ -6,19 +6,29 @@ program before its time counts:
      joint mapping space from it), our Triton (the default launch configuration, and Algorithm 9.1's
      candidates then hill climbing) and torch.sum(A, dim=1) on the same float32 data;
   b. hill climbing vs exhaustive search over the joint CUDA mapping space (targets/cuda.py: block, points
-     per thread, registers, shared memory per array, a warp per row, tiling) of small kernels: the best
-     configuration each finds, the hill's best looked up in the exhaustive table (one measurement method),
-     and the evaluations (distinct code measured) each needed;
+     per thread, registers, shared memory per array, a warp per row, tiling) of the row reductions at part
+     a's size (N=8192: the good mappings take ~70 us; at N=2048 they took 7-10 us and 5 runs spread +-20%,
+     below the 2% the target asks): the best configuration each finds, the evaluations (distinct code
+     measured) each needed, the hill's end looked up in the exhaustive table, and the hill's end re-measured
+     side by side with the exhaustive optimum (--side-rounds alternating rounds, each configuration in its
+     own serving process): two searches' measurements are not comparable, so the verdict "within 2%" comes
+     from this re-measurement (benchmarks/verdicts.py's rule);
   c. Triton stencils vs CUDA stencils (benchmarks/gpu stencil*): Triton default and tuned, CUDA default
      mapping and hill-tuned.
 
 Times: CUDA events around the region's launches (the runners the tuner uses), the median of --runs after
-a warm-up; torch.sum likewise. Each part stops starting kernels when its share of --budget-s is spent.
-The nvcc builds of part b's exhaustive search are compiled in parallel first (--jobs).
+a warm-up; torch.sum likewise. Each part stops starting kernels when its share of --budget-s is spent
+(shares are cumulative: what a part leaves goes to the next). The nvcc builds of part b's exhaustive
+searches (88 per kernel) are all compiled in parallel first (--jobs). On the H200: part a ~40 s, part b
+~200 s (compiles ~30 s at --jobs 12, then per kernel the exhaustive search's 264 evaluations with ~100
+serving processes started at N=8192, the hill, the side-by-side rounds), part c's stencil2d ~25 s;
+stencil3d_ns (--stencils) did not fit in two runs and is left out by default. The JSON is rewritten
+after every row, so a run cut short keeps what it finished.
 
     python benchmarks/gpu_targets.py --json out.json --markdown out.md          # on the GPU (about 4 min)
     python benchmarks/gpu_targets.py --quick                                      # no GPU: the plumbing only
     python benchmarks/gpu_targets.py --from-json out.json                         # the tables again
+    python benchmarks/gpu_targets.py --replay out.json                            # part b replayed offline
 
 --quick runs small sizes on the CPU: CUDA through tests/data/fake_nvcc.py (tests/data/cuda_emu.h), Triton
 under its interpreter (TRITON_INTERPRET=1), torch.sum on the CPU timed with the host clock. Its times
@@ -37,23 +47,25 @@ from concurrent.futures import ThreadPoolExecutor
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
+sys.path.insert(0, HERE)
 FAKE_NVCC = os.path.join(ROOT, "tests", "data", "fake_nvcc.py")
 
 REDUCTIONS = ("reduction_vanilla", "reduction_unroll", "reduction_interchange")
 # stencil2d_unroll and stencil2d_interchange give stencil2d_vanilla's Triton kernel (a re-rolled body, the
 # same taps): --stencils adds them
-STENCILS = ("stencil2d_vanilla", "stencil3d_ns")
+STENCILS = ("stencil2d_vanilla",)  # stencil3d_ns: --stencils stencil2d_vanilla,stencil3d_ns
 SIZES = {"reduction": ("N=8192",), "stencil2d": ("N=2048",), "stencil3d_ns": ("N=128",)}
 QUICK_SIZES = {"reduction": ("N=24", "M=40"), "stencil2d": ("N=21",), "stencil3d_ns": ("N=13",)}
 # part b: kernels whose joint space (or the part of it given here) can be enumerated in about a minute each
 EXHAUSTIVE = {  # name -> (sizes, domains); the first two run by default
-    "reduction_vanilla": (("N=2048",), ()),  # the whole joint space: 384 configurations, 88 nvcc builds
-    "reduction_interchange": (("N=2048",), ()),  # the same dimensions, another access pattern
+    "reduction_vanilla": (("N=8192",), ()),  # the whole joint space: 384 configurations, 88 nvcc builds
+    "reduction_interchange": (("N=8192",), ()),  # the same dimensions, another access pattern
     "stencil2d_vanilla": (("N=1024",), ("block_x=32,64", "block_y=4,8", "points_x=1,2", "points_y=1,2",
                                         "reduction_tile=32")),  # 384 configurations
 }
 QUICK_EXHAUSTIVE = {"reduction_vanilla": (("N=24", "M=40"), ("block_x=32,64,128", "points_x=1,2"))}
-SHARES = {"a": 0.35, "b": 0.40, "c": 0.25}  # of --budget-s
+SHARES = {"a": 0.15, "b": 0.72, "c": 0.13}  # of --budget-s
+HILL_TOLERANCE = 0.02  # the target: the hill's end within 2% of the exhaustive optimum
 
 
 def sizes(name: str, quick: bool) -> tuple[str, ...]:
@@ -205,12 +217,18 @@ def cuda_times(setup: Setup, prog, defines, evals: int, time_limit: float) -> di
 
 def precompile(setup: Setup, target, runner, names, configs) -> int:
     """The distinct nvcc builds of *configs*, compiled --jobs at a time into the runner's build table, so a
-    search measures instead of waiting for nvcc (the whole space for the exhaustive search, the seed's
-    neighbourhood for hill climbing). The runner compiles what is missing itself."""
+    search measures instead of waiting for nvcc (the seed's neighbourhood for hill climbing; part b compiles
+    its whole spaces with compile_builds). The runner compiles what is missing itself."""
+    texts = build_texts(target, runner, names, configs)
+    compile_builds(setup, [(runner, texts)])
+    return len(texts)
+
+
+def build_texts(target, runner, names, configs) -> list[str]:
+    """The distinct nvcc builds (program texts) of *configs* that the runner has not compiled."""
     from polytune.errors import PolytuneError
     from polytune.measure.cuda import mapping_build
-    texts = {}
-    tag = f"pre{len(runner.builds)}_"  # (file names unique per call)
+    texts: dict[str, None] = {}
     seen = set()
     for config in configs:
         variant = target.variant(names, config)
@@ -223,21 +241,59 @@ def precompile(setup: Setup, target, runner, names, configs) -> int:
         except PolytuneError:
             continue
         if not why and text not in runner.builds:
-            texts.setdefault(text, len(texts))
-    runner.cpu.objects()  # the program's other sources, compiled once before the threads share them
+            texts.setdefault(text)
+    return list(texts)
+
+
+def compile_builds(setup: Setup, work) -> None:
+    """[(runner, texts)]: every text compiled into its runner's build table, --jobs at a time over all."""
+    items = []
+    for runner, texts in work:
+        runner.cpu.objects()  # the program's other sources, compiled once before the threads share them
+        tag = f"pre{len(runner.builds)}_"  # (file names unique per call)
+        items += [(runner, text, f"{tag}{k}") for k, text in enumerate(texts)]
 
     def build(item):
-        text, k = item
-        return text, runner.compile_text(text, f"{tag}{k}")
+        runner, text, stem = item
+        return runner, text, runner.compile_text(text, stem)
     with ThreadPoolExecutor(max(setup.jobs, 1)) as pool:
-        for text, entry in pool.map(build, texts.items()):
+        for runner, text, entry in pool.map(build, items):
             runner.builds[text] = entry
-    return len(texts)
 
 
-def hill_vs_exhaustive(setup: Setup, name: str, defines, domains, time_limit: float) -> dict:
-    from polytune.measure import Memo
-    from polytune.search import Budget, SearchOptions, run_search
+def side_by_side(target, runner, names, configs, rounds: int) -> dict:
+    """The two *configs* (the exhaustive optimum, the hill's end) measured in *rounds* rounds, in turns
+    (ABBA order), each in its own serving process (so taking turns starts no process): per round each one's
+    median of --runs (ms), and hill over optimum as a paired ratio with its 95% interval and the verdict of
+    benchmarks/verdicts.py's rule (at most 1 + HILL_TOLERANCE)."""
+    from verdicts import decide, paired_ratio
+    variants = [target.variant(names, tuple(c)) for c in configs]
+    out: dict = {"optimum": list(configs[0]), "hill": list(configs[1]), "rounds": rounds}
+    if variants[0].key == variants[1].key:  # the same code and launch
+        return {**out, "same_code": True, "ratio": 1.0, "verdict": "holds"}
+    second = target.runner()
+    second.builds = runner.builds  # the compiled builds (in the first runner's directory), shared
+    times: tuple[list, list] = ([], [])
+    try:
+        second.reference()
+        runners = (runner, second)
+        for r in range(rounds):
+            for k in ((0, 1) if r % 2 == 0 else (1, 0)):
+                m = runners[k].measure(variants[k])
+                times[k].append(ms(m))
+                if not m.ok:
+                    out["error"] = failure(m)
+    finally:
+        second.close()
+    out["optimum_ms"], out["hill_ms"] = times
+    ratio = paired_ratio(times[1], times[0])
+    out.update(ratio)
+    out.update(decide(ratio["ratio"], ratio["low"], ratio["high"], HILL_TOLERANCE, ratio["rounds"], upper_only=True))
+    return out
+
+
+def prepare_b(setup: Setup, name: str, defines, domains):
+    """Part b's kernel up to its searches: (target, runner, space, seed, row, the builds to compile)."""
     prog = program(name, defines)
     target = cuda_target(setup, prog, defines)
     runner = target.runner()
@@ -249,32 +305,53 @@ def hill_vs_exhaustive(setup: Setup, name: str, defines, domains, time_limit: fl
         seed = target.seed(space)
         row["space"] = {p.name: list(p.values) for p in space.params}
         row["configurations"] = space.size
-        t0 = time.perf_counter()
-        row["builds"] = precompile(setup, target, runner, names,
-                                   itertools.product(*(p.values for p in space.params)))
-        row["compile_s"] = round(time.perf_counter() - t0, 1)
-        searches = {}
-        for strategy, options in (("exhaustive", SearchOptions()), ("hill", SearchOptions(alpha=0.05))):
-            memo = Memo(runner)  # each search measures for itself: the hill reuses nothing of the exhaustive
+        texts = build_texts(target, runner, names, itertools.product(*(p.values for p in space.params)))
+        row["builds"] = len(texts)
+        return target, runner, space, seed, row, texts
+    except Exception:
+        runner.close()
+        raise
 
-            def evaluate(config, memo=memo):
-                return memo.measure(target.variant(names, tuple(config)))
+
+def hill_vs_exhaustive(setup: Setup, target, runner, space, seed, row: dict, time_limit: float,
+                       side_rounds: int) -> dict:
+    """Part b for one kernel whose builds are compiled: the exhaustive search (most of *time_limit*), the
+    hill climb from the seed with its own measurements, then the two ends side by side."""
+    from polytune.measure import Memo
+    from polytune.search import Budget, SearchOptions, run_search
+    from polytune.search.replay import measurement_to_record
+    names = space.names
+    try:
+        searches, repeats = {}, {}
+        for strategy, options, share in (("exhaustive", SearchOptions(), 0.8),
+                                         ("hill", SearchOptions(alpha=0.05), 0.15)):
+            memo = Memo(runner)  # each search measures for itself: the hill reuses nothing of the exhaustive
+            seen: list = []
+
+            def evaluate(config, memo=memo, seen=seen):
+                m = memo.measure(target.variant(names, tuple(config)))
+                if m.same_as is not None:  # a configuration whose code another one has: kept for the replay
+                    seen.append(m)
+                return m
             t0 = time.perf_counter()
             res = run_search(space, evaluate, strategy, seed, options,
-                             Budget(time_limit=max(time_limit, 1.0), max_iterations=100))
-            searches[strategy] = res
+                             Budget(time_limit=max(time_limit * share, 1.0), max_iterations=100))
+            searches[strategy], repeats[strategy] = res, seen
             row[strategy] = {"best": dict(zip(names, res.best.config)) if res.best else None, "ms": ms(res.best),
                              "evaluations": res.evals, "stop": res.stop_reason.value,
                              "search_s": round(time.perf_counter() - t0, 1)}
         ex, hill = searches["exhaustive"], searches["hill"]
         # every measurement of both searches, in polytune.search.replay's record format (configurations in
-        # the order of row["space"], the seed's first): strategies can be replayed on this table offline
-        from polytune.search.replay import measurement_to_record
+        # the order of row["space"], the seed's first), and the exhaustive search's repeats (same_as: the
+        # configuration whose measurement a configuration with the same code got): strategies can be
+        # replayed on this table offline (--replay)
         row["seed"] = list(seed) if seed is not None else None
         row["records"] = {k: [measurement_to_record(r.measurement) for r in res.evaluations]
                           for k, res in searches.items()}
+        row["records"]["exhaustive_repeats"] = [measurement_to_record(m) for m in repeats["exhaustive"]]
         if ex.best is not None and hill.best is not None:
             table = {tuple(r.config): r.measurement for r in ex.evaluations}
+            table.update({m.config: m for m in repeats["exhaustive"]})
             looked_up = table.get(tuple(hill.best.config))
             row["hill_best_in_exhaustive_table_ms"] = ms(looked_up)
             if looked_up is not None and looked_up.ok:
@@ -282,6 +359,10 @@ def hill_vs_exhaustive(setup: Setup, name: str, defines, domains, time_limit: fl
             row["measured_ratio"] = hill.best.value / ex.best.value
             row["evaluations_ratio"] = hill.evals / max(ex.evals, 1)
             row["exhaustive_complete"] = ex.stop_reason.value not in ("time_limit", "max_evals")
+            t0 = time.perf_counter()
+            row["side_by_side"] = side_by_side(target, runner, names, (ex.best.config, hill.best.config),
+                                               side_rounds)
+            row["side_by_side"]["s"] = round(time.perf_counter() - t0, 1)
     except Exception as e:  # noqa: BLE001
         row["error"] = f"{type(e).__name__}: {str(e)[:300]}"
     finally:
@@ -290,9 +371,8 @@ def hill_vs_exhaustive(setup: Setup, name: str, defines, domains, time_limit: fl
 
 
 # ---- the parts -------------------------------------------------------------------------------------------
-def part_a(setup: Setup, args, deadline: float) -> list[dict]:
+def part_a(setup: Setup, args, deadline: float, rows: list, save=lambda: None) -> list[dict]:
     import numpy as np
-    rows = []
     for name in args.reductions.split(","):
         if time.perf_counter() > deadline:
             rows.append({"kernel": name, "skipped": "budget"})
@@ -319,27 +399,39 @@ def part_a(setup: Setup, args, deadline: float) -> list[dict]:
             row["best_over_torch"] = min(best) / row["torch_sum_ms"]
         print(json.dumps(row), file=sys.stderr, flush=True)
         rows.append(row)
+        save()
     return rows
 
 
-def part_b(setup: Setup, args, deadline: float) -> list[dict]:
-    rows = []
+def part_b(setup: Setup, args, deadline: float, rows: list, save=lambda: None) -> list[dict]:
     plan = QUICK_EXHAUSTIVE if setup.quick else EXHAUSTIVE
     names = [n for n in args.exhaustive.split(",") if n] if args.exhaustive else list(plan)[:2]
-    for k, name in enumerate(names):
-        if time.perf_counter() > deadline:
-            rows.append({"kernel": name, "skipped": "budget"})
-            continue
+    prepared = []
+    t0 = time.perf_counter()
+    for name in names:
         defines, domains = plan.get(name, (sizes(name, setup.quick), ()))
-        share = (deadline - time.perf_counter()) / (len(names) - k)
-        row = hill_vs_exhaustive(setup, name, defines, domains, share)
-        print(json.dumps(row), file=sys.stderr, flush=True)
+        try:
+            prepared.append(prepare_b(setup, name, defines, domains))
+        except Exception as e:  # noqa: BLE001
+            rows.append({"kernel": name, "size": list(defines), "error": f"{type(e).__name__}: {str(e)[:300]}"})
+    compile_builds(setup, [(p[1], p[5]) for p in prepared])  # every kernel's builds at once
+    compile_s = round(time.perf_counter() - t0, 1)
+    for k, (target, runner, space, seed, row, _texts) in enumerate(prepared):
+        row["compile_s"] = compile_s  # (all kernels' analysis and builds together)
+        if time.perf_counter() > deadline:
+            runner.close()
+            rows.append({"kernel": row["kernel"], "skipped": "budget"})
+            save()
+            continue
+        share = (deadline - time.perf_counter()) / (len(prepared) - k)
+        row = hill_vs_exhaustive(setup, target, runner, space, seed, row, share, args.side_rounds)
+        print(json.dumps({x: v for x, v in row.items() if x != "records"}), file=sys.stderr, flush=True)
         rows.append(row)
+        save()
     return rows
 
 
-def part_c(setup: Setup, args, deadline: float) -> list[dict]:
-    rows = []
+def part_c(setup: Setup, args, deadline: float, rows: list, save=lambda: None) -> list[dict]:
     names = args.stencils.split(",")
     for k, name in enumerate(names):
         if time.perf_counter() > deadline:
@@ -357,7 +449,100 @@ def part_c(setup: Setup, args, deadline: float) -> list[dict]:
             row["cuda_over_triton"] = c / t  # above 1: Triton is faster
         print(json.dumps(row), file=sys.stderr, flush=True)
         rows.append(row)
+        save()
     return rows
+
+
+# ---- part b offline: the hill replayed on the exhaustive table ----------------------------------------------
+def variant_aliases(row: dict) -> dict[tuple, tuple]:
+    """For a part b row recorded without its repeats (before "exhaustive_repeats"): each configuration whose
+    code another configuration of the space has -> the recorded one, from the CUDA target's variant keys
+    (code generation only, no GPU; a few seconds a kernel)."""
+    from polytune.measure.cuda import CudaBuildConfig
+    from polytune.pipeline import OptimizeOptions
+    from polytune.search import SearchSpace
+    from polytune.targets.cuda import CudaTarget
+    defines = tuple(row["size"])
+    target = CudaTarget(program(row["kernel"], defines), OptimizeOptions(target="cuda"),
+                        CudaBuildConfig(defines=defines))
+    space = SearchSpace.from_domains(row["space"])
+    recorded = {tuple(r["config"]) for r in row["records"]["exhaustive"]}
+    groups: dict = {}
+    for config in space.configs():
+        groups.setdefault(target.variant(space.names, config).key, []).append(tuple(config))
+    out = {}
+    for configs in groups.values():
+        first = next((c for c in configs if c in recorded), None)
+        out.update({c: first for c in configs if first is not None and c != first})
+    return out
+
+
+def replay_hill(row: dict, aliases: dict | None = None) -> dict:
+    """Part b offline: the hill climb (the live run's options and budget) replayed on the exhaustive search's
+    recorded table (polytune.search.replay), its end against the table's optimum, and how many
+    configurations the table cannot tell from the optimum: those whose runs' interval (min-max of --runs)
+    overlaps the optimum's. Configurations with another's code take its measurement as a repeat (the row's
+    "exhaustive_repeats", or *aliases* from variant_aliases); one the table lacks fails as "not recorded"."""
+    from dataclasses import replace
+
+    from polytune.search import Budget, SearchOptions, SearchSpace, run_search
+    from polytune.search.replay import ReplayEvaluator, measurement_from_record
+    recs = row["records"]
+    table = {m.config: m for m in map(measurement_from_record, recs["exhaustive"])}
+    for m in map(measurement_from_record, recs.get("exhaustive_repeats", [])):
+        table.setdefault(m.config, m)
+    for config, same in (aliases or {}).items():
+        if config not in table and same in table:
+            table[config] = replace(table[same], config=config, same_as=same)
+    space = SearchSpace.from_domains(row["space"])
+    ev = ReplayEvaluator(table)
+    res = run_search(space, ev, "hill", tuple(row["seed"]), SearchOptions(alpha=0.05), Budget(max_iterations=100))
+    measured = [m for m in table.values() if m.ok and m.same_as is None]
+    opt = min(measured, key=lambda m: m.value)
+    top = max(opt.times)
+    # a configuration's runs overlap the optimum's where its fastest run is no slower than the optimum's
+    # slowest (its slowest is >= its median >= the optimum's median >= the optimum's fastest)
+    near = sorted((m for m in measured if min(m.times) <= top), key=lambda m: m.value)
+    end = res.best
+    end_m = table.get(end.config) if end is not None else None
+    out = {"kernel": row["kernel"], "size": row["size"], "recorded": len(measured),
+           "repeats": len(table) - len(measured),
+           "table_complete": bool(row.get("exhaustive_complete")),
+           "optimum": list(opt.config), "optimum_ms": opt.value * 1e3,
+           "optimum_runs_ms": [min(opt.times) * 1e3, top * 1e3],
+           "hill_end": list(end.config) if end is not None else None, "hill_end_ms": ms(end),
+           "end_over_optimum": end.value / opt.value if end is not None else None,
+           "evaluations": res.evals, "stop": res.stop_reason.value,
+           "not_recorded": sum(1 for c in ev.calls if c not in table),
+           "within_noise": len(near), "within_noise_configs": [list(m.config) for m in near],
+           "hill_end_within_noise": end_m is not None and end_m.ok and min(end_m.times) <= top}
+    # the same configuration measured by both live searches (each search measures for itself)
+    hill_recs = {m.config: m for m in map(measurement_from_record, recs.get("hill", []))}
+    both = [hill_recs[c].value / table[c].value for c in hill_recs if c in table and hill_recs[c].ok and table[c].ok]
+    if both:
+        out["same_config_hill_over_exhaustive"] = [min(both), max(both), len(both)]
+    return out
+
+
+def replay_table(replays: list[dict]) -> str:
+    out = ["| kernel | size | configurations measured (repeats), table | optimum ms (runs' range) "
+           "| replayed hill's end ms "
+           "| end / optimum | replay evaluations | configurations within the optimum's run range | hill's end "
+           "among them | same configuration, hill's search / exhaustive's |", "|" + "---|" * 10]
+    for r in replays:
+        lo, hi = r["optimum_runs_ms"]
+        same = r.get("same_config_hill_over_exhaustive")
+        whole = "complete" if r["table_complete"] else "incomplete: the replay is not a verdict"
+        out.append(f"| {r['kernel']} | {' '.join(r['size'])} | {r['recorded']} ({r['repeats']}), {whole} "
+                   f"| {r['optimum_ms']:.4f} ({lo:.4f}-{hi:.4f}) | {_f(r['hill_end_ms'])} "
+                   f"| {_f(r['end_over_optimum'], 3)} | {r['evaluations']} | {r['within_noise']} "
+                   f"| {'yes' if r['hill_end_within_noise'] else 'no'} "
+                   f"| {f'{same[0]:.2f}-{same[1]:.2f} ({same[2]})' if same else '-'} |")
+    out.append("")
+    for r in replays:
+        out.append(f"- {r['kernel']}: optimum {r['optimum']}, replayed hill's end {r['hill_end']} "
+                   f"({r['stop']}{', ' + str(r['not_recorded']) + ' not recorded' if r['not_recorded'] else ''})")
+    return "\n".join(out)
 
 
 # ---- tables ----------------------------------------------------------------------------------------------
@@ -395,18 +580,29 @@ def tables(result: dict) -> str:
     if result.get("b"):
         out += ["### b. Hill climbing vs exhaustive search, joint CUDA mapping space", "",
                 "| kernel | size | configurations (builds) | exhaustive best (ms), evaluations | hill best (ms), "
-                "evaluations | hill's best in the exhaustive table / optimum | evaluations hill / exhaustive |",
-                "|---|---|---|---|---|---|---|"]
+                "evaluations | hill's end in the exhaustive table / optimum | side by side: hill's end / optimum "
+                "(95%), rounds | within 2% | evaluations hill / exhaustive |",
+                "|---|---|---|---|---|---|---|---|---|"]
         for r in result["b"]:
-            if "skipped" in r or "error" in r:
-                out.append(f"| {r['kernel']} | {r.get('skipped') or r.get('error', '')[:150]} |" + " |" * 5)
+            if "skipped" in r or "exhaustive" not in r:
+                out.append(f"| {r['kernel']} | {r.get('skipped') or r.get('error', '')[:150]} |" + " |" * 7)
                 continue
             ex, hill = r["exhaustive"], r["hill"]
             stopped = "" if r.get("exhaustive_complete") else f" (stopped: {ex['stop']})"
+            sbs = r.get("side_by_side") or {}
+            if sbs.get("same_code"):
+                side = "same code"
+            elif sbs.get("low") is not None:
+                side = f"{sbs['ratio']:.3f} ({sbs['low']:.3f}-{sbs['high']:.3f}), {sbs['rounds']}"
+            else:
+                side = "-"
+            verdict = sbs.get("verdict", "-")
+            if verdict == "undecided" and sbs.get("rounds_needed"):
+                verdict += f" (about {sbs['rounds_needed']} rounds would tell)"
             out.append(f"| {r['kernel']} | {' '.join(r['size'])} | {r['configurations']} ({r['builds']}) "
                        f"| {_f(ex['ms'])}, {ex['evaluations']}{stopped} "
                        f"| {_f(hill['ms'])}, {hill['evaluations']} | {_f(r.get('best_ratio'), 3)} "
-                       f"| {_f(r.get('evaluations_ratio'), 3)} |")
+                       f"| {side} | {verdict} | {_f(r.get('evaluations_ratio'), 3)} |")
         out.append("")
         for r in result["b"]:
             if "exhaustive" in r:
@@ -448,15 +644,32 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--triton-evals", type=int, default=1, help="hill-climbing evaluations after Algorithm "
                     "9.1's candidates (12 configurations)")
     ap.add_argument("--cuda-evals", type=int, default=8, help="hill-climbing evaluations (parts a and c)")
-    ap.add_argument("--budget-s", type=float, default=225.0, help="seconds for the whole run (shared by the parts)")
+    ap.add_argument("--budget-s", type=float, default=300.0, help="seconds for the whole run (shared by the parts: "
+                    f"{', '.join(f'{k} {v:.0%}' for k, v in SHARES.items())}, what a part leaves going to the next)")
+    ap.add_argument("--side-rounds", type=int, default=15, help="part b: rounds of the exhaustive optimum and the "
+                    "hill's end side by side")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="nvcc builds at once (part b)")
     ap.add_argument("--json")
     ap.add_argument("--markdown")
     ap.add_argument("--from-json")
+    ap.add_argument("--replay", metavar="JSON", help="no GPU: part b's hill climb replayed on each recorded "
+                    "exhaustive table (replay_hill); with --replay-aliases the repeats of a record made before "
+                    "they were kept are rebuilt from the variant keys (code generation, a few seconds a kernel)")
+    ap.add_argument("--replay-aliases", action="store_true")
     args = ap.parse_args(argv)
     if args.from_json:
         with open(args.from_json) as f:
             print(tables(json.load(f)))
+        return 0
+    if args.replay:
+        with open(args.replay) as f:
+            rows = [r for r in json.load(f).get("b", []) if r.get("records", {}).get("exhaustive")]
+        replays = [replay_hill(r, variant_aliases(r) if args.replay_aliases and "exhaustive_repeats" not in
+                               r["records"] else None) for r in rows]
+        print(replay_table(replays))
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(replays, f, indent=2)
         return 0
     setup = Setup(args.quick, args.runs, args.jobs)
     start = time.perf_counter()
@@ -464,14 +677,18 @@ def main(argv: list[str] | None = None) -> int:
     result: dict = {"device": setup.device(), "quick": args.quick, "runs": args.runs, "budget_s": args.budget_s}
     used = 0.0
     total = sum(SHARES[p] for p in parts)
-    for p in parts:
-        used += SHARES[p] / total
-        deadline = start + args.budget_s * used
-        result[p] = {"a": part_a, "b": part_b, "c": part_c}[p](setup, args, deadline)
+
+    def save():
         result["wall_s"] = round(time.perf_counter() - start, 1)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(result, f, indent=2)
+    for p in parts:
+        used += SHARES[p] / total
+        deadline = start + args.budget_s * used
+        result[p] = []
+        {"a": part_a, "b": part_b, "c": part_c}[p](setup, args, deadline, result[p], save)
+        save()
     text = tables(result)
     if args.markdown:
         with open(args.markdown, "w") as f:

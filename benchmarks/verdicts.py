@@ -1,0 +1,46 @@
+"""The ratio verdicts of the GPU benchmarks (cuda_matmul.py's program gain, gpu_targets.py's hill vs
+exhaustive), one rule for both.
+
+Two variants run in interleaved rounds, so round i's two times share its conditions: the ratio is the
+geometric mean of the per-round ratios, with a 95% interval from Student's t on their logarithms.
+
+The rule (``decide``): a verdict is given only where the interval resolves the tolerance, i.e. its
+half-width (the larger of high/point and point/low, less 1) is at most the tolerance; otherwise
+"undecided", with the rounds that would resolve it at the measured spread. Where resolved, the point
+estimate decides: "holds" where it lies within the tolerance, "does not hold" where not. The verdict can
+then be wrong only for a true ratio within one interval width (<= the tolerance) of the tolerance line.
+"""
+from __future__ import annotations
+
+import math
+
+from polytune.measure.cuda import _t975
+
+
+def paired_ratio(num: list[float], den: list[float]) -> dict:
+    """num_i / den_i over the rounds both have (times > 0): {"ratio", "low", "high", "rounds"}; the interval
+    is None below 2 rounds."""
+    logs = [math.log(a / b) for a, b in zip(num, den) if a and b and a > 0 and b > 0]
+    n = len(logs)
+    if n == 0:
+        return {"ratio": None, "low": None, "high": None, "rounds": 0}
+    mean = sum(logs) / n
+    if n < 2:
+        return {"ratio": math.exp(mean), "low": None, "high": None, "rounds": n}
+    sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (n - 1))
+    half = _t975(n - 1) * sd / math.sqrt(n)
+    return {"ratio": math.exp(mean), "low": math.exp(mean - half), "high": math.exp(mean + half), "rounds": n}
+
+
+def decide(point: float | None, low: float | None, high: float | None, tolerance: float, rounds: int,
+           upper_only: bool = False) -> dict:
+    """The module's rule for a ratio that should be 1 within *tolerance* (*upper_only*: at most 1 + tolerance,
+    any ratio below counts as holding): {"verdict", "resolution", "rounds_needed"}."""
+    if point is None or low is None or high is None or point <= 0 or low <= 0:
+        return {"verdict": "undecided", "resolution": None, "rounds_needed": None}
+    resolution = max(high / point, point / low) - 1
+    if resolution > tolerance:
+        return {"verdict": "undecided", "resolution": resolution,
+                "rounds_needed": math.ceil(rounds * (resolution / tolerance) ** 2)}
+    inside = point <= 1 + tolerance and (upper_only or point >= 1 - tolerance)
+    return {"verdict": "holds" if inside else "does not hold", "resolution": resolution, "rounds_needed": None}
