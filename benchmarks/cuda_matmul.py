@@ -16,13 +16,29 @@ time varies) and its program time (the program's own timer). The first round ver
 the old default's, PolyBench dumps against the CPU program's. The compile step records ptxas' registers
 and spills per variant.
 
-Per kernel, beside the medians: the kernel's share of the region, and for "default" against "old default"
-the kernel gain, the program (region) gain with a 95% interval (Welch, on the logarithms of the region
-times), the program gain the kernel gain predicts (region time with the kernel time swapped), and whether
-the measured gain holds within 3% of the predicted one (measure.cuda.gain_check).
+Program rounds (--program-rounds, after the rounds above): only "default" and "old default" of each
+kernel, in turns (ABBA order), until --program-rounds are done or --stop-after-s have passed since the
+start. Their region times vary by 2-5 ms between runs (copies of pageable memory) where the kernels are
+3-26% of the region, so 5 rounds gave intervals of +-12%; a program run costs ~0.5-1 s of wall time
+(the process and its CUDA context), which is why the rounds are bounded by time.
 
-    python3 benchmarks/cuda_matmul.py --out results.json [--rounds 7] [--kernels matmul_vanilla,gemm,2mm]
+Per kernel, beside the medians: the kernel's share of the region, and for "default" against "old default"
+(from the program rounds, or the rounds above where none ran) the kernel gain, the program (region) gain
+measured (the geometric mean of the rounds' old/default region ratios, with a 95% interval from Student's
+t on their logarithms), the program gain the kernel gain predicts (the old default's median region with
+its median kernel time swapped for the default's; its own noise moves it by the kernel share times the
+region's, negligible), and the verdict of benchmarks/verdicts.py's rule on measured / predicted with a 3%
+tolerance: "undecided" where the 95% interval is wider than +-3% (with the rounds that would narrow it
+to 3% at the measured spread), else "holds" where measured / predicted is within 3% of 1, "does not
+hold" where not.
+
+    python3 benchmarks/cuda_matmul.py --out results.json [--rounds 5] [--kernels matmul_vanilla,gemm,2mm]
+    python3 benchmarks/cuda_matmul.py --variants all --program-rounds 0 ...  # the whole table of shapes
     python3 benchmarks/cuda_matmul.py --compile-only --out x.json      # no GPU: generate and compile only
+
+Time on the H200 (--jobs 6): ~1 s a program run; compiles ~2 s a variant at 6 at once; the default
+(3 variants per kernel, 5 rounds, program rounds until 135 s) ends before ~150 s. --variants all: 24
+variants, ~190 s for 5 rounds alone.
 
 CUDA_MODULE_LOADING=EAGER is set for the runs: the kernels' module loads with the context, at program start
 (the timed programs make their context before main), not at the first launch inside the region.
@@ -49,10 +65,11 @@ from cuda_mappings import (  # noqa: E402
     compile_variant,
     interleaved_rounds,
     median,
+    run_once,
 )
+from verdicts import decide, paired_ratio  # noqa: E402
 
 from polytune.emit.cuda import CudaMapping  # noqa: E402
-from polytune.measure.cuda import gain_check  # noqa: E402
 
 DEFAULT, OLD = "default", "old default"
 VARIANTS: dict[str, CudaMapping | None] = {
@@ -67,6 +84,27 @@ FIXED = {  # the new code at other shapes ("32x32 on 32x8, K32": the old default
     "64x64 on 16x16, K8, 2 blocks/SM": CudaMapping(block=(16, 16), points=(4, 4), reduction_tile=8, min_blocks=2),
     "32x32 on 32x8, K32": CudaMapping(block=(32, 8), points=(1, 4), reduction_tile=32),
 }
+DEFAULT_VARIANTS = tuple(VARIANTS)  # --variants' default: the default and the two old codes
+TOLERANCE = 0.03  # the program gain should be the predicted one within 3%
+
+
+def parse_variants(text: str) -> list[str]:
+    """--variants: labels of VARIANTS and FIXED separated by commas (a label may hold a comma itself: the
+    longest label that matches wins), or "all"."""
+    known = {**VARIANTS, **FIXED}
+    if text.strip() == "all":
+        return list(known)
+    parts, out, i = text.split(","), [], 0
+    while i < len(parts):
+        for j in range(len(parts), i, -1):
+            label = ",".join(parts[i:j]).strip()
+            if label in known:
+                out.append(label)
+                i = j
+                break
+        else:
+            raise SystemExit(f"cuda_matmul.py: unknown variant {parts[i].strip()!r} (known: {'; '.join(known)})")
+    return out
 
 
 def sass_mix(exe: str) -> dict:
@@ -103,6 +141,56 @@ def measure(kernels: list[Kernel], rows: dict[str, list[dict]], rounds: int, res
     if result.get("torch_matmul_ms"):
         result["torch_matmul_ms_median"] = median(result["torch_matmul_ms"])
 
+def program_rounds(kernels: list[Kernel], rows: dict[str, list[dict]], rounds: int, stop_at: float,
+                   result: dict) -> None:
+    """The program rounds (module doc): "old default" and "default" of each kernel in turns, ABBA order, a
+    round's pair kept only where both runs succeeded (so round i of the one pairs with round i of the
+    other); no round starts after the clock passes *stop_at* (time.perf_counter)."""
+    took: list[float] = []
+    for rnd in range(rounds):
+        if time.perf_counter() >= stop_at:
+            break
+        t0 = time.perf_counter()
+        for k in kernels:
+            by = {r["variant"]: r for r in rows[k.name]}
+            pair = [by.get(OLD), by.get(DEFAULT)]
+            if any(r is None or "exe" not in r or "run_error" in r for r in pair):
+                continue
+            got = {}
+            for row in (pair if rnd % 2 == 0 else pair[::-1]):
+                try:
+                    got[row["variant"]] = run_once(row["exe"], keep_output=False)
+                except Exception as e:  # noqa: BLE001 - the row records what broke; its pair stops
+                    row["run_error"] = str(e)
+                    break
+            if len(got) == 2:
+                for row in pair:
+                    row.setdefault("program_kernel_ms", []).append(got[row["variant"]]["kernel_ms"])
+                    row.setdefault("program_region_ms", []).append(got[row["variant"]]["region_ms"])
+        took.append(round(time.perf_counter() - t0, 2))
+        print(f"program round {rnd + 1}/{rounds} done ({took[-1]:.1f} s)", file=sys.stderr, flush=True)
+    result["program_rounds_done"], result["program_round_s"] = len(took), took
+
+
+def program_verdict(old_kernel: list[float], new_kernel: list[float], old_region: list[float],
+                    new_region: list[float], tolerance: float = TOLERANCE) -> dict:
+    """The default's program gain over the old default's, from paired rounds (ms): measured against
+    predicted, with the module doc's rule (benchmarks/verdicts.py)."""
+    ok_, nk, orr = median(old_kernel), median(new_kernel), median(old_region)
+    out: dict = {"kernel_gain": ok_ / nk if ok_ and nk else None, "kernel_share": ok_ / orr if ok_ and orr else None,
+                 "predicted_gain": orr / (orr - ok_ + nk) if ok_ and nk and orr and orr - ok_ + nk > 0 else None}
+    g = paired_ratio(old_region, new_region)
+    out.update(program_gain=g["ratio"], program_gain_low=g["low"], program_gain_high=g["high"], rounds=g["rounds"])
+    pred = out["predicted_gain"]
+    if g["low"] is None or not pred:
+        out.update(verdict="undecided", resolution=None, rounds_needed=None)
+        return out
+    q = (g["low"] / pred, g["ratio"] / pred, g["high"] / pred)
+    out["measured_over_predicted"] = q
+    out.update(decide(q[1], q[0], q[2], tolerance, g["rounds"]))
+    return out
+
+
 def summarize(k: Kernel, rows: list[dict]) -> dict:
     by = {r["variant"]: r for r in rows}
     for r in rows:
@@ -115,16 +203,26 @@ def summarize(k: Kernel, rows: list[dict]) -> dict:
         r["parts_summary"] = {ph: {"median": median([x[ph] for x in parts]),
                                    "spread": max(x[ph] for x in parts) - min(x[ph] for x in parts)}
                               for ph in ("in", "run", "out", "free")} if parts else None
-    out: dict = {}
     new, old = by.get(DEFAULT, {}), by.get(OLD, {})
-    if new.get("region_ms") and old.get("region_ms"):
-        out = gain_check(old["kernel_ms"], new["kernel_ms"], old["region_ms"], new["region_ms"])
+    if len(new.get("program_region_ms", [])) >= 2:
+        out = program_verdict(old["program_kernel_ms"], new["program_kernel_ms"], old["program_region_ms"],
+                              new["program_region_ms"])
+        out["source"] = "program rounds"
+    elif new.get("region_ms") and old.get("region_ms"):
+        out = program_verdict(old["kernel_ms"], new["kernel_ms"], old["region_ms"], new["region_ms"])
+        out["source"] = "rounds"
+    else:
+        out = {}
     return out
 
 
 def _fma(row: dict) -> str:
     return ", ".join(f"{v['fma']}/{v['instructions']} ({100 * v['fma_share']:.0f}%)"
                      for v in (row.get("sass") or {}).values())
+
+
+def _x(v) -> str:
+    return f"{v:.3f}x" if v else "-"
 
 
 def table(result: dict) -> str:
@@ -156,41 +254,55 @@ def table(result: dict) -> str:
             if ps:
                 lines.append(f"| {k['kernel']} | {r['variant']} | " + " | ".join(
                     f"{ps[ph]['median']:.2f} ({ps[ph]['spread']:.2f})" for ph in ("in", "run", "out", "free")) + " |")
-    lines += ["", "| kernel | kernel gain | program gain (95% interval) | predicted program gain | holds within 3% |",
-              "|---|---|---|---|---|"]
+    lines += ["", "| kernel | kernel gain | program gain (95% interval) | predicted program gain | measured / "
+              "predicted (95%) | rounds | holds within 3% |", "|---|---|---|---|---|---|---|"]
     for k in result["kernels"]:
         g = k.get("gain")
-        if not g:
+        if not g or g.get("program_gain_low") is None:
             continue
-        lines.append(f"| {k['kernel']} | {g['kernel_gain']:.3f}x | {g['program_gain']:.3f}x "
-                     f"({g['program_gain_low']:.3f}-{g['program_gain_high']:.3f}) | {g['predicted_gain']:.3f}x | "
-                     f"{g['verdict']} |")
+        q = g.get("measured_over_predicted")
+        verdict = g["verdict"]
+        if verdict == "undecided" and g.get("rounds_needed"):
+            verdict += f" (+-{100 * g['resolution']:.1f}%: about {g['rounds_needed']} rounds would tell)"
+        lines.append(f"| {k['kernel']} | {_x(g['kernel_gain'])} | {_x(g['program_gain'])} "
+                     f"({g['program_gain_low']:.3f}-{g['program_gain_high']:.3f}) | {_x(g['predicted_gain'])} | "
+                     f"{f'{q[1]:.3f} ({q[0]:.3f}-{q[2]:.3f})' if q else '-'} | {g['rounds']} ({g.get('source', '')}) "
+                     f"| {verdict} |")
     return "\n".join(lines)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds of every variant")
+    ap.add_argument("--variants", default=",".join(DEFAULT_VARIANTS), help="labels, comma-separated, or 'all' "
+                    f"(known: {'; '.join([*VARIANTS, *FIXED])}; default: {'; '.join(DEFAULT_VARIANTS)})")
+    ap.add_argument("--program-rounds", type=int, default=60, help="program rounds of the default and the old "
+                    "default after --rounds (0: none; the verdict then uses --rounds)")
+    ap.add_argument("--stop-after-s", type=float, default=135.0, help="no program round starts after this many "
+                    "seconds since the start")
     ap.add_argument("--kernels", default="matmul_vanilla,gemm,2mm")
     ap.add_argument("--polybench", default=os.environ.get("POLYBENCH", "/work/polybench"))
     ap.add_argument("--dataset", default="LARGE")
     ap.add_argument("--gpu-size", type=int, help="N of matmul_vanilla (default 2048)")
     ap.add_argument("--arch", default="sm_90")
-    ap.add_argument("--no-fixed", action="store_true", help="only the default and the two old codes")
+    ap.add_argument("--no-fixed", action="store_true", help="(old command lines: the default --variants)")
     ap.add_argument("--compile-only", action="store_true")
     ap.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 1))
     ap.add_argument("--work", help="keep the generated files here")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    labels = list(DEFAULT_VARIANTS) if args.no_fixed else parse_variants(args.variants)
     os.environ["CUDA_MODULE_LOADING"] = "EAGER"
     work = args.work or tempfile.mkdtemp(prefix="polytune-cuda-matmul-")
     os.makedirs(work, exist_ok=True)
     t0 = time.perf_counter()
-    result: dict = {"rounds": args.rounds, "arch": args.arch, "work": work, "kernels": []}
+    result: dict = {"rounds": args.rounds, "program_rounds": args.program_rounds, "variants": labels, "arch": args.arch,
+                    "work": work, "kernels": []}
     kernels = [Kernel(name, _args_for_kernel(args)) for name in args.kernels.split(",")]
     for k in kernels:
         k.objects(work)
-    variants = dict(VARIANTS) if args.no_fixed else {**VARIANTS, **FIXED}
+    known = {**VARIANTS, **FIXED}
+    variants = {label: known[label] for label in labels}
     jobs = [(k, label, m) for k in kernels for label, m in variants.items()]
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         compiled = list(pool.map(lambda j: compile_variant(j[0], j[1], j[2], work, args.arch), jobs))
@@ -203,6 +315,8 @@ def main() -> int:
             row["sass"] = sass_mix(row["exe"])
     if not args.compile_only:
         measure(kernels, rows, args.rounds, result)
+        if args.program_rounds > 0:
+            program_rounds(kernels, rows, args.program_rounds, t0 + args.stop_after_s, result)
     for k in kernels:
         entry = {"kernel": k.name, "defines": k.defines, "rows": rows[k.name]}
         if not args.compile_only:

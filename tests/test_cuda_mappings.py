@@ -426,13 +426,67 @@ def test_matmul_benchmark_runs_old_and_new_code_on_the_emulator(tmp_path):
     env = dict(os.environ, PYTHONPATH=ROOT, PATH=f"{bin_}{os.pathsep}{os.environ['PATH']}")
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "cuda_matmul.py"), "--out", str(out),
                            "--kernels", "matmul_vanilla,gemm", "--dataset", "MINI", "--gpu-size", "20",
-                           "--rounds", "2", "--no-fixed", "--jobs", "2"],
+                           "--rounds", "2", "--no-fixed", "--jobs", "2", "--program-rounds", "3"],
                           capture_output=True, text=True, env=env, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
     for k in json.loads(out.read_text())["kernels"]:
         assert [r["variant"] for r in k["rows"]] == ["default", "old default", "old 128x128 on 16x16, K8"]
         assert all(r["verified"] == "ok" and r["kernel_ms_median"] > 0 for r in k["rows"]), k["rows"]
         assert k["gain"]["verdict"] in ("holds", "does not hold", "undecided")
+        assert k["gain"]["source"] == "program rounds" and k["gain"]["rounds"] == 3
+
+
+def _cuda_matmul():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("cuda_matmul", os.path.join(ROOT, "benchmarks", "cuda_matmul.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_matmul_benchmark_variants_are_labels_with_commas_inside_or_all():
+    cm = _cuda_matmul()
+    assert cm.parse_variants("default,old default") == ["default", "old default"]
+    assert cm.parse_variants("old 128x128 on 16x16, K8,default, 2 blocks/SM,default") == [
+        "old 128x128 on 16x16, K8", "default, 2 blocks/SM", "default"]
+    assert cm.parse_variants(",".join(cm.DEFAULT_VARIANTS)) == list(cm.DEFAULT_VARIANTS)
+    assert len(cm.parse_variants("all")) == 8
+    with pytest.raises(SystemExit, match="unknown variant 'nope'"):
+        cm.parse_variants("default,nope")
+
+
+def test_program_verdict_holds_where_the_region_saves_the_kernel_time_and_not_where_copies_eat_it():
+    """Regions of 26 ms with 2 ms of noise shared by the round's pair and 0.3 ms each: 60 rounds resolve
+    3%; a default whose region saves the 0.9 ms its kernel saves holds, one that saves nothing does not."""
+    import numpy as np
+    cm = _cuda_matmul()
+    rng = np.random.default_rng(7)
+    shared = rng.normal(0, 2.0, 60)
+    old_k, new_k = [2.4] * 60, [1.5] * 60
+    old_r = list(26 + shared + rng.normal(0, 0.3, 60))
+    held = cm.program_verdict(old_k, new_k, old_r, list(25.1 + shared + rng.normal(0, 0.3, 60)))
+    assert held["verdict"] == "holds" and held["resolution"] <= 0.03 and held["rounds"] == 60
+    assert abs(held["predicted_gain"] - 26 / 25.1) < 0.01
+    lost = cm.program_verdict(old_k, new_k, old_r, list(26.9 + shared + rng.normal(0, 0.3, 60)))
+    assert lost["verdict"] == "does not hold"
+
+
+def test_program_verdict_is_undecided_at_5_rounds_of_unshared_noise_and_says_how_many_would_tell():
+    import numpy as np
+    cm = _cuda_matmul()
+    rng = np.random.default_rng(3)
+    g = cm.program_verdict([2.4] * 5, [1.5] * 5, list(26 + rng.normal(0, 2.3, 5)), list(25.1 + rng.normal(0, 2.3, 5)))
+    assert g["verdict"] == "undecided" and g["rounds_needed"] > 5 and g["resolution"] > 0.03
+
+
+def test_matmul_benchmark_gain_table_gives_the_ratio_to_the_prediction_and_the_rounds():
+    cm = _cuda_matmul()
+    gain = {"kernel_gain": 1.6, "program_gain": 1.03, "program_gain_low": 1.01, "program_gain_high": 1.05,
+            "predicted_gain": 1.035, "measured_over_predicted": (0.976, 0.995, 1.014), "rounds": 60,
+            "source": "program rounds", "verdict": "holds", "resolution": 0.019}
+    text = cm.table({"kernels": [{"kernel": "matmul_vanilla", "rows": [], "gain": gain}]})
+    assert ("| matmul_vanilla | 1.600x | 1.030x (1.010-1.050) | 1.035x | 0.995 (0.976-1.014) | 60 (program rounds) "
+            "| holds |") in text
 
 
 def _gpu() -> bool:
