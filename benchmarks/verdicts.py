@@ -4,11 +4,12 @@ exhaustive), one rule for both.
 Two variants run in interleaved rounds, so round i's two times share its conditions: the ratio is the
 geometric mean of the per-round ratios, with a 95% interval from Student's t on their logarithms.
 
-The rule (``decide``): a verdict is given only where the interval resolves the tolerance, i.e. its
-half-width (the larger of high/point and point/low, less 1) is at most the tolerance; otherwise
-"undecided", with the rounds that would resolve it at the measured spread. Where resolved, the point
-estimate decides: "holds" where it lies within the tolerance, "does not hold" where not. The verdict can
-then be wrong only for a true ratio within one interval width (<= the tolerance) of the tolerance line.
+The rule (``decide``): an interval wholly inside the tolerance band "holds", one wholly outside "does
+not hold". Otherwise a verdict is given only where the interval resolves the tolerance, i.e. its
+half-width (the larger of high/point and point/low, less 1) is at most the tolerance, else "undecided",
+with the rounds that would resolve it at the measured spread; where resolved, the point estimate
+decides: "holds" within the band, "does not hold" outside. The verdict can then be wrong only for a true
+ratio within one interval width (<= the tolerance) of the band's edge.
 """
 from __future__ import annotations
 
@@ -39,8 +40,13 @@ def decide(point: float | None, low: float | None, high: float | None, tolerance
     if point is None or low is None or high is None or point <= 0 or low <= 0:
         return {"verdict": "undecided", "resolution": None, "rounds_needed": None}
     resolution = max(high / point, point / low) - 1
+    top, bottom = 1 + tolerance, 0.0 if upper_only else 1 - tolerance
+    if bottom <= low and high <= top:
+        return {"verdict": "holds", "resolution": resolution, "rounds_needed": None}
+    if high < bottom or low > top:
+        return {"verdict": "does not hold", "resolution": resolution, "rounds_needed": None}
     if resolution > tolerance:
         return {"verdict": "undecided", "resolution": resolution,
                 "rounds_needed": math.ceil(rounds * (resolution / tolerance) ** 2)}
-    inside = point <= 1 + tolerance and (upper_only or point >= 1 - tolerance)
+    inside = bottom <= point <= top
     return {"verdict": "holds" if inside else "does not hold", "resolution": resolution, "rounds_needed": None}

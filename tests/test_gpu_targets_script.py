@@ -111,7 +111,7 @@ def test_part_b_runs_the_reductions_at_part_a_size_and_stencil3d_is_left_out_by_
     assert abs(sum(gpu_targets.SHARES.values()) - 1) < 1e-9
 
 
-def test_verdict_needs_an_interval_within_the_tolerance_then_the_point_decides():
+def test_verdict_where_the_interval_straddles_the_band_edge_needs_it_narrower_than_the_tolerance():
     from verdicts import decide, paired_ratio
     assert decide(1.01, 1.0, 1.02, 0.02, 15)["verdict"] == "holds"
     assert decide(1.03, 1.02, 1.04, 0.02, 15)["verdict"] == "does not hold"
@@ -119,5 +119,8 @@ def test_verdict_needs_an_interval_within_the_tolerance_then_the_point_decides()
     assert decide(0.90, 0.89, 0.91, 0.02, 15)["verdict"] == "does not hold"
     wide = decide(1.0, 0.95, 1.05, 0.02, 15)
     assert wide["verdict"] == "undecided" and wide["rounds_needed"] > 15 * 6
+    # an interval wholly on one side of the band's edge decides whatever its width
+    assert decide(0.5, 0.3, 0.9, 0.02, 4, upper_only=True)["verdict"] == "holds"
+    assert decide(1.5, 1.1, 2.0, 0.02, 4)["verdict"] == "does not hold"
     r = paired_ratio([1.1, 1.21, 1.0], [1.0, 1.1, 1.0])  # per-round ratios 1.1, 1.1, 1.0
     assert abs(r["ratio"] - (1.1 * 1.1) ** (1 / 3)) < 1e-12 and r["low"] < r["ratio"] < r["high"] and r["rounds"] == 3
