@@ -25,7 +25,7 @@ serving processes started at N=8192, the hill, the side-by-side rounds), part c'
 stencil3d_ns (--stencils) did not fit in two runs and is left out by default. The JSON is rewritten
 after every row, so a run cut short keeps what it finished.
 
-    python benchmarks/gpu_targets.py --json out.json --markdown out.md          # on the GPU (about 4 min)
+    python benchmarks/gpu_targets.py --json out.json --markdown out.md          # on the GPU (about 5 min)
     python benchmarks/gpu_targets.py --quick                                      # no GPU: the plumbing only
     python benchmarks/gpu_targets.py --from-json out.json                         # the tables again
     python benchmarks/gpu_targets.py --replay out.json                            # part b replayed offline
