@@ -5,6 +5,12 @@ Each kernel's programs are run alternately, `--reps` times each, and the medians
 print are compared; speedups are original / optimized. Usage:
 
     python benchmarks/run_cpu.py [--kernels gemm,lu] [--reps 3] [--threads 1,2] [--markdown]
+        [--before CHECKOUT] [--cpus 2,3]
+
+--before CHECKOUT: the output of the polytune of another checkout (a `git worktree` of an older commit) is
+built and timed beside this tree's in the same alternation (columns "before"), and the ratio before / this
+tree is reported: a change's effect on these kernels, side by side. --cpus: every program pinned there
+(taskset).
 """
 from __future__ import annotations
 
@@ -40,16 +46,19 @@ def compile_c(src: str, exe: str, openmp: bool, defines: list[str]) -> float:
     return time.perf_counter() - t0
 
 
+PIN: list[str] = []  # taskset prefix (--cpus)
+
+
 def run(exe: str, threads: int) -> tuple[float, str]:
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    out = subprocess.run([exe], check=True, capture_output=True, text=True, env=env, timeout=600).stdout
+    out = subprocess.run([*PIN, exe], check=True, capture_output=True, text=True, env=env, timeout=600).stdout
     t = float(re.search(r"time:\s*([0-9.eE+-]+)", out).group(1))
     cs = re.search(r"checksum:\s*(\S+)", out).group(1)
     return t, cs
 
 
 def bench(kernel: str, reps: int, threads: list[int], defines: list[str], tile: str | None,
-          extra: tuple[str, ...] = ()) -> dict:
+          extra: tuple[str, ...] = (), before: str | None = None) -> dict:
     src = os.path.join(KERNEL_DIR, kernel + ".c")
     with tempfile.TemporaryDirectory() as d:
         opt = os.path.join(d, kernel + ".opt.c")
@@ -62,20 +71,31 @@ def bench(kernel: str, reps: int, threads: list[int], defines: list[str], tile: 
         orig_exe, opt_exe = os.path.join(d, "orig"), os.path.join(d, "opt")
         compile_c(src, orig_exe, False, defines)
         t_gcc = compile_c(opt, opt_exe, True, defines)
+        programs = [("opt", opt_exe)]
+        if before:  # the same command with the other checkout's polytune
+            old = os.path.join(d, kernel + ".before.c")
+            old_cmd = [c if c != opt else old for c in cmd]
+            subprocess.run(old_cmd, check=True, capture_output=True, text=True, cwd=before,
+                           env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                               [os.path.abspath(before), *filter(None, [os.environ.get("PYTHONPATH")])])))
+            compile_c(old, os.path.join(d, "before"), True, defines)
+            programs.append(("before", os.path.join(d, "before")))
         row = {"kernel": kernel, "optimize_s": t_opt, "gcc_s": t_gcc,
                "lines": sum(1 for _ in open(opt))}
         times: dict[str, list[float]] = {"orig": []}
         sums = {}
         for th in threads:
-            times[f"opt{th}"] = []
-        for _ in range(reps):  # alternate: original, then each thread count
+            for name, _ in programs:
+                times[f"{name}{th}"] = []
+        for _ in range(reps):  # alternate: original, then each thread count (this tree's, then before's)
             t, cs = run(orig_exe, 1)
             times["orig"].append(t)
             sums["orig"] = cs
             for th in threads:
-                t, cs = run(opt_exe, th)
-                times[f"opt{th}"].append(t)
-                sums[f"opt{th}"] = cs
+                for name, exe in programs:
+                    t, cs = run(exe, th)
+                    times[f"{name}{th}"].append(t)
+                    sums[f"{name}{th}"] = cs
         row["median"] = {k: statistics.median(v) for k, v in times.items()}
         row["checksums_equal"] = len(set(sums.values())) == 1
         row["checksums"] = sums
@@ -96,7 +116,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--schedule", default=None, help="passed to polytune optimize (default: its default)")
     ap.add_argument("-D", dest="defines", action="append", default=[])
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--before", metavar="CHECKOUT", help="also time the output of this checkout's polytune")
+    ap.add_argument("--cpus", help="pin every program to these CPUs (taskset -c)")
     args = ap.parse_args(argv)
+    if args.cpus:
+        PIN[:] = ["taskset", "-c", args.cpus]
     if args.dir:
         use_dir(args.dir)
     threads = [int(t) for t in args.threads.split(",")]
@@ -105,12 +129,14 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for k in names:
         row = bench(k, args.reps, threads, defines, args.tile_sizes,
-                    ("--schedule", args.schedule) if args.schedule else ())
+                    ("--schedule", args.schedule) if args.schedule else (), args.before)
         rows.append(row)
         m = row["median"]
         sp = "  ".join(f"{th}T {m['orig'] / m[f'opt{th}']:6.2f}x" for th in threads)
         print(f"{k:16s} orig {m['orig']:8.4f}s  " + "  ".join(f"opt{th}T {m[f'opt{th}']:8.4f}s" for th in threads)
               + f"  {sp}  optimize {row['optimize_s']:.2f}s gcc {row['gcc_s']:.2f}s"
+              + "".join(f"  before{th}T {m[f'before{th}']:8.4f}s before/this {m[f'before{th}'] / m[f'opt{th}']:.2f}"
+                        for th in threads if f"before{th}" in m)
               + ("" if row["checksums_equal"] else f"  CHECKSUMS DIFFER {row['checksums']}"), flush=True)
     if args.markdown:
         hdr = "| kernel | original (s) | " + " | ".join(f"polytune {t}T (s) | speedup {t}T" for t in threads) \
@@ -125,6 +151,15 @@ def main(argv: list[str] | None = None) -> int:
         gm = " | ".join(f" | **{geomean([r['median']['orig'] / r['median'][f'opt{t}'] for r in rows]):.2f}x**"
                         for t in threads)
         print(f"| geometric mean | {gm} | | | |")
+        if args.before:
+            print("\n| kernel | " + " | ".join(f"before {t}T (s) | this tree {t}T (s) | before / this tree {t}T"
+                                              for t in threads) + " |")
+            print("|" + "---|" * (1 + 3 * len(threads)))
+            for r in rows:
+                m = r["median"]
+                print(f"| {r['kernel']} | " + " | ".join(
+                    f"{m[f'before{t}']:.4f} | {m[f'opt{t}']:.4f} | {m[f'before{t}'] / m[f'opt{t}']:.2f}x"
+                    for t in threads) + " |")
     return 0
 
 

@@ -122,3 +122,16 @@ def test_summary_leaves_a_failed_mode_out_and_says_when_the_bests_differ(bench):
 
 def test_cpu_groups_are_disjoint_pairs(bench):
     assert bench.groups_of(bench.cpu_list("0-7"), 2) == [[0, 1], [2, 3], [4, 5], [6, 7]]
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/gcc") and not os.path.exists("/usr/local/bin/gcc"),
+                    reason="gcc not found")
+def test_run_cpu_times_another_checkouts_output_beside_this_trees_and_compares_checksums(tmp_path, capsys):
+    cpu = load("run_cpu_bench", "run_cpu.py")
+    root = os.path.dirname(BENCHMARKS)
+    # this tree as the "before" checkout: the two outputs are the same program, so their checksums agree
+    assert cpu.main(["--kernels", "mvt", "--reps", "1", "--threads", "1", "--before", root, "-DN=64",
+                     "--markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "before/this" in out and "CHECKSUMS DIFFER" not in out
+    assert "| mvt | " in out.split("before / this tree 1T |")[1]
