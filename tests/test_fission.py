@@ -79,7 +79,8 @@ def test_sums_and_updates_in_one_band_become_one_band_each_and_the_sums_are_jamm
     assert re.search(r"(R\[\w+\]\[\w+\] \+= [^\n]*\n\s*){4}", result.text), result.text
 
 
-@pytest.mark.parametrize("rows,cols", [(70, 45), (64, 33), (3, 5), (33, 2), (1, 40)])
+@pytest.mark.parametrize("rows,cols", [(70, 45), pytest.param(64, 33, marks=pytest.mark.slow), (3, 5), (33, 2),
+                                       pytest.param(1, 40, marks=pytest.mark.slow)])
 def test_the_split_band_prints_what_the_original_prints(tmp_path, rows, cols):
     program, source = _program(tmp_path, rows, cols)
     for opts in (MODEL, OptimizeOptions(schedule="model", unroll_jam=3), OptimizeOptions(),
