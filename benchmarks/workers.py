@@ -133,9 +133,11 @@ def _busy(evals: list[dict], timers: int, strategy_s: float | None) -> float | N
 
 def _gaps(evals: list[dict]) -> dict:
     """Median seconds per candidate (from the spans): submission to compile start (queueing for a compile slot,
-    Ray's dispatch, a fresh worker's start), compile, compile end to timing start (the artifact's way back and
-    out, queueing for a timer), timing."""
-    spans = [e["extra"]["spans"] for e in evals if "spans" in e.get("extra", {})]
+    Ray's dispatch, a fresh worker's start), compile, and of it code generation (a worker's first also analyzes
+    the program) and the compiler, compile end to timing start (the artifact's way back and out, queueing for
+    a timer), timing."""
+    timed = [e for e in evals if "spans" in e.get("extra", {})]
+    spans = [e["extra"]["spans"] for e in timed]
 
     def median(xs: list[float]) -> float | None:
         xs = sorted(xs)
@@ -143,6 +145,8 @@ def _gaps(evals: list[dict]) -> dict:
 
     return {"to_compile": median([s["compile"][0] - s["submitted"] for s in spans]),
             "compile": median([s["compile"][1] - s["compile"][0] for s in spans]),
+            "generate": median([s["generate"] for s in spans if "generate" in s]),
+            "gcc": median([e["compile_time"] for e in timed if e.get("compile_time")]),
             "to_time": median([s["time"][0] - s["compile"][1] for s in spans if "time" in s]),
             "time": median([s["time"][1] - s["time"][0] for s in spans if "time" in s])}
 
@@ -330,8 +334,14 @@ def markdown(res: dict) -> str:
             busy += f", timers busy {100 * x['timers_busy']:.0f}%" if x.get("timers_busy") is not None else ""
             g = x.get("gaps") or {}
             if g.get("compile") is not None:
+                parts = "" if g.get("generate") is None else \
+                    f" ({g['generate']:.2f} s generating, {g.get('gcc') or 0:.2f} s in the compiler)"
                 busy += (f", per candidate (medians): {g['to_compile']:.2f} s to its compile, {g['compile']:.2f} s "
-                         f"compiling, {g['to_time'] or 0:.2f} s to its timing, {g['time'] or 0:.2f} s timing")
+                         f"compiling{parts}, {g['to_time'] or 0:.2f} s to its timing, {g['time'] or 0:.2f} s timing")
+            c = (x.get("workers") or {}).get("compiles") or {}
+            if c.get("compiles"):
+                busy += (f", {c['compiles']} compiles ({c.get('on_timer_nodes', 0)} on timer nodes), "
+                         f"{c['discarded']} of them for dropped speculation ({c['discarded_s']:.1f} s)")
             n = x.get("runs") or {}
             if n.get("evals"):
                 busy += (f", runs over 1.5x their median in {n['over']} of {n['evals']} evaluations "

@@ -307,6 +307,8 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
                 progress.note(line)
     finally:
         if close_workers is not None:
+            if hasattr(workers, "stats") and workers_info is not None:
+                workers_info["compiles"] = workers.stats()  # how many compiled, and for nothing (speculation)
             timed("close", close_workers)
         runner.close()
         if cache is not None:

@@ -294,6 +294,8 @@ class Compiled:
     exe: bytes
     compile_time: float
     source: str = ""  # the compiled text's digest (source_digest): two builds of one text are one program
+    generate_time: float = 0.0  # seconds generating the text before the compiler ran (a worker's first also
+    # analyzes the program): where a compile step's time goes, reported per candidate (PooledMeasure)
 
 
 @dataclass(frozen=True, eq=False)
@@ -324,8 +326,10 @@ def compile_variant(job: CompileJob, program: Program | None = None, source: str
     compile the instrumented program. A ``Compiled``, or ``Done(Measurement)`` when code generation or the
     compiler failed (a failure is a value)."""
     from ..workers.base import Done
+    start = time.perf_counter()
     program = program if program is not None else _program_of(job)
     text = variant_source(job, program) if source is None else source
+    generated = time.perf_counter() - start
     if isinstance(text, Done):
         return text
     with tempfile.TemporaryDirectory(prefix="polytune-compile-") as tmp:
@@ -339,7 +343,7 @@ def compile_variant(job: CompileJob, program: Program | None = None, source: str
                                          quote=job.quote, objects=tuple(objects))
         if exe is None:
             return Done(Measurement(job.config, error=ErrorKind.COMPILE, compile_time=ct, detail=err))
-        return Compiled(job.config, _read(exe), ct, source_digest(text))
+        return Compiled(job.config, _read(exe), ct, source_digest(text), generated)
 
 
 def compile_only(job: CompileJob):

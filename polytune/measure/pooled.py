@@ -70,7 +70,8 @@ class PooledMeasure:
     ``job(variant)``, ``compile_step`` and ``time_step``, with ``reference_data()``. *cache*: the measurement
     cache, read here before a candidate is submitted (writes stay with the caller, on the driver's thread).
     Each measurement's ``extra`` says which worker timed it (``worker``) and compiled it (``compiled_on``),
-    and when (``spans``: wall-clock seconds of its submission, compile and timing, where each step ran).
+    and when (``spans``: wall-clock seconds of its submission, compile and timing, where each step ran, and
+    ``generate``: the seconds of the compile that generated its code before the compiler ran).
     """
 
     def __init__(self, target, runner, names: tuple[str, ...], workers, cache=None, bound: Bound | None = None,
@@ -162,6 +163,9 @@ class PooledMeasure:
             spans = {"submitted": round(result.submitted, 3), "compile": [round(t, 3) for t in result.compile_span]}
             if result.time_span is not None:
                 spans["time"] = [round(t, 3) for t in result.time_span]
+            generated = getattr(result.artifact, "generate_time", None)
+            if generated:  # the compile span's first part: code generation, then the compiler (compile_time)
+                spans["generate"] = round(generated, 3)
             extra = dict(m.extra, worker=result.worker, compiled_on=result.compiled_on, spans=spans)
             if result.attempts > 1:
                 extra["attempts"] = result.attempts

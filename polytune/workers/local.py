@@ -123,6 +123,7 @@ class LocalPool:
         self._free_slots = list(range(self.jobs))
         self._compiling = 0
         self._timing = False
+        self._stats = {"compiles": 0, "discarded": 0, "discarded_s": 0.0}  # see stats()
         self._closed = False
         self._thread = threading.Thread(target=self._dispatch, name="polytune-dispatch", daemon=True)
         self._thread.start()
@@ -142,6 +143,11 @@ class LocalPool:
         cand = _Candidate(next(self._tickets), label, compile_fn, time_fn, payload, Future(), submitted=time.time())
         self._events.put(("submit", cand, None))
         return cand.future
+
+    def stats(self) -> dict:
+        """Counts of the compiles so far: ``compiles`` started, ``discarded``: those whose candidate was cancelled
+        once its compile had started (``discarded_s``: their seconds)."""
+        return dict(self._stats, discarded_s=round(self._stats["discarded_s"], 3))
 
     def close(self) -> None:
         """Cancel what has not started, let running steps finish, stop the workers."""
@@ -205,6 +211,7 @@ class LocalPool:
             cand.slot = heapq.heappop(self._free_slots)
             cand.generation = self._generation
             self._compiling += 1
+            self._stats["compiles"] += 1
             self._emit(cand, Stage.COMPILE, f"{self.host}/c{cand.slot}")
             fut = self._compiler.submit(compile_step, cand.compile_fn, cand.payload)
             fut.add_done_callback(lambda f, c=cand: self._events.put(("compiled", c, f)))
@@ -224,6 +231,10 @@ class LocalPool:
         self._compiling -= 1
         heapq.heappush(self._free_slots, cand.slot)
         if cand.future.cancelled():
+            if not fut.cancelled() and fut.exception() is None:
+                self._stats["discarded"] += 1
+                span = fut.result()[1]
+                self._stats["discarded_s"] += span[1] - span[0]
             return
         try:
             artifact, span = fut.result()

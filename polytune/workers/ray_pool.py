@@ -201,6 +201,9 @@ class RayPool:
         self._warm_requests: deque[tuple[Callable[[Any], Any], Any]] = deque()  # from any thread
         self._warmed: set[tuple] = set()
         self._warm_early = False
+        # what the compiles went to (``stats``): started, on timer nodes, and those whose candidate was dropped
+        # (a speculation the search no longer wanted) after its compile had started
+        self._stats = {"compiles": 0, "on_timer_nodes": 0, "discarded": 0, "discarded_s": 0.0}
         self._closed = False
         self._stop = threading.Event()
         start = time.time()
@@ -246,6 +249,12 @@ class RayPool:
         self._warm_requests.append((fn, payload))
         if early:
             self._warm_early = True
+
+    def stats(self) -> dict:
+        """Counts of the compiles so far: ``compiles`` started, ``on_timer_nodes`` of them, ``discarded``: compiles
+        whose candidate was cancelled once its compile had started (``discarded_s``: their seconds), work that
+        held a compile slot for nothing."""
+        return dict(self._stats, discarded_s=round(self._stats["discarded_s"], 3))
 
     def _start_warming(self) -> None:
         # after the first compile has its worker (the probe's, idle): a warm-up queued before it would take
@@ -452,6 +461,8 @@ class RayPool:
                 continue
             cand.attempts += 1
             node.compiling += 1
+            self._stats["compiles"] += 1
+            self._stats["on_timer_nodes"] += bool(node.timer_slots)
             strategy = NodeAffinitySchedulingStrategy(node.node_id, soft=False)
             ref = _compile.options(scheduling_strategy=strategy).remote(cand.compile_fn, cand.payload)
             self._inflight[ref] = ("compile", cand, node)
@@ -524,6 +535,8 @@ class RayPool:
 
     def _compiled(self, cand: _Candidate, artifact: Any, span: tuple[float, float], name: str) -> None:
         if cand.future.cancelled():
+            self._stats["discarded"] += 1
+            self._stats["discarded_s"] += span[1] - span[0]
             return
         cand.compiled_on, cand.compile_span = name, span
         if isinstance(artifact, Done):
