@@ -16,7 +16,9 @@ stop (--alpha 0), in three modes, one after another, each alone on the machine:
   --service-cpus (default: the compile node's; not the driver's, which times the original while the nodes are
   probed): only its timings run on its cores (POLYTUNE_TIMER_CPUS: the timing
   task pins itself there); `polytune tune --ray ADDRESS` runs as the driver, pinned to --driver-cpus. A timing
-  node times one candidate at a time on its own cores; compiles go to the compile node first.
+  node times one candidate at a time on its own cores; compiles go to the compile node first, then to the
+  timer nodes' cores between their timings (enough timer nodes kept free of compiles for what the compile node
+  turns out; a compile there pins itself to the node's timer CPUs too).
   Every timed run has OMP_PLACES=threads, OMP_PROC_BIND=close (--omp-bind), in every mode.
 
 Default layout on 16 CPUs: timers 0-7 (4 pairs), compiles 8-13, driver 14-15. The sizes are set for an
@@ -29,10 +31,13 @@ Every tune runs as a subprocess with OMP_NUM_THREADS = --threads, without the me
 kernel and mode: wall time (the process), search time (the tune's own clock: the original's measurement, the
 pool's start, the search and the pool's close), strategy time (from the search's start to its last
 evaluation), fixed time (search - strategy), evaluations, the best configuration and its time, and for the
-pools how busy the timers were (timed seconds / (timers x strategy time)); per kernel: one/jobs and one/ray
-ratios of wall and strategy time, whether the three found the same best configuration (and if not, how far
-apart their best times are), and the search overhead: search time / one seed evaluation (the seed's compile,
-verification run and timed runs, measured by the `one` run: nothing else runs then). Usage:
+pools how busy the timers were (timed seconds / (timers x strategy time)), where a candidate's time went
+(medians: waiting for a compile slot, compiling, and of that code generation and the compiler, waiting for a
+timer, timing) and how many compiles ran (on timer nodes; for a dropped speculation); per
+kernel: one/jobs and one/ray ratios of wall and strategy time, whether the three found the same best
+configuration (and if not, how far apart their best times are), and the search overhead: search time / one seed
+evaluation (the seed's compile, verification run and timed runs, measured by the `one` run: nothing else runs
+then). Usage:
 
     python benchmarks/workers.py [--kernels gemm,jacobi-2d,fdtd-2d] [--timer-cpus 0-7] [--compile-cpus 8-13]
         [--driver-cpus 14-15] [--service-cpus 8-13] [--threads 2] [--max-evals 13] [--strategy hill]

@@ -6,8 +6,8 @@ timing is a Ray task pinned to its node that holds one unit, so a slot times one
 are tasks, not actors: they run in the node's pooled worker processes, already started and importing
 polytune since the probe, where an actor per slot would start (and import into) a process of its own for
 every tune (seconds, at each tune's start). Compiles are Ray tasks pinned to accepted nodes, at most one per
-CPU, on the nodes without timer slots where there are any (a compile on a timing node would keep its timings
-waiting).
+CPU, on the nodes without timer slots first; with ``timing_cpus`` also on the timer nodes' cores that no timing
+holds, enough timer nodes kept free of compiles to time what compiles elsewhere (``RayPool._compile_node``).
 Every node is probed for its ``MachineIdentity`` first; a timing node that differs from the reference
 identity is refused (a one-line message, and the node is never used), because its times would be compared
 with the others'; a node without timer slots only compiles, so it must match in what changes the compiled
@@ -25,6 +25,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+import math
 import os
 import queue
 import socket
@@ -105,6 +106,7 @@ def _probe(identity: Callable[[], MachineIdentity]) -> tuple[str, MachineIdentit
 
 @ray.remote(num_cpus=1, max_retries=0)
 def _compile(compile_fn: Callable[[Any], Any], payload: Any) -> tuple[Any, tuple[float, float], str]:
+    _pin_to_timer_cpus()  # on a timer node: its cores, free of timings while it compiles (RayPool._may_time)
     artifact, span = compile_step(compile_fn, payload)
     return artifact, span, _node_name(ray.get_runtime_context().get_node_id())
 
@@ -123,6 +125,9 @@ def _time(time_fn: Callable[[Any], Any], artifact: Any, lock_path: str | None) -
 
 
 ALL_CORES = 1 << 20  # timing_cpus: a timing takes every core of its node
+# a timing's seconds per compile's before the pool has measured both (the fourth device run: 0.3-0.5 s timings,
+# 1.2-3.5 s compiles): how many timers to keep free of compiles (RayPool._quiet_timers_needed)
+TIME_PER_COMPILE = 0.25
 
 
 @dataclass
@@ -169,7 +174,8 @@ class RayPool:
     every core of the node). A node then
     compiles only on the cores its running timings leave free, and a timing starts only once the node's
     compiles leave it those cores, so that no timing shares its cores with a compile (a 2-CPU node timing
-    2 threads times on a quiet node, as the local pool's ``quiet`` does).
+    2 threads times on a quiet node, as the local pool's ``quiet`` does). Timer nodes then also take the
+    compiles the compile-only nodes have no core for, enough of them kept free of compiles (``_compile_node``).
     """
 
     def __init__(self, *, gpu: bool = False, resource: str = TIMER_RESOURCE, jobs: int | None = None,
@@ -204,6 +210,7 @@ class RayPool:
         # what the compiles went to (``stats``): started, on timer nodes, and those whose candidate was dropped
         # (a speculation the search no longer wanted) after its compile had started
         self._stats = {"compiles": 0, "on_timer_nodes": 0, "discarded": 0, "discarded_s": 0.0}
+        self._durations = {"compile": (0.0, 0), "time": (0.0, 0)}  # (seconds, count) of the steps that finished
         self._closed = False
         self._stop = threading.Event()
         start = time.time()
@@ -234,14 +241,14 @@ class RayPool:
 
     def warm(self, fn: Callable[[Any], Any], payload: Any, early: bool = False) -> None:
         """Start the compile workers now, before the first candidates need them: ``fn(payload)`` (e.g. importing
-        the compile step's module) once per CPU of the nodes that compile first (those without timer slots
-        where there are any, else every accepted node), in tasks that hold no CPU, so that no compile waits for
-        one. A Ray worker process starts and imports polytune at its first task: a second or more, paid by
-        the first candidates of every tune otherwise. The warm-ups start once the first compile has its worker,
-        or at once with ``early`` (the caller has seconds of other work before its first candidate, e.g.
-        measuring the original: the seed's compile then finds its workers started and no import running beside
-        it). A request made before (the same ``fn`` and ``payload``) is ignored. Nothing comes back; a failure
-        is logged."""
+        the compile step's module) once per CPU of the nodes that compile (those without timer slots where
+        there are any, and with ``timing_cpus`` the timer nodes too; else every accepted node), in tasks that
+        hold no CPU, so that no compile waits for one. A Ray worker process starts and imports polytune at its
+        first task: a second or more, paid by the first candidates of every tune otherwise. The warm-ups start
+        once the first compile has its worker, or at once with ``early`` (the caller has seconds of other work
+        before its first candidate, e.g. measuring the original: the seed's compile then finds its workers
+        started and no import running beside it). A request made before (the same ``fn`` and ``payload``) is
+        ignored. Nothing comes back; a failure is logged."""
         key = (getattr(fn, "__module__", None), getattr(fn, "__qualname__", repr(fn)), repr(payload))
         if key in self._warmed:
             return
@@ -264,7 +271,8 @@ class RayPool:
         while self._warm_requests:
             fn, payload = self._warm_requests.popleft()
             nodes = [n for n in self._nodes.values() if n.accepted and n.alive and n.cpus]
-            first = [n for n in nodes if not n.timer_slots] or nodes
+            # timer nodes compile too where a timing's cores are reserved (see _compile_node)
+            first = nodes if self.timing_cpus else [n for n in nodes if not n.timer_slots] or nodes
             for node in first:
                 strategy = NodeAffinitySchedulingStrategy(node.node_id, soft=False)
                 for _ in range(node.cpus):
@@ -438,17 +446,47 @@ class RayPool:
             or node.compiling == 0
 
     def _compile_node(self) -> _Node | None:
-        """Where the next compile goes: the least busy node with a free core. Where the cluster has nodes
-        without timer slots, only those compile: a compile on a timing node would keep its timings waiting."""
+        """Where the next compile goes: a node without timer slots with a free core, the least busy first;
+        where there is none, a timer node on the cores its timings leave free.
+
+        Without ``timing_cpus``, timer nodes compile only where the cluster has no other node (a compile beside a
+        timing would slow it). With it, they compile on their free cores (no timing starts beside a compile,
+        see ``_may_time``) while enough timer slots stay on nodes free of compiles (``_quiet_timers_needed``, at
+        least one; a lone timer node that is all there is compiles), so that compiled candidates find timers
+        at once; the timer nodes compiling already are filled first, to keep the others free. A compile takes
+        5-10 times a timing (the fourth device run: 1.2-3.5 s against 0.3-0.5 s, timers busy 8-16%): timers
+        left idle while the compile-only nodes are full kept the pool bound by compiles."""
         live = [n for n in self._nodes.values() if n.accepted and n.alive and n.cpus]
-        live = [n for n in live if not n.timer_slots] or live
-        nodes = [n for n in live if n.compiling < n.cpus - self._timing_cpus(n) and not self._timer_waiting(n)]
-        if not nodes:
-            return None
+        compile_only = [n for n in live if not n.timer_slots]
         limit = self.jobs if self.jobs is not None else sum(n.cpus for n in live)
         if sum(n.compiling for n in self._nodes.values()) >= limit:
             return None
-        return min(nodes, key=lambda n: (n.compiling / max(n.cpus, 1), n.node_id))
+        free = [n for n in compile_only if n.compiling < n.cpus]
+        if free:
+            return min(free, key=lambda n: (n.compiling / max(n.cpus, 1), n.node_id))
+        if compile_only and not self.timing_cpus:
+            return None
+        timing = [n for n in live if n.timer_slots and n.timers]
+        nodes = [n for n in timing if n.compiling < n.cpus - self._timing_cpus(n) and not self._timer_waiting(n)]
+        if self.timing_cpus and (compile_only or len(timing) > 1):  # timer nodes without compiles stay
+            quiet = sum(n.timers for n in timing if not n.compiling)
+            keep = self._quiet_timers_needed(compile_only)
+            nodes = [n for n in nodes if n.compiling or quiet - n.timers >= keep]
+        if not nodes:
+            return None
+        pack = bool(self.timing_cpus)  # without: compiles beside timings, spread
+        return min(nodes, key=lambda n: (pack and not n.compiling, n.compiling / max(n.cpus, 1), n.node_id))
+
+    def _quiet_timers_needed(self, compile_only: list[_Node]) -> int:
+        """Timer slots to keep free of compiles: enough to time, while a compile started now runs, the candidates
+        compiled meanwhile (ready, or compiling on the compile-only nodes): their count x the mean timing over the
+        mean compile (``TIME_PER_COMPILE`` until both were measured); at least one."""
+        durations = self._durations
+        ratio = durations["time"][0] / durations["time"][1] / (durations["compile"][0] / durations["compile"][1]) \
+            if durations["time"][1] and durations["compile"][1] and durations["compile"][0] > 0 \
+            else TIME_PER_COMPILE
+        coming = len(self._ready) + sum(n.compiling for n in compile_only)
+        return max(1, math.ceil(coming * ratio - 1e-9))
 
     def _pump(self) -> None:
         self._start_timings()  # ready candidates first: a timer waiting for its node's cores gets them
@@ -519,15 +557,21 @@ class RayPool:
             self._open_slots(obj)
         elif kind == "compile":
             where.compiling -= 1
+            self._measured("compile", result[1])
             self._compiled(obj, *result)
         elif kind == "time":
             where.busy = False
             value, span, gpus = result
+            self._measured("time", span)
             node = self._nodes[where.node_id]
             name = f"{node.name}/gpu{gpus[0]}" if self.gpu and gpus else where.name  # the GPU Ray gave it
             obj.future.set_result(WorkResult(obj.ticket, obj.label, value, name, obj.compiled_on, True,
                                              obj.attempts, obj.compile_span, span, obj.submitted, obj.artifact))
             self._emit(obj, Stage.DONE, name)
+
+    def _measured(self, kind: str, span: tuple[float, float]) -> None:
+        total, count = self._durations[kind]
+        self._durations[kind] = (total + max(0.0, span[1] - span[0]), count + 1)
 
     def _fail(self, cand: _Candidate, exc: BaseException) -> None:
         if not cand.future.done():
