@@ -33,7 +33,7 @@ pool's start, the search and the pool's close), strategy time (from the search's
 evaluation), fixed time (search - strategy), evaluations, the best configuration and its time, and for the
 pools how busy the timers were (timed seconds / (timers x strategy time)), where a candidate's time went
 (medians: waiting for a compile slot, compiling, and of that code generation and the compiler, waiting for a
-timer, timing) and how many compiles ran (on timer nodes; for a dropped speculation); per
+timer, timing) and how many compiles ran (on timer nodes; finished or stopped for a dropped speculation); per
 kernel: one/jobs and one/ray ratios of wall and strategy time, whether the three found the same best
 configuration (and if not, how far apart their best times are), and the search overhead: search time / one seed
 evaluation (the seed's compile, verification run and timed runs, measured by the `one` run: nothing else runs
@@ -346,7 +346,8 @@ def markdown(res: dict) -> str:
             c = (x.get("workers") or {}).get("compiles") or {}
             if c.get("compiles"):
                 busy += (f", {c['compiles']} compiles ({c.get('on_timer_nodes', 0)} on timer nodes), "
-                         f"{c['discarded']} of them for dropped speculation ({c['discarded_s']:.1f} s)")
+                         f"{c['discarded']} of them finished for dropped speculation ({c['discarded_s']:.1f} s), "
+                         f"{c.get('stopped', 0)} stopped")
             n = x.get("runs") or {}
             if n.get("evals"):
                 busy += (f", runs over 1.5x their median in {n['over']} of {n['evals']} evaluations "

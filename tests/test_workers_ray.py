@@ -156,6 +156,31 @@ def test_ray_timing_that_takes_the_nodes_cores_never_overlaps_a_compile_there(lo
     assert any(overlaps(r.value["compiled"], q.value["span"]) for r in out for q in out)
 
 
+def compile_forever_once(marker: str, payload):
+    """Payload 0 compiles for ten minutes (it would hold its compile slot that long), in Python steps of 50 ms
+    (Ray stops a task between two Python steps); the others at once."""
+    if payload == 0:
+        with open(marker, "w") as f:
+            f.write(f"{os.getpid()}\n")
+        for _ in range(12000):
+            time.sleep(0.05)
+    return {"payload": payload, "pid": os.getpid()}
+
+
+def test_ray_compile_of_a_dropped_candidate_is_stopped_and_its_slot_goes_to_the_next(local_ray, tmp_path):
+    marker = tmp_path / "compiling"
+    with RayPool(jobs=1) as pool:  # one compile at a time: the next waits for the slot the dropped one holds
+        dropped = pool.submit(partial(compile_forever_once, str(marker)), run_payload, 0)
+        deadline = time.time() + 60
+        while time.time() < deadline and not marker.exists():
+            time.sleep(0.05)
+        assert marker.exists() and dropped.cancel()
+        (r,) = results(pool, partial(compile_forever_once, str(marker)), run_payload, [1])
+        stats = pool.stats()
+    assert r.value == 1
+    assert stats["stopped"] == 1 and stats["compiles"] == 2
+
+
 def test_ray_compile_error_is_a_value_not_a_timing(local_ray):
     with RayPool() as pool:
         (r,) = results(pool, gcc_compile, run_exe, ["x+"])

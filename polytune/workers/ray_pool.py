@@ -7,7 +7,9 @@ are tasks, not actors: they run in the node's pooled worker processes, already s
 polytune since the probe, where an actor per slot would start (and import into) a process of its own for
 every tune (seconds, at each tune's start). Compiles are Ray tasks pinned to accepted nodes, at most one per
 CPU, on the nodes without timer slots first; with ``timing_cpus`` also on the timer nodes' cores that no timing
-holds, enough timer nodes kept free of compiles to time what compiles elsewhere (``RayPool._compile_node``).
+holds, enough timer nodes kept free of compiles to time what compiles elsewhere (``RayPool._compile_node``). A
+compile whose candidate the caller cancels (a dropped speculation) is stopped, so that its slot goes to one that
+is needed.
 Every node is probed for its ``MachineIdentity`` first; a timing node that differs from the reference
 identity is refused (a one-line message, and the node is never used), because its times would be compared
 with the others'; a node without timer slots only compiles, so it must match in what changes the compiled
@@ -159,6 +161,7 @@ class _TimerRef:
 class _Candidate(Candidate):
     compiled_on: str = ""
     started: bool = False  # its future is running: its timing started once (and may be retried)
+    stopping: bool = False  # cancelled while compiling: its compile task was asked to stop
 
 
 class RayPool:
@@ -209,7 +212,7 @@ class RayPool:
         self._warm_early = False
         # what the compiles went to (``stats``): started, on timer nodes, and those whose candidate was dropped
         # (a speculation the search no longer wanted) after its compile had started
-        self._stats = {"compiles": 0, "on_timer_nodes": 0, "discarded": 0, "discarded_s": 0.0}
+        self._stats = {"compiles": 0, "on_timer_nodes": 0, "discarded": 0, "discarded_s": 0.0, "stopped": 0}
         self._durations = {"compile": (0.0, 0), "time": (0.0, 0)}  # (seconds, count) of the steps that finished
         self._closed = False
         self._stop = threading.Event()
@@ -259,8 +262,8 @@ class RayPool:
 
     def stats(self) -> dict:
         """Counts of the compiles so far: ``compiles`` started, ``on_timer_nodes`` of them, ``discarded``: compiles
-        whose candidate was cancelled once its compile had started (``discarded_s``: their seconds), work that
-        held a compile slot for nothing."""
+        whose candidate was cancelled once its compile had started and that finished (``discarded_s``: their
+        seconds), work that held a compile slot for nothing; ``stopped``: those stopped before they finished."""
         return dict(self._stats, discarded_s=round(self._stats["discarded_s"], 3))
 
     def _start_warming(self) -> None:
@@ -398,6 +401,7 @@ class RayPool:
                     break
             if time.monotonic() - self._last_refresh > self._refresh_s:
                 self._refresh()
+            self._stop_dropped()
             self._pump()
             self._start_warming()
             if not self._inflight:
@@ -431,6 +435,17 @@ class RayPool:
             if not cand.future.cancel():
                 self._fail(cand, WorkerLost(f"candidate {cand.label or cand.ticket}: the pool closed before "
                                             "its retried timing ran"))
+
+    def _stop_dropped(self) -> None:
+        """Cancel the running compiles of candidates the caller dropped (a speculation the search no longer
+        wants), so that their slots go to candidates that are needed. Ray raises KeyboardInterrupt in the task
+        at its next Python step (after the isl call or the compiler run in progress: ``force`` would kill the
+        worker, and the next compile there would wait for a new one to start and import polytune); the
+        worker stays."""
+        for ref, (kind, cand, _) in self._inflight.items():
+            if kind == "compile" and not cand.stopping and cand.future.cancelled():
+                cand.stopping = True
+                ray.cancel(ref, force=False)
 
     def _timing_cpus(self, node: _Node) -> int:
         """The cores of *node* its running timings occupy."""
@@ -535,6 +550,11 @@ class RayPool:
         kind, obj, where = self._inflight.pop(ref)
         try:
             result = ray.get(ref)
+        except ray.exceptions.TaskCancelledError:  # a dropped candidate's compile, stopped (_stop_dropped)
+            if kind == "compile":
+                where.compiling -= 1
+                self._stats["stopped"] += 1
+            return
         except ray.exceptions.RayTaskError as exc:  # the step itself raised: a bug, reported, not retried
             if kind == "compile":
                 where.compiling -= 1
