@@ -166,3 +166,29 @@ def test_gpu_pool_puts_one_timer_on_each_gpu_and_times_on_both():
     assert all(len(r.value[1]) == 1 and r.worker.endswith(f"gpu{r.value[1][0]}") for r in out)
     spans = [r.value[2] for r in out]
     assert any(a[0] < b[1] and b[0] < a[1] for i, a in enumerate(spans) for b in spans[i + 1:])
+
+
+def note_pid_at_once(log: str):
+    with open(log, "a") as f:
+        f.write(f"{os.getpid()}\n")
+
+
+def test_warm_ups_that_end_at_once_still_start_a_worker_for_each_cpu(tmp_path):
+    """An import already done takes no time: each warm-up waits for its node's others, so that none of them runs
+    in a worker another one left (6 CPUs: 6 workers)."""
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 6, "resources": {"polytune_timer": 1}, "include_dashboard": False})
+    log = tmp_path / "warm.log"
+    try:
+        connect(cluster.address)
+        with RayPool() as pool:
+            pool.warm(note_pid_at_once, str(log), early=True)
+            deadline = time.time() + 120
+            while time.time() < deadline and not (log.exists() and len(log.read_text().split()) == 6):
+                time.sleep(0.2)
+    finally:
+        disconnect()
+        cluster.shutdown()
+    assert len(set(log.read_text().split())) == 6

@@ -32,6 +32,7 @@ import os
 import queue
 import socket
 import sys
+import tempfile
 import threading
 import time
 from collections import deque
@@ -54,6 +55,7 @@ TIMER_RESOURCE = "polytune_timer"
 # processes (raylet, agents) may run elsewhere: the timing task's worker pins itself there before it times
 TIMER_CPUS_ENV = "POLYTUNE_TIMER_CPUS"
 MAX_ATTEMPTS = 3
+_BARRIERS = itertools.count()  # the warm-ups' barrier files (_warm): one name each
 LOOPBACK = "127.0.0.1"
 _log = logging.getLogger(__name__)
 
@@ -107,15 +109,31 @@ def _probe(identity: Callable[[], MachineIdentity]) -> tuple[str, MachineIdentit
 
 
 @ray.remote(num_cpus=1, max_retries=0)
-def _compile(compile_fn: Callable[[Any], Any], payload: Any) -> tuple[Any, tuple[float, float], str]:
-    _pin_to_timer_cpus()  # on a timer node: its cores, free of timings while it compiles (RayPool._may_time)
+def _compile(compile_fn: Callable[[Any], Any], payload: Any, pin: bool = True) -> tuple[Any, tuple[float, float], str]:
+    if pin:  # on a timer node: its cores, free of timings while it compiles (RayPool._may_time)
+        _pin_to_timer_cpus()
     artifact, span = compile_step(compile_fn, payload)
     return artifact, span, _node_name(ray.get_runtime_context().get_node_id())
 
 
-@ray.remote(num_cpus=0, max_retries=0)
-def _warm(fn: Callable[[Any], Any], payload: Any) -> None:
+def _warm(fn: Callable[[Any], Any], barrier: str, count: int, payload: Any, wait_s: float = 10.0) -> None:
+    """A warm-up, run as a compile task that holds no CPU (so that its worker has loaded the compile task's
+    definition too: on the dev box, one run each, the first compiles after warm-ups of their own task waited
+    1.1-1.3 s for a worker, after these 0.01-0.3 s):
+    ``fn(payload)``, then wait until the ``count`` warm-ups sharing the file ``barrier`` (on the node's machine)
+    have run it, or ``wait_s``. One that ended at once would leave its worker to the next: the node's warm-ups
+    would run one after another in one or two workers (a repeated import takes no time) instead of starting one
+    worker each. The first to leave removes the file."""
     fn(payload)
+    with open(barrier, "ab") as f:
+        f.write(b".")
+    deadline = time.monotonic() + wait_s
+    try:
+        while time.monotonic() < deadline and os.path.getsize(barrier) < count:
+            time.sleep(0.02)
+        os.unlink(barrier)
+    except OSError:  # another warm-up left first and removed it
+        pass
 
 
 @ray.remote(num_cpus=0, max_retries=0)
@@ -245,13 +263,14 @@ class RayPool:
     def warm(self, fn: Callable[[Any], Any], payload: Any, early: bool = False) -> None:
         """Start the compile workers now, before the first candidates need them: ``fn(payload)`` (e.g. importing
         the compile step's module) once per CPU of the nodes that compile (those without timer slots where
-        there are any, and with ``timing_cpus`` the timer nodes too; else every accepted node), in tasks that
-        hold no CPU, so that no compile waits for one. A Ray worker process starts and imports polytune at its
-        first task: a second or more, paid by the first candidates of every tune otherwise. The warm-ups start
-        once the first compile has its worker, or at once with ``early`` (the caller has seconds of other work
-        before its first candidate, e.g. measuring the original: the seed's compile then finds its workers
-        started and no import running beside it). A request made before (the same ``fn`` and ``payload``) is
-        ignored. Nothing comes back; a failure is logged."""
+        there are any, and with ``timing_cpus`` the timer nodes too; else every accepted node), in compile tasks
+        that hold no CPU, so that no compile waits for one, each waiting for the node's others (``_warm``: one
+        worker each). A Ray worker process starts and imports polytune at its first task: a second or more,
+        paid by the first candidates of every tune otherwise. The warm-ups start once the first compile has its
+        worker, or at once with ``early`` (the caller has seconds of other work before its first candidate,
+        e.g. measuring the original: the seed's compile then finds its workers started and no import running
+        beside it). A request made before (the same ``fn`` and ``payload``) is ignored. Nothing comes back; a
+        failure is logged."""
         key = (getattr(fn, "__module__", None), getattr(fn, "__qualname__", repr(fn)), repr(payload))
         if key in self._warmed:
             return
@@ -278,9 +297,12 @@ class RayPool:
             first = nodes if self.timing_cpus else [n for n in nodes if not n.timer_slots] or nodes
             for node in first:
                 strategy = NodeAffinitySchedulingStrategy(node.node_id, soft=False)
+                barrier = os.path.join(tempfile.gettempdir(), f"polytune-warm-{os.getpid()}-{node.node_id[:12]}-"
+                                       f"{next(_BARRIERS)}")
+                step = partial(_warm, fn, barrier, node.cpus)
                 for _ in range(node.cpus):
-                    self._inflight[_warm.options(scheduling_strategy=strategy).remote(fn, payload)] = \
-                        ("warm", node, None)
+                    ref = _compile.options(num_cpus=0, scheduling_strategy=strategy).remote(step, payload, False)
+                    self._inflight[ref] = ("warm", node, None)
 
     def close(self) -> None:
         """Cancel what has not started timing, let running timings finish."""
