@@ -145,6 +145,22 @@ def test_ivdep_on_innermost_loops_whose_dependences_run_forward(tmp_path):
                                        "  A[i][j] = A[i][j-1] * 0.5 + B[i][j];")
 
 
+def test_no_ivdep_where_gcc_could_turn_a_store_of_the_body_into_memset_beside_other_accesses(tmp_path):
+    # gcc 12 at -O3 distributes such a loop under `#pragma GCC ivdep` into memset/memcpy calls and a loop in an
+    # order that broke the dependences within one iteration (a jam of deriche's rows printed wrong values)
+    text = _c(tmp_path, "for (i = 0; i < n; i++) for (j = 0; j < n; j++) {\n"
+                        "  A[i][j] = 0.0;\n  A[i][j] = A[i][j] + B[i][j] * 2.0;\n}")
+    lines = text.splitlines()
+    for k, x in enumerate(lines):
+        if x.strip() == "#pragma GCC ivdep":
+            body = "\n".join(lines[k + 1:k + 6])
+            assert "= 0.0;" not in body, text
+    # the same update alone keeps the pragma, and a zeroing loop alone too (nothing else touches its array)
+    assert "ivdep" in _c(tmp_path, "for (i = 0; i < n; i++) for (j = 0; j < n; j++)\n"
+                                   "  A[i][j] = A[i][j] + B[i][j] * 2.0;")
+    assert "ivdep" in _c(tmp_path, "for (i = 0; i < n; i++) for (j = 0; j < n; j++)\n  A[i][j] = 0.0;")
+
+
 def test_ivdep_respects_the_printed_statement_order():
     from polytune.emit.c import _in_order
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 import islpy as isl
+from pycparser import c_ast
 
 from ..errors import UnsupportedError
 from ..poly.islutil import CTX, isl_name, sets_of
@@ -190,7 +191,8 @@ class _OpenMPPrinter(Printer):
         if pragma and pragma[0] == it:
             private_arrays = pragma[3] if len(pragma) > 3 else ()
             ivdep = pragma[1] == "#pragma GCC ivdep"
-            if not ivdep or _in_order(n.for_get_body(), pragma[2]):
+            if not ivdep or (_in_order(n.for_get_body(), pragma[2])
+                             and not _distributable_beside(n.for_get_body(), self.scop)):
                 bound = re.fullmatch(rf"{re.escape(it)} (<=|<) (.+)", cond) if ivdep else None
                 if bound:
                     # gcc drops the annotation ("ignoring loop annotation") when the exit test is a
@@ -290,6 +292,57 @@ def _in_order(body: isl.AstNode, pairs: tuple) -> bool:
     """Whether, in the printed body of a loop, every statement *a* of a pair (a, b) comes before every b."""
     if not pairs:
         return True
+    seen = _statements_in(body)
+    for a, b in pairs:
+        first_b = min((k for k, s in enumerate(seen) if s == b), default=None)
+        last_a = max((k for k, s in enumerate(seen) if s == a), default=None)
+        if first_b is not None and last_a is not None and last_a > first_b:
+            return False
+    return True
+
+
+def _distributable_beside(body: isl.AstNode, scop: Scop) -> bool:
+    """Whether the loop's body has a statement that gcc's loop distribution may turn into a library call (it
+    stores a value that reads no array, `x[i] = 0`, or copies one array element, `x[i] = y[i]`: memset and
+    memcpy patterns at -O3) beside other accesses to its arrays in the same iteration (another statement, or
+    another copy of it, as unroll-and-jam prints them). gcc 12 distributes such a loop under `#pragma GCC
+    ivdep` into library calls and a loop in an order that breaks the dependences within one iteration: a jam of
+    deriche's rows, with the expanded scalars' `ym1_x0[j] = 0` beside `ym1_x0[j] = y1[i][j]`, printed wrong
+    values at -O3, right ones at -O2, without the pragma or with -fno-tree-loop-distribute-patterns. Such a
+    loop gets no pragma: gcc then checks the overlaps at run time."""
+    seen = _statements_in(body)
+    stmts = {st.name: st for st in scop.statements}
+    touched: dict[str, list[str]] = {}  # array -> the statement occurrences that access it
+    for name in seen:
+        for array in {a.array for a in _array_accesses(stmts[name])}:
+            touched.setdefault(array, []).append(name)
+    return any(_library_pattern(stmts[name]) and any(len(touched[a.array]) > 1 for a in _array_accesses(stmts[name]))
+               for name in set(seen))
+
+
+def _array_accesses(st) -> list:
+    return [a for a in st.accesses if a.relation.dim(isl.dim_type.out) > 0]
+
+
+def _library_pattern(st) -> bool:
+    """Whether the statement is `x[...] = c` (a constant or a scalar) or `x[...] = y[...]`: what gcc's loop
+    distribution may replace by memset or memcpy."""
+    b = st.body
+    if not (isinstance(b, c_ast.Assignment) and b.op == "="):
+        return False
+    r = b.rvalue
+    while isinstance(r, c_ast.Cast) or (isinstance(r, c_ast.UnaryOp) and r.op in ("-", "+")):
+        r = r.expr
+    arrays = _array_accesses(st)
+    if sum(a.is_write for a in arrays) != 1:
+        return False
+    if isinstance(r, (c_ast.Constant, c_ast.ID)) and len(arrays) == 1:
+        return True
+    return isinstance(r, (c_ast.ArrayRef, c_ast.ID)) and len(arrays) == 2
+
+
+def _statements_in(body: isl.AstNode) -> list[str]:
+    """The statements of a printed loop body, in the order they are printed (each occurrence)."""
     seen: list[str] = []
 
     def walk(n: isl.AstNode) -> None:
@@ -309,12 +362,7 @@ def _in_order(body: isl.AstNode, pairs: tuple) -> bool:
             seen.append(n.user_get_expr().op_get_arg(0).id_get_id().get_name())
 
     walk(body)
-    for a, b in pairs:
-        first_b = min((k for k, s in enumerate(seen) if s == b), default=None)
-        last_a = max((k for k, s in enumerate(seen) if s == a), default=None)
-        if first_b is not None and last_a is not None and last_a > first_b:
-            return False
-    return True
+    return seen
 
 
 def build_ast(scop: Scop, tiled: TiledSchedule, prefix: str, scale_strides: bool = True) -> isl.AstNode:
