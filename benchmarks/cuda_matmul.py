@@ -67,7 +67,7 @@ from cuda_mappings import (  # noqa: E402
     median,
     run_once,
 )
-from verdicts import decide, paired_ratio  # noqa: E402
+from verdicts import decide, paired_ratio, verdict_text  # noqa: E402
 
 from polytune.emit.cuda import CudaMapping  # noqa: E402
 
@@ -261,9 +261,7 @@ def table(result: dict) -> str:
         if not g or g.get("program_gain_low") is None:
             continue
         q = g.get("measured_over_predicted")
-        verdict = g["verdict"]
-        if verdict == "undecided" and g.get("rounds_needed"):
-            verdict += f" (+-{100 * g['resolution']:.1f}%: about {g['rounds_needed']} rounds would tell)"
+        verdict = verdict_text(g)
         lines.append(f"| {k['kernel']} | {_x(g['kernel_gain'])} | {_x(g['program_gain'])} "
                      f"({g['program_gain_low']:.3f}-{g['program_gain_high']:.3f}) | {_x(g['predicted_gain'])} | "
                      f"{f'{q[1]:.3f} ({q[0]:.3f}-{q[2]:.3f})' if q else '-'} | {g['rounds']} ({g.get('source', '')}) "

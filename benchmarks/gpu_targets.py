@@ -555,6 +555,7 @@ def _cfg(c) -> str:
 
 
 def tables(result: dict) -> str:
+    from verdicts import verdict_text
     quick = " (QUICK: CPU emulation, times meaningless)" if result.get("quick") else ""
     out = [f"Device: {result.get('device')}; runs per time: {result.get('runs')}; "
            f"wall: {result.get('wall_s')} s{quick}", ""]
@@ -596,9 +597,7 @@ def tables(result: dict) -> str:
                 side = f"{sbs['ratio']:.3f} ({sbs['low']:.3f}-{sbs['high']:.3f}), {sbs['rounds']}"
             else:
                 side = "-"
-            verdict = sbs.get("verdict", "-")
-            if verdict == "undecided" and sbs.get("rounds_needed"):
-                verdict += f" (about {sbs['rounds_needed']} rounds would tell)"
+            verdict = verdict_text(sbs)
             out.append(f"| {r['kernel']} | {' '.join(r['size'])} | {r['configurations']} ({r['builds']}) "
                        f"| {_f(ex['ms'])}, {ex['evaluations']}{stopped} "
                        f"| {_f(hill['ms'])}, {hill['evaluations']} | {_f(r.get('best_ratio'), 3)} "

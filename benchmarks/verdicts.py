@@ -50,3 +50,12 @@ def decide(point: float | None, low: float | None, high: float | None, tolerance
                 "rounds_needed": math.ceil(rounds * (resolution / tolerance) ** 2)}
     inside = bottom <= point <= top
     return {"verdict": "holds" if inside else "does not hold", "resolution": resolution, "rounds_needed": None}
+
+
+def verdict_text(d: dict) -> str:
+    """*d*'s verdict (``decide``'s keys) for a table: an undecided one with the rounds that would tell."""
+    verdict = d.get("verdict", "-")
+    if verdict == "undecided" and d.get("rounds_needed"):
+        width = f"+-{100 * d['resolution']:.1f}%: " if d.get("resolution") else ""
+        verdict += f" ({width}about {d['rounds_needed']} rounds would tell)"
+    return verdict
