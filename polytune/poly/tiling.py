@@ -70,16 +70,18 @@ class Transformer(Parallelism, PointOrder, Reuse):
         self.used_sizes += out
         return out
 
-    def visit(self, node: isl.ScheduleNode, inside_parallel: bool, outer_members: int) -> isl.ScheduleNode:
-        """Transform the subtree at *node*; return a node at the same tree depth as given."""
+    def visit(self, node: isl.ScheduleNode, inside_parallel: bool, outer_members: int = 0) -> isl.ScheduleNode:
+        """Transform the subtree at *node*; return a node at the same tree depth as given. A band's marks name
+        its loops by their depth, the number of schedule dimensions above them (``get_schedule_depth``: a
+        tiled band above counts its tile and point members, a jam its band of copies). *outer_members* is
+        not used: counting the bands above by their original members put the marks of a band below a tiled
+        one at a depth no loop has (the printer dropped them)."""
         depth = node.get_tree_depth()
         if node.get_type() == isl.schedule_node_type.band:
-            members = node.band_n_member()
-            node, found_parallel = self.transform_band(node, inside_parallel, outer_members)
+            node, found_parallel = self.transform_band(node, inside_parallel, node.get_schedule_depth())
             inside_parallel = inside_parallel or found_parallel
-            outer_members += members
         for i in range(node.n_children()):
-            node = self.visit(node.child(i), inside_parallel, outer_members).parent()
+            node = self.visit(node.child(i), inside_parallel).parent()
         while node.get_tree_depth() > depth:
             node = node.parent()
         return node
