@@ -351,7 +351,7 @@ def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:
              "concurrent_start": b.concurrent_start,
              "unroll_jam": None if b.unroll_jam is None else
              {"point_member": b.unroll_jam[0], "factor": b.unroll_jam[1]},
-             "point_loop_order": list(b.point_order), "sequence_at": b.sequence_at}
+             "point_loop_order": list(b.point_order), "sequence_at": b.sequence_at, "sunk": b.sunk}
             for b in ts.bands
         ],
         "tile_sizes": list(ts.tile_sizes),

@@ -37,6 +37,23 @@ class PointOrder:
             [m for m in range(1, n) if m != best and short_extent(extents, m)]
         return [k for k in range(n) if k != best and k not in short] + [best] + short
 
+    def sink_member(self, point) -> int | None:
+        """The point member to move below the bands inside the point band (sink.py), or None: one that carries
+        no dependence and along which no access jumps across rows, where some access jumps across rows along
+        the innermost loop of a band inside (Householder's i sweeps down A's columns inside the (j, k) tile).
+        The innermost such member (point_order puts the best strides last)."""
+        inner = [b for b in band_nodes(point.child(0)) if not band_nodes(b.child(0))]
+        if not inner:
+            return None
+
+        def jumps(node, m: int) -> bool:
+            return any(_stride_class(*x) < 0 for moved in self.steps(node) for x in moved(m) if x is not None)
+
+        if not any(jumps(b, b.band_n_member() - 1) for b in inner):
+            return None
+        return next((m for m in reversed(range(point.band_n_member()))
+                     if not jumps(point, m) and self.is_parallel(point, m)), None)
+
     def carries_self(self, point, m: int) -> bool:
         """Whether point member *m*, run innermost, would carry a dependence of a statement on itself."""
         dom = point.get_domain()

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from .bands import member_of, short_extent
+from .bands import band_nodes, member_of, short_extent
 from .deps import Dependences, ScalarInfo
 from .diamond import concurrent_start
 from .fission import ordered_pieces, sequence_filters
@@ -15,6 +15,7 @@ from .parallel import Clauses, Parallelism, mark_member
 from .point_order import PointOrder, permute
 from .privatize import PrivateArray
 from .reuse import Reuse
+from .sink import sink
 from .scop import Scop
 
 DEFAULT_TILE = 32
@@ -41,6 +42,8 @@ class BandInfo:
     # the member from which the band's tiles became a sequence of one band per statement (fission.py), each
     # with its own point order and jam (point_order and unroll_jam are then the first jammed piece's)
     sequence_at: int | None = None
+    sunk: int | None = None  # the member whose point loop was moved below the bands inside (sink.py); point_order
+    # then lists the others
 
 
 class Transformer(Parallelism, PointOrder, Reuse):
@@ -158,6 +161,13 @@ class Transformer(Parallelism, PointOrder, Reuse):
         order = self.point_order(node.child(0), extents)
         if order != list(range(n)):
             node = permute(node.child(0), order).parent()
+        sunk = None
+        if not point_par and band_nodes(node.child(0).child(0)):
+            m = self.sink_member(node.child(0))
+            if m is not None:  # that point loop runs innermost, below the bands inside (sink.py)
+                node = sink(node.child(0), m).parent()
+                sunk = order[m]
+                order = [order[k] for k in range(n) if k != m]
         # (not where the innermost point loop is a short one: the copies belong around the strided loop)
         reuse = None if short_extent(extents, order[-1]) else self.jam_reuse(node.child(0))
         jam_order = None if reuse is None else self.jam_order(node.child(0), reuse)
@@ -183,9 +193,11 @@ class Transformer(Parallelism, PointOrder, Reuse):
                                                                      self.schedule_clause(point, ppar, False)))
                 desc = f"point {ppar}"
         if not (point_par and desc is not None and desc == f"point {n - 1}"):
-            point = self.mark_vector(point, outer_members + 2 * n - 1, jammed=jam is not None)
+            point = self.mark_vector(point, point.get_schedule_depth() + point.band_n_member() - 1,
+                                     jammed=jam is not None)
         self.bands.append(BandInfo(index, n, outer_members, stmts, True, True, tuple(sizes), sched_text,
-                                   desc, wavefront, tuple(order), extents, diamond is not None, jam))
+                                   desc, wavefront, tuple(order), extents, diamond is not None, jam,
+                                   sunk=sunk))
         return (point.child(0) if jam else point), desc is not None  # (below the jam: its band of copies)
 
     def split_points(self, tile, split: tuple[int, list], sizes: list[int], extents, outer_members: int,
