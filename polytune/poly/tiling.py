@@ -15,8 +15,8 @@ from .parallel import Clauses, Parallelism, mark_member
 from .point_order import PointOrder, permute
 from .privatize import PrivateArray
 from .reuse import Reuse
-from .sink import sink
 from .scop import Scop
+from .sink import sink
 
 DEFAULT_TILE = 32
 
