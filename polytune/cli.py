@@ -280,6 +280,7 @@ def cmd_inspect(args) -> int:
               f"{' (concurrent start)' if b.concurrent_start else ''}"
               f"{f', point loop {b.unroll_jam[0]} unrolled and jammed by {b.unroll_jam[1]}' if b.unroll_jam else ''}"
               f"{f', one band per statement from member {b.sequence_at}' if b.sequence_at is not None else ''}"
+              f"{f', point loop {b.sunk} moved below the bands inside' if b.sunk is not None else ''}"
               f", parallel: {b.parallel_loop or 'none'}): {b.schedule}\n")
         w(f"  final schedule: {ts.schedule.get_map().intersect_domain(s.domain)}\n")
     return 0

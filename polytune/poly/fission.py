@@ -46,33 +46,24 @@ def ordered_pieces(tile, first: int, deps: isl.UnionMap) -> tuple[int, list[isl.
 def _statement_order(together: isl.UnionMap, member: isl.UnionMap, stmts: list[isl.Set]) -> list[isl.Set] | None:
     """The statements sorted so that along *member* each one's instances come before the next one's
     wherever they meet in one iteration of the outer loops (*together*); None where two overlap."""
-    lt = isl.Map("{ [a] -> [b] : a < b }", context=CTX)
-
-    def values(s: isl.Set, t: isl.Set) -> isl.UnionMap:
-        pairs = together.intersect_domain(isl.UnionSet(s)).intersect_range(isl.UnionSet(t))
-        return pairs.apply_domain(member).apply_range(member)
+    lt = isl.UnionMap(isl.Map("{ [a] -> [b] : a < b }", context=CTX))
 
     def before(s: isl.Set, t: isl.Set) -> bool | None:
-        v = values(s, t)
-        if v.is_empty():
-            return None  # they never meet: no order between them
-        return v.is_subset(isl.UnionMap(lt))
+        pairs = together.intersect_domain(isl.UnionSet(s)).intersect_range(isl.UnionSet(t))
+        values = pairs.apply_domain(member).apply_range(member)
+        return None if values.is_empty() else values.is_subset(lt)  # None: they never meet
 
-    met = False
-    for i, s in enumerate(stmts):
-        for t in stmts[i + 1:]:
-            b = before(s, t)
-            if b is None:
-                continue
-            met = True
-            if not (b or before(t, s)):
-                return None
-    if not met:
+    n = len(stmts)
+    rel = {(i, j): before(stmts[i], stmts[j]) for i in range(n) for j in range(n) if i != j}
+    if all(b is None for b in rel.values()):
         return None  # no two statements meet: nothing is fused along this member
-    ordered = sorted(stmts, key=functools.cmp_to_key(lambda s, t: -1 if before(s, t) else 1 if before(t, s) else 0))
+    if any(rel[i, j] is False and rel[j, i] is False for i in range(n) for j in range(i + 1, n)):
+        return None  # two statements overlap along the member
+    ordered = sorted(range(n), key=functools.cmp_to_key(lambda i, j: -1 if rel[i, j] else 1 if rel[j, i] else 0))
     # a total order: every pair that meets is in it (sorting alone trusts transitivity)
-    return ordered if all(before(t, s) is not True for i, s in enumerate(ordered) for t in ordered[i + 1:]) \
-        else None
+    if any(rel[j, i] for a, i in enumerate(ordered) for j in ordered[a + 1:]):
+        return None
+    return [stmts[i] for i in ordered]
 
 
 def _forward(deps: isl.UnionMap, order: list[isl.Set]) -> bool:

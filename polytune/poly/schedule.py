@@ -177,7 +177,7 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
         t.omp_schedule = omp_schedule
         t.point_rule = point_order
         t.reuse_rule = reuse
-        root = t.visit(base.get_root(), inside_parallel=False, outer_members=0)
+        root = t.visit(base.get_root(), inside_parallel=False)
         schedule = root.get_schedule()
         check_legal(schedule, deps, scop)
         return TiledSchedule(schedule, tuple(t.bands), tuple(t.used_sizes), dict(t.copies))

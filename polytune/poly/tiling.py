@@ -73,12 +73,12 @@ class Transformer(Parallelism, PointOrder, Reuse):
         self.used_sizes += out
         return out
 
-    def visit(self, node: isl.ScheduleNode, inside_parallel: bool, outer_members: int = 0) -> isl.ScheduleNode:
+    def visit(self, node: isl.ScheduleNode, inside_parallel: bool) -> isl.ScheduleNode:
         """Transform the subtree at *node*; return a node at the same tree depth as given. A band's marks name
         its loops by their depth, the number of schedule dimensions above them (``get_schedule_depth``: a
-        tiled band above counts its tile and point members, a jam its band of copies). *outer_members* is
-        not used: counting the bands above by their original members put the marks of a band below a tiled
-        one at a depth no loop has (the printer dropped them)."""
+        tiled band above counts its tile and point members, a jam its band of copies; counting the bands
+        above by their original members put the marks of a band below a tiled one at a depth no loop has,
+        and the printer dropped them)."""
         depth = node.get_tree_depth()
         if node.get_type() == isl.schedule_node_type.band:
             node, found_parallel = self.transform_band(node, inside_parallel, node.get_schedule_depth())
@@ -158,23 +158,8 @@ class Transformer(Parallelism, PointOrder, Reuse):
                                            f"tile {par}", False, tuple(order), extents, False, jam,
                                            sequence_at=split[0]))
                 return low, True
-        order = self.point_order(node.child(0), extents)
-        if order != list(range(n)):
-            node = permute(node.child(0), order).parent()
-        sunk = None
-        if not point_par and band_nodes(node.child(0).child(0)):
-            m = self.sink_member(node.child(0))
-            if m is not None:  # that point loop runs innermost, below the bands inside (sink.py)
-                node = sink(node.child(0), m).parent()
-                sunk = order[m]
-                order = [order[k] for k in range(n) if k != m]
-        # (not where the innermost point loop is a short one: the copies belong around the strided loop)
-        reuse = None if short_extent(extents, order[-1]) else self.jam_reuse(node.child(0))
-        jam_order = None if reuse is None else self.jam_order(node.child(0), reuse)
-        if jam_order is not None:  # the member whose copies share most, moved where it can be jammed
-            node = permute(node.child(0), jam_order).parent()
-            order = [order[k] for k in jam_order]
-            reuse = [reuse[k] for k in jam_order[:-1]]
+        point, order, reuse, sunk = self.order_points(node.child(0), extents, sink_ok=not point_par)
+        node = point.parent()
         if _has_degenerate_member(node.child(0)) or len(sets_of(node.get_domain())) > 1:
             # Statements that do not vary along some point loop (gemm's C *= beta at k = 0) would otherwise
             # sit behind a guard in the innermost loop: let the AST builder peel them off.
@@ -200,6 +185,31 @@ class Transformer(Parallelism, PointOrder, Reuse):
                                    sunk=sunk))
         return (point.child(0) if jam else point), desc is not None  # (below the jam: its band of copies)
 
+    def order_points(self, point, extents, sink_ok: bool):
+        """The point band *point* in its order (point_order), with a member moved below the bands inside it
+        where that pays (sink.py; not with *sink_ok* False), and the member of most reuse moved where it can be
+        jammed (jam_order). Returns the point band, the order of its members (band members, innermost last;
+        a sunk one left out), what jam_reuse found for them (None: nothing to jam) and the sunk member."""
+        n = point.band_n_member()
+        order = self.point_order(point, extents)
+        if order != list(range(n)):
+            point = permute(point, order)
+        sunk = None
+        if sink_ok and band_nodes(point.child(0)):
+            m = self.sink_member(point)
+            if m is not None:  # that point loop runs innermost, below the bands inside (sink.py)
+                point = sink(point, m)
+                sunk = order[m]
+                order = [order[k] for k in range(n) if k != m]
+        # (not where the innermost point loop is a short one: the copies belong around the strided loop)
+        reuse = None if short_extent(extents, order[-1]) else self.jam_reuse(point)
+        jam_order = None if reuse is None else self.jam_order(point, reuse)
+        if jam_order is not None:  # the member whose copies share most, moved where it can be jammed
+            point = permute(point, jam_order)
+            order = [order[k] for k in jam_order]
+            reuse = [reuse[k] for k in jam_order[:-1]]
+        return point, order, reuse, sunk
+
     def split_points(self, tile, split: tuple[int, list], sizes: list[int], extents, outer_members: int,
                      par: int):
         """The tile band *tile* marked parallel at member *par*, its members from split[0] inward made a
@@ -216,17 +226,9 @@ class Transformer(Parallelism, PointOrder, Reuse):
             while node.get_tree_depth() > seq_depth:
                 node = node.parent()
             point = node.child(i).child(0).child(0)  # filter, tile members p.., points
-            porder = self.point_order(point, extents)
-            if porder != list(range(n)):
-                point = permute(point, porder)
-            reuse = None if short_extent(extents, porder[-1]) else self.jam_reuse(point)
-            jam_order = None if reuse is None else self.jam_order(point, reuse)
-            if jam_order is not None:
-                point = permute(point, jam_order)
-                porder = [porder[k] for k in jam_order]
-                reuse = [reuse[k] for k in jam_order[:-1]]
+            point, porder, reuse, _ = self.order_points(point, extents, sink_ok=False)
             point, jam = self.unroll_jam(point, [sizes[k] for k in porder], reuse)
-            point = self.mark_vector(point, outer_members + 2 * n - 1, jammed=jam is not None)
+            point = self.mark_vector(point, point.get_schedule_depth() + n - 1, jammed=jam is not None)
             if jam is not None and first is None:
                 first = (porder, jam)
             node = point.child(0) if jam else point
