@@ -213,7 +213,7 @@ class LocalPool:
             self._compiling += 1
             self._stats["compiles"] += 1
             self._emit(cand, Stage.COMPILE, f"{self.host}/c{cand.slot}")
-            fut = self._compiler.submit(compile_step, cand.compile_fn, cand.payload)
+            fut = self._submit_compile(cand)
             fut.add_done_callback(lambda f, c=cand: self._events.put(("compiled", c, f)))
         if self._timing or (self.quiet and self._compiling):
             return
@@ -227,6 +227,21 @@ class LocalPool:
             fut.add_done_callback(lambda f, c=cand: self._events.put(("timed", c, f)))
             return
 
+    def _submit_compile(self, cand: _Candidate) -> Future:
+        try:
+            return self._compiler.submit(compile_step, cand.compile_fn, cand.payload)
+        except BrokenProcessPool:
+            # a compile worker died after the last submit and before its candidates' failures reach the
+            # dispatcher (they are retried then, as theirs is an older generation): this one goes to a new pool
+            self._renew_compiler()
+            cand.generation = self._generation
+            return self._compiler.submit(compile_step, cand.compile_fn, cand.payload)
+
+    def _renew_compiler(self) -> None:
+        self._compiler.shutdown(wait=False, cancel_futures=True)
+        self._generation += 1
+        self._compiler = self._new_compiler()
+
     def _compiled(self, cand: _Candidate, fut: Future) -> None:
         self._compiling -= 1
         heapq.heappush(self._free_slots, cand.slot)
@@ -236,14 +251,15 @@ class LocalPool:
                 span = fut.result()[1]
                 self._stats["discarded_s"] += span[1] - span[0]
             return
+        if fut.cancelled():  # dropped with a broken pool (shutdown cancels its queue): compiled again
+            self._retry(cand)
+            return
         try:
             artifact, span = fut.result()
         except BrokenProcessPool:
             # a compile worker died (killed, out of memory): every compile in flight failed with it
             if cand.generation == self._generation:
-                self._compiler.shutdown(wait=False, cancel_futures=True)
-                self._generation += 1
-                self._compiler = self._new_compiler()
+                self._renew_compiler()
             self._retry(cand)
             return
         except BaseException as exc:  # a bug in compile_fn: the caller sees it
