@@ -107,6 +107,14 @@ def test_random_programs_that_found_a_bug(seed):
     check_program(seed, ["default"])
 
 
+@pytest.mark.skipif(GXX is None, reason="g++ not found")
+def test_random_program_whose_emulated_cuda_the_host_compiler_got_wrong():
+    # 82153: gcc 12.2 -O1 miscompiled the CUDA output's second kernel in the emulation (not polytune's code:
+    # tests/data/gcc12_ivopts_wrong_code.c); the emulation builds now avoid that optimization
+    from test_gpu_random_nests import check_cuda
+    check_cuda(program(82153).source, None, "seed 82153")
+
+
 def test_generator_covers_the_shapes_of_issue_14():
     """Over 200 seeds the generator makes every shape it promises (a generator with a blind spot fails)."""
     seen = set()
