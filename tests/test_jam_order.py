@@ -72,3 +72,44 @@ def test_without_unroll_and_jam_the_point_order_is_not_moved(trmm):
     jammed = _update_band(generate(trmm, OptimizeOptions(tile_sizes=(8, 8, 8))))
     assert plain["unroll_jam"] is None
     assert plain["point_loop_order"] != jammed["point_loop_order"]
+
+
+RANK2 = """#include <stdio.h>
+#define N 70
+double A[N][N], P[N][N], u1[N], v1[N], u2[N], v2[N];
+int main(void) {
+  int i, j, k;
+  for (i = 0; i < N; i++) {
+    u1[i] = (i % 5) / 5.0; v1[i] = (i % 7) / 7.0; u2[i] = (i % 3) / 3.0; v2[i] = (i % 11) / 11.0;
+    for (j = 0; j < N; j++) { A[i][j] = ((i + 2 * j) % 13) / 13.0; P[i][j] = (i * 7 + j * 3) % 17; }
+  }
+#pragma scop
+  for (i = 0; i < N; i++)
+    for (j = 0; j < N; j++)
+      A[i][j] = A[i][j] + u1[i] * v1[j] + u2[i] * v2[j];
+  for (k = 0; k < N; k++)
+    for (i = 0; i < N; i++)
+      for (j = 0; j < N; j++)
+        P[i][j] = P[i][j] < P[i][k] + P[k][j] ? P[i][j] : P[i][k] + P[k][j];
+#pragma endscop
+  for (i = 0; i < N; i++)
+    for (j = 0; j < N; j++)
+      printf("%.17g %.17g\\n", A[i][j], P[i][j]);
+  return 0;
+}
+"""
+
+
+def test_rows_that_share_only_loads_of_an_array_nothing_writes_are_jammed(tmp_path):
+    # gemver's rank-2 update streams A, and its copies along i share only v1[j] and v2[j]: no statement of
+    # the band writes them, so they stay in registers across the copies. floyd-warshall's copies along i
+    # share P[k][j], which the band writes: not jammed.
+    path = tmp_path / "rank2.c"
+    path.write_text(RANK2)
+    result = generate(analyze(str(path)), OptimizeOptions(tile_sizes=(8, 8, 8)))
+    bands = [b for b in result.report["scops"][0]["bands"] if b["tiled"]]
+    rank2 = next(b for b in bands if b["statements"] == ["S0"])
+    floyd = next(b for b in bands if b["statements"] == ["S1"])
+    assert rank2["unroll_jam"] is not None and rank2["point_loop_order"][rank2["unroll_jam"]["point_member"]] == 0
+    assert floyd["unroll_jam"] is None
+    assert run_source(result.text, tmp_path, "opt") == run_source(RANK2, tmp_path, "orig")

@@ -263,9 +263,12 @@ def test_unroll_and_jam_of_the_loop_that_leaves_an_access_in_place(tmp_path):
     assert a.tiled((32, 32, 7)).tunable_bands[0].unroll_jam is None
     assert a.tiled((32, 32, 32), unroll_jam=0).tunable_bands[0].unroll_jam is None
     assert a.tiled((32, 32, 32), tile=False).bands[0].unroll_jam is None
-    # matrix-vector product: A streams through memory (it moves along every loop); no copies
+    # matrix-vector product: A streams through memory (it moves along every loop); the copies of a row share
+    # only B[0][j]'s load, which no statement of the band writes: rows are jammed (4 rows of A in flight per
+    # load of B; forced tiles of 8000 x 8000: 0.046 s against 0.050 s on the dev box)
     v = _prog(tmp_path, "for (i = 0; i < n; i++) for (j = 0; j < n; j++)\n  C[0][i] += A[i][j] * B[0][j];")
-    assert v.tiled((32, 32)).tunable_bands[0].unroll_jam is None
+    assert v.tiled((32, 32)).tunable_bands[0].unroll_jam == (0, 4)
+    # (where the band writes what the copies would share, they are not jammed: test_jam_order.py's floyd)
 
 
 def test_unroll_and_jam_moves_the_most_reused_loop_inside_the_loop_whose_bounds_it_sets(tmp_path):

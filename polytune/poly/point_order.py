@@ -92,7 +92,7 @@ class PointOrder:
             yield st, (lambda m, full=full, sd=sd, st=st, off=off, width=width:
                        address_changes(full, sd, st, off + m, width))
 
-    def jam_reuse(self, point) -> list[int] | None:
+    def jam_reuse(self, point, read_only: bool) -> list[int] | None:
         """Per point member but the innermost: how many accesses stay put along it while the innermost loop
         moves them (what its unrolled copies share: matmul's C[i][j] along k, a load and a store), or None
         where nothing is jammed (unroll-and-jam off, one member, a band below). Computed once per band: a
@@ -102,16 +102,22 @@ class PointOrder:
         a member then counts only where every statement that moves along it has copies that share an element
         they write (bicg's and mvt's column sums `s[j] += r[i] * A[i][j]` along i: one load and store of
         s[j] per u rows, and u rows' loads in flight in each iteration, as Pluto's code jams them). It counts
-        for nothing where a statement's copies share only loads: gramschmidt's `A[i][j] -= Q[i][k] * R[k][j]`
-        beside its `R[k][j]` sums ran 1.3x slower jammed (dev box), and mvt's whole band 1.4x slower before
-        scalar replacement kept the shared loads in registers."""
+        for nothing where a statement's copies share only loads of an array that some statement of the band
+        writes: gramschmidt's `A[i][j] -= Q[i][k] * R[k][j]` beside its `R[k][j]` sums ran 1.3x slower jammed
+        (dev box), and mvt's whole band 1.4x slower before scalar replacement kept the shared loads in
+        registers. With *read_only*, loads of arrays that no statement of the band writes count (they stay in
+        registers across the copies): gramschmidt's update alone, as a fission piece, jams `i` for `R[k][j]`
+        (+6% on the dev box), gemver's `A[i][j] += u1[i] * v1[j] + u2[i] * v2[j]` jams `i` for `v1[j]` and
+        `v2[j]` (+9-25%)."""
         n = point.band_n_member()
         if self.unroll < 2 or n < 2 or band_nodes(point.child(0)):
             return None
         reuse = [0] * (n - 1)
         writes = [True] * (n - 1)  # every statement moving along the member shares a written element
         streams = False
-        for st, moved in self.statement_steps(point):
+        steps = list(self.statement_steps(point))
+        written = {a.array for st, _ in steps for a in st.writes}
+        for st, moved in steps:
             changes = [moved(k) for k in range(n)]  # each one isl computation per access
             still = [[x is not None and _is_zero(*x) for x in ch] for ch in changes]
             reached = [[x is not None for x in ch] for ch in changes]
@@ -120,7 +126,8 @@ class PointOrder:
             for m in range(n - 1):
                 shared = [a for a, s in enumerate(still[m]) if s and not still[n - 1][a]]
                 reuse[m] += len(shared)
-                if any(reached[m]) and not any(st.accesses[a].is_write for a in shared):
+                if any(reached[m]) and not any(st.accesses[a].is_write for a in shared) \
+                        and not (read_only and shared and all(st.accesses[a].array not in written for a in shared)):
                     writes[m] = False
         if streams:
             reuse = [r if w else 0 for r, w in zip(reuse, writes)]

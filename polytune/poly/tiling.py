@@ -147,8 +147,10 @@ class Transformer(Parallelism, PointOrder, Reuse):
         else:
             point_par = False
         split = None
+        # fission where the fused band has no jam whose copies share a written element (read-only sharing
+        # alone does not outweigh the split: gramschmidt's band would jam j for Q[i][k] instead)
         if par is not None and not (point_par or wavefront or diamond is not None) and self.unroll >= 2 \
-                and self.jam_reuse(node.child(0)) is None:
+                and self.jam_reuse(node.child(0), read_only=False) is None:
             split = ordered_pieces(node, par + 1, self.deps)
         if split is not None:
             done = self.split_points(node, split, sizes, extents, outer_members, par)
@@ -202,7 +204,7 @@ class Transformer(Parallelism, PointOrder, Reuse):
                 sunk = order[m]
                 order = [order[k] for k in range(n) if k != m]
         # (not where the innermost point loop is a short one: the copies belong around the strided loop)
-        reuse = None if short_extent(extents, order[-1]) else self.jam_reuse(point)
+        reuse = None if short_extent(extents, order[-1]) else self.jam_reuse(point, read_only=True)
         jam_order = None if reuse is None else self.jam_order(point, reuse)
         if jam_order is not None:  # the member whose copies share most, moved where it can be jammed
             point = permute(point, jam_order)
