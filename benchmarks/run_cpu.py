@@ -9,8 +9,10 @@ print are compared; speedups are original / optimized. Usage:
 
 --before CHECKOUT: the output of the polytune of another checkout (a `git worktree` of an older commit) is
 built and timed beside this tree's in the same alternation (columns "before"), and the ratio before / this
-tree is reported: a change's effect on these kernels, side by side. --cpus: every program pinned there
-(taskset).
+tree is reported: a change's effect on these kernels, side by side. --pluto DIR: Pluto's output of each kernel,
+DIR/KERNEL.pluto.c where it exists (`polycc KERNEL.c --tile --parallel -o KERNEL.pluto.c`), built like
+polytune's and timed in the same alternation (columns "pluto", and polytune's speedup over it). --cpus: every
+program pinned there (taskset).
 """
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ def run(exe: str, threads: int) -> tuple[float, str]:
 
 
 def bench(kernel: str, reps: int, threads: list[int], defines: list[str], tile: str | None,
-          extra: tuple[str, ...] = (), before: str | None = None) -> dict:
+          extra: tuple[str, ...] = (), before: str | None = None, pluto: str | None = None) -> dict:
     src = os.path.join(KERNEL_DIR, kernel + ".c")
     with tempfile.TemporaryDirectory() as d:
         opt = os.path.join(d, kernel + ".opt.c")
@@ -80,6 +82,10 @@ def bench(kernel: str, reps: int, threads: list[int], defines: list[str], tile: 
                                [os.path.abspath(before), *filter(None, [os.environ.get("PYTHONPATH")])])))
             compile_c(old, os.path.join(d, "before"), True, defines)
             programs.append(("before", os.path.join(d, "before")))
+        theirs = os.path.join(pluto, kernel + ".pluto.c") if pluto else None
+        if theirs and os.path.exists(theirs):
+            compile_c(theirs, os.path.join(d, "pluto"), True, defines)
+            programs.append(("pluto", os.path.join(d, "pluto")))
         row = {"kernel": kernel, "optimize_s": t_opt, "gcc_s": t_gcc,
                "lines": sum(1 for _ in open(opt))}
         times: dict[str, list[float]] = {"orig": []}
@@ -118,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--before", metavar="CHECKOUT", help="also time the output of this checkout's polytune")
     ap.add_argument("--cpus", help="pin every program to these CPUs (taskset -c)")
+    ap.add_argument("--pluto", metavar="DIR", help="also time Pluto's output, DIR/KERNEL.pluto.c, where it exists")
     args = ap.parse_args(argv)
     if args.cpus:
         PIN[:] = ["taskset", "-c", args.cpus]
@@ -129,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for k in names:
         row = bench(k, args.reps, threads, defines, args.tile_sizes,
-                    ("--schedule", args.schedule) if args.schedule else (), args.before)
+                    ("--schedule", args.schedule) if args.schedule else (), args.before, args.pluto)
         rows.append(row)
         m = row["median"]
         sp = "  ".join(f"{th}T {m['orig'] / m[f'opt{th}']:6.2f}x" for th in threads)
@@ -137,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
               + f"  {sp}  optimize {row['optimize_s']:.2f}s gcc {row['gcc_s']:.2f}s"
               + "".join(f"  before{th}T {m[f'before{th}']:8.4f}s before/this {m[f'before{th}'] / m[f'opt{th}']:.2f}"
                         for th in threads if f"before{th}" in m)
+              + "".join(f"  pluto{th}T {m[f'pluto{th}']:8.4f}s pluto/this {m[f'pluto{th}'] / m[f'opt{th}']:.2f}"
+                        for th in threads if f"pluto{th}" in m)
               + ("" if row["checksums_equal"] else f"  CHECKSUMS DIFFER {row['checksums']}"), flush=True)
     if args.markdown:
         hdr = "| kernel | original (s) | " + " | ".join(f"polytune {t}T (s) | speedup {t}T" for t in threads) \
@@ -160,6 +169,21 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"| {r['kernel']} | " + " | ".join(
                     f"{m[f'before{t}']:.4f} | {m[f'opt{t}']:.4f} | {m[f'before{t}'] / m[f'opt{t}']:.2f}x"
                     for t in threads) + " |")
+        if any(f"pluto{threads[0]}" in r["median"] for r in rows):
+            print("\n| kernel | original (s) | " + " | ".join(
+                f"Pluto {t}T (s) | polytune {t}T (s) | polytune / Pluto {t}T" for t in threads) + " |")
+            print("|" + "---|" * (2 + 3 * len(threads)))
+            ratios: dict[int, list[float]] = {t: [] for t in threads}
+            for r in rows:
+                m = r["median"]
+                if f"pluto{threads[0]}" not in m:
+                    continue
+                for t in threads:
+                    ratios[t].append(m[f"pluto{t}"] / m[f"opt{t}"])
+                print(f"| {r['kernel']} | {m['orig']:.4f} | " + " | ".join(
+                    f"{m[f'pluto{t}']:.4f} | {m[f'opt{t}']:.4f} | {m[f'pluto{t}'] / m[f'opt{t}']:.2f}x"
+                    for t in threads) + " |")
+            print("| geometric mean | | " + " | ".join(f" | | **{geomean(ratios[t]):.2f}x**" for t in threads) + " |")
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import stat
 import sys
 
@@ -135,3 +136,18 @@ def test_run_cpu_times_another_checkouts_output_beside_this_trees_and_compares_c
     out = capsys.readouterr().out
     assert "before/this" in out and "CHECKSUMS DIFFER" not in out
     assert "| mvt | " in out.split("before / this tree 1T |")[1]
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/gcc") and not os.path.exists("/usr/local/bin/gcc"),
+                    reason="gcc not found")
+def test_run_cpu_times_plutos_output_where_the_directory_has_it(tmp_path, capsys):
+    cpu = load("run_cpu_bench2", "run_cpu.py")
+    root = os.path.dirname(BENCHMARKS)
+    # a stand-in for Pluto's output of mvt: the original itself (same checksum); gemver has none
+    shutil.copy(os.path.join(root, "benchmarks", "pluto", "mvt.c"), tmp_path / "mvt.pluto.c")
+    assert cpu.main(["--kernels", "mvt,gemver", "--reps", "1", "--threads", "1", "--pluto", str(tmp_path),
+                     "-DN=64", "--markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "pluto/this" in out and "CHECKSUMS DIFFER" not in out
+    table = out.split("polytune / Pluto 1T |")[1]
+    assert "| mvt | " in table and "| gemver | " not in table
