@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from .errors import UnsupportedError, UsageError
@@ -197,9 +197,17 @@ def _c_region(program: Program, opts: OptimizeOptions, k: int, a: AnalyzedScop,
         code = generate_region(a.cpu.scop, ts, parallel=opts.parallel, ivdep=opts.ivdep,
                                indent=_indent_of(program.text, a.scop.begin_line), avoid=program.identifiers)
     except UnsupportedError:
-        if ts.without_unroll is None:
+        if ts.without_unroll is not None:
+            return _c_region(program, opts, k, a, ts.without_unroll())  # (that one has no without_unroll)
+        if not ts.tile_sizes:
             raise
-        return _c_region(program, opts, k, a, ts.without_unroll())  # (that one has no without_unroll)
+        # isl's AST builder fails on some tiled strided domains ("input involves unknown divs": random
+        # program 82281): the region untiled, under the same scheduler, and a note that says so
+        plain = a.tiled((), tile=False, parallel=opts.parallel, schedule=opts.schedule,
+                        unroll_jam=opts.unroll_jam, choice=opts.choice)
+        note = "isl's code generator failed on the tiled schedule: the region is left untiled"
+        return _c_region(program, opts, k, a, replace(
+            plain, fallback="; ".join(filter(None, [plain.fallback, note]))))
     return _guarded(program, k, code), ts
 
 

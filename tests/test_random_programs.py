@@ -98,13 +98,25 @@ def test_random_program_same_output(seed):
 
 
 # Seeds that found a bug: 7066, a privatized array whose last iteration is a piecewise expression
-# (`c0 == (n == 8) ? 2 : ...` picked the copy by the wrong comparison, and the program crashed).
-FOUND = [7066]
+# (`c0 == (n == 8) ? 2 : ...` picked the copy by the wrong comparison, and the program crashed); 82281,
+# strided loops whose tiled schedule isl's AST builder refuses ("input involves unknown divs": the region
+# was refused; it is now printed untiled, with a note).
+FOUND = [7066, 82281]
 
 
 @pytest.mark.parametrize("seed", FOUND)
 def test_random_programs_that_found_a_bug(seed):
     check_program(seed, ["default"])
+
+
+def test_random_program_whose_triton_index_lost_the_parentheses_of_a_remainder():
+    # 82344: a subscript `-(k4 % 2) + 2` was split into its terms for the lanes and joined back as
+    # `-k4 % 2 + 2`, which Python and Triton read as `(-k4) % 2 + 2` (A[2][2] came out wrong)
+    from test_gpu_random_nests import HAVE_TRITON, check_triton
+    if not HAVE_TRITON:
+        pytest.skip("triton not installed")
+    check_triton(program(82344).source, {"BLOCK_X": 4, "BLOCK_Y": 2, "BLOCK_Z": 1, "BLOCK_R": 2, "BLOCK_K": 16},
+                 "seed 82344")
 
 
 @pytest.mark.skipif(GXX is None, reason="g++ not found")

@@ -265,6 +265,10 @@ def test_index_sums_split_into_lane_and_uniform_terms():
     assert _split_terms("v1 // 2 + n", lanes) == ("v1 // 2", "n")
     assert _split_terms("k + 1", lanes) == ("", "k + 1")
     assert _split_terms("tl.where(v1 > 0, v1, 0)", lanes) == ("tl.where(v1 > 0, v1, 0)", "")
+    # a leading minus keeps a remainder or a quotient whole: -(k % 2) is not (-k) % 2 (random program 82344)
+    assert _split_terms("(-(k4 % 2) + 2)", lanes) == ("", "-(k4 % 2) + 2")
+    assert _split_terms("(-(v1 // 2) + k)", lanes) == ("-(v1 // 2)", "k")
+    assert _split_terms("(-(2 * v1) + k)", lanes) == ("-(2 * v1)", "k")
 
 
 def test_candidates_follow_the_kernel_shape():

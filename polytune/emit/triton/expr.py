@@ -208,6 +208,8 @@ def _split_terms(text: str, varies) -> tuple[str, str]:
             t = ast.unparse(n)
             if not (isinstance(n, _TIGHT) or isinstance(n, ast.BinOp) and isinstance(n.op, _TIGHT_OPS)):
                 t = f"({t})"  # binds less tightly than + (`i + (i == n - 1)`, `(i + 1) >> 1`): keep it whole
+            elif sign < 0 and not out and not isinstance(n, _TIGHT):
+                t = f"({t})"  # a leading minus binds tighter than % and //: -(k % 2) is not (-k) % 2
             out = (f"{out} + {t}" if sign > 0 else f"{out} - {t}") if out else (t if sign > 0 else f"-{t}")
         return out
     lane = [t for t in terms if varies(ast.unparse(t[1]))]
