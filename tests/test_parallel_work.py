@@ -130,6 +130,16 @@ def test_transposed_stream_stays_tiled():
     assert sorted(b.tiled for b in bands) == [False, True]
 
 
+def test_a_transpose_is_tiled_where_every_order_walks_some_array_down_its_columns():
+    """transpose_scale (benchmarks/unseen): `B[i][j] = 0.5 * B[i][j] + 0.25 * A[j][i]` walks A down its columns
+    whatever the order, so the cache lines of A's column serve the next rows only from a tile (untiled,
+    0.61x of Pluto's tiled code); correlation's symmetric copy `corr[j][i] = corr[i][j]` likewise."""
+    a = analyze(os.path.join(ROOT, "benchmarks", "unseen", "transpose_scale.c")).scops[0]
+    assert all(b.tiled for b in a.tiled((), schedule="model").bands if b.members > 1)
+    (copy,) = [b for b in _bands("correlation") if b.statements == ("S13",)]  # corr[j][i] = corr[i][j]
+    assert copy.tiled
+
+
 def test_model_prefers_unskewed_loops_to_diamond_lattices_jacobi_1d():
     """Diamond tiles of a 1-D stencil step their inner loop by 4 with divided subscripts (gcc leaves it
     scalar): the model counts every access there as bad and takes the outer schedule."""

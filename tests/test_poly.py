@@ -333,3 +333,17 @@ def test_short_point_loops_go_inside_the_strided_one():
     assert taps and all(b.extents[2] == 3 and b.point_order == (0, 1, 2) for b in taps), ts.bands
     assert all(b.unroll_jam is None for b in taps)
     check_legal(ts.schedule, p.scops[0].deps, p.scops[0].scop)
+
+
+def test_a_time_loop_of_one_tile_does_not_stand_for_the_parallel_loop(tmp_path):
+    # blur's 5 time steps in tiles of 32: the time tile loop has one iteration, so it carries nothing and
+    # looked parallel, and the band ran serially; the wavefront (or concurrent start) goes over the two
+    # longer tile loops instead, and one of them carries the OpenMP loop
+    body = ("for (t = 0; t < 5; t++) {\n"
+            " for (i = 0; i < 100; i++) for (j = 1; j < 99; j++) B[i][j] = (A[i][j-1] + A[i][j] + A[i][j+1]) / 3.0;\n"
+            " for (i = 1; i < 99; i++) for (j = 1; j < 99; j++) A[i][j] = (B[i-1][j] + B[i][j] + B[i+1][j]) / 3.0; }")
+    a = _prog(tmp_path, body)
+    ts = a.tiled((32, 32, 32), schedule="pluto")
+    band = ts.bands[0]
+    assert band.tiled and band.wavefront and band.parallel_loop not in (None, "tile 0"), band
+    check_legal(ts.schedule, a.deps, a.scop)

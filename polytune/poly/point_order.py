@@ -46,13 +46,14 @@ class PointOrder:
         if not inner:
             return None
 
-        def jumps(node, m: int) -> bool:
-            return any(_stride_class(*x) < 0 for moved in self.steps(node) for x in moved(m) if x is not None)
-
-        if not any(jumps(b, b.band_n_member() - 1) for b in inner):
+        if not any(self.jumps_rows(b, b.band_n_member() - 1) for b in inner):
             return None
         return next((m for m in reversed(range(point.band_n_member()))
-                     if not jumps(point, m) and self.is_parallel(point, m)), None)
+                     if not self.jumps_rows(point, m) and self.is_parallel(point, m)), None)
+
+    def jumps_rows(self, node, m: int) -> bool:
+        """Whether some access of band *node* jumps across rows when its member *m* advances by one."""
+        return any(_stride_class(*x) < 0 for moved in self.steps(node) for x in moved(m) if x is not None)
 
     def carries_self(self, point, m: int) -> bool:
         """Whether point member *m*, run innermost, would carry a dependence of a statement on itself."""

@@ -8,7 +8,10 @@ is not of constant extent, and where the sizes are constants (fixed by the conte
 REUSE_CACHE_BYTES in all. Every reuse the loops carry (a vector read again in the next row) then comes
 from the cache as it is, and the nest streams its big arrays once, row-parallel, unit stride innermost:
 gesummv's two matrix-vector products, which tiled walked each 32 x 32 tile 32 rows at a time (0.79x of
-Polly). A band is tiled where loops below it are not part of it.
+Polly). A band is tiled where loops below it are not part of it, and where some access walks an array down
+its columns along a member inside the first (a transpose, `B[i][j] = A[j][i]`): the cache lines that walk
+loads serve the next rows only from a tile (benchmarks/unseen/transpose_scale.c, correlation's symmetric
+copy).
 """
 from __future__ import annotations
 
@@ -75,6 +78,10 @@ class Reuse:
             return True  # (a statement that never runs: the stride scores need an instance)
         if self.point_order(node)[-1] != n - 1:
             return True  # tiles are what let the best-stride loop run innermost
+        if any(self.jumps_rows(node, m) for m in range(1, n)):
+            # the best order still walks some array down its columns inside the row loop (a transpose): each
+            # cache line it loads serves the next rows only if it is still in L1 then, which a tile guarantees
+            return True
         if not self.is_parallel(node, 0) and self.privatizing(node, 0) is None:
             return True
         size, unbounded = footprint(self.scop, node, 1)

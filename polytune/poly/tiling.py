@@ -122,7 +122,14 @@ class Transformer(Parallelism, PointOrder, Reuse):
         diamond = None
         par = None
         if self.parallel and not inside_parallel:
+            ext = self.extents(node)
+            many = [m for m in range(n) if not _single_tile(ext[m], sizes[m])]
             par = self.first_parallel(tiled, range(n))
+            if par is not None and _single_tile(ext[par], sizes[par]) and len(many) >= 2 \
+                    and self.first_parallel(tiled, many) is None:
+                # only a tile loop of one iteration is parallel (a time loop of 5 steps in tiles of 32): a
+                # wavefront over the two longer tile loops instead (blur: they had run serially)
+                par = None
             if par is None:
                 # no tile loop is parallel, a wavefront will be needed: prefer tiles that can start
                 # concurrently (diamonds)
@@ -133,7 +140,9 @@ class Transformer(Parallelism, PointOrder, Reuse):
                     tiled = node.band_tile(mv).band_set_permutable(1)
                     par = self.first_parallel(tiled, range(n))
             if par is None:
-                tiled = _wavefront(tiled)
+                # over the first two tile loops of more than one iteration (a tile loop of one iteration in
+                # the sum would leave the next one serial)
+                tiled = _wavefront(tiled, *(many[:2] if len(many) >= 2 and diamond is None else (0, 1)))
                 wavefront = True
                 par = self.first_parallel(tiled, range(n))
         extents = self.extents(node)
@@ -267,10 +276,11 @@ def _has_degenerate_member(node) -> bool:
     return False
 
 
-def _wavefront(node):
-    """Replace the first two members (t0, t1, ...) of a permutable band by (t0 + t1, t1, ...)."""
+def _wavefront(node, a: int = 0, b: int = 1):
+    """Replace member *a* of a permutable band by the sum of members *a* and *b* (a < b): (t0, t1, ...) by
+    (t0 + t1, t1, ...) by default. Member b is then parallel among the tiles of one wavefront."""
     mupa = node.band_get_partial_schedule()
-    mupa = mupa.set_at(0, mupa.get_at(0).add(mupa.get_at(1)))
+    mupa = mupa.set_at(a, mupa.get_at(a).add(mupa.get_at(b)))
     node = node.delete()
     node = node.insert_partial_schedule(mupa)
     return node.band_set_permutable(1)
