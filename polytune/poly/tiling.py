@@ -121,11 +121,11 @@ class Transformer(Parallelism, PointOrder, Reuse):
         wavefront = False
         diamond = None
         par = None
+        extents = self.extents(node)
         if self.parallel and not inside_parallel:
-            ext = self.extents(node)
-            many = [m for m in range(n) if not _single_tile(ext[m], sizes[m])]
+            many = [m for m in range(n) if not _single_tile(extents[m], sizes[m])]
             par = self.first_parallel(tiled, range(n))
-            if par is not None and _single_tile(ext[par], sizes[par]) and len(many) >= 2 \
+            if par is not None and _single_tile(extents[par], sizes[par]) and len(many) >= 2 \
                     and self.first_parallel(tiled, many) is None:
                 # only a tile loop of one iteration is parallel (a time loop of 5 steps in tiles of 32): a
                 # wavefront over the two longer tile loops instead (blur: they had run serially)
@@ -138,6 +138,7 @@ class Transformer(Parallelism, PointOrder, Reuse):
                     node = diamond
                     sched_text = str(node.band_get_partial_schedule())
                     tiled = node.band_tile(mv).band_set_permutable(1)
+                    extents = self.extents(node)
                     par = self.first_parallel(tiled, range(n))
             if par is None:
                 # over the first two tile loops of more than one iteration (a tile loop of one iteration in
@@ -145,7 +146,6 @@ class Transformer(Parallelism, PointOrder, Reuse):
                 tiled = _wavefront(tiled, *(many[:2] if len(many) >= 2 and diamond is None else (0, 1)))
                 wavefront = True
                 par = self.first_parallel(tiled, range(n))
-        extents = self.extents(node)
         node = tiled
         if par is not None and _single_tile(extents[par], sizes[par]):
             # That tile loop has one iteration and prints as no loop: use a later parallel tile loop, or
