@@ -62,6 +62,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
+sys.path.insert(0, HERE)
 
 from polytune.workers.identity import cpu_list, cpu_model  # noqa: E402
 
@@ -183,7 +184,7 @@ def tune(args, kernel: str, mode: str, cpus: str, extra: list[str], out_dir: str
     sizes = args.sizes.get(kernel) or (QUICK_SIZES if args.quick else SIZES).get(kernel, [])
     budget = (["--max-evals", str(args.max_evals)] if args.max_evals else []) + \
         (["--time-limit", str(args.time_limit)] if args.time_limit else [])
-    strategy = ["--strategy", "hill", "--fit", "best", "--neighbourhood", "1"] if args.strategy == "hill" else \
+    strategy = ["--strategy", "hill", "--fit", "best", "--neighbourhood", str(args.degree)] if args.strategy == "hill" else \
         ["--strategy", "random", "--samples", str(args.max_evals or 13), "--rng-seed", "1"]
     cmd = [sys.executable, "-m", "polytune", "tune", src, *sizes, *strategy, "--seed", "pluto",
            "--threads", str(args.threads), "--runs", str(args.runs),
@@ -222,6 +223,7 @@ def tune(args, kernel: str, mode: str, cpus: str, extra: list[str], out_dir: str
                 "timers_busy": _busy(evals, timers, strategy_s), "gaps": _gaps(evals), "runs": _outliers(evals),
                 "seed_s": (r.get("seed") or {}).get("median"), "best_s": (r.get("best") or {}).get("median"),
                 "best": (r.get("best") or {}).get("config"), "original_s": (r.get("original") or {}).get("median"),
+                "best_tiles": (r.get("best_build") or {}).get("tile_sizes"),
                 "seed_eval_s": round(seed["elapsed"], 3) if seed else None,
                 "seed_compile_s": round(seed["compile_time"], 3) if seed and seed.get("compile_time") else None,
                 "workers": r.get("workers"), "spans": r.get("spans"),
@@ -260,6 +262,53 @@ def summarize(kernel: str, recs: dict[str, dict]) -> dict:
     return out
 
 
+def side_by_side(args, kernel: str, recs: dict[str, dict], cpus: str, out_dir: str) -> dict | None:
+    """The modes' distinct bests timed again beside each other: each built by `polytune optimize --tile-sizes`
+    and gcc with --cflags, run --side-rounds times in alternating order (forward, then backward) on *cpus* with
+    --threads threads; per configuration the ratio of its time to the fastest one's, paired by round
+    (benchmarks/verdicts.py: geometric mean, 95% interval), and whether it is within --same-tolerance of it.
+    None where the modes agree (or fewer than two have a best)."""
+    from verdicts import decide, paired_ratio  # noqa: E402  (benchmarks/)
+    configs: dict[tuple, list[str]] = {}
+    for m, r in recs.items():
+        if "error" not in r and r.get("best_tiles"):
+            configs.setdefault(tuple(r["best_tiles"]), []).append(m)
+    if len(configs) < 2 or args.side_rounds < 2:
+        return None
+    src = os.path.join(HERE, "pluto", kernel + ".c")
+    sizes = args.sizes.get(kernel) or (QUICK_SIZES if args.quick else SIZES).get(kernel, [])
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
+               PYTHONPATH=REPO + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else ""))
+    taskset = ["taskset", "-c", cpus] if cpus and shutil.which("taskset") else []
+    exes: dict[tuple, str] = {}
+    for tiles in configs:
+        stem = os.path.join(out_dir, f"{kernel}.best-{'-'.join(map(str, tiles))}")
+        subprocess.run([sys.executable, "-m", "polytune", "optimize", src, *sizes, "--tile-sizes",
+                        ",".join(map(str, tiles)), "-o", stem + ".c"], check=True, cwd=REPO, env=env,
+                       capture_output=True)
+        subprocess.run(["gcc", *shlex.split(args.cflags), "-fopenmp", *sizes, stem + ".c", "-o", stem, "-lm"],
+                       check=True, capture_output=True)
+        exes[tiles] = stem
+    times: dict[tuple, list[float]] = {t: [] for t in configs}
+    order = list(configs)
+    for i in range(args.side_rounds):
+        for tiles in (order if i % 2 == 0 else order[::-1]):
+            out = subprocess.run(taskset + [exes[tiles]], capture_output=True, text=True, env=env, check=True).stdout
+            times[tiles].append(float(out.split("time:")[1].split()[0]))
+    med = {t: sorted(x)[len(x) // 2] for t, x in times.items()}
+    fastest = min(med, key=med.get)
+    rows = []
+    for tiles, modes in configs.items():
+        r = paired_ratio(times[tiles], times[fastest]) if tiles != fastest else \
+            {"ratio": 1.0, "low": 1.0, "high": 1.0, "rounds": args.side_rounds}
+        d = decide(r["ratio"], r["low"], r["high"], args.same_tolerance, r["rounds"], upper_only=True) \
+            if tiles != fastest else {"verdict": "holds"}
+        rows.append({"tiles": list(tiles), "modes": modes, "median_s": med[tiles], **r, **d})
+    return {"rounds": args.side_rounds, "cpus": cpus, "tolerance": args.same_tolerance, "configs": rows,
+            "same_within_noise": all(x["verdict"] == "holds" for x in rows),
+            "undecided": any(x["verdict"] == "undecided" for x in rows)}
+
+
 def secs(t: float | None) -> str:
     return "-" if t is None else f"{t:.4f} s"
 
@@ -280,7 +329,8 @@ def markdown(res: dict) -> str:
                  + (f", the driver on {res['driver_cpus']}" if res.get("driver_cpus") else "")
                  + (f", the timer nodes' Ray processes on {res['service_cpus']} (only the timings on a timer's "
                     "cores)" if res.get("service_cpus") else ""))
-    what = "hill climbing, degree 1, best fit, Pluto-default seed" if res.get("strategy", "hill") == "hill" \
+    what = f"hill climbing, degree {res.get('degree', 1)}, best fit, Pluto-default seed" \
+        if res.get("strategy", "hill") == "hill" \
         else f"random sampling, {res['max_evals']} samples"
     omp = res.get("omp") or {}
     lines = [f"`polytune tune` ({what}), budget: "
@@ -309,7 +359,12 @@ def markdown(res: dict) -> str:
         row += [f"{s[f'per-eval one/{m}']:.2f}" if f"per-eval one/{m}" in s else "-" for m in pools]
         row += [str(s.get(f"evals for 3x one/{m}", "-")) for m in pools]
         row += [f"{s[f'overhead_{m}']:.1f}" if f"overhead_{m}" in s else "-" for m in modes]
-        row += [{True: "yes", False: "no", None: "-"}[s.get("same_best")],
+        side = s.get("side_by_side")
+        same = {True: "yes", False: "no", None: "-"}[s.get("same_best")]
+        if side:
+            same += "; side by side: " + ("within noise" if side["same_within_noise"] else
+                                          "undecided" if side["undecided"] else "not within noise")
+        row += [same,
                 f"{100 * s['best_spread']:.1f}%" if s.get("best_spread") is not None else "-"]
         lines.append("| " + " | ".join(row) + " |")
     sums = [r.get("summary", {}) for r in res["kernels"].values()]
@@ -371,6 +426,15 @@ def markdown(res: dict) -> str:
                          f"{x['best']} {secs(x['best_s'])} (seed {secs(x['seed_s'])}, original "
                          f"{secs(x['original_s'])}, seed evaluation {x['seed_eval_s']} s), timed on "
                          f"{', '.join(x['timed_on']) or 'the tuning process'}")
+    for k, r in res["kernels"].items():
+        side = r.get("summary", {}).get("side_by_side")
+        if side:
+            lines.append(f"- {k}: the modes' bests side by side ({side['rounds']} alternating rounds on cpus "
+                         f"{side['cpus']}, time / the fastest's, paired, 95% interval, within "
+                         f"{100 * side['tolerance']:.0f}%): " + "; ".join(
+                             f"{x['tiles']} ({', '.join(x['modes'])}) {x['median_s']:.4f} s, {x['ratio']:.3f}x"
+                             + (f" ({x['low']:.3f}-{x['high']:.3f})" if x.get("low") and x["ratio"] != 1.0 else "")
+                             + f" {x['verdict']}" for x in side["configs"]))
     lines.append("- targets (issue 18): the same best configuration within noise; overhead of `jobs` at most 10; "
                  "one/ray at least 3.")
     return "\n".join(lines) + "\n"
@@ -401,6 +465,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--strategy", choices=("hill", "random"), default="hill", help="hill: degree-1 best fit from "
                     "the Pluto seed (it may converge before the budget, at a different count in each mode); random: "
                     "--max-evals samples, the same in every mode")
+    ap.add_argument("--degree", type=int, default=1, help="the hill climb's neighbourhood degree (2: a step of "
+                    "3 tile sizes has 18 neighbours, 6 at degree 1)")
     ap.add_argument("--time-limit", type=float, default=0)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--alpha", type=float, default=0, help="tune's --alpha (default 0: medians only, no "
@@ -416,6 +482,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="workers.json")
     ap.add_argument("--markdown-out")
     ap.add_argument("--quick", action="store_true", help="small sizes, --max-evals 6: a test run")
+    ap.add_argument("--side-rounds", type=int, default=11, help="rounds of the side-by-side timing of the "
+                    "modes' distinct bests (0: none)")
+    ap.add_argument("--same-tolerance", type=float, default=0.03, help="a best within this fraction of the "
+                    "fastest best, timed side by side, is the same best within noise")
     args = ap.parse_args(argv)
     if args.quick:
         args.max_evals = min(args.max_evals, 6)
@@ -452,7 +522,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.omp_bind:  # before the Ray nodes start: their workers, and the runs they time, inherit it
         os.environ["OMP_PLACES"], os.environ["OMP_PROC_BIND"] = args.omp_bind, "close"
     res["omp"] = {k: os.environ.get(k) for k in ("OMP_PLACES", "OMP_PROC_BIND")}
-    res["strategy"] = args.strategy
+    res["strategy"], res["degree"] = args.strategy, args.degree
     cluster = None
     t_start = time.perf_counter()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout`: stop the tune and the Ray cluster too
@@ -492,6 +562,17 @@ def main(argv: list[str] | None = None) -> int:
                 with open(args.out + ".tmp", "w") as f:
                     json.dump(res, f, indent=1)
                 os.replace(args.out + ".tmp", args.out)
+            left = args.deadline - (time.perf_counter() - t_start) if args.deadline else args.timeout
+            if left > 20:
+                side = side_by_side(args, k, recs, gtext[0], out_dir)
+                if side is not None:
+                    res["kernels"][k]["summary"]["side_by_side"] = side
+                    print(f"{k}: bests side by side: " + ", ".join(
+                        f"{x['tiles']} ({'/'.join(x['modes'])}) {x['ratio']:.3f}x {x['verdict']}"
+                        for x in side["configs"]), file=sys.stderr, flush=True)
+                    with open(args.out + ".tmp", "w") as f:
+                        json.dump(res, f, indent=1)
+                    os.replace(args.out + ".tmp", args.out)
     finally:
         if cluster is not None:
             cluster.shutdown()

@@ -121,6 +121,22 @@ def test_summary_leaves_a_failed_mode_out_and_says_when_the_bests_differ(bench):
     assert "- gemm ray: error: no Ray cluster" in text
 
 
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not found")
+def test_the_modes_different_bests_are_built_and_timed_side_by_side_against_the_fastest(bench, tmp_path):
+    import argparse
+    args = argparse.Namespace(sizes={}, quick=True, threads=1, cflags="-O2", side_rounds=3, same_tolerance=0.03)
+    recs = {"one": {"best_tiles": [32, 32, 32]}, "jobs": {"best_tiles": [16, 32, 32]},
+            "ray": {"best_tiles": [32, 32, 32]}, "lost": {"error": "x", "best_tiles": [8, 8, 8]}}
+    side = bench.side_by_side(args, "gemm", recs, "", str(tmp_path))
+    assert sorted((tuple(x["tiles"]), tuple(x["modes"])) for x in side["configs"]) == \
+        [((16, 32, 32), ("jobs",)), ((32, 32, 32), ("one", "ray"))]
+    fastest = [x for x in side["configs"] if x["ratio"] == 1.0]
+    assert len(fastest) == 1 and fastest[0]["verdict"] == "holds"
+    assert all(x["rounds"] == 3 and x["median_s"] > 0 for x in side["configs"])
+    assert bench.side_by_side(args, "gemm", {"one": {"best_tiles": [32, 32, 32]},
+                                             "jobs": {"best_tiles": [32, 32, 32]}}, "", str(tmp_path)) is None
+
+
 def test_cpu_groups_are_disjoint_pairs(bench):
     assert bench.groups_of(bench.cpu_list("0-7"), 2) == [[0, 1], [2, 3], [4, 5], [6, 7]]
 
