@@ -12,20 +12,28 @@ class PointOrder:
     """The tiler's point-loop transformations (a mixin of tiling.py's Transformer, whose state it
     uses: scop, deps, point_rule, unroll)."""
 
-    def point_order(self, point, extents: tuple[int | None, ...] = ()) -> list[int]:
+    def stride_classes(self, point) -> list[list[float]]:
+        """Per member of *point*, the stride class of each access as the member advances by one (the
+        accesses whose advance stays in the domain): what point_order scores and jumps_rows reads."""
+        out: list[list[float]] = [[] for _ in range(point.band_n_member())]
+        for moved in self.steps(point):
+            for m, classes in enumerate(out):
+                classes += [_stride_class(*x) for x in moved(m) if x is not None]
+        return out
+
+    def point_order(self, point, extents: tuple[int | None, ...] = (),
+                    classes: list[list[float]] | None = None) -> list[int]:
         """Member order for the point loops: the member with the best access strides goes innermost, or
         just outside the short loops of the band. A member of a few iterations (a filter's taps, known
         constant extent below SHORT_LOOP), other than the first member, goes inside the strided one:
         gcc unrolls it completely, and the taps of one output element then add up in a register while
         the strided loop is vectorized (depthwise: the row loop of the 3x3 taps had been outside the
-        column loop, so every tap row re-read and re-wrote the output row)."""
+        column loop, so every tap row re-read and re-wrote the output row). *classes*: stride_classes(point),
+        where the caller has them."""
         n = point.band_n_member()
         if n < 2:
             return list(range(n))
-        scores = [0.0] * n
-        for moved in self.steps(point):
-            for m in range(n):
-                scores[m] += sum(_stride_class(*x) for x in moved(m) if x is not None)
+        scores = [sum(c) for c in (classes if classes is not None else self.stride_classes(point))]
         # Highest score innermost; ties keep the later member innermost (the original order). With the
         # "vector" rule (Pluto's intra-tile choice), only among members along which no statement depends on
         # itself, where there are such: a reduction innermost is not vectorized (gcc keeps FP order).

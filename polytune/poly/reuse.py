@@ -76,9 +76,10 @@ class Reuse:
         n = node.band_n_member()
         if band_nodes(node.child(0)) or any(s.is_empty() for s in sets_of(node.get_domain())):
             return True  # (a statement that never runs: the stride scores need an instance)
-        if self.point_order(node)[-1] != n - 1:
+        classes = self.stride_classes(node)
+        if self.point_order(node, classes=classes)[-1] != n - 1:
             return True  # tiles are what let the best-stride loop run innermost
-        if any(self.jumps_rows(node, m) for m in range(1, n)):
+        if any(c < 0 for m in range(1, n) for c in classes[m]):
             # the best order still walks some array down its columns inside the row loop (a transpose): each
             # cache line it loads serves the next rows only if it is still in L1 then, which a tile guarantees
             return True
