@@ -83,6 +83,16 @@ FIXED = {  # the new code at other shapes ("32x32 on 32x8, K32": the old default
     "64x64 on 16x16, K16": CudaMapping(block=(16, 16), points=(4, 4), reduction_tile=16),
     "64x64 on 16x16, K8, 2 blocks/SM": CudaMapping(block=(16, 16), points=(4, 4), reduction_tile=8, min_blocks=2),
     "32x32 on 32x8, K32": CudaMapping(block=(32, 8), points=(1, 4), reduction_tile=32),
+    # around the fastest (128x128, 2 blocks/SM): other strips, half tiles, 512 threads
+    "default, K16, 2 blocks/SM": CudaMapping(block=(16, 16), points=(8, 8), reduction_tile=16, min_blocks=2),
+    "default, K4, 2 blocks/SM": CudaMapping(block=(16, 16), points=(8, 8), reduction_tile=4, min_blocks=2),
+    "128x64 on 16x16, K8, 2 blocks/SM": CudaMapping(block=(16, 16), points=(8, 4), reduction_tile=8, min_blocks=2),
+    "128x64 on 16x16, K16, 2 blocks/SM": CudaMapping(block=(16, 16), points=(8, 4), reduction_tile=16,
+                                                     min_blocks=2),
+    "64x128 on 16x16, K16, 2 blocks/SM": CudaMapping(block=(16, 16), points=(4, 8), reduction_tile=16,
+                                                     min_blocks=2),
+    "128x128 on 32x16, K8": CudaMapping(block=(32, 16), points=(4, 8), reduction_tile=8),
+    "128x128 on 32x16, K16": CudaMapping(block=(32, 16), points=(4, 8), reduction_tile=16),
 }
 DEFAULT_VARIANTS = tuple(VARIANTS)  # --variants' default: the default and the two old codes
 TOLERANCE = 0.03  # the program gain should be the predicted one within 3%
