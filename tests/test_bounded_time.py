@@ -133,39 +133,3 @@ def test_200_independent_one_line_loops_keep_exact_dependences(tmp_path, capsys)
     _optimized_within(src, out, 60, capsys)
     ref = compile_run(str(src), str(tmp_path / "ref"), [], openmp=False)
     assert compile_run(str(out), str(tmp_path / "opt"), [], openmp=True, threads=2) == ref
-
-
-def test_a_skewed_band_of_unequal_tiles_gets_its_code_within_three_million_isl_operations():
-    """fdtd-2d's time tiles of 16 by 64 by 128 took isl 6.7 million operations (about 5 s) while the point
-    band's outer members were separated on their parity lattices; they are atomic now, only the innermost
-    member is separated (no guard in an innermost loop), and the same candidate needs under 3 million."""
-    import os
-
-    import islpy as isl
-
-    from polytune.emit.c import build_ast
-    from polytune.pipeline import OptimizeOptions, analyze, schedules
-    from polytune.poly.islutil import bounded
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks", "pluto",
-                        "fdtd-2d.c")
-    program = analyze(path)
-    ts = schedules(program, OptimizeOptions(tile_sizes=(16, 64, 128)))[0]
-    options = []
-
-    def collect(node):
-        if node.get_type() == isl.schedule_node_type.band and not node.band_get_ast_build_options().is_empty():
-            options.append((node.band_n_member(), str(node.band_get_ast_build_options())))
-        return node
-    ts.schedule.map_schedule_node_bottom_up(collect)
-    assert (2, "[nx, ny, tmax] -> { atomic[i0] : 0 <= i0 <= 1 }") in options, options
-    ast = bounded(lambda: build_ast(program.scops[0].cpu.scop, ts, "c"), 3_000_000)
-    innermost = []
-
-    def visit(node):
-        if node.get_type() == isl.ast_node_type.for_:
-            body = node.for_get_body()
-            if "for (" not in body.to_C_str():
-                innermost.append(body.to_C_str())
-        return True
-    ast.foreach_descendant_top_down(visit)
-    assert innermost and not any("if (" in text for text in innermost)

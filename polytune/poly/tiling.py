@@ -173,17 +173,9 @@ class Transformer(Parallelism, PointOrder, Reuse):
         node = point.parent()
         if _has_degenerate_member(node.child(0)) or len(sets_of(node.get_domain())) > 1:
             # Statements that do not vary along some point loop (gemm's C *= beta at k = 0) would otherwise
-            # sit behind a guard in the innermost loop: let the AST builder peel them off. In a skewed band
-            # only along its last member, the others atomic (one loop, guards in it): the pieces of its outer
-            # members lie on lattices (fdtd-2d's t + i and t - i of one parity), which take isl seconds to
-            # separate (fdtd-2d's tiles of 16 by 64 by 128: 4.9 s, 6.7 million operations), for guards that
-            # run once per inner loop
-            point = node.child(0)
-            n = point.band_n_member()
-            text = "; ".join([f"atomic[{k}]" for k in range(n - 1)] + [f"separate[{n - 1}]"]) \
-                if _skewed(point) else "separate[x]"
-            node = point.band_set_ast_build_options(
-                isl.UnionSet(f"{{ {text} }}", context=CTX)).parent()
+            # sit behind a guard in the innermost loop: let the AST builder peel them off.
+            node = node.child(0).band_set_ast_build_options(
+                isl.UnionSet("{ separate[x] }", context=CTX)).parent()
         if par is not None:
             # (a tile wavefront's tiles are independent of the loops' shape: no clause there)
             clause = "" if wavefront or diamond is not None else self.schedule_clause(node, par, True)
@@ -268,19 +260,6 @@ class Transformer(Parallelism, PointOrder, Reuse):
 
 def _single_tile(extent: int | None, size: int) -> bool:
     return extent is not None and extent <= size
-
-
-def _skewed(node) -> bool:
-    """Whether some member of the band *node* combines two loop iterators of some statement (t + i)."""
-    mupa = node.band_get_partial_schedule()
-    for k in range(node.band_n_member()):
-        upa = mupa.get_at(k)
-        for st in sets_of(node.get_domain()):
-            for _, aff in member_of(upa, st).get_pieces():
-                if sum(1 for d in range(aff.dim(isl.dim_type.in_))
-                       if not aff.get_coefficient_val(isl.dim_type.in_, d).is_zero()) > 1:
-                    return True
-    return False
 
 
 def _has_degenerate_member(node) -> bool:
