@@ -105,3 +105,17 @@ def test_an_element_of_an_array_the_loop_only_reads_is_loaded_once_beside_refere
     text = _same_results(tmp_path, "for (i = 0; i < n; i++) for (int k = 0; k < n; k++) for (j = 0; j <= i; j++)\n"
                                    "  B[i][j] += A[k][j] * A[k][i];")
     _loaded_once_and_never_stored(text, "A")
+
+
+def test_a_loop_whose_bounds_are_both_constants_gets_no_guard_comparing_them(tmp_path):
+    """A promoted loop is entered under the test that it runs at least once; where its start and bound are
+    both constants (batched_gemm's 16x16 products), that test (`if (0 <= 15)`) is not printed."""
+    import os
+
+    from polytune.emit.c import _holds
+    assert _holds("0 <= 15") and _holds("(1) <= 31") and not _holds("16 <= 15") and not _holds("0 <= n")
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks", "unseen",
+                        "batched_gemm.c")
+    text = generate(analyze(path), OptimizeOptions()).text
+    assert "__typeof__" in text  # the row of A is promoted
+    assert not re.search(r"if \(\(?-?\d+\)? *(<=|<|>=|>|==) *\(?-?\d+\)?\)", text)

@@ -97,7 +97,7 @@ class _OpenMPPrinter(Printer):
             init, cond = (strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond()))
             start = init if re.fullmatch(r"-?\w+", init) else f"({init})"
             first = re.sub(rf"\b{re.escape(it)}\b", start, cond)
-            self.emit(f"if ({first}) {{", indent)
+            self.emit("{" if _holds(first) else f"if ({first}) {{", indent)
             for name, text, _ in promoted[0]:
                 self.emit(f"__typeof__({text}) {name} = {text};", indent + 1)
             self.replacing = promoted[1]
@@ -212,7 +212,7 @@ class _OpenMPPrinter(Printer):
                     # OpenMP leaves a lastprivate variable unspecified after a loop that runs no iteration
                     # (gcc copies the uninitialized private copy back): enter the loop only when it runs.
                     first = re.sub(rf"\b{re.escape(it)}\b", f"({init})", cond)
-                    self.emit(f"if ({first}) {{", indent)
+                    self.emit("{" if _holds(first) else f"if ({first}) {{", indent)
                     close += 1
                     indent += 1
                 copies = self.copies_at(it, private_arrays) if not ivdep else []
@@ -266,6 +266,19 @@ class _OpenMPPrinter(Printer):
 
 PEELED = range(8, 17)  # trip counts that gcc -O3 peels completely (max-completely-peel-times is 16) and that
 # vectorize into at least two vectors of doubles of AVX2 (below 8 the vector loop would not gain much)
+
+
+_CONSTANT_TEST = re.compile(r"\(?\s*\(?(-?\d+)\)?\s*(<=|<|>=|>|==)\s*\(?(-?\d+)\)?\s*\)?")
+
+
+def _holds(cond: str) -> bool:
+    """Whether *cond* compares two integer constants and holds (a loop's first test where both its start
+    and its bound are constants: `0 <= 15`), so that no guard need be printed."""
+    m = _CONSTANT_TEST.fullmatch(cond.strip())
+    if m is None:
+        return False
+    a, op, b = int(m.group(1)), m.group(2), int(m.group(3))
+    return {"<=": a <= b, "<": a < b, ">=": a >= b, ">": a > b, "==": a == b}[op]
 
 
 def _peeled_whole(init: str, op: str, bound: str) -> bool:
