@@ -184,7 +184,8 @@ def tune(args, kernel: str, mode: str, cpus: str, extra: list[str], out_dir: str
     sizes = args.sizes.get(kernel) or (QUICK_SIZES if args.quick else SIZES).get(kernel, [])
     budget = (["--max-evals", str(args.max_evals)] if args.max_evals else []) + \
         (["--time-limit", str(args.time_limit)] if args.time_limit else [])
-    strategy = ["--strategy", "hill", "--fit", "best", "--neighbourhood", str(args.degree)] if args.strategy == "hill" else \
+    strategy = ["--strategy", "hill", "--fit", "best", "--neighbourhood", str(args.degree)] \
+        if args.strategy == "hill" else \
         ["--strategy", "random", "--samples", str(args.max_evals or 13), "--rng-seed", "1"]
     cmd = [sys.executable, "-m", "polytune", "tune", src, *sizes, *strategy, "--seed", "pluto",
            "--threads", str(args.threads), "--runs", str(args.runs),
