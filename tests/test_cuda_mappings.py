@@ -104,6 +104,8 @@ MATMUL = open(os.path.join(GPU_DIR, "matmul_vanilla.c")).read()
     CudaMapping(block=(8, 4), points=(1, 3), reduction_tile=7),  # 8x12 tiles, a K strip that does not divide N
     CudaMapping(block=(4, 4), points=(4, 4), shared=(), reduction_tile=5),
     CudaMapping(block=(32, 8), points=(1, 4), registers=False),
+    CudaMapping(block=(4, 4), points=(4, 2), reduction_tile=3, vector=4),  # runs of 4 points along x
+    CudaMapping(block=(2, 4), points=(8, 2), reduction_tile=4, vector=4, min_blocks=2),
 ])
 def test_matmul_mapping_with_partial_tiles(mapping):
     text = check_mapping(MATMUL, mapping, "matmul", ("N=20",), exact=False)
@@ -332,11 +334,28 @@ def test_bad_mappings_are_usage_errors():
             generate_cuda_region(a.scop, a.gpu, mapping=bad, deps=a.deps)
 
 
+@needs_gcc
+@pytest.mark.parametrize("mapping,n", [
+    (CudaMapping(block=(4, 4), points=(4, 2), reduction_tile=4, vector=4), 32),  # full tiles only
+    (CudaMapping(block=(4, 2), points=(8, 1), reduction_tile=3, vector=4), 21),  # partial tiles, strips
+    (CudaMapping(block=(4, 4), points=(2, 2), reduction_tile=4, vector=4), 20),  # 2 x points: no runs of 4
+])
+def test_a_threads_points_in_runs_of_adjacent_columns_compute_the_same_product(mapping, n):
+    """CudaMapping.vector: a thread's x points in runs of 4 adjacent columns (one vector load from the staged
+    row of B) instead of one column every block x apart; where the x points are no multiple of 4 the kernel
+    keeps the strided points."""
+    text = check_mapping(MATMUL, mapping, "matmul", (f"N={n}",), exact=False)
+    kernel = text[text.index("__global__"):text.index("#undef")]
+    runs = mapping.points[0] % 4 == 0
+    assert ("threadIdx.x * 4 + pt_r1 % 4" in kernel) == runs
+    assert ("__shared__ __align__(16)" in kernel) == runs
+
+
 def test_mapping_space_lists_the_tunable_dimensions():
     program = analyze(os.path.join(GPU_DIR, "matmul_vanilla.c"), defines=("N=64",))
     space = dict(mapping_space([(a.scop, a.gpu) for a in program.scops]))
     assert {"block_x", "block_y", "points_x", "points_y", "reduction_tile", "shared_A", "shared_B",
-            "registers", "min_blocks", "tiling"} <= set(space)
+            "registers", "min_blocks", "vector_x", "tiling"} <= set(space)
     assert "shared_C" not in space  # written in the kernel: never staged
 
 
@@ -458,7 +477,7 @@ def test_matmul_benchmark_variants_are_labels_with_commas_inside_or_all():
     assert cm.parse_variants("old 128x128 on 16x16, K8,default, 2 blocks/SM,default") == [
         "old 128x128 on 16x16, K8", "default, 2 blocks/SM", "default"]
     assert cm.parse_variants(",".join(cm.DEFAULT_VARIANTS)) == list(cm.DEFAULT_VARIANTS)
-    assert len(cm.parse_variants("all")) == 8
+    assert len(cm.parse_variants("all")) == 20
     with pytest.raises(SystemExit, match="unknown variant 'nope'"):
         cm.parse_variants("default,nope")
 

@@ -38,13 +38,16 @@ def emulated_gpu(monkeypatch):
 
 @pytest.mark.parametrize("name,defines", [("matmul_vanilla", ("N=24",)), ("reduction_vanilla", ("N=24", "M=40"))])
 def test_every_dimension_of_the_space_changes_the_emitted_code(name, defines):
-    """(the reduction tile with every array staged: it strip-mines the loop for the shared tiles)"""
+    """(the reduction tile with every array staged: it strip-mines the loop for the shared tiles; runs of 4
+    adjacent x points where a thread has 4 of them)"""
     t = _target(name, defines)
     space = t.space()
     for k, p in enumerate(space.params):
         seed = t.seed(space)
         if p.name == "reduction_tile":
             seed = tuple(1 if n.startswith("shared_") else v for n, v in zip(space.names, seed))
+        if p.name == "vector_x":
+            seed = tuple(4 if n == "points_x" else v for n, v in zip(space.names, seed))
         threads = seed[0] * (seed[1] if space.names[1] == "block_y" else 1)
         other = next(v for v in p.values if v != seed[k] and (p.name != "block_x" or threads // seed[0] * v <= 1024))
         config = seed[:k] + (other,) + seed[k + 1:]

@@ -276,6 +276,10 @@ class _TiledKernelPrinter(Printer):
     # ---- names ---------------------------------------------------------------------------------------
     def _point_var(self, j: int, r: str) -> str:
         ax = self.plan.axes[j]
+        v = self.plan.vector if ax == 0 else 1
+        if v > 1:  # runs of v adjacent points, block x v apart (CudaMapping.vector)
+            return (f"{self.plan.tiles[j]} * {self.prefix}{self.d + j} + ({r} / {v}) * {self.plan.block[ax] * v} + "
+                    f"threadIdx.x * {v} + {r} % {v}")
         return (f"{self.plan.tiles[j]} * {self.prefix}{self.d + j} + threadIdx.{'xyz'[ax]} + "
                 f"{r} * {self.plan.block[ax]}")
 
@@ -589,7 +593,8 @@ class _TiledKernelPrinter(Printer):
         return None
 
     def shared_decls(self) -> list[str]:
-        return [f"  __shared__ {self._elem_type(a)} {self.prefix}_sh_{a}{''.join(f'[{x}]' for x in sizes)};"
+        align = " __align__(16)" if self.plan.vector > 1 else ""  # (a 16-byte vector load at a run's start)
+        return [f"  __shared__{align} {self._elem_type(a)} {self.prefix}_sh_{a}{''.join(f'[{x}]' for x in sizes)};"
                 for a, sizes in sorted(self.shared_sizes.items())]
 
 
@@ -1043,6 +1048,7 @@ def mapping_space(regions: list[tuple[Scop, GpuSchedule]]) -> list[tuple[str, tu
         out.append(("registers", (0, 1)))
     if reduction:  # (where a strip is staged: register-heavy kernels that latency hurts)
         out.append(("min_blocks", (1, 2)))
+        out.append(("vector_x", (1, 4)))  # (vector loads from the staged strip)
     if warp:
         out.append(("warp_reduction", (0, 1)))
     out.append(("tiling", tuple(range(len(TILING)))))
@@ -1060,7 +1066,8 @@ def mapping_from_config(config: dict) -> CudaMapping:
                        reduction_tile=int(config.get("reduction_tile", 32)),
                        registers=bool(config.get("registers", 1)), flat=tiling == "none",
                        reduction="warp" if config.get("warp_reduction") else "thread",
-                       tile="all" if tiling == "all" else "auto", min_blocks=int(config.get("min_blocks", 1)))
+                       tile="all" if tiling == "all" else "auto", min_blocks=int(config.get("min_blocks", 1)),
+                       vector=int(config.get("vector_x", 1)))
 
 
 def stages_2d_reduction(regions: list[tuple[Scop, GpuSchedule]]) -> bool:
@@ -1099,6 +1106,8 @@ def default_config(regions: list[tuple[Scop, GpuSchedule]]) -> dict:
         out["registers"] = 1
     if "min_blocks" in space:
         out["min_blocks"] = 1
+    if "vector_x" in space:
+        out["vector_x"] = 1
     if "warp_reduction" in space:
         out["warp_reduction"] = 0
     out["tiling"] = 0

@@ -210,7 +210,10 @@ class CudaMapping:
     own copy of the code, without bounds checks, the strip loop unrolled (False: the previous code, every
     point checked). *min_blocks*: the tiled kernels ask nvcc (__launch_bounds__) for registers that let this
     many blocks share a multiprocessor (2: at most 128 registers a thread for 256 threads, the other block
-    hiding latency, at the risk of spills)."""
+    hiding latency, at the risk of spills). *vector*: a thread's points along x in runs of this many
+    adjacent points (the runs block x vector apart) instead of one point every block x apart, where the
+    points along x are a multiple of it: the adjacent elements a thread reads from a staged strip (matmul's
+    row of B) are then one vector load (the shared arrays aligned for it)."""
 
     block: tuple[int, ...] = ()
     points: tuple[int, ...] = ()
@@ -224,6 +227,7 @@ class CudaMapping:
     flat_block: tuple[int, ...] = ()  # the block of the kernels a tiled mapping leaves flat (() = the default)
     full_tiles: bool = True  # full tiles apart: no bounds checks, the staged strip unrolled (False: checks everywhere)
     min_blocks: int = 1  # blocks of a tiled kernel that must fit on a multiprocessor at once (__launch_bounds__)
+    vector: int = 1  # a thread's points along x in runs of this many adjacent points
 
 
 def fold_axes(mapped: int, values: tuple[int, ...]) -> tuple[int, int, int]:
@@ -258,6 +262,7 @@ class KernelPlan:
     warp: bool = False  # a warp per point: lanes split the reduction loop (ReduceMark)
     full: isl.Set | None = None  # the stage prefix values (schedule dims 0..stage_depth-1) of full tiles
     full_tiles: bool = False  # CudaMapping.full_tiles: full tiles apart, staging checks simplified
+    vector: int = 1  # CudaMapping.vector where it applies to this kernel (its x points a multiple), else 1
 
     @property
     def axes(self) -> tuple[int, ...]:
@@ -519,10 +524,12 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
         while node.get_tree_depth() > top:
             node = node.parent()
         root = _sink_points(node, pmupa, info.index).get_schedule().get_root()
+        xpoints = [pts[j] for j, ax in enumerate(thread_axes or info.axes) if ax == 0]
+        vector = mapping.vector if not warp and xpoints and xpoints[0] % max(1, mapping.vector) == 0 else 1
         plans[name] = KernelPlan(info, kblock, pts, tiles, tuple(private), inv, tuple(shared),
                                  tuple(shared_maps), sprefix, stage_depth, point_maps, thread_axes=thread_axes,
                                  warp=warp, full=full[1] if full is not None else None,
-                                 full_tiles=mapping.full_tiles)
+                                 full_tiles=mapping.full_tiles, vector=vector)
     schedule = root.get_schedule()
     check_legal(schedule, deps, scop)
     return TiledGpu(schedule, gs.kernels, plans)

@@ -16,7 +16,8 @@ struct dim3 {
 };
 static dim3 blockIdx, threadIdx, blockDim, gridDim;
 #define __global__
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
 #define __restrict__
 #define __builtin_assume(x) ((void)0)
 #define __shared__ static
