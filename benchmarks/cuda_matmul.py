@@ -98,6 +98,8 @@ FIXED = {  # the new code at other shapes ("32x32 on 32x8, K32": the old default
                                                    vector=4),
     "default, K16, 2 blocks/SM, runs of 4": CudaMapping(block=(16, 16), points=(8, 8), reduction_tile=16,
                                                         min_blocks=2, vector=4),
+    "default, K32, 2 blocks/SM, runs of 4": CudaMapping(block=(16, 16), points=(8, 8), reduction_tile=32,
+                                                        min_blocks=2, vector=4),
     "128x128 on 32x16, K16, runs of 4": CudaMapping(block=(32, 16), points=(4, 8), reduction_tile=16, vector=4),
     "128x128 on 32x16, K32, runs of 4": CudaMapping(block=(32, 16), points=(4, 8), reduction_tile=32, vector=4),
     "128x128 on 32x16, K8, runs of 4": CudaMapping(block=(32, 16), points=(4, 8), reduction_tile=8, vector=4),

@@ -477,7 +477,7 @@ def test_matmul_benchmark_variants_are_labels_with_commas_inside_or_all():
     assert cm.parse_variants("old 128x128 on 16x16, K8,default, 2 blocks/SM,default") == [
         "old 128x128 on 16x16, K8", "default, 2 blocks/SM", "default"]
     assert cm.parse_variants(",".join(cm.DEFAULT_VARIANTS)) == list(cm.DEFAULT_VARIANTS)
-    assert len(cm.parse_variants("all")) == 20
+    assert len(cm.parse_variants("all")) == 21
     with pytest.raises(SystemExit, match="unknown variant 'nope'"):
         cm.parse_variants("default,nope")
 
