@@ -100,8 +100,10 @@ def test_random_program_same_output(seed):
 # Seeds that found a bug: 7066, a privatized array whose last iteration is a piecewise expression
 # (`c0 == (n == 8) ? 2 : ...` picked the copy by the wrong comparison, and the program crashed); 82281,
 # strided loops whose tiled schedule isl's AST builder refuses ("input involves unknown divs": the region
-# was refused; it is now printed untiled, with a note).
-FOUND = [7066, 82281]
+# was refused; it is now printed untiled, with a note); 83098 and 83191, a privatized array's per-thread copy
+# of `n - 2` rows allocated at n = 0 and 1 too, where the loop does not run (a negative size, a null result,
+# the abort after it; now at least one row).
+FOUND = [7066, 82281, 83098, 83191]
 
 
 @pytest.mark.parametrize("seed", FOUND)

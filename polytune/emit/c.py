@@ -225,7 +225,7 @@ class _OpenMPPrinter(Printer):
                         rows = strip(self.expr(param_expr(self.scop, c.rows)))
                         buf = f"{self.prefix}_{c.name}_copy"
                         self.emit(f"__typeof__({c.name}[0]) *const {buf} = "
-                                  f"__builtin_malloc(sizeof({c.name}[0]) * ({rows}));", indent)
+                                  f"__builtin_malloc(sizeof({c.name}[0]) * {_at_least_one(rows)});", indent)
                         self.emit(f"if (!{buf}) __builtin_abort();", indent)
                     self.emit(pragma[1].replace("omp parallel for", "omp for"), indent)
                 else:
@@ -266,6 +266,15 @@ class _OpenMPPrinter(Printer):
 
 PEELED = range(8, 17)  # trip counts that gcc -O3 peels completely (max-completely-peel-times is 16) and that
 # vectorize into at least two vectors of doubles of AVX2 (below 8 the vector loop would not gain much)
+
+
+def _at_least_one(extent: str) -> str:
+    """An allocation's extent, at least 1: a parametric extent is 0 or less for the parameter values where the
+    region touches no element (n = 1 in random program 83098: `n - 2` rows, malloc of a negative size, then
+    the abort on its null result), and the region still allocates before its loops."""
+    if re.fullmatch(r"-?\d+", extent.strip()):
+        return str(max(1, int(extent)))
+    return f"(({extent}) > 0 ? ({extent}) : 1)"
 
 
 _CONSTANT_TEST = re.compile(r"\(?\s*\(?(-?\d+)\)?\s*(<=|<|>=|>|==)\s*\(?(-?\d+)\)?\s*\)?")
@@ -509,9 +518,9 @@ def scratch_lines(p: Printer, scop: Scop) -> tuple[list[str], list[str]]:
         for k, lo in enumerate(a.lower):
             if not isinstance(lo, int):
                 alloc.append(f"const {COUNTER_TYPE} {a.name}_lb{k} = {strip(p.expr(param_expr(scop, lo)))};")
-        rows = "".join(f"[{d}]" for d in dims[1:])
+        rows = "".join(f"[{_at_least_one(d)}]" for d in dims[1:])
         decl = f"(*const {a.name}){rows}" if rows else f"*const {a.name}"
-        alloc.append(f"__typeof__({a.scalar}) {decl} = __builtin_malloc(sizeof(*{a.name}) * ({dims[0]}));")
+        alloc.append(f"__typeof__({a.scalar}) {decl} = __builtin_malloc(sizeof(*{a.name}) * {_at_least_one(dims[0])});")
         alloc.append(f"if (!{a.name}) __builtin_abort();")
         if a.last is not None and not a.last.intersect_params(scop.context.align_params(a.last.get_space())) \
                 .is_empty():
