@@ -345,8 +345,13 @@ def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):
         # compile runs while it is timed
         cores = usable_cores()
         quiet = (build.threads or cores) >= cores
-        pool = open_pool(tune_opts.jobs, None, quiet=quiet, on_progress=on_progress)
-        return pool, False, pool.jobs + 1, pool.close, {"jobs": pool.jobs, "workers": pool.workers, "quiet": quiet}
+        # otherwise the compiles keep off the first build.threads cores, which the timings then have to themselves
+        pool = open_pool(tune_opts.jobs, None, quiet=quiet, on_progress=on_progress,
+                         timing_cpus=0 if quiet else (build.threads or 0))
+        info = {"jobs": pool.jobs, "workers": pool.workers, "quiet": quiet}
+        if getattr(pool, "compile_cpus", None):
+            info["compile_cpus"] = list(pool.compile_cpus)
+        return pool, False, pool.jobs + 1, pool.close, info
     try:
         import ray
 

@@ -48,6 +48,17 @@ def compile_or_die(marker: str, payload):
     return {"payload": payload}
 
 
+def affinity_compile(payload):
+    """A compile step that reports the cores it may run on, and those of a compiler it would start."""
+    child = subprocess.run([sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    return {"payload": payload, "cores": sorted(os.sched_getaffinity(0)), "child": child}
+
+
+def no_time(artifact):
+    return artifact
+
+
 def failing_compile(payload):
     return Done(f"compile error in {payload}")
 
@@ -290,3 +301,17 @@ def test_a_search_whose_compile_worker_is_killed_ends_where_one_worker_does(tmp_
     assert parallel.best_config == serial.best_config == (8, 4)
     assert [r.config for r in parallel.evaluations] == [r.config for r in serial.evaluations]
     assert [s.config for s in parallel.trajectory] == [s.config for s in serial.trajectory]
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs two cores and sched_getaffinity")
+def test_compiles_keep_off_the_cores_a_timing_takes(lock_path):
+    """open_pool's timing_cpus (tune: --threads where they leave cores over): the compile processes, and the
+    compilers they start, run on the other cores only, so that a timing has its cores to itself."""
+    cores = sorted(os.sched_getaffinity(0))
+    with open_pool(2, None, timing_cpus=1) as pool:
+        assert pool.compile_cpus == tuple(cores[1:])
+        results = run_all(pool, affinity_compile, no_time, [1, 2, 3])
+    assert all(r.value["cores"] == cores[1:] and r.value["child"] == str(cores[1:]) for r in results)
+    with open_pool(2, None, timing_cpus=len(cores), quiet=True) as pool:  # a timing takes every core: no pinning
+        assert pool.compile_cpus is None

@@ -5,6 +5,8 @@ state; the search decides what to submit, and records results on the driver as f
 """
 from __future__ import annotations
 
+import os
+
 from polytune.workers.base import Done, Progress, Stage, WorkerLost, WorkResult
 from polytune.workers.identity import MachineIdentity, local_identity
 from polytune.workers.local import LocalPool, TimerLock
@@ -17,10 +19,12 @@ def open_pool(jobs: int | None = None, ray_address: str | None = None, *, gpu: b
               quiet: bool = False, on_progress=None, on_refused=None, timing_cpus: int = 0):
     """The pool the CLI asks for: ``--ray ADDRESS`` (``auto``: a local instance) gives a ``RayPool`` (Ray is
     imported only then), else a ``LocalPool`` compiling ``jobs`` at once (default: the cores); ``quiet``: no
-    compile while a candidate is timed (local only); ``timing_cpus``: the cores a timing takes on a Ray node
-    (see ``RayPool``)."""
+    compile while a candidate is timed (local only); ``timing_cpus``: the cores a timing takes (on a Ray node,
+    see ``RayPool``; here the first ones of this process's, which the compiles then leave alone)."""
     if ray_address is None:
-        return LocalPool(jobs, quiet=quiet, on_progress=on_progress)
+        cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+        compile_cpus = tuple(cores[timing_cpus:]) if not quiet and 0 < timing_cpus < len(cores) else None
+        return LocalPool(jobs, quiet=quiet, on_progress=on_progress, compile_cpus=compile_cpus)
     from functools import partial
 
     try:

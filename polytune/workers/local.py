@@ -99,13 +99,16 @@ class LocalPool:
     ``quiet``: no compile runs while a candidate is timed (a timing waits for running compiles to finish, and
     queued compiles wait for the timings of the compiled ones): for timed runs that use every core.
     ``lock_path``: the file whose ``flock`` makes the timing exclusive machine-wide; None: only in-process.
+    ``compile_cpus``: the cores the compile processes (and the compilers they run) may use, so that the
+    others stay free for the timings (``open_pool``'s ``timing_cpus``); None: any.
     """
 
     def __init__(self, jobs: int | None = None, *, processes: bool = True, quiet: bool = False,
                  lock_path: str | None = default_lock_path(), on_progress: ProgressFn | None = None,
-                 mp_context: str = "forkserver"):
+                 mp_context: str = "forkserver", compile_cpus: tuple[int, ...] | None = None):
         self.jobs = max(1, jobs if jobs is not None else usable_cores())
         self.quiet = quiet
+        self.compile_cpus = tuple(compile_cpus) if compile_cpus and processes else None
         self.host = socket.gethostname()
         self.timer_name = f"{self.host}/timer"
         self._processes = processes
@@ -171,6 +174,9 @@ class LocalPool:
             return ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="polytune-compile")
         methods = multiprocessing.get_all_start_methods()
         ctx = multiprocessing.get_context(self._mp_context if self._mp_context in methods else "spawn")
+        if self.compile_cpus:
+            return ProcessPoolExecutor(max_workers=self.jobs, mp_context=ctx, initializer=_pin,
+                                       initargs=(self.compile_cpus,))
         return ProcessPoolExecutor(max_workers=self.jobs, mp_context=ctx)
 
     def _emit(self, cand: _Candidate, stage: Stage, worker: str) -> None:
@@ -295,3 +301,9 @@ class LocalPool:
                                           f"{self.host}/c{cand.slot}", True, cand.attempts, cand.compile_span, span,
                                           cand.submitted, cand.artifact))
         self._emit(cand, Stage.DONE, self.timer_name)
+
+
+def _pin(cpus: tuple[int, ...]) -> None:
+    """A compile process's initializer: it and the compilers it starts run on *cpus* only."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, set(cpus))
