@@ -350,7 +350,7 @@ def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):
                          timing_cpus=0 if quiet else (build.threads or 0))
         info = {"jobs": pool.jobs, "workers": pool.workers, "quiet": quiet}
         if getattr(pool, "compile_cpus", None):
-            info["compile_cpus"] = list(pool.compile_cpus)
+            info["compile_cpus"], info["timing_cpus"] = list(pool.compile_cpus), list(pool.timing_cpus or ())
         return pool, False, pool.jobs + 1, pool.close, info
     try:
         import ray

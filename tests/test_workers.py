@@ -56,7 +56,9 @@ def affinity_compile(payload):
 
 
 def no_time(artifact):
-    return artifact
+    child = subprocess.run([sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    return {**artifact, "timed_child": child}
 
 
 def failing_compile(payload):
@@ -307,11 +309,12 @@ def test_a_search_whose_compile_worker_is_killed_ends_where_one_worker_does(tmp_
                     reason="needs two cores and sched_getaffinity")
 def test_compiles_keep_off_the_cores_a_timing_takes(lock_path):
     """open_pool's timing_cpus (tune: --threads where they leave cores over): the compile processes, and the
-    compilers they start, run on the other cores only, so that a timing has its cores to itself."""
+    compilers they start, run on the other cores only, and the timed runs on the first ones."""
     cores = sorted(os.sched_getaffinity(0))
     with open_pool(2, None, timing_cpus=1) as pool:
-        assert pool.compile_cpus == tuple(cores[1:])
+        assert pool.compile_cpus == tuple(cores[1:]) and pool.timing_cpus == (cores[0],)
         results = run_all(pool, affinity_compile, no_time, [1, 2, 3])
     assert all(r.value["cores"] == cores[1:] and r.value["child"] == str(cores[1:]) for r in results)
+    assert all(r.value["timed_child"] == str(cores[:1]) for r in results)  # the timed runs on the first core
     with open_pool(2, None, timing_cpus=len(cores), quiet=True) as pool:  # a timing takes every core: no pinning
-        assert pool.compile_cpus is None
+        assert pool.compile_cpus is None and pool.timing_cpus is None

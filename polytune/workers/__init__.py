@@ -23,8 +23,10 @@ def open_pool(jobs: int | None = None, ray_address: str | None = None, *, gpu: b
     see ``RayPool``; here the first ones of this process's, which the compiles then leave alone)."""
     if ray_address is None:
         cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-        compile_cpus = tuple(cores[timing_cpus:]) if not quiet and 0 < timing_cpus < len(cores) else None
-        return LocalPool(jobs, quiet=quiet, on_progress=on_progress, compile_cpus=compile_cpus)
+        split = not quiet and 0 < timing_cpus < len(cores)
+        return LocalPool(jobs, quiet=quiet, on_progress=on_progress,
+                         compile_cpus=tuple(cores[timing_cpus:]) if split else None,
+                         timing_cpus=tuple(cores[:timing_cpus]) if split else None)
     from functools import partial
 
     try:

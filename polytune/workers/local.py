@@ -100,12 +100,14 @@ class LocalPool:
     queued compiles wait for the timings of the compiled ones): for timed runs that use every core.
     ``lock_path``: the file whose ``flock`` makes the timing exclusive machine-wide; None: only in-process.
     ``compile_cpus``: the cores the compile processes (and the compilers they run) may use, so that the
-    others stay free for the timings (``open_pool``'s ``timing_cpus``); None: any.
+    others stay free for the timings (``open_pool``'s ``timing_cpus``); None: any. ``timing_cpus``: the cores
+    of the timer thread and so of the runs it times (a thread's affinity passes to the processes it starts).
     """
 
     def __init__(self, jobs: int | None = None, *, processes: bool = True, quiet: bool = False,
                  lock_path: str | None = default_lock_path(), on_progress: ProgressFn | None = None,
-                 mp_context: str = "forkserver", compile_cpus: tuple[int, ...] | None = None):
+                 mp_context: str = "forkserver", compile_cpus: tuple[int, ...] | None = None,
+                 timing_cpus: tuple[int, ...] | None = None):
         self.jobs = max(1, jobs if jobs is not None else usable_cores())
         self.quiet = quiet
         self.compile_cpus = tuple(compile_cpus) if compile_cpus and processes else None
@@ -119,7 +121,10 @@ class LocalPool:
         self._events: queue.Queue = queue.Queue()
         self._generation = 0
         self._compiler = self._new_compiler()
-        self._timer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="polytune-timer")
+        self.timing_cpus = tuple(timing_cpus) if timing_cpus else None
+        self._timer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="polytune-timer",
+                                         initializer=_pin if self.timing_cpus else None,
+                                         initargs=(self.timing_cpus,) if self.timing_cpus else ())
         # dispatcher state (touched by the dispatcher thread only)
         self._pending: deque[_Candidate] = deque()
         self._ready: list[tuple[int, _Candidate]] = []
@@ -304,6 +309,7 @@ class LocalPool:
 
 
 def _pin(cpus: tuple[int, ...]) -> None:
-    """A compile process's initializer: it and the compilers it starts run on *cpus* only."""
+    """A compile process's (or the timer thread's) initializer: it and the processes it starts run on *cpus*
+    only (on Linux, 0 is the calling thread)."""
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, set(cpus))
