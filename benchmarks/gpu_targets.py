@@ -314,7 +314,7 @@ def prepare_b(setup: Setup, name: str, defines, domains):
 
 
 def hill_vs_exhaustive(setup: Setup, target, runner, space, seed, row: dict, time_limit: float,
-                       side_rounds: int) -> dict:
+                       side_rounds: int, sweep: bool = True) -> dict:
     """Part b for one kernel whose builds are compiled: the exhaustive search (most of *time_limit*), the
     hill climb from the seed with its own measurements, then the two ends side by side."""
     from polytune.measure import Memo
@@ -324,7 +324,7 @@ def hill_vs_exhaustive(setup: Setup, target, runner, space, seed, row: dict, tim
     try:
         searches, repeats = {}, {}
         for strategy, options, share in (("exhaustive", SearchOptions(), 0.8),
-                                         ("hill", SearchOptions(alpha=0.05), 0.15)):
+                                         ("hill", SearchOptions(alpha=0.05, sweep=sweep), 0.15)):
             memo = Memo(runner)  # each search measures for itself: the hill reuses nothing of the exhaustive
             seen: list = []
 
@@ -346,6 +346,7 @@ def hill_vs_exhaustive(setup: Setup, target, runner, space, seed, row: dict, tim
         # configuration whose measurement a configuration with the same code got): strategies can be
         # replayed on this table offline (--replay)
         row["seed"] = list(seed) if seed is not None else None
+        row["hill_options"] = {"alpha": 0.05, "sweep": sweep}
         row["records"] = {k: [measurement_to_record(r.measurement) for r in res.evaluations]
                           for k, res in searches.items()}
         row["records"]["exhaustive_repeats"] = [measurement_to_record(m) for m in repeats["exhaustive"]]
@@ -424,7 +425,7 @@ def part_b(setup: Setup, args, deadline: float, rows: list, save=lambda: None) -
             save()
             continue
         share = (deadline - time.perf_counter()) / (len(prepared) - k)
-        row = hill_vs_exhaustive(setup, target, runner, space, seed, row, share, args.side_rounds)
+        row = hill_vs_exhaustive(setup, target, runner, space, seed, row, share, args.side_rounds, args.sweep)
         print(json.dumps({x: v for x, v in row.items() if x != "records"}), file=sys.stderr, flush=True)
         rows.append(row)
         save()
@@ -477,7 +478,7 @@ def variant_aliases(row: dict) -> dict[tuple, tuple]:
     return out
 
 
-def replay_hill(row: dict, aliases: dict | None = None) -> dict:
+def replay_hill(row: dict, aliases: dict | None = None, sweep: bool | None = None) -> dict:
     """Part b offline: the hill climb (the live run's options and budget) replayed on the exhaustive search's
     recorded table (polytune.search.replay), its end against the table's optimum, and how many
     configurations the table cannot tell from the optimum: those whose runs' interval (min-max of --runs)
@@ -496,7 +497,10 @@ def replay_hill(row: dict, aliases: dict | None = None) -> dict:
             table[config] = replace(table[same], config=config, same_as=same)
     space = SearchSpace.from_domains(row["space"])
     ev = ReplayEvaluator(table)
-    res = run_search(space, ev, "hill", tuple(row["seed"]), SearchOptions(alpha=0.05), Budget(max_iterations=100))
+    if sweep is None:  # the live run's (runs before the option: no sweep)
+        sweep = bool(row.get("hill_options", {}).get("sweep"))
+    res = run_search(space, ev, "hill", tuple(row["seed"]), SearchOptions(alpha=0.05, sweep=sweep),
+                     Budget(max_iterations=100))
     measured = [m for m in table.values() if m.ok and m.same_as is None]
     opt = min(measured, key=lambda m: m.value)
     top = max(opt.times)
@@ -505,7 +509,7 @@ def replay_hill(row: dict, aliases: dict | None = None) -> dict:
     near = sorted((m for m in measured if min(m.times) <= top), key=lambda m: m.value)
     end = res.best
     end_m = table.get(end.config) if end is not None else None
-    out = {"kernel": row["kernel"], "size": row["size"], "recorded": len(measured),
+    out = {"kernel": row["kernel"], "size": row["size"], "recorded": len(measured), "sweep": sweep,
            "repeats": len(table) - len(measured),
            "table_complete": bool(row.get("exhaustive_complete")),
            "optimum": list(opt.config), "optimum_ms": opt.value * 1e3,
@@ -648,6 +652,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--side-rounds", type=int, default=15, help="part b: rounds of the exhaustive optimum and the "
                     "hill's end side by side")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="nvcc builds at once (part b)")
+    ap.add_argument("--no-sweep", dest="sweep", action="store_false", help="part b's hill climb without the "
+                    "coordinate sweeps after converging (tune --sweep), as before 2026-12-02")
+    ap.add_argument("--replay-sweep", choices=("live", "on", "off"), default="live", help="--replay: the hill "
+                    "with sweeps (on), without (off), or as the live run had it")
     ap.add_argument("--json")
     ap.add_argument("--markdown")
     ap.add_argument("--from-json")
@@ -663,8 +671,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.replay:
         with open(args.replay) as f:
             rows = [r for r in json.load(f).get("b", []) if r.get("records", {}).get("exhaustive")]
+        sweep = {"live": None, "on": True, "off": False}[args.replay_sweep]
         replays = [replay_hill(r, variant_aliases(r) if args.replay_aliases and "exhaustive_repeats" not in
-                               r["records"] else None) for r in rows]
+                               r["records"] else None, sweep) for r in rows]
         print(replay_table(replays))
         if args.json:
             with open(args.json, "w") as f:

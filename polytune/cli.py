@@ -104,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="neighbourhood degree: change up to this many sizes at once, one step each")
     p.add_argument("--shortest-hop", action="store_true",
                    help="after converging, keep climbing in steps of each domain's shortest hop")
+    p.add_argument("--sweep", action="store_true",
+                   help="after converging, sweep each size through its whole domain (the others fixed), move "
+                        "to a faster one, and climb again from there (crosses plateaus of equal neighbours)")
     p.add_argument("--seed", default="pluto", help="pluto (all 32), origin (all 1), model (cache-size "
                                                     "model), or explicit sizes like 32,16,8")
     p.add_argument("--domain", action="append", default=[], metavar="SPEC",
@@ -301,7 +304,7 @@ def cmd_tune(args) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     opts = TuneOptions(strategy=args.strategy, fit=args.fit, degree=args.degree,
-                       shortest_hop=args.shortest_hop, seed=seed, alpha=args.alpha or None,
+                       shortest_hop=args.shortest_hop, sweep=args.sweep, seed=seed, alpha=args.alpha or None,
                        max_iterations=args.max_iterations, max_evals=args.max_evals,
                        time_limit=args.time_limit, domains=tuple(args.domain), samples=args.samples,
                        eps=args.eps, rng_seed=args.rng_seed,

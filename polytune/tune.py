@@ -36,6 +36,7 @@ class TuneOptions:
     fit: str = "best"
     degree: int = 1
     shortest_hop: bool = False
+    sweep: bool = False  # hill: coordinate sweeps after converging (search.strategies._sweep)
     seed: str | tuple[int, ...] = "pluto"
     alpha: float | None = 0.05
     max_iterations: int = 100
@@ -100,6 +101,7 @@ class TuneReport:
     search_best: Measurement | None = None  # the search's best, where the re-measure kept another (program_gain)
     spans: dict | None = None  # seconds of search_time's parts: original, workers (overlapped with it where both
     # are), search, confirm, close
+    sweep: bool = False  # hill: coordinate sweeps after converging
 
     @property
     def speedup_over_seed(self) -> float | None:
@@ -113,7 +115,7 @@ class TuneReport:
         out = {
             "file": self.file, "machine": self.machine, "target": self.target, "compiler": self.compiler,
             "threads": self.threads, "strategy": self.strategy, "fit": self.fit, "degree": self.degree,
-            "shortest_hop": self.shortest_hop, "alpha": self.alpha,
+            "shortest_hop": self.shortest_hop, "sweep": self.sweep, "alpha": self.alpha,
             "space": [{"name": p.name, "values": list(p.values)} | ({"loop": lp} if lp != p.name else {})
                       | ({"categories": list(p.categories)} if p.is_categorical else {})
                       for p, lp in zip(self.space.params, self.loops or self.space.names)],
@@ -272,7 +274,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
                     progress(rec)
 
         options = SearchOptions(degree=tune_opts.degree, fit=tune_opts.fit, alpha=tune_opts.alpha,
-                                shortest_hop=tune_opts.shortest_hop, eps=tune_opts.eps,
+                                shortest_hop=tune_opts.shortest_hop, sweep=tune_opts.sweep, eps=tune_opts.eps,
                                 samples=tune_opts.samples, rng_seed=tune_opts.rng_seed)
         budget = Budget(max_evals=tune_opts.max_evals, time_limit=tune_opts.time_limit,
                         max_iterations=tune_opts.max_iterations)
@@ -331,7 +333,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         warnings=((noisy,) if noisy else ()) + tuple(confirm_warnings), program_gain=program_check,
         schedule_choice=schedule_choice, workers=workers_info, best_build=best_build,
         starts=phased.starts if phased else None, climbed_from=phased.climbed_from if phased else None,
-        search_best=search_best, spans=spans)
+        search_best=search_best, spans=spans, sweep=tune_opts.sweep)
     return TuneResult(program, space, result, original, best_text, report)
 
 

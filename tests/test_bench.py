@@ -204,6 +204,7 @@ def test_strategy_specs():
     assert (s.strategy, s.seed, s.degree, s.fit, s.shortest_hop, s.label) == ("hill", "origin", 2, "first", True,
                                                                                "hill:origin:d2:first:hop")
     assert bench.parse_strategy("random:n20").samples == 20
+    assert bench.parse_strategy("hill:sweep").sweep and not s.sweep
     for bad in ("greedy", "hill:d4", "hill:fast", "random:n0"):
         with pytest.raises(UsageError):
             bench.parse_strategy(bad)

@@ -135,6 +135,33 @@ def test_shortest_hop_keeps_going_while_it_improves():
     assert configs_of(result) == [(16,), (18,), (20,), (22,)]
 
 
+# A plateau (a row reduction's blocks of 64-256 threads with a warp per row): neighbours 2-3% apart, runs
+# overlapping, so no single step is significant; 32 threads is 3% faster than 256 with runs that do not overlap.
+PLATEAU_RUNS = {32: (1.00, 1.01, 0.99, 1.005, 0.995), 64: (1.02, 1.04, 1.00, 1.03, 1.01),
+                128: (1.015, 1.035, 0.995, 1.025, 1.005), 256: (1.03, 1.05, 1.01, 1.04, 1.02),
+                512: (1.03, 1.05, 1.01, 1.04, 1.02), 1024: (1.04, 1.06, 1.02, 1.05, 1.03)}
+PLATEAU = {(b, w): tuple(t * (1.0 if w else 3.0) for t in runs) for b, runs in PLATEAU_RUNS.items() for w in (0, 1)}
+
+
+def test_a_sweep_after_converging_crosses_a_plateau_no_single_step_can():
+    space = SearchSpace((Parameter("block", (32, 64, 128, 256, 512, 1024)), Parameter("warp", (0, 1))))
+    plain = run_search(space, ReplayEvaluator(PLATEAU), seed=(256, 0), options=SearchOptions(alpha=0.05))
+    assert plain.best_config == (256, 1)  # the warp per row, then no neighbour significantly faster
+    swept = run_search(space, ReplayEvaluator(PLATEAU), seed=(256, 0), options=SearchOptions(alpha=0.05, sweep=True))
+    assert swept.best_config == (32, 1)
+    # the block's other values but those the climb measured (128, 512), then the warp's other value there
+    assert [r.config for r in swept.evaluations if r.phase == "sweep"] == [(32, 1), (64, 1), (1024, 1), (32, 0)]
+    assert swept.evals == plain.evals + 4
+
+
+def test_a_sweep_that_finds_nothing_faster_ends_the_search_where_the_climb_did():
+    space = SearchSpace((Parameter("T", (2, 4, 8, 16, 32)),))
+    plain = run_search(space, surface(lambda t: abs(t - 8) + 1), seed=(32,))
+    swept = run_search(space, surface(lambda t: abs(t - 8) + 1), seed=(32,), options=SearchOptions(sweep=True))
+    assert swept.best_config == plain.best_config == (8,)
+    assert [r.config for r in swept.evaluations if r.phase == "sweep"] == [(2,)]  # the only value not measured
+
+
 # --- statistics and stopping ---------------------------------------------------------------------
 
 NOISY = {

@@ -27,7 +27,7 @@ class EvalRecord:
     index: int
     config: Config
     measurement: Measurement
-    phase: str  # "seed", "hill", "hop", "coordesc", "grid", "random"
+    phase: str  # "seed", "hill", "hop", "sweep", "coordesc", "grid", "random"
     iteration: int  # incumbents accepted (after the seed) before this evaluation
     elapsed: float  # seconds since the search began, after this evaluation
 

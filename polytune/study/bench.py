@@ -56,12 +56,14 @@ def parse_strategy(text: str) -> StrategySpec:
             kw["degree"] = int(m[1])
         elif m == "hop":
             kw["shortest_hop"] = True
+        elif m == "sweep":
+            kw["sweep"] = True
         elif m in ("pluto", "origin", "model"):
             kw["seed"] = m
         elif re.fullmatch(r"n[1-9][0-9]*", m):
             kw["samples"] = int(m[1:])
         else:
-            raise UsageError(f"bad strategy modifier '{m}' in '{text}' (d1|d2|d3, first|best, hop, "
+            raise UsageError(f"bad strategy modifier '{m}' in '{text}' (d1|d2|d3, first|best, hop, sweep, "
                              "pluto|origin|model, nNUM)")
     return StrategySpec(text.strip(), name, **kw)
 
@@ -321,7 +323,8 @@ def tune_one(path: str, spec: StrategySpec, opts: BenchOptions, defines: Sequenc
     from ..tune import TuneOptions, tune
     local = spec.strategy in ("hill", "coordesc")  # exhaustive and random are bounded by their grid / sample
     topts = TuneOptions(strategy=spec.strategy, fit=spec.fit, degree=spec.degree, shortest_hop=spec.shortest_hop,
-                        seed=spec.seed, samples=spec.samples, max_evals=opts.max_evals if local else None,
+                        sweep=spec.sweep, seed=spec.seed, samples=spec.samples,
+                        max_evals=opts.max_evals if local else None,
                         time_limit=opts.time_limit, cache=opts.cache, jobs=opts.jobs, ray=opts.ray,
                         confirm_runs=0)  # each strategy's own best: the bench times them itself, interleaved
     build = BuildConfig(cc=opts.gcc, threads=opts.nthreads, runs=opts.runs, includes=opts.includes,

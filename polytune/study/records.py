@@ -12,8 +12,8 @@ class StrategySpec:
     """One tuning run: a strategy and its knobs, written ``NAME[:MOD...]`` (label = the text).
 
     MODs: ``d1``/``d2``/``d3`` (neighbourhood degree), ``first``/``best`` (fit), ``hop`` (shortest hop),
-    ``pluto``/``origin``/``model`` (seed), ``nNUM`` (random: sample size). ``hill:origin:d2`` is hill
-    climbing from all-1 tiles with degree-2 neighbourhoods.
+    ``sweep`` (coordinate sweeps after converging), ``pluto``/``origin``/``model`` (seed), ``nNUM`` (random:
+    sample size). ``hill:origin:d2`` is hill climbing from all-1 tiles with degree-2 neighbourhoods.
     """
 
     label: str
@@ -23,6 +23,7 @@ class StrategySpec:
     shortest_hop: bool = False
     seed: str = "pluto"
     samples: int | None = None
+    sweep: bool = False
 
 
 def _finite(v) -> float | None:
@@ -37,7 +38,7 @@ def tuning_entry(spec: StrategySpec, report: dict, wall: float) -> dict:
     traj = [dict(s, median=_finite(s["median"])) for s in report["trajectory"]]
     return {
         "label": spec.label, "strategy": spec.strategy, "fit": spec.fit, "degree": spec.degree,
-        "shortest_hop": spec.shortest_hop, "seed_kind": spec.seed, "samples": spec.samples,
+        "shortest_hop": spec.shortest_hop, "sweep": spec.sweep, "seed_kind": spec.seed, "samples": spec.samples,
         "space": report["space"], "original": report["original"], "seed": report["seed"], "best": report["best"],
         "speedup_over_seed": report["speedup_over_seed"], "evals": report["evals"],
         "iterations": traj[-1]["iteration"] if traj else 0, "stop_reason": report["stop_reason"],
