@@ -77,13 +77,14 @@ def check_mapping(source: str, mapping: CudaMapping, what: str = "", defines: tu
 mappings = st.builds(
     CudaMapping,
     block=st.sampled_from([(1, 1), (3, 2), (5,), (2, 2, 2), (4, 4)]),
-    points=st.sampled_from([(1,), (2,), (1, 3), (2, 2), (3, 1, 2)]),
+    points=st.sampled_from([(1,), (2,), (1, 3), (2, 2), (3, 1, 2), (4, 2), (8,)]),
     shared=st.sampled_from([None, ALL, ()]),
     reduction_tile=st.sampled_from([1, 2, 3, 32]),
     registers=st.booleans(),
     reduction=st.sampled_from(["thread", "warp"]),
     tile=st.sampled_from(["auto", "all"]),  # auto: kernels tiled and kernels left flat in one region
     flat_block=st.sampled_from([(), (3, 2), (7,)]),
+    vector=st.sampled_from([1, 4]),  # runs of 4 x points where a kernel's x points are a multiple of 4
 )
 
 
