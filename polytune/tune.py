@@ -233,13 +233,13 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
             # joining the cluster and probing its nodes (seconds) while the original is measured here: the
             # probes run on the nodes; "auto" may start a private instance on this machine's cores instead
             with ThreadPoolExecutor(1, thread_name_prefix="polytune-original") as ex:
-                measuring = ex.submit(timed, "original", runner.reference)
+                measuring = ex.submit(timed, "original", _exclusive, runner.reference)
                 workers, remote, in_flight, close_workers, workers_info = timed(
                     "workers", open_workers, tune_opts, build, getattr(progress, "worker", None))
                 original = measuring.result()
             spans["overlapped"] = True
         if original is None:
-            original = timed("original", runner.reference)
+            original = timed("original", _exclusive, runner.reference)
         noisy = noise_warning(original, load, os.cpu_count() or 1)
         if noisy and hasattr(progress, "note"):
             progress.note(noisy)
@@ -335,6 +335,14 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         starts=phased.starts if phased else None, climbed_from=phased.climbed_from if phased else None,
         search_best=search_best, spans=spans, sweep=tune_opts.sweep)
     return TuneResult(program, space, result, original, best_text, report)
+
+
+def _exclusive(measure):
+    """*measure*() (the original's measurement, made by this process itself, outside the pool) under the
+    machine-wide lock that every pool's timings take: no other tune on this machine times a candidate then."""
+    from .workers.local import TimerLock, default_lock_path
+    with TimerLock(default_lock_path()):
+        return measure()
 
 
 def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):

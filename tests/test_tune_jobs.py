@@ -221,3 +221,29 @@ def test_tune_with_jobs_writes_the_cache_and_a_repeat_replays_it(kernel, tmp_pat
     def search_best(result):
         return (result.report.search_best or result.search.best).config
     assert search_best(again) == search_best(first)
+
+
+def test_the_original_is_measured_while_no_other_tune_on_the_machine_times(kernel):
+    """tune's own measurement of the original takes the machine-wide lock the pools' timings take: while
+    another process's timing holds it, the measurement waits (here a hold of 1.5 s)."""
+    import fcntl
+    import threading
+    import time
+
+    from polytune.workers.local import default_lock_path
+    held = threading.Event()
+
+    def hold():
+        fd = os.open(default_lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            held.set()
+            time.sleep(1.5)
+        finally:
+            os.close(fd)
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(10)
+    result = tune(kernel, TuneOptions(cache=None, max_evals=1, jobs=1), FAST)
+    holder.join()
+    assert result.report.spans["original"] >= 1.0
