@@ -247,3 +247,23 @@ def test_the_original_is_measured_while_no_other_tune_on_the_machine_times(kerne
     result = tune(kernel, TuneOptions(cache=None, max_evals=1, jobs=1), FAST)
     holder.join()
     assert result.report.spans["original"] >= 1.0
+
+
+def test_the_runs_that_confirm_the_best_take_the_machine_lock_one_run_at_a_time(kernel, monkeypatch):
+    import threading
+
+    synthetic_times(monkeypatch)  # (a best other than the seed: the confirmation runs both)
+
+    from polytune.workers import local
+    entered = []
+
+    class Recording(local.TimerLock):
+        def __enter__(self):
+            entered.append(threading.current_thread().name)
+            return super().__enter__()
+    monkeypatch.setattr(local, "TimerLock", Recording)
+    result = tune(kernel, TuneOptions(cache=None, alpha=None, max_evals=6, jobs=1), FAST)
+    confirm = result.report.program_gain
+    assert confirm and confirm.get("runs"), confirm
+    # the original's measurement, then every run of every program of the confirmation
+    assert len(entered) == 1 + confirm["runs"] * len(confirm["program_ms"])

@@ -229,6 +229,7 @@ class CTarget(Target):
         ref = None if defines is not None else dataclasses.replace(
             runner.reference_data(), build=dataclasses.replace(self.build, runs=1))
         only_compared = [k for k in variants if k not in cands]  # the tile-only default: said, never kept
+        from ..workers.local import TimerLock, default_lock_path  # (each run: no other tune times meanwhile)
         with tempfile.TemporaryDirectory(prefix="polytune-confirm-") as tmp:
             for label, compiled in built.items():
                 with open(os.path.join(tmp, label), "wb") as f:
@@ -236,13 +237,15 @@ class CTarget(Target):
                 os.chmod(os.path.join(tmp, label), 0o700)
             for k in range(runs):
                 for label, compiled in built.items():
-                    if ref is not None:
-                        m = time_variant(ref, None, compiled)
-                        ok, t, why = m.ok, (m.times or (0.0,))[0], f"{m.error.value if m.error else ''} {m.detail}"
-                    else:
-                        r = run_program(self.build, os.path.join(tmp, label), None, None, False,
-                                        self.build.program.cwd or tmp)
-                        ok, t, why = r.ok, r.region_time, f"{r.error.value if r.error else ''} {r.detail}"
+                    with TimerLock(default_lock_path()):
+                        if ref is not None:
+                            m = time_variant(ref, None, compiled)
+                            ok, t = m.ok, (m.times or (0.0,))[0]
+                            why = f"{m.error.value if m.error else ''} {m.detail}"
+                        else:
+                            r = run_program(self.build, os.path.join(tmp, label), None, None, False,
+                                            self.build.program.cwd or tmp)
+                            ok, t, why = r.ok, r.region_time, f"{r.error.value if r.error else ''} {r.detail}"
                     if not ok:
                         out["error"] = f"the {label} failed when run again: {why.strip()}"
                         return out, [f"polytune: warning: the tuned gain could not be re-measured "
