@@ -330,7 +330,8 @@ def test_the_default_mapping_on_a_users_block_fits_the_device():
 def test_bad_mappings_are_usage_errors():
     program = analyze(os.path.join(GPU_DIR, "matmul_vanilla.c"), defines=("N=64",))
     a = program.scops[0]
-    for bad in (CudaMapping(points=(0,)), CudaMapping(block=(64, 32)), CudaMapping(reduction_tile=0)):
+    for bad in (CudaMapping(points=(0,)), CudaMapping(block=(64, 32)), CudaMapping(reduction_tile=0),
+                CudaMapping(vector=0)):
         with pytest.raises(UsageError):
             generate_cuda_region(a.scop, a.gpu, mapping=bad, deps=a.deps)
 

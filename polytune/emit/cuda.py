@@ -151,6 +151,8 @@ def resolve_mapping(mapping: CudaMapping, max_mapped: int) -> CudaMapping:
         raise UsageError("the reduction tile must be a positive integer")
     if not 1 <= mapping.min_blocks <= 32:
         raise UsageError("blocks per multiprocessor: 1 to 32")
+    if mapping.vector < 1:
+        raise UsageError("adjacent points per run along x: a positive integer")
     if mapping.reduction not in ("thread", "warp"):
         raise UsageError(f"unknown reduction strategy '{mapping.reduction}' (choose from thread, warp)")
     if mapping.tile not in ("auto", "all"):

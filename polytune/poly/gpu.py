@@ -525,7 +525,7 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
             node = node.parent()
         root = _sink_points(node, pmupa, info.index).get_schedule().get_root()
         xpoints = [pts[j] for j, ax in enumerate(thread_axes or info.axes) if ax == 0]
-        vector = mapping.vector if not warp and xpoints and xpoints[0] % max(1, mapping.vector) == 0 else 1
+        vector = mapping.vector if not warp and xpoints and xpoints[0] % mapping.vector == 0 else 1
         plans[name] = KernelPlan(info, kblock, pts, tiles, tuple(private), inv, tuple(shared),
                                  tuple(shared_maps), sprefix, stage_depth, point_maps, thread_axes=thread_axes,
                                  warp=warp, full=full[1] if full is not None else None,

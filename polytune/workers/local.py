@@ -123,7 +123,7 @@ class LocalPool:
         self._compiler = self._new_compiler()
         self.timing_cpus = tuple(timing_cpus) if timing_cpus else None
         self._timer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="polytune-timer",
-                                         initializer=_pin if self.timing_cpus else None,
+                                         initializer=pin_cpus if self.timing_cpus else None,
                                          initargs=(self.timing_cpus,) if self.timing_cpus else ())
         # dispatcher state (touched by the dispatcher thread only)
         self._pending: deque[_Candidate] = deque()
@@ -180,7 +180,7 @@ class LocalPool:
         methods = multiprocessing.get_all_start_methods()
         ctx = multiprocessing.get_context(self._mp_context if self._mp_context in methods else "spawn")
         if self.compile_cpus:
-            return ProcessPoolExecutor(max_workers=self.jobs, mp_context=ctx, initializer=_pin,
+            return ProcessPoolExecutor(max_workers=self.jobs, mp_context=ctx, initializer=pin_cpus,
                                        initargs=(self.compile_cpus,))
         return ProcessPoolExecutor(max_workers=self.jobs, mp_context=ctx)
 
@@ -308,8 +308,8 @@ class LocalPool:
         self._emit(cand, Stage.DONE, self.timer_name)
 
 
-def _pin(cpus: tuple[int, ...]) -> None:
-    """A compile process's (or the timer thread's) initializer: it and the processes it starts run on *cpus*
-    only (on Linux, 0 is the calling thread)."""
+def pin_cpus(cpus: tuple[int, ...]) -> None:
+    """The calling thread (a compile process's initializer, the timer thread's, a Ray node's timing task) and
+    the processes it starts run on *cpus* only (on Linux, 0 is the calling thread)."""
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, set(cpus))

@@ -48,7 +48,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from polytune.errors import UsageError
 from polytune.workers.base import Candidate, Done, Progress, ProgressFn, Stage, WorkerLost, WorkResult
 from polytune.workers.identity import MachineIdentity, choose_reference, cpu_list, local_identity, refusal
-from polytune.workers.local import TimerLock, compile_step, time_step
+from polytune.workers.local import TimerLock, compile_step, pin_cpus, time_step
 
 TIMER_RESOURCE = "polytune_timer"
 # a node started with this in its environment (a taskset CPU list) times on those CPUs only, while its own Ray
@@ -98,8 +98,8 @@ def _node_name(node_id: str) -> str:
 def _pin_to_timer_cpus() -> None:
     """Move this worker (and what it starts: the timed runs) onto the node's ``TIMER_CPUS_ENV`` CPUs, if set."""
     spec = os.environ.get(TIMER_CPUS_ENV)
-    if spec and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, set(cpu_list(spec)))
+    if spec:
+        pin_cpus(tuple(cpu_list(spec)))
 
 
 @ray.remote(num_cpus=0, max_retries=0)
