@@ -648,7 +648,7 @@ def main(argv: list[str] | None = None) -> int:
                     "9.1's candidates (12 configurations)")
     ap.add_argument("--cuda-evals", type=int, default=8, help="hill-climbing evaluations (parts a and c)")
     ap.add_argument("--budget-s", type=float, default=300.0, help="seconds for the whole run (shared by the parts: "
-                    f"{', '.join(f'{k} {v:.0%}' for k, v in SHARES.items())}, what a part leaves going to the next)")
+                    f"{', '.join(f'{k} {v:.0%}' for k, v in SHARES.items())}, what a part leaves going to the next)".replace("%", "%%"))
     ap.add_argument("--side-rounds", type=int, default=15, help="part b: rounds of the exhaustive optimum and the "
                     "hill's end side by side")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="nvcc builds at once (part b)")

@@ -167,3 +167,21 @@ def test_run_cpu_times_plutos_output_where_the_directory_has_it(tmp_path, capsys
     assert "pluto/this" in out and "CHECKSUMS DIFFER" not in out
     table = out.split("polytune / Pluto 1T |")[1]
     assert "| mvt | " in table and "| gemver | " not in table
+
+
+def benchmark_scripts() -> list[str]:
+    out = []
+    for root, dirs, files in os.walk(BENCHMARKS):
+        dirs[:] = sorted(d for d in dirs if d not in ("results", "__pycache__"))
+        out += [os.path.relpath(os.path.join(root, f), BENCHMARKS) for f in sorted(files)
+                if f.endswith(".py") and "argparse" in open(os.path.join(root, f)).read()]
+    return out
+
+
+@pytest.mark.parametrize("script", benchmark_scripts())
+def test_every_benchmark_script_prints_its_help(script):
+    import subprocess
+    done = subprocess.run([sys.executable, os.path.join(BENCHMARKS, script), "--help"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "usage:" in done.stdout
