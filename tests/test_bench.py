@@ -318,3 +318,56 @@ def test_reproduce_regenerates_the_document(tmp_path):
     assert "## 7. GPU thread blocks" in text and "![GPU block shapes](figures/rq7_gpu_blocks.png)" in text
     assert sorted(os.listdir(figs)) == ["rq1_speedup_over_seed.png", "rq3_quality.png", "rq4_search_cost.png",
                                         "rq6_next_candidate.png", "rq7_gpu_blocks.png", "surface_2d_bidirec.png"]
+
+
+# ---- several tunes at once over the workers ----------------------------------------------------------------
+def test_tunes_go_one_at_a_time_without_workers_and_asking_for_more_is_an_error():
+    opts = bench.BenchOptions(jobs=1, tunes_at_once=None)
+    assert bench.plan_tunes(opts, 5).at_once == 1
+    with pytest.raises(UsageError, match="--jobs N"):
+        bench.plan_tunes(bench.BenchOptions(jobs=1, tunes_at_once=3), 5)
+    with pytest.raises(UsageError, match="at least 1"):
+        bench.plan_tunes(bench.BenchOptions(jobs=4, tunes_at_once=0), 5)
+
+
+def test_local_tunes_at_once_share_the_compile_jobs_where_the_timings_leave_cores():
+    plan = bench.plan_tunes(bench.BenchOptions(jobs=8, threads=2, tunes_at_once=None), 6, cores=16)
+    assert plan.at_once == 2 and plan.opts.jobs == 4 and plan.note is None
+    plan = bench.plan_tunes(bench.BenchOptions(jobs=None, threads=2, tunes_at_once=4), 3, cores=16)
+    assert plan.at_once == 3 and plan.opts.jobs == 4  # no more at once than tunes; the 14 compile cores shared
+    plan = bench.plan_tunes(bench.BenchOptions(jobs=2, threads=1, tunes_at_once=2), 2, cores=2)
+    assert plan.at_once == 2 and plan.opts.jobs == 2  # never 1 each: that would be no pool, and no timer lock
+
+
+def test_tunes_whose_timings_take_every_core_run_one_at_a_time_and_say_why():
+    plan = bench.plan_tunes(bench.BenchOptions(jobs=4, threads=8, tunes_at_once=3), 6, cores=8)
+    assert plan.at_once == 1 and "--threads below the cores" in plan.note
+    assert bench.plan_tunes(bench.BenchOptions(jobs=4, threads=8, tunes_at_once=None), 6, cores=8).note is None
+
+
+def test_cluster_tunes_at_once_default_to_its_timer_slots():
+    opts = bench.BenchOptions(ray="127.0.0.1:6379", tunes_at_once=None)
+    assert bench.plan_tunes(opts, 10, timer_slots=4).at_once == 4
+    assert bench.plan_tunes(opts, 3, timer_slots=4).at_once == 3
+    assert bench.plan_tunes(bench.BenchOptions(ray="auto", tunes_at_once=2), 10, timer_slots=1).at_once == 2
+
+
+def test_bench_tunes_its_kernels_at_once_then_times_each_in_its_session(tmp_path, capsys):
+    paths = []
+    for name in ("first", "second"):
+        p = tmp_path / f"{name}.c"
+        p.write_text(TIMED)
+        paths.append(str(p))
+    out = tmp_path / "out"
+    rc = main(["bench", *paths, "--runs", "1", "--threads", "1", "--jobs", "2", "--tunes-at-once", "2",
+               "--max-evals", "3", "--compilers", "gcc", "--report", str(out)])
+    assert rc == 0
+    err = capsys.readouterr().err
+    assert "tuning: 2 runs, 2 at once" in err
+    # every tune is started before the first session
+    assert err.index("second: tuning with hill") < err.index("first: session of")
+    res = json.load(open(out / "results.json"))
+    assert res["tunes_at_once"] == 2 and res["tuning_s"] > 0 and "--tunes-at-once 2" in res["command"]
+    for k in res["kernels"]:
+        assert list(k["tuning"]) == ["hill"] and 1 <= k["tuning"]["hill"]["evals"] <= 3
+        assert k["variants"]["hill"]["checksum_ok"] is True and k["variants"]["seed"]["median"] is not None

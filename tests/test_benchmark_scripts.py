@@ -185,3 +185,23 @@ def test_every_benchmark_script_prints_its_help(script):
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "usage:" in done.stdout
+
+
+def test_bench_workers_table_compares_the_tuning_phase_one_after_another_and_at_once():
+    bw = load("bench_workers", "bench_workers.py")
+
+    def run(mode: str, at_once: int, tuning: float, wall: float) -> dict:
+        k = {"evals": 13, "search_s": 4.0, "best": [32, 64, 32], "best_s": 0.01, "seed_speedup": 1.1,
+             "tuned_speedup": 1.3, "notes": []}
+        return {"mode": mode, "wall_s": wall, "tuning_s": tuning, "tunes_at_once": at_once,
+                "kernels": {"gemm": k, "lu": k}}
+
+    res = {"kernel_list": ["gemm", "lu"], "defines": "N=1000", "strategies": "hill", "max_evals": 13, "threads": 2,
+           "runs": 3, "cpu": "x", "modes": list(bw.MODES),
+           "results": {"jobs-1": run("jobs-1", 1, 40.0, 50.0), "jobs": run("jobs", 2, 25.0, 35.0),
+                       "ray-1": run("ray-1", 1, 44.0, 54.0), "ray": {"mode": "ray", "error": "no Ray cluster"}}}
+    text = bw.markdown(res)
+    assert "| jobs | 2 | 35.0 | 25.0 | 13, 4.0, [32, 64, 32], 1.30x |" in text
+    assert "| ray | - | - | - | no Ray cluster |" in text
+    assert "- jobs: tuning one after another / at once: 1.60; bench wall 1.43" in text
+    assert "- ray: tuning one after another / at once: -" in text

@@ -132,7 +132,7 @@ def test_tune_on_ray_end_to_end(kernel, private_ray, tmp_path, where, monkeypatc
 
 @pytest.mark.slow  # (5 s; CI's slow line: tune with jobs is covered by default above)
 def test_bench_tunes_with_jobs(kernel, tmp_path, capsys):
-    """bench --jobs N compiles each tuning run's candidates on N workers (the kernels stay one after another)."""
+    """bench --jobs N compiles each tuning run's candidates on N workers (one kernel: one tune at a time)."""
     out = tmp_path / "out"
     rc = main(["bench", kernel, "--runs", "1", "--threads", "1", "--max-evals", "3", "--compilers", "gcc",
                "--jobs", "2", "--report", str(out)])
@@ -140,6 +140,26 @@ def test_bench_tunes_with_jobs(kernel, tmp_path, capsys):
     res = json.load(open(out / "results.json"))
     assert res["jobs"] == 2 and "--jobs 2" in res["command"]
     assert res["kernels"][0]["tuning"]["hill"]["evals"] <= 3
+
+
+@pytest.mark.slow  # (a Ray instance: CI's slow line)
+@ray_needed
+def test_bench_tunes_its_kernels_at_once_on_one_ray_instance(tmp_path, private_ray, capsys):
+    """bench --ray auto: the instance this process runs, joined by every tune at its address (none starts its
+    own), two tunes at once; the sessions after them."""
+    import ray
+    import shutil
+    paths = [shutil.copy(write_matmul(tmp_path), tmp_path / f"{name}.c") for name in ("one", "two")]
+    out = tmp_path / "out"
+    rc = main(["bench", *map(str, paths), "--runs", "1", "--threads", "1", "--max-evals", "3", "--compilers", "gcc",
+               "--ray", "auto", "--tunes-at-once", "2", "--report", str(out)])
+    assert rc == 0, capsys.readouterr().err
+    assert "at once" in capsys.readouterr().err
+    res = json.load(open(out / "results.json"))
+    assert res["tunes_at_once"] == 2 and res["ray"] == "auto"
+    for k in res["kernels"]:
+        assert k["tuning"]["hill"]["evals"] <= 3 and k["variants"]["hill"]["checksum_ok"] is True
+    assert ray.is_initialized()  # the bench left this process's instance as it found it
 
 
 class _Workers:

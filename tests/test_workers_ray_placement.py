@@ -99,3 +99,34 @@ def test_a_compiled_candidate_waiting_for_a_timer_stops_new_compiles_on_idle_tim
     pool._nodes["t0"].compiling = 1  # one of t0's compiles ended: its timer waits for the other
     assert not pool._may_time(pool._timers["t0", 0])  # no timing beside a compile
     assert pool._compile_node() is None  # and no new compile keeps it waiting
+
+
+def test_a_timing_holds_its_cores_in_rays_accounting_so_other_drivers_compiles_keep_off_them():
+    """Several tunes at once are several drivers: each knows only its own compiles, Ray all of them."""
+    def claim(*node: tuple[str, int, int], timing_cpus: int = 2) -> int:
+        pool = pool_of(node, timing_cpus=timing_cpus)
+        return pool._timing_claim(pool._nodes[node[0]])
+
+    assert claim("t0", 2, 1) == 2 and claim("big", 16, 4) == 2
+    assert claim("two", 2, 2) == 1  # the node's share per slot: never more than the node in all
+    assert claim("n", 8, 1, timing_cpus=1 << 20) == 8  # ALL_CORES: the node's cores
+    assert claim("n", 8, 1, timing_cpus=0) == 0  # nothing reserved
+    pool = pool_of(*DEVICE)
+    assert pool._timing_claim(None) == 0
+
+
+def test_this_pools_own_compiles_and_timings_never_claim_more_than_the_node_has():
+    """What _may_time lets start never waits in Ray for cores this pool's compiles hold."""
+    for cpus, slots, timing in ((2, 1, 2), (4, 1, 2), (8, 2, 2), (2, 2, 2), (16, 4, 4)):
+        pool = pool_of(("n", cpus, slots), timing_cpus=timing)
+        node = pool._nodes["n"]
+        for compiling in range(cpus + 1):
+            node.compiling = compiling
+            for t in pool._timers.values():
+                t.busy = False
+            for t in pool._timers.values():
+                if not pool._may_time(t):
+                    break
+                t.busy = True
+                busy = sum(x.busy for x in pool._timers.values())
+                assert compiling == 0 or compiling + busy * pool._timing_claim(node) <= cpus

@@ -103,6 +103,7 @@ class BenchOptions:
     program: ProgramBuild = ProgramBuild()  # every kernel's other sources, libraries and arguments
     jobs: int | None = 1  # tuning candidates compiled at once (tune --jobs; None: the cores)
     ray: str | None = None  # tuning candidates on a Ray cluster (tune --ray)
+    tunes_at_once: int | None = 1  # tuning runs (kernel x strategy) at once over the workers; None: see plan_tunes
 
     @property
     def nthreads(self) -> int:
@@ -334,6 +335,85 @@ def tune_one(path: str, spec: StrategySpec, opts: BenchOptions, defines: Sequenc
     return tuning_entry(spec, res.report.to_json(), time.perf_counter() - t0)
 
 
+def _tune_in_process(path: str, spec: StrategySpec, opts: BenchOptions, defines: Sequence[str]) -> tuple:
+    """tune_one in a process of its own (several tunes at once): (entry, None), or (None, why) for a PolytuneError,
+    whose message crosses the process boundary as text."""
+    try:
+        return tune_one(path, spec, opts, defines), None
+    except PolytuneError as e:
+        return None, str(e)
+
+
+@dataclass(frozen=True)
+class TunePlan:
+    """How the bench's tuning runs share the workers: ``at_once`` runs at a time, each with ``opts`` (its share
+    of the compile jobs, the cluster's address); ``note``: why fewer run at once than asked."""
+
+    at_once: int
+    opts: BenchOptions
+    note: str | None = None
+
+
+def plan_tunes(opts: BenchOptions, count: int, timer_slots: int | None = None,
+               cores: int | None = None) -> TunePlan:
+    """How many of *count* tuning runs go at once over the workers, and with what options.
+
+    Several at once need a pool that times for all of them: the local pool (``--jobs``, not 1), whose timings
+    take the machine-wide lock, so the tunes' candidates are timed one at a time across the processes, or a Ray
+    cluster (``--ray``), whose timer slots each time one candidate at a time, whichever tune it belongs to.
+    Default (``tunes_at_once`` None): on a cluster, one per timer slot (*timer_slots*); locally, two (one tune
+    compiles while the other's candidate is timed), each with half the compile jobs. Locally, only where the
+    timed runs leave cores for the compiles (``--threads`` below the cores): a timing that takes every core
+    gets a quiet machine, which one tune's pool can promise (it holds its compiles) but not several's."""
+    from ..workers.identity import usable_cores
+    asked = opts.tunes_at_once
+    if asked is not None and asked < 1:
+        raise UsageError("--tunes-at-once must be at least 1")
+    if opts.ray is None and opts.jobs == 1:
+        if asked not in (None, 1):
+            raise UsageError("--tunes-at-once needs workers that time for every tune: --jobs N (not 1) or --ray")
+        return TunePlan(1, opts)
+    if opts.ray is not None:
+        n = asked if asked is not None else max(1, timer_slots or 1)
+        return TunePlan(max(1, min(n, count)), opts)
+    cores = cores or usable_cores()
+    if opts.nthreads >= cores:
+        note = None if asked in (None, 1) else \
+            (f"note: tuning runs one at a time, not {asked}: the timed runs use every core (--threads "
+             f"{opts.nthreads} of {cores}), so no compile may run beside them; give --threads below the cores")
+        return TunePlan(1, opts, note)
+    n = max(1, min(asked if asked is not None else 2, count))
+    if n == 1:
+        return TunePlan(1, opts)
+    jobs = max(2, (opts.jobs or max(1, cores - opts.nthreads)) // n)  # 1 would mean no pool (and no lock)
+    import dataclasses
+    return TunePlan(n, dataclasses.replace(opts, jobs=jobs))
+
+
+def tune_all(preps: Sequence[Prepared], plan: TunePlan, log: Log) -> None:
+    """Every prepared kernel's tuning runs, ``plan.at_once`` at a time, each in a process of its own (isl keeps
+    one context per process); their entries go into the kernels' as they finish."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+    runs = [(prep, s) for prep in preps for s in prep.to_tune]
+    with ProcessPoolExecutor(plan.at_once, mp_context=multiprocessing.get_context("spawn")) as ex:
+        futures = {}
+        for prep, s in runs:
+            _tuning_start(prep, s, log)
+            futures[ex.submit(_tune_in_process, prep.spec.path, s, plan.opts, prep.defines)] = (prep, s)
+        for fut in as_completed(futures):
+            prep, s = futures[fut]
+            try:
+                result, error = fut.result()
+            except BrokenProcessPool:
+                result, error = None, "its tuning process died"
+            record_tuning(prep, s, result, error, log)
+    for prep in preps:  # each kernel's entries in the order of its strategies, as one after another gives
+        prep.entry["tuning"] = {s.label: prep.entry["tuning"][s.label] for s in prep.to_tune
+                                if s.label in prep.entry["tuning"]}
+
+
 # ---- one kernel -------------------------------------------------------------------------------------
 def _load() -> list[float] | None:
     try:
@@ -342,42 +422,93 @@ def _load() -> list[float] | None:
         return None
 
 
-def bench_kernel(spec: KernelSpec, opts: BenchOptions, tools: Toolchain, workdir: str, log: Log) -> dict:
-    from ..pipeline import OptimizeOptions, analyze, generate
-    from ..tune import TuneOptions, describe, make_target
-    name = kernel_name(spec.path)
+@dataclass
+class Prepared:
+    """A kernel of the bench before its session: its analysis, its space and its tuning runs' results."""
+
+    spec: KernelSpec
+    entry: dict
+    defines: tuple[str, ...]
+    program: object | None = None  # the analyzed program (None: polytune cannot optimize it)
+    space: object | None = None
+    loops: tuple[str, ...] | None = None
+    to_tune: tuple[StrategySpec, ...] = ()  # the strategies that run on it
+
+
+def prepare_kernel(spec: KernelSpec, opts: BenchOptions) -> Prepared:
+    """Analyze a kernel and decide which strategies tune it (an exhaustive search only on a small grid)."""
+    from ..pipeline import analyze
+    from ..tune import TuneOptions, make_target
     defines = tuple(opts.defines if spec.defines is None else spec.defines)
     strategies = opts.strategies if spec.strategies is None else spec.strategies
-    entry: dict = {"name": name, "file": spec.path, "defines": list(defines), "notes": [], "space": None,
-                   "grid_size": None, "tuning": {}, "variants": {}, "started": _stamp_time(), "load_start": _load()}
-    program = space = None
-    configs: dict[str, tuple | None] = {}
+    entry: dict = {"name": kernel_name(spec.path), "file": spec.path, "defines": list(defines), "notes": [],
+                   "space": None, "grid_size": None, "tuning": {}, "variants": {}, "started": _stamp_time(),
+                   "load_start": _load()}
+    prep = Prepared(spec, entry, defines)
     try:
-        program = analyze(spec.path, opts.includes, defines)
-        target = make_target(program, TuneOptions())
-        space = target.space()
-        loops = target.labels(space)
+        prep.program = analyze(spec.path, opts.includes, defines)
+        target = make_target(prep.program, TuneOptions())
+        prep.space = target.space()
+        prep.loops = target.labels(prep.space)
     except PolytuneError as e:
-        entry["notes"].append(f"{'not tuned' if program else 'polytune cannot optimize it'}: {e.message}")
-    if space is not None:
-        entry["space"] = [{"name": p.name, "values": list(p.values)} for p in space.params]
-        entry["grid_size"] = space.size
-        for s in strategies:
-            if s.strategy == "exhaustive" and space.size > opts.exhaustive_max:
-                entry["notes"].append(f"{s.label} skipped: the grid has {space.size} points "
-                                      f"(> --exhaustive-max {opts.exhaustive_max})")
-                continue
-            log(f"{name}: tuning with {s.label} ({len(space.params)} parameters, grid {space.size}) ...")
-            try:
-                t = tune_one(spec.path, s, opts, defines)
-            except PolytuneError as e:
-                entry["notes"].append(f"{s.label} failed: {e}")
-                continue
-            entry["tuning"][s.label] = t
-            best = found(t)
-            log(f"{name}: {s.label}: " + (f"best {describe(best['config'], loops)} {best['median']:.4g} s" if best else
-                                          "no verified configuration")
-                + f", {t['evals']} evaluations, {t['search_time']:.1f} s, {t['stop_reason']}")
+        prep.space = None
+        entry["notes"].append(f"{'not tuned' if prep.program else 'polytune cannot optimize it'}: {e.message}")
+    if prep.space is None:
+        return prep
+    entry["space"] = [{"name": p.name, "values": list(p.values)} for p in prep.space.params]
+    entry["grid_size"] = prep.space.size
+    runs = []
+    for s in strategies:
+        if s.strategy == "exhaustive" and prep.space.size > opts.exhaustive_max:
+            entry["notes"].append(f"{s.label} skipped: the grid has {prep.space.size} points "
+                                  f"(> --exhaustive-max {opts.exhaustive_max})")
+        else:
+            runs.append(s)
+    prep.to_tune = tuple(runs)
+    return prep
+
+
+def _tuning_start(prep: Prepared, s: StrategySpec, log: Log) -> None:
+    log(f"{prep.entry['name']}: tuning with {s.label} ({len(prep.space.params)} parameters, grid "
+        f"{prep.space.size}) ...")
+
+
+def record_tuning(prep: Prepared, s: StrategySpec, result: dict | None, error: str | None, log: Log) -> None:
+    """A tuning run's entry (or why it failed) into the kernel's, and its line in the log."""
+    from ..tune import describe
+    if result is None:
+        prep.entry["notes"].append(f"{s.label} failed: {error}")
+        log(f"{prep.entry['name']}: {s.label} failed: {error}")
+        return
+    prep.entry["tuning"][s.label] = result
+    best = found(result)
+    log(f"{prep.entry['name']}: {s.label}: " + (f"best {describe(best['config'], prep.loops)} {best['median']:.4g} s"
+                                               if best else "no verified configuration")
+        + f", {result['evals']} evaluations, {result['search_time']:.1f} s, {result['stop_reason']}")
+
+
+def bench_kernel(spec: KernelSpec, opts: BenchOptions, tools: Toolchain, workdir: str, log: Log) -> dict:
+    """Tune a kernel with each strategy in turn, then time its variants in one session."""
+    prep = prepare_kernel(spec, opts)
+    t0 = time.perf_counter()
+    for s in prep.to_tune:
+        _tuning_start(prep, s, log)
+        try:
+            t = tune_one(spec.path, s, opts, prep.defines)
+        except PolytuneError as e:
+            record_tuning(prep, s, None, str(e), log)
+            continue
+        record_tuning(prep, s, t, None, log)
+    prep.entry["tuning_s"] = round(time.perf_counter() - t0, 3)
+    return kernel_session(prep, opts, tools, workdir, log)
+
+
+def kernel_session(prep: Prepared, opts: BenchOptions, tools: Toolchain, workdir: str, log: Log) -> dict:
+    """Build every variant of a prepared (and tuned) kernel and time them in one session of interleaved rounds."""
+    from ..pipeline import OptimizeOptions, generate
+    spec, entry, defines, program, space = prep.spec, prep.entry, prep.defines, prep.program, prep.space
+    name = entry["name"]
+    configs: dict[str, tuple | None] = {}
     # ---- the session's builds
     builds: dict[str, Build] = {}  # variant -> build (shared by equal configurations)
     src_dir = os.path.join(workdir, name)
@@ -482,19 +613,68 @@ def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None
             "kind": "polytune-bench", "version": 1, "polytune": __version__, "machine": machine_id(),
             "started": _stamp_time(), "finished": None, "command": opts.command, "threads": opts.nthreads,
             "runs": opts.runs, "strategies": [s.label for s in opts.strategies], "max_evals": opts.max_evals,
-            "jobs": opts.jobs, **({"ray": opts.ray} if opts.ray else {}),
+            "jobs": opts.jobs, **({"ray": opts.ray} if opts.ray else {}), "tunes_at_once": 1,
             "exhaustive_max": opts.exhaustive_max, "load_start": _load(),
             "compilers": {c.name: {"command": c.shown, "version": c.version} for c in tools.baselines}
             | {"polytune": {"command": tools.polytune.shown, "version": tools.polytune.version}},
             "notes": notes, "kernels": [],
         }
-        for spec in kernels:
-            results["kernels"].append(bench_kernel(spec, opts, tools, workdir, log))
+        count = sum(len(opts.strategies if k.strategies is None else k.strategies) for k in kernels)
+        with _cluster(opts) as (cluster_opts, timer_slots):
+            plan = plan_tunes(cluster_opts, count, timer_slots)
+            results["tunes_at_once"] = plan.at_once
+            if plan.note:
+                log(plan.note)
+                results["notes"].append(plan.note)
+            if plan.at_once > 1:  # every tune first, over the workers; then the sessions, on a quiet machine
+                preps = [prepare_kernel(spec, opts) for spec in kernels]
+                log(f"tuning: {sum(len(p.to_tune) for p in preps)} runs, {plan.at_once} at once ...")
+                t0 = time.perf_counter()
+                tune_all(preps, plan, log)
+                results["tuning_s"] = round(time.perf_counter() - t0, 3)
+        for i, spec in enumerate(kernels):
+            if plan.at_once > 1:
+                results["kernels"].append(kernel_session(preps[i], opts, tools, workdir, log))
+            else:
+                results["kernels"].append(bench_kernel(spec, opts, tools, workdir, log))
+            if plan.at_once == 1:
+                results["tuning_s"] = round(sum(k.get("tuning_s", 0.0) for k in results["kernels"]), 3)
             results["finished"] = _stamp_time()
             results["load_end"] = _load()
             if checkpoint is not None:
                 checkpoint(results)
     return results
+
+
+class _cluster:
+    """With ``--ray`` and several tunes at once: the bench joins the cluster (starting the private instance of
+    ``auto`` once, for every tune) to count its timer slots; the tunes join it by its address. Yields (the
+    options the tunes get, the timer slots or None)."""
+
+    def __init__(self, opts: BenchOptions):
+        self.opts = opts
+        self.started = False
+
+    def __enter__(self) -> tuple[BenchOptions, int | None]:
+        if self.opts.ray is None or self.opts.tunes_at_once == 1:
+            return self.opts, None
+        try:
+            import ray
+
+            from ..workers import ray_pool
+        except ImportError as exc:
+            raise UsageError(f"--ray needs Ray ({exc}): pip install 'polytune[ray]'") from None
+        import dataclasses
+        self.started = ray_pool.connect(self.opts.ray)
+        slots = int(ray.cluster_resources().get(ray_pool.TIMER_RESOURCE, 0))
+        # auto: the instance found or started here, by its address (each tune would otherwise start its own)
+        address = ray.get_runtime_context().gcs_address if self.opts.ray == "auto" else self.opts.ray
+        return dataclasses.replace(self.opts, ray=address), slots
+
+    def __exit__(self, *exc: object) -> None:
+        if self.started:
+            from ..workers import ray_pool
+            ray_pool.disconnect()
 
 
 def has_matplotlib() -> bool:
@@ -552,7 +732,8 @@ def command_line(args) -> str:
                         ("--max-evals", args.max_evals), ("--exhaustive-max", args.exhaustive_max),
                         ("--compilers", args.compilers), ("--clang", args.clang), ("--time-limit", args.time_limit),
                         ("--jobs", getattr(args, "jobs", 1) if getattr(args, "jobs", 1) != 1 else None),
-                        ("--ray", getattr(args, "ray", None))):
+                        ("--ray", getattr(args, "ray", None)),
+                        ("--tunes-at-once", getattr(args, "tunes_at_once", None))):
         if value is not None:
             parts.append(f"{flag} {value}")
     parts += [f"-D {d}" for d in args.defines] + [f"-I {d}" for d in args.includes]
@@ -576,7 +757,8 @@ def main_from_args(args) -> int:
                         defines=tuple(args.defines), gcc=args.gcc, clang=args.clang,
                         polly_flags=tuple(args.polly_flags.split()) if args.polly_flags else None,
                         cache=args.cache, command=command_line(args), program=args.program,
-                        jobs=getattr(args, "jobs", 1), ray=getattr(args, "ray", None))
+                        jobs=getattr(args, "jobs", 1), ray=getattr(args, "ray", None),
+                        tunes_at_once=getattr(args, "tunes_at_once", None))
     kernels = [KernelSpec(p) for p in kernel_files(args.paths)]
     results = run_bench(kernels, opts)
     print_tables(results)

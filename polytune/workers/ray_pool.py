@@ -70,10 +70,10 @@ def connect(address: str = "auto", *, num_cpus: int | None = None, timers: int =
     if ray.is_initialized():
         return False
     if address != "auto":
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
         return False
     try:
-        ray.init(address="auto", include_dashboard=False, log_to_driver=False)
+        ray.init(address="auto", include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
         return False
     except ConnectionError:
         pass
@@ -474,6 +474,15 @@ class RayPool:
         busy = sum(1 for t in self._timers.values() if t.busy and t.node_id == node.node_id)
         return min(node.cpus, busy * self.timing_cpus)
 
+    def _timing_claim(self, node: _Node | None) -> int:
+        """The CPUs a timing on *node* holds in Ray's own accounting: the cores it occupies (``timing_cpus``), at
+        most the node's share per timer slot. This pool never waits for them (``_may_time`` and ``_compile_node``
+        keep its own compiles off them); they keep off the compiles of other drivers on the cluster (several
+        tunes at once, ``polytune bench --tunes-at-once``), which Ray then places only on the cores left free."""
+        if node is None or not self.timing_cpus or not node.cpus:
+            return 0
+        return min(self.timing_cpus, node.cpus // max(1, node.timer_slots))
+
     def _may_time(self, timer: _TimerRef) -> bool:
         """Whether *timer* can start a timing now: its node's compiles leave it the cores a timing takes."""
         node = self._nodes.get(timer.node_id)
@@ -562,7 +571,9 @@ class RayPool:
                 return
             timer.busy = True
             strategy = NodeAffinitySchedulingStrategy(timer.node_id, soft=False)
-            need = {"num_gpus": 1} if self.gpu else {"resources": {self.resource: 1}}
+            node = self._nodes.get(timer.node_id)
+            need = {"num_gpus": 1} if self.gpu else {"resources": {self.resource: 1},
+                                                      "num_cpus": self._timing_claim(node)}
             ref = _time.options(scheduling_strategy=strategy, **need).remote(cand.time_fn, cand.artifact,
                                                                              self._lock_path)
             self._inflight[ref] = ("time", cand, timer)
