@@ -239,7 +239,8 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
                 original = measuring.result()
             spans["overlapped"] = True
         if original is None:
-            original = timed("original", _exclusive, runner.reference)
+            original = timed("original", _exclusive, runner.reference,
+                             _local_timing_cpus(build) if use_pool and tune_opts.ray is None else None)
         noisy = noise_warning(original, load, os.cpu_count() or 1)
         if noisy and hasattr(progress, "note"):
             progress.note(noisy)
@@ -337,12 +338,28 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
     return TuneResult(program, space, result, original, best_text, report)
 
 
-def _exclusive(measure):
+def _exclusive(measure, cpus: tuple[int, ...] | None = None):
     """*measure*() (the original's measurement, made by this process itself, outside the pool) under the
-    machine-wide lock that every pool's timings take: no other tune on this machine times a candidate then."""
-    from .workers.local import TimerLock, default_lock_path
+    machine-wide lock that every pool's timings take: no other tune on this machine times a candidate then.
+    *cpus*: on those cores (a thread pinned there: the runs it starts inherit it), the local pool's timing cores,
+    so that the original is timed where the candidates are, off the cores any tune's compiles use."""
+    from .workers.local import TimerLock, default_lock_path, pin_cpus
     with TimerLock(default_lock_path()):
-        return measure()
+        if not cpus:
+            return measure()
+        with ThreadPoolExecutor(1, thread_name_prefix="polytune-original", initializer=pin_cpus,
+                                initargs=(cpus,)) as ex:
+            return ex.submit(measure).result()
+
+
+def _local_timing_cpus(build: BuildConfig) -> tuple[int, ...] | None:
+    """The cores the local pool times on (``open_workers``): the first ``build.threads`` of this process's,
+    where they leave cores for the compiles; None where a timing takes them all (a quiet pool)."""
+    from .workers.identity import usable_cores
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if not build.threads or build.threads >= usable_cores() or build.threads >= len(cores):
+        return None
+    return tuple(cores[:build.threads])
 
 
 def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):

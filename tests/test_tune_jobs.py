@@ -269,6 +269,23 @@ def test_the_original_is_measured_while_no_other_tune_on_the_machine_times(kerne
     assert result.report.spans["original"] >= 1.0
 
 
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs 2 cores: one to time on, one to compile on")
+def test_with_the_local_pool_the_original_is_timed_on_the_cores_the_candidates_are(kernel, monkeypatch):
+    """--threads below the cores: the pool times on the first --threads cores and compiles on the others; the
+    original's measurement runs there too (not beside another tune's compiles, and where its candidates run)."""
+    from polytune.measure.c import CRunner
+    cores = sorted(os.sched_getaffinity(0))
+    seen = []
+    reference = CRunner.reference
+    monkeypatch.setattr(CRunner, "reference", lambda self: seen.append(sorted(os.sched_getaffinity(0)))
+                        or reference(self))
+    tune(kernel, TuneOptions(cache=None, max_evals=1, jobs=2), FAST)  # FAST: 1 thread
+    assert seen == [cores[:1]]
+    tune(kernel, TuneOptions(cache=None, max_evals=1, jobs=1), FAST)  # no pool: where the process runs
+    assert seen[-1] == cores
+
+
 def test_the_runs_that_confirm_the_best_take_the_machine_lock_one_run_at_a_time(kernel, monkeypatch):
     import threading
 
