@@ -647,8 +647,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--triton-evals", type=int, default=1, help="hill-climbing evaluations after Algorithm "
                     "9.1's candidates (12 configurations)")
     ap.add_argument("--cuda-evals", type=int, default=8, help="hill-climbing evaluations (parts a and c)")
+    shares = ", ".join(f"{k} {100 * v:.0f}%%" for k, v in SHARES.items())  # %%: argparse formats help with %
     ap.add_argument("--budget-s", type=float, default=300.0, help="seconds for the whole run (shared by the parts: "
-                    f"{', '.join(f'{k} {v:.0%}' for k, v in SHARES.items())}, what a part leaves going to the next)".replace("%", "%%"))
+                    f"{shares}, what a part leaves going to the next)")
     ap.add_argument("--side-rounds", type=int, default=15, help="part b: rounds of the exhaustive optimum and the "
                     "hill's end side by side")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="nvcc builds at once (part b)")

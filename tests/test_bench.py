@@ -345,11 +345,12 @@ def test_tunes_whose_timings_take_every_core_run_one_at_a_time_and_say_why():
     assert bench.plan_tunes(bench.BenchOptions(jobs=4, threads=8, tunes_at_once=None), 6, cores=8).note is None
 
 
-def test_cluster_tunes_at_once_default_to_its_timer_slots():
+def test_cluster_tunes_go_one_at_a_time_unless_asked():
+    """Each tune is a Ray job with worker processes of its own: at once they were no faster (BENCHMARKS.md)."""
     opts = bench.BenchOptions(ray="127.0.0.1:6379", tunes_at_once=None)
-    assert bench.plan_tunes(opts, 10, timer_slots=4).at_once == 4
-    assert bench.plan_tunes(opts, 3, timer_slots=4).at_once == 3
-    assert bench.plan_tunes(bench.BenchOptions(ray="auto", tunes_at_once=2), 10, timer_slots=1).at_once == 2
+    assert bench.plan_tunes(opts, 10).at_once == 1
+    assert bench.plan_tunes(bench.BenchOptions(ray="auto", tunes_at_once=4), 10).at_once == 4
+    assert bench.plan_tunes(bench.BenchOptions(ray="auto", tunes_at_once=4), 3).at_once == 3
 
 
 def test_bench_tunes_its_kernels_at_once_then_times_each_in_its_session(tmp_path, capsys):

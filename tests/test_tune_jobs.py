@@ -147,8 +147,9 @@ def test_bench_tunes_with_jobs(kernel, tmp_path, capsys):
 def test_bench_tunes_its_kernels_at_once_on_one_ray_instance(tmp_path, private_ray, capsys):
     """bench --ray auto: the instance this process runs, joined by every tune at its address (none starts its
     own), two tunes at once; the sessions after them."""
-    import ray
     import shutil
+
+    import ray
     paths = [shutil.copy(write_matmul(tmp_path), tmp_path / f"{name}.c") for name in ("one", "two")]
     out = tmp_path / "out"
     rc = main(["bench", *map(str, paths), "--runs", "1", "--threads", "1", "--max-evals", "3", "--compilers", "gcc",

@@ -354,17 +354,18 @@ class TunePlan:
     note: str | None = None
 
 
-def plan_tunes(opts: BenchOptions, count: int, timer_slots: int | None = None,
-               cores: int | None = None) -> TunePlan:
+def plan_tunes(opts: BenchOptions, count: int, cores: int | None = None) -> TunePlan:
     """How many of *count* tuning runs go at once over the workers, and with what options.
 
     Several at once need a pool that times for all of them: the local pool (``--jobs``, not 1), whose timings
     take the machine-wide lock, so the tunes' candidates are timed one at a time across the processes, or a Ray
     cluster (``--ray``), whose timer slots each time one candidate at a time, whichever tune it belongs to.
-    Default (``tunes_at_once`` None): on a cluster, one per timer slot (*timer_slots*); locally, two (one tune
-    compiles while the other's candidate is timed), each with half the compile jobs. Locally, only where the
-    timed runs leave cores for the compiles (``--threads`` below the cores): a timing that takes every core
-    gets a quiet machine, which one tune's pool can promise (it holds its compiles) but not several's."""
+    Default (``tunes_at_once`` None): locally two (one tune compiles while the other's candidate is timed), each
+    with half the compile jobs, only where the timed runs leave cores for the compiles (``--threads`` below the
+    cores): a timing that takes every core gets a quiet machine, which one tune's pool can promise (it holds its
+    compiles) but not several's. On a cluster one at a time unless asked: each tune is a Ray job of its own,
+    whose worker processes start (and import polytune) for it alone, and on the 16-core machine 4 tunes at once
+    were no faster than one after another (BENCHMARKS.md, bench_workers.py)."""
     from ..workers.identity import usable_cores
     asked = opts.tunes_at_once
     if asked is not None and asked < 1:
@@ -374,8 +375,7 @@ def plan_tunes(opts: BenchOptions, count: int, timer_slots: int | None = None,
             raise UsageError("--tunes-at-once needs workers that time for every tune: --jobs N (not 1) or --ray")
         return TunePlan(1, opts)
     if opts.ray is not None:
-        n = asked if asked is not None else max(1, timer_slots or 1)
-        return TunePlan(max(1, min(n, count)), opts)
+        return TunePlan(max(1, min(asked or 1, count)), opts)
     cores = cores or usable_cores()
     if opts.nthreads >= cores:
         note = None if asked in (None, 1) else \
@@ -620,8 +620,8 @@ def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None
             "notes": notes, "kernels": [],
         }
         count = sum(len(opts.strategies if k.strategies is None else k.strategies) for k in kernels)
-        with _cluster(opts) as (cluster_opts, timer_slots):
-            plan = plan_tunes(cluster_opts, count, timer_slots)
+        with _cluster(opts) as cluster_opts:
+            plan = plan_tunes(cluster_opts, count)
             results["tunes_at_once"] = plan.at_once
             if plan.note:
                 log(plan.note)
@@ -647,17 +647,16 @@ def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None
 
 
 class _cluster:
-    """With ``--ray`` and several tunes at once: the bench joins the cluster (starting the private instance of
-    ``auto`` once, for every tune) to count its timer slots; the tunes join it by its address. Yields (the
-    options the tunes get, the timer slots or None)."""
+    """With ``--ray auto`` and several tunes at once: the bench finds or starts the instance once and yields
+    options whose tunes join it at its address (each would otherwise start its own private instance)."""
 
     def __init__(self, opts: BenchOptions):
         self.opts = opts
         self.started = False
 
-    def __enter__(self) -> tuple[BenchOptions, int | None]:
-        if self.opts.ray is None or self.opts.tunes_at_once == 1:
-            return self.opts, None
+    def __enter__(self) -> BenchOptions:
+        if self.opts.ray != "auto" or (self.opts.tunes_at_once or 1) <= 1:
+            return self.opts
         try:
             import ray
 
@@ -666,10 +665,7 @@ class _cluster:
             raise UsageError(f"--ray needs Ray ({exc}): pip install 'polytune[ray]'") from None
         import dataclasses
         self.started = ray_pool.connect(self.opts.ray)
-        slots = int(ray.cluster_resources().get(ray_pool.TIMER_RESOURCE, 0))
-        # auto: the instance found or started here, by its address (each tune would otherwise start its own)
-        address = ray.get_runtime_context().gcs_address if self.opts.ray == "auto" else self.opts.ray
-        return dataclasses.replace(self.opts, ray=address), slots
+        return dataclasses.replace(self.opts, ray=ray.get_runtime_context().gcs_address)
 
     def __exit__(self, *exc: object) -> None:
         if self.started:

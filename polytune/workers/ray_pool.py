@@ -116,7 +116,7 @@ def _compile(compile_fn: Callable[[Any], Any], payload: Any, pin: bool = True) -
     return artifact, span, _node_name(ray.get_runtime_context().get_node_id())
 
 
-def _warm(fn: Callable[[Any], Any], barrier: str, count: int, payload: Any, wait_s: float = 10.0) -> None:
+def _warm(fn: Callable[[Any], Any], barrier: str, count: int, payload: Any, wait_s: float = 4.0) -> None:
     """A warm-up, run as a compile task that holds no CPU (so that its worker has loaded the compile task's
     definition too: on the dev box, one run each, the first compiles after warm-ups of their own task waited
     1.1-1.3 s for a worker, after these 0.01-0.3 s):
@@ -263,7 +263,7 @@ class RayPool:
     def warm(self, fn: Callable[[Any], Any], payload: Any, early: bool = False) -> None:
         """Start the compile workers now, before the first candidates need them: ``fn(payload)`` (e.g. importing
         the compile step's module) once per CPU of the nodes that compile (those without timer slots where
-        there are any, and with ``timing_cpus`` the timer nodes too; else every accepted node), in compile tasks
+        there are any, else every accepted node), in compile tasks
         that hold no CPU, so that no compile waits for one, each waiting for the node's others (``_warm``: one
         worker each). A Ray worker process starts and imports polytune at its first task: a second or more,
         paid by the first candidates of every tune otherwise. The warm-ups start once the first compile has its
@@ -293,8 +293,11 @@ class RayPool:
         while self._warm_requests:
             fn, payload = self._warm_requests.popleft()
             nodes = [n for n in self._nodes.values() if n.accepted and n.alive and n.cpus]
-            # timer nodes compile too where a timing's cores are reserved (see _compile_node)
-            first = nodes if self.timing_cpus else [n for n in nodes if not n.timer_slots] or nodes
+            # the nodes that compile first (_compile_node): those without timer slots where there are any. Timer
+            # nodes compile only what those have no core for, in the worker their probe started; warming them
+            # too started ~14 workers at once on the 16-core machine's service cores, and the first compiles and
+            # timings waited 5-7 s for workers (the seventh device run's seed evaluations: 6-9 s)
+            first = [n for n in nodes if not n.timer_slots] or nodes
             for node in first:
                 strategy = NodeAffinitySchedulingStrategy(node.node_id, soft=False)
                 barrier = os.path.join(tempfile.gettempdir(), f"polytune-warm-{os.getpid()}-{node.node_id[:12]}-"
