@@ -4,9 +4,10 @@ one after another against all at once, on the local pool and on a Ray cluster of
 Four modes, one after another, each alone on the machine, the same bench command but for the workers:
 
 - `jobs-1`: `--jobs J --tunes-at-once 1`: the local pool, the kernels' tunes one after another (as before);
-- `jobs`: `--jobs J` (default: 2 tunes at once, J/2 compile jobs each, every timing under the machine-wide lock);
+- `jobs`: `--jobs J` (default: 2 tunes at once, threads of the bench sharing one local pool of J compile jobs
+  and its one timer);
 - `ray-1`: `--ray ADDRESS --tunes-at-once 1`: the Ray cluster, the tunes one after another;
-- `ray`: `--ray ADDRESS` (default: one tune per timer slot of the cluster, here 4).
+- `ray`: `--ray ADDRESS` (default: one tune per timer slot of the cluster, here 4, sharing one Ray pool).
 
 The cluster is `benchmarks/workers.py`'s (one node per timer group of --threads CPUs, a compile node, the
 timer nodes' services on the compile node's CPUs, the bench's driver on its own CPUs); the local modes run

@@ -13,6 +13,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -23,6 +24,7 @@ from .measure.measurement import Measurement, to_record
 from .measure.pooled import Bound, PooledMeasure
 from .measure.runner import Memo
 from .pipeline import OptimizeOptions, Program, analyze
+from .poly.islutil import ISL_LOCK
 from .search import Budget, EvalRecord, SearchOptions, SearchResult, SearchSpace, Step, run_search
 from .search.phases import LOCAL, phased_search
 from .targets import get_target
@@ -186,34 +188,56 @@ def make_target(program: Program, tune_opts: TuneOptions, build: BuildConfig | N
     return get_target(tune_opts.target)(program, base, build, tune_opts.domain_cap)
 
 
+@dataclass(frozen=True)
+class SharedWorkers:
+    """Workers opened once for several tunes (``polytune bench --tunes-at-once``, each tune a thread of one
+    process): ``open_workers``' pool, whether its timers are other processes, the candidates each tune keeps in
+    flight, and what the reports say of it. The tunes neither open nor close it."""
+
+    pool: object
+    remote: bool
+    in_flight: int
+    info: dict
+
+
+def open_shared_workers(tune_opts: TuneOptions, build: BuildConfig) -> tuple[SharedWorkers, Callable[[], None]]:
+    """The workers of ``--jobs`` / ``--ray`` for several tunes at once, and how to close them."""
+    pool, remote, in_flight, close, info = open_workers(tune_opts, build)
+    return SharedWorkers(pool, remote, in_flight, dict(info, shared=True)), close
+
+
 def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig = BuildConfig(),
-         progress=None) -> TuneResult:
+         progress=None, shared: SharedWorkers | None = None) -> TuneResult:
     """Tune the parameters of *path*'s target; every candidate is verified against the original program.
 
     With ``jobs`` above 1 or ``ray``, candidates are compiled in parallel on workers (``polytune.workers``)
     while one timing runs at a time per timer; the search's path is the same as with one job when the
-    measurements are (``polytune.search.pool``)."""
-    program = analyze(path, build.includes, build.defines, tune_opts.pure)
-    load = _load1()
-    schedule_choice = runner = original = None
-    bound = Bound()
-    if tune_opts.schedule == "auto":
-        chosen, schedule_choice, runner, original, first = get_target(tune_opts.target).choose_schedule(
-            program, build, tune_opts.parallel, tune_opts.unroll_jam)
-        bound = Bound(first)
-        tune_opts = dataclasses.replace(tune_opts, schedule=chosen)
-    target = make_target(program, tune_opts, build)
-    space = target.space(tune_opts.domains, tune_opts.space)
-    seed = target.seed(space, tune_opts.seed)
-    if runner is None:
-        runner = target.runner()
-    memo = Memo(runner)
-    cache = MeasurementCache(tune_opts.cache, workload_key(program, build, target.opts, space)) \
-        if tune_opts.cache else None
-    launch_choice = None
-    labels = target.labels(space)
+    measurements are (``polytune.search.pool``). *shared*: workers that other tunes in this process use at
+    the same time (their candidates meet the same timers); this tune's isl work then holds ``ISL_LOCK``."""
+    with ISL_LOCK:
+        program = analyze(path, build.includes, build.defines, tune_opts.pure)
+        load = _load1()
+        schedule_choice = runner = original = None
+        bound = Bound()
+        if tune_opts.schedule == "auto":
+            chosen, schedule_choice, runner, original, first = get_target(tune_opts.target).choose_schedule(
+                program, build, tune_opts.parallel, tune_opts.unroll_jam)
+            bound = Bound(first)
+            tune_opts = dataclasses.replace(tune_opts, schedule=chosen)
+        target = make_target(program, tune_opts, build)
+        space = target.space(tune_opts.domains, tune_opts.space)
+        seed = target.seed(space, tune_opts.seed)
+        if runner is None:
+            runner = target.runner()
+        memo = Memo(runner)
+        cache = MeasurementCache(tune_opts.cache, workload_key(program, build, target.opts, space)) \
+            if tune_opts.cache else None
+        launch_choice = None
+        labels = target.labels(space)
     workers = close_workers = None
     workers_info = None
+    if shared is not None:
+        workers, remote, in_flight, workers_info = shared.pool, shared.remote, shared.in_flight, dict(shared.info)
     spans: dict = {}
 
     def timed(key: str, fn, *args):
@@ -228,8 +252,11 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         if tune_opts.ray is not None and not hasattr(runner, "job"):
             raise UsageError(f"--ray applies to the c target only (the {tune_opts.target} target measures "
                              "one candidate at a time)")
-        use_pool = (tune_opts.ray is not None or tune_opts.jobs != 1) and hasattr(runner, "job")
-        if original is None and use_pool and tune_opts.ray not in (None, "auto"):
+        use_pool = (tune_opts.ray is not None or tune_opts.jobs != 1 or shared is not None) \
+            and hasattr(runner, "job")
+        if shared is not None and not use_pool:
+            raise UsageError(f"the {tune_opts.target} target measures one candidate at a time: no shared workers")
+        if original is None and use_pool and shared is None and tune_opts.ray not in (None, "auto"):
             # joining the cluster and probing its nodes (seconds) while the original is measured here: the
             # probes run on the nodes; "auto" may start a private instance on this machine's cores instead
             with ThreadPoolExecutor(1, thread_name_prefix="polytune-original") as ex:
@@ -318,11 +345,12 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
             cache.close()
     search_time = time.perf_counter() - t0
     best_text = best_build = None
-    if result.best is not None:
-        best_text = target.variant(space.names, result.best.config).text
-        if hasattr(target, "describe_best"):
-            best_build = target.describe_best(space.names, result.best.config)
-    target.finish(runner, result.best, space.names)
+    with ISL_LOCK:
+        if result.best is not None:
+            best_text = target.variant(space.names, result.best.config).text
+            if hasattr(target, "describe_best"):
+                best_build = target.describe_best(space.names, result.best.config)
+        target.finish(runner, result.best, space.names)
     report = TuneReport(
         file=path, machine=machine_id(), target=tune_opts.target, compiler=target.compiler(),
         threads=build.threads if build.threads is not None else os.environ.get("OMP_NUM_THREADS"),

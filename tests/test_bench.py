@@ -330,27 +330,18 @@ def test_tunes_go_one_at_a_time_without_workers_and_asking_for_more_is_an_error(
         bench.plan_tunes(bench.BenchOptions(jobs=4, tunes_at_once=0), 5)
 
 
-def test_local_tunes_at_once_share_the_compile_jobs_where_the_timings_leave_cores():
-    plan = bench.plan_tunes(bench.BenchOptions(jobs=8, threads=2, tunes_at_once=None), 6, cores=16)
-    assert plan.at_once == 2 and plan.opts.jobs == 4 and plan.note is None
-    plan = bench.plan_tunes(bench.BenchOptions(jobs=None, threads=2, tunes_at_once=4), 3, cores=16)
-    assert plan.at_once == 3 and plan.opts.jobs == 4  # no more at once than tunes; the 14 compile cores shared
-    plan = bench.plan_tunes(bench.BenchOptions(jobs=2, threads=1, tunes_at_once=2), 2, cores=2)
-    assert plan.at_once == 2 and plan.opts.jobs == 2  # never 1 each: that would be no pool, and no timer lock
+def test_tunes_at_once_default_to_one_per_timer_and_at_least_two():
+    assert bench.plan_tunes(bench.BenchOptions(jobs=8, threads=2, tunes_at_once=None), 6, cores=16).at_once == 2
+    assert bench.plan_tunes(bench.BenchOptions(jobs=None, threads=2, tunes_at_once=4), 3, cores=16).at_once == 3
+    cluster = bench.BenchOptions(ray="127.0.0.1:6379", tunes_at_once=None)
+    assert bench.plan_tunes(cluster, 10, timers=4).at_once == 4 and bench.plan_tunes(cluster, 3, timers=4).at_once == 3
+    assert bench.plan_tunes(bench.BenchOptions(ray="auto", tunes_at_once=None), 10, timers=1).at_once == 2
 
 
-def test_tunes_whose_timings_take_every_core_run_one_at_a_time_and_say_why():
+def test_local_tunes_whose_timings_take_every_core_run_one_at_a_time_and_say_why():
     plan = bench.plan_tunes(bench.BenchOptions(jobs=4, threads=8, tunes_at_once=3), 6, cores=8)
     assert plan.at_once == 1 and "--threads below the cores" in plan.note
     assert bench.plan_tunes(bench.BenchOptions(jobs=4, threads=8, tunes_at_once=None), 6, cores=8).note is None
-
-
-def test_cluster_tunes_go_one_at_a_time_unless_asked():
-    """Each tune is a Ray job with worker processes of its own: at once they were no faster (BENCHMARKS.md)."""
-    opts = bench.BenchOptions(ray="127.0.0.1:6379", tunes_at_once=None)
-    assert bench.plan_tunes(opts, 10).at_once == 1
-    assert bench.plan_tunes(bench.BenchOptions(ray="auto", tunes_at_once=4), 10).at_once == 4
-    assert bench.plan_tunes(bench.BenchOptions(ray="auto", tunes_at_once=4), 3).at_once == 3
 
 
 def test_bench_tunes_its_kernels_at_once_then_times_each_in_its_session(tmp_path, capsys):
@@ -364,7 +355,7 @@ def test_bench_tunes_its_kernels_at_once_then_times_each_in_its_session(tmp_path
                "--max-evals", "3", "--compilers", "gcc", "--report", str(out)])
     assert rc == 0
     err = capsys.readouterr().err
-    assert "tuning: 2 runs, 2 at once" in err
+    assert "tuning: 2 runs, 2 at once, on 1 timer" in err
     # every tune is started before the first session
     assert err.index("second: tuning with hill") < err.index("first: session of")
     res = json.load(open(out / "results.json"))

@@ -11,7 +11,7 @@ import islpy as isl
 from pycparser import c_ast
 
 from ..errors import UnsupportedError
-from ..poly.islutil import CTX, isl_name, sets_of
+from ..poly.islutil import CTX, ISL_LOCK, isl_name, sets_of
 from ..poly.marks import IvdepMark, ParallelMark, SimdMark, mark_of, marks_of
 from ..poly.parallel import parallel_work, with_work
 from ..poly.promote import Occurrence, ast_text, promotable, refs_of, replace_refs
@@ -429,15 +429,16 @@ def build_ast(scop: Scop, tiled: TiledSchedule, prefix: str, scale_strides: bool
     # isl drops a guard that inner loops' bounds make redundant (an `if (n >= 2)` around a loop whose body
     # is empty at n = 1), so that a generated loop may run iterations without statements: keep the guards.
     exact = any(isinstance(m, (ParallelMark, SimdMark)) and m.lastprivate for m in marks_of(tiled.schedule))
-    old = CTX.get_ast_build_exploit_nested_bounds()
-    old_scale = CTX.get_ast_build_scale_strides()
-    CTX.set_ast_build_exploit_nested_bounds(0 if exact else old)
-    CTX.set_ast_build_scale_strides(old_scale if scale_strides else 0)
-    try:
-        return build.node_from_schedule(with_work(tiled.schedule, scop.context))
-    finally:
-        CTX.set_ast_build_exploit_nested_bounds(old)
-        CTX.set_ast_build_scale_strides(old_scale)
+    with ISL_LOCK:  # the AST builder's options are the process's (islutil.ISL_LOCK)
+        old = CTX.get_ast_build_exploit_nested_bounds()
+        old_scale = CTX.get_ast_build_scale_strides()
+        CTX.set_ast_build_exploit_nested_bounds(0 if exact else old)
+        CTX.set_ast_build_scale_strides(old_scale if scale_strides else 0)
+        try:
+            return build.node_from_schedule(with_work(tiled.schedule, scop.context))
+        finally:
+            CTX.set_ast_build_exploit_nested_bounds(old)
+            CTX.set_ast_build_scale_strides(old_scale)
 
 
 def _max_depth(schedule: isl.Schedule) -> int:

@@ -16,6 +16,7 @@ from concurrent.futures import Future
 from functools import partial
 from typing import Any
 
+from ..poly.islutil import ISL_LOCK
 from ..search import MappedPool
 from .measurement import Config, Measurement
 
@@ -58,7 +59,8 @@ def _time_shared(time_fn: Callable, shared: _Shared, bound: Bound, compiled: Any
     import ray
     key = shared.ref.hex()
     if key not in _FETCHED:
-        _FETCHED.clear()  # one search's reference at a time
+        while len(_FETCHED) >= 4:  # the latest searches' references (several tunes may share the timers)
+            del _FETCHED[next(iter(_FETCHED))]
         _FETCHED[key] = ray.get(shared.ref)
     return time_fn(_FETCHED[key], bound, compiled)
 
@@ -101,7 +103,8 @@ class PooledMeasure:
 
     def submit(self, config: Config) -> Future:
         config = tuple(int(c) for c in config)
-        variant = self.target.variant(self.names, config)
+        with ISL_LOCK:  # a variant's options may come from isl (the schedule space's coordinates)
+            variant = self.target.variant(self.names, config)
         first = self._seen.get(variant.key)
         if first is not None and not first[1].cancelled():
             return self._repeat(config, *first)
@@ -110,8 +113,9 @@ class PooledMeasure:
             future: Future = Future()
             future.set_result(cached)
         else:
-            future = self.workers.submit(self.compile_fn, self.time_fn, self.runner.job(variant),
-                                         label=self.describe(config))
+            with ISL_LOCK:
+                job = self.runner.job(variant)
+            future = self.workers.submit(self.compile_fn, self.time_fn, job, label=self.describe(config))
         self._seen[variant.key] = (config, future)
         if cached is None:
             future.add_done_callback(partial(self._keep, variant, config))
@@ -142,7 +146,9 @@ class PooledMeasure:
             if out.done():  # cancelled by the search meanwhile
                 return
             if done.cancelled():  # the first was a discarded speculation: measure this one after all
-                self._seen.pop(self.target.variant(self.names, config).key, None)
+                with ISL_LOCK:
+                    key = self.target.variant(self.names, config).key
+                self._seen.pop(key, None)
                 inner = self.submit(config)
                 inner.add_done_callback(lambda f: _relay(f, out))
                 return

@@ -1,9 +1,18 @@
 """The one isl context, and every position-juggling helper of the package (everything else uses names)."""
 from __future__ import annotations
 
+import threading
+
 import islpy as isl
 
 CTX: isl.Context = isl.DEFAULT_CONTEXT
+
+# isl's context is one per process, and it carries options and an operation quota that the scheduler
+# (poly/schedule.py), the AST builder (emit/c.py) and ``bounded`` set around their calls. islpy holds the GIL
+# in every isl call, so single calls never overlap, but one thread's options or quota would apply to another
+# thread's calls made in between: a thread that uses isl while others may (several tunes at once in one
+# process, `polytune bench --tunes-at-once`) holds this lock around its isl work; those three hold it too.
+ISL_LOCK = threading.RLock()
 
 # Words of isl's text format that cannot be used as variable names in it.
 ISL_KEYWORDS = frozenset({"and", "or", "not", "exists", "min", "max", "floor", "ceil", "mod", "true",
@@ -31,10 +40,11 @@ def bounded(fn, max_operations: int):
     """Run an isl computation with an operation quota; past it isl raises isl.Error (caller falls back).
 
     isl's dataflow analysis and scheduler can take minutes on some small quasi-affine inputs."""
-    old = CTX.get_max_operations()
-    CTX.set_max_operations(max_operations)
-    CTX.reset_operations()
-    try:
-        return fn()
-    finally:
-        CTX.set_max_operations(old)
+    with ISL_LOCK:
+        old = CTX.get_max_operations()
+        CTX.set_max_operations(max_operations)
+        CTX.reset_operations()
+        try:
+            return fn()
+        finally:
+            CTX.set_max_operations(old)

@@ -21,7 +21,7 @@ import islpy as isl
 
 from .bands import band_nodes, is_short, member_of
 from .deps import Dependences
-from .islutil import CTX, bounded, maps_of, sets_of
+from .islutil import CTX, ISL_LOCK, bounded, maps_of, sets_of
 from .legality import IllegalSchedule, check_legal
 from .scop import Scop
 from .tiling import DEFAULT_TILE, BandInfo, Transformer
@@ -71,6 +71,12 @@ def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool
     the original order is noted in *notes*."""
     if not deps.complete:
         return original_order(scop)
+    with ISL_LOCK:  # the scheduler's options are the process's (islutil.ISL_LOCK)
+        return _compute_base_schedule(scop, deps, outer_coincidence, whole_component, serialize_sccs, notes)
+
+
+def _compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool, whole_component: bool,
+                           serialize_sccs: bool, notes: list[str] | None) -> isl.Schedule:
     schedule_options()
     CTX.set_schedule_outer_coincidence(1 if outer_coincidence else 0)
     CTX.set_schedule_whole_component(1 if whole_component else 0)

@@ -319,7 +319,8 @@ def checksums_agree(a: str | None, b: str | None, rtol: float = 1e-6) -> bool | 
 
 
 # ---- tuning -----------------------------------------------------------------------------------------
-def tune_one(path: str, spec: StrategySpec, opts: BenchOptions, defines: Sequence[str]) -> dict:
+def tune_one(path: str, spec: StrategySpec, opts: BenchOptions, defines: Sequence[str], shared=None) -> dict:
+    """One tuning run (*shared*: the workers several runs use at once, ``tune.open_shared_workers``)."""
     from ..measure.c import BuildConfig
     from ..tune import TuneOptions, tune
     local = spec.strategy in ("hill", "coordesc")  # exhaustive and random are bounded by their grid / sample
@@ -331,41 +332,30 @@ def tune_one(path: str, spec: StrategySpec, opts: BenchOptions, defines: Sequenc
     build = BuildConfig(cc=opts.gcc, threads=opts.nthreads, runs=opts.runs, includes=opts.includes,
                         defines=tuple(defines), program=opts.program)
     t0 = time.perf_counter()
-    res = tune(path, topts, build)
+    res = tune(path, topts, build, shared=shared)
     return tuning_entry(spec, res.report.to_json(), time.perf_counter() - t0)
-
-
-def _tune_in_process(path: str, spec: StrategySpec, opts: BenchOptions, defines: Sequence[str]) -> tuple:
-    """tune_one in a process of its own (several tunes at once): (entry, None), or (None, why) for a PolytuneError,
-    whose message crosses the process boundary as text."""
-    try:
-        return tune_one(path, spec, opts, defines), None
-    except PolytuneError as e:
-        return None, str(e)
 
 
 @dataclass(frozen=True)
 class TunePlan:
-    """How the bench's tuning runs share the workers: ``at_once`` runs at a time, each with ``opts`` (its share
-    of the compile jobs, the cluster's address); ``note``: why fewer run at once than asked."""
+    """How the bench's tuning runs share the workers: ``at_once`` runs at a time; ``note``: why fewer run at once
+    than asked."""
 
     at_once: int
-    opts: BenchOptions
     note: str | None = None
 
 
-def plan_tunes(opts: BenchOptions, count: int, cores: int | None = None) -> TunePlan:
-    """How many of *count* tuning runs go at once over the workers, and with what options.
+def plan_tunes(opts: BenchOptions, count: int, timers: int = 1, cores: int | None = None) -> TunePlan:
+    """How many of *count* tuning runs go at once over the workers (*timers*: how many candidates they time at
+    once: a Ray cluster's timer slots, the local pool's one).
 
-    Several at once need a pool that times for all of them: the local pool (``--jobs``, not 1), whose timings
-    take the machine-wide lock, so the tunes' candidates are timed one at a time across the processes, or a Ray
-    cluster (``--ray``), whose timer slots each time one candidate at a time, whichever tune it belongs to.
-    Default (``tunes_at_once`` None): locally two (one tune compiles while the other's candidate is timed), each
-    with half the compile jobs, only where the timed runs leave cores for the compiles (``--threads`` below the
-    cores): a timing that takes every core gets a quiet machine, which one tune's pool can promise (it holds its
-    compiles) but not several's. On a cluster one at a time unless asked: each tune is a Ray job of its own,
-    whose worker processes start (and import polytune) for it alone, and on the 16-core machine 4 tunes at once
-    were no faster than one after another (BENCHMARKS.md, bench_workers.py)."""
+    Several at once share one pool (``tune.open_shared_workers``), each run a thread of the bench's process:
+    the local pool (``--jobs``, not 1), whose timer times one candidate at a time whichever run it belongs to,
+    or a Ray cluster (``--ray``), each of whose timer slots does. Default (``tunes_at_once`` None): one per
+    timer, at least two (one run's candidates compile while another's are timed). Locally only where the timed
+    runs leave cores for the compiles (``--threads`` below the cores): a timing that takes every core gets a
+    quiet machine, which the pool promises for its own timings but not for the runs' measurements of their
+    originals, made beside the other runs' compiles."""
     from ..workers.identity import usable_cores
     asked = opts.tunes_at_once
     if asked is not None and asked < 1:
@@ -373,42 +363,34 @@ def plan_tunes(opts: BenchOptions, count: int, cores: int | None = None) -> Tune
     if opts.ray is None and opts.jobs == 1:
         if asked not in (None, 1):
             raise UsageError("--tunes-at-once needs workers that time for every tune: --jobs N (not 1) or --ray")
-        return TunePlan(1, opts)
-    if opts.ray is not None:
-        return TunePlan(max(1, min(asked or 1, count)), opts)
-    cores = cores or usable_cores()
-    if opts.nthreads >= cores:
-        note = None if asked in (None, 1) else \
-            (f"note: tuning runs one at a time, not {asked}: the timed runs use every core (--threads "
-             f"{opts.nthreads} of {cores}), so no compile may run beside them; give --threads below the cores")
-        return TunePlan(1, opts, note)
-    n = max(1, min(asked if asked is not None else 2, count))
-    if n == 1:
-        return TunePlan(1, opts)
-    jobs = max(2, (opts.jobs or max(1, cores - opts.nthreads)) // n)  # 1 would mean no pool (and no lock)
-    import dataclasses
-    return TunePlan(n, dataclasses.replace(opts, jobs=jobs))
+        return TunePlan(1)
+    if opts.ray is None:
+        cores = cores or usable_cores()
+        if opts.nthreads >= cores:
+            note = None if asked in (None, 1) else \
+                (f"note: tuning runs one at a time, not {asked}: the timed runs use every core (--threads "
+                 f"{opts.nthreads} of {cores}), so no compile may run beside them; give --threads below the cores")
+            return TunePlan(1, note)
+    n = asked if asked is not None else max(2, timers)
+    return TunePlan(max(1, min(n, count)))
 
 
-def tune_all(preps: Sequence[Prepared], plan: TunePlan, log: Log) -> None:
-    """Every prepared kernel's tuning runs, ``plan.at_once`` at a time, each in a process of its own (isl keeps
-    one context per process); their entries go into the kernels' as they finish."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from concurrent.futures.process import BrokenProcessPool
+def tune_all(preps: Sequence[Prepared], opts: BenchOptions, plan: TunePlan, shared, log: Log) -> None:
+    """Every prepared kernel's tuning runs, ``plan.at_once`` at a time, each a thread of this process using the
+    *shared* workers (their isl work under ``ISL_LOCK``); their entries go into the kernels' as they finish."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
     runs = [(prep, s) for prep in preps for s in prep.to_tune]
-    with ProcessPoolExecutor(plan.at_once, mp_context=multiprocessing.get_context("spawn")) as ex:
+    with ThreadPoolExecutor(plan.at_once, thread_name_prefix="polytune-tune") as ex:
         futures = {}
         for prep, s in runs:
             _tuning_start(prep, s, log)
-            futures[ex.submit(_tune_in_process, prep.spec.path, s, plan.opts, prep.defines)] = (prep, s)
+            futures[ex.submit(tune_one, prep.spec.path, s, opts, prep.defines, shared)] = (prep, s)
         for fut in as_completed(futures):
             prep, s = futures[fut]
             try:
-                result, error = fut.result()
-            except BrokenProcessPool:
-                result, error = None, "its tuning process died"
-            record_tuning(prep, s, result, error, log)
+                record_tuning(prep, s, fut.result(), None, log)
+            except PolytuneError as e:
+                record_tuning(prep, s, None, str(e), log)
     for prep in preps:  # each kernel's entries in the order of its strategies, as one after another gives
         prep.entry["tuning"] = {s.label: prep.entry["tuning"][s.label] for s in prep.to_tune
                                 if s.label in prep.entry["tuning"]}
@@ -620,18 +602,28 @@ def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None
             "notes": notes, "kernels": [],
         }
         count = sum(len(opts.strategies if k.strategies is None else k.strategies) for k in kernels)
-        with _cluster(opts) as cluster_opts:
-            plan = plan_tunes(cluster_opts, count)
-            results["tunes_at_once"] = plan.at_once
-            if plan.note:
-                log(plan.note)
-                results["notes"].append(plan.note)
-            if plan.at_once > 1:  # every tune first, over the workers; then the sessions, on a quiet machine
-                preps = [prepare_kernel(spec, opts) for spec in kernels]
-                log(f"tuning: {sum(len(p.to_tune) for p in preps)} runs, {plan.at_once} at once ...")
-                t0 = time.perf_counter()
-                tune_all(preps, plan, log)
-                results["tuning_s"] = round(time.perf_counter() - t0, 3)
+        plan = plan_tunes(opts, count)
+        if plan.at_once > 1:  # one pool for every tuning run (on Ray, its timer slots decide the default)
+            from ..measure.c import BuildConfig
+            from ..tune import TuneOptions, open_shared_workers
+            shared, close = open_shared_workers(TuneOptions(jobs=opts.jobs, ray=opts.ray),
+                                                BuildConfig(cc=opts.gcc, threads=opts.nthreads))
+            try:
+                timers = len(shared.info.get("timers") or ()) or 1
+                plan = plan_tunes(opts, count, timers)
+                if plan.at_once > 1:  # every tune first, over the workers; then the sessions, on a quiet machine
+                    preps = [prepare_kernel(spec, opts) for spec in kernels]
+                    log(f"tuning: {sum(len(p.to_tune) for p in preps)} runs, {plan.at_once} at once, on "
+                        f"{timers} timer{'s' if timers > 1 else ''} ...")
+                    t0 = time.perf_counter()
+                    tune_all(preps, opts, plan, shared, log)
+                    results["tuning_s"] = round(time.perf_counter() - t0, 3)
+            finally:
+                close()
+        results["tunes_at_once"] = plan.at_once
+        if plan.note:
+            log(plan.note)
+            results["notes"].append(plan.note)
         for i, spec in enumerate(kernels):
             if plan.at_once > 1:
                 results["kernels"].append(kernel_session(preps[i], opts, tools, workdir, log))
@@ -644,33 +636,6 @@ def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None
             if checkpoint is not None:
                 checkpoint(results)
     return results
-
-
-class _cluster:
-    """With ``--ray auto`` and several tunes at once: the bench finds or starts the instance once and yields
-    options whose tunes join it at its address (each would otherwise start its own private instance)."""
-
-    def __init__(self, opts: BenchOptions):
-        self.opts = opts
-        self.started = False
-
-    def __enter__(self) -> BenchOptions:
-        if self.opts.ray != "auto" or (self.opts.tunes_at_once or 1) <= 1:
-            return self.opts
-        try:
-            import ray
-
-            from ..workers import ray_pool
-        except ImportError as exc:
-            raise UsageError(f"--ray needs Ray ({exc}): pip install 'polytune[ray]'") from None
-        import dataclasses
-        self.started = ray_pool.connect(self.opts.ray)
-        return dataclasses.replace(self.opts, ray=ray.get_runtime_context().gcs_address)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.started:
-            from ..workers import ray_pool
-            ray_pool.disconnect()
 
 
 def has_matplotlib() -> bool:
