@@ -182,9 +182,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "compare with earlier runs; the kernels themselves are benched one after another)")
     p.add_argument("--ray", metavar="ADDRESS", help="tuning: candidates on a Ray cluster (as tune --ray)")
     p.add_argument("--tunes-at-once", type=int, metavar="N",
-                   help="tuning runs (kernel x strategy) at once over the workers of --jobs or --ray, every one "
-                        "before the sessions (default: with --ray, one per timer slot of the cluster; with --jobs "
-                        "N, 2 where --threads leaves cores for the compiles, each with half the jobs; else 1)")
+                   help="tuning runs (kernel x strategy) at once, sharing the workers of --jobs or --ray, every "
+                        "one before the sessions (default: one per timer, at least 2: with --ray, one per timer "
+                        "slot of the cluster; with --jobs N, 2 where --threads leaves cores for the compiles; "
+                        "else 1)")
     p.add_argument("--with", dest="sources", action="append", default=[], metavar="FILE",
                    help="another source (or object) of every kernel, e.g. PolyBench's utilities/polybench.c")
     _program(p)
