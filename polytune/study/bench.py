@@ -375,12 +375,16 @@ def plan_tunes(opts: BenchOptions, count: int, timers: int = 1, cores: int | Non
     return TunePlan(max(1, min(n, count)))
 
 
-def tune_all(preps: Sequence[Prepared], opts: BenchOptions, plan: TunePlan, shared, log: Log) -> None:
+def tune_all(preps: Sequence[Prepared], opts: BenchOptions, plan: TunePlan, shared, close: Callable[[], None],
+             log: Log) -> None:
     """Every prepared kernel's tuning runs, ``plan.at_once`` at a time, each a thread of this process using the
-    *shared* workers (their isl work under ``ISL_LOCK``); their entries go into the kernels' as they finish."""
+    *shared* workers (their isl work under ``ISL_LOCK``); their entries go into the kernels' as they finish.
+    Interrupted (Ctrl-C, or a run's bug), the runs not started are dropped and the workers closed at once
+    (*close*): the candidates the running ones wait for are cancelled, so their threads end too."""
     from concurrent.futures import ThreadPoolExecutor, as_completed
     runs = [(prep, s) for prep in preps for s in prep.to_tune]
-    with ThreadPoolExecutor(plan.at_once, thread_name_prefix="polytune-tune") as ex:
+    ex = ThreadPoolExecutor(plan.at_once, thread_name_prefix="polytune-tune")
+    try:
         futures = {}
         for prep, s in runs:
             _tuning_start(prep, s, log)
@@ -391,6 +395,11 @@ def tune_all(preps: Sequence[Prepared], opts: BenchOptions, plan: TunePlan, shar
                 record_tuning(prep, s, fut.result(), None, log)
             except PolytuneError as e:
                 record_tuning(prep, s, None, str(e), log)
+    except BaseException:
+        ex.shutdown(wait=False, cancel_futures=True)
+        close()
+        raise
+    ex.shutdown(wait=True)
     for prep in preps:  # each kernel's entries in the order of its strategies, as one after another gives
         prep.entry["tuning"] = {s.label: prep.entry["tuning"][s.label] for s in prep.to_tune
                                 if s.label in prep.entry["tuning"]}
@@ -616,7 +625,7 @@ def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None
                     log(f"tuning: {sum(len(p.to_tune) for p in preps)} runs, {plan.at_once} at once, on "
                         f"{timers} timer{'s' if timers > 1 else ''} ...")
                     t0 = time.perf_counter()
-                    tune_all(preps, opts, plan, shared, log)
+                    tune_all(preps, opts, plan, shared, close, log)
                     results["tuning_s"] = round(time.perf_counter() - t0, 3)
             finally:
                 close()
