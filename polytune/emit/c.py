@@ -11,7 +11,7 @@ import islpy as isl
 from pycparser import c_ast
 
 from ..errors import UnsupportedError
-from ..poly.islutil import CTX, ISL_LOCK, isl_name, sets_of
+from ..poly.islutil import CTX, ISL_LOCK, bounded, isl_name, sets_of
 from ..poly.marks import IvdepMark, ParallelMark, SimdMark, mark_of, marks_of
 from ..poly.parallel import parallel_work, with_work
 from ..poly.promote import Occurrence, ast_text, promotable, refs_of, replace_refs
@@ -414,6 +414,36 @@ def _statements_in(body: isl.AstNode) -> list[str]:
     return seen
 
 
+# isl quota of one region's AST build: a safety net against builds of a minute and more, not a budget (10-12 s
+# on the dev box). PolyBench's 30 kernels and benchmarks/pluto at their default tiles take at most 3 million
+# operations; fdtd-2d's point band (4 statements, skewed, `separate`) at unequal time tiles took 5-8 million
+# (16x64x128, 5 s), 8-10 million (32x128x16, 11 s) and over 60 million (64x16x32, 67 s). Past the quota the
+# point loops are not separated: built once, with guards (64x16x32: 1 s more), but such code can be much
+# slower (16x64x128: 1.37x the separated code's time, 2 threads), so the quota stays above what those need.
+AST_OPERATIONS = 10_000_000
+
+
+def without_separation(schedule: isl.Schedule) -> isl.Schedule:
+    """*schedule* with no band's `separate` option (nor an isolated part's): isl then builds each point loop
+    once, its pieces behind guards, in a fraction of the operations."""
+    paths: list[tuple[int, ...]] = []
+
+    def walk(node, path: tuple[int, ...]) -> None:
+        if node.get_type() == isl.schedule_node_type.band and not node.band_get_ast_build_options().is_empty():
+            paths.append(path)
+        for i in range(node.n_children()):
+            walk(node.child(i), path + (i,))
+    walk(schedule.get_root(), ())
+    drop = isl.UnionSet("{ separate[x]; [isolate[] -> separate[x]] }", context=CTX)
+    for path in paths:
+        node = schedule.get_root()
+        for i in path:
+            node = node.child(i)
+        node = node.band_set_ast_build_options(node.band_get_ast_build_options().subtract(drop))
+        schedule = node.get_schedule()
+    return schedule
+
+
 def build_ast(scop: Scop, tiled: TiledSchedule, prefix: str, scale_strides: bool = True) -> isl.AstNode:
     """The isl AST of *tiled*'s schedule, iterators named *prefix*0, 1, ... *scale_strides* False keeps
     every loop's values those of the schedule (the GPU targets map loop values to thread and block ids:
@@ -435,7 +465,13 @@ def build_ast(scop: Scop, tiled: TiledSchedule, prefix: str, scale_strides: bool
         CTX.set_ast_build_exploit_nested_bounds(0 if exact else old)
         CTX.set_ast_build_scale_strides(old_scale if scale_strides else 0)
         try:
-            return build.node_from_schedule(with_work(tiled.schedule, scop.context))
+            schedule = with_work(tiled.schedule, scop.context)
+            try:
+                return bounded(lambda: build.node_from_schedule(schedule), AST_OPERATIONS)
+            except isl.Error:
+                # past the quota (or where isl fails on it): the same schedule, its point loops not separated
+                plain = without_separation(schedule)
+                return bounded(lambda: build.node_from_schedule(plain), AST_OPERATIONS)
         finally:
             CTX.set_ast_build_exploit_nested_bounds(old)
             CTX.set_ast_build_scale_strides(old_scale)
