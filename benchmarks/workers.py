@@ -483,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="workers.json")
     ap.add_argument("--markdown-out")
     ap.add_argument("--quick", action="store_true", help="small sizes, --max-evals 6: a test run")
-    ap.add_argument("--side-rounds", type=int, default=11, help="rounds of the side-by-side timing of the "
+    ap.add_argument("--side-rounds", type=int, default=21, help="rounds of the side-by-side timing of the "
                     "modes' distinct bests (0: none)")
     ap.add_argument("--same-tolerance", type=float, default=0.03, help="a best within this fraction of the "
                     "fastest best, timed side by side, is the same best within noise")
