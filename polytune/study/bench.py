@@ -413,17 +413,18 @@ def _load() -> list[float] | None:
         return None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Prepared:
-    """A kernel of the bench before its session: its analysis, its space and its tuning runs' results."""
+    """A kernel of the bench before its tuning and session: its analysis, its space, the strategies that tune
+    it, and its results entry (a dict the tuning runs and the session fill in)."""
 
     spec: KernelSpec
     entry: dict
     defines: tuple[str, ...]
     program: object | None = None  # the analyzed program (None: polytune cannot optimize it)
-    space: object | None = None
+    space: object | None = None  # its search space (None: not tuned)
     loops: tuple[str, ...] | None = None
-    to_tune: tuple[StrategySpec, ...] = ()  # the strategies that run on it
+    to_tune: tuple[StrategySpec, ...] = ()
 
 
 def prepare_kernel(spec: KernelSpec, opts: BenchOptions) -> Prepared:
@@ -435,28 +436,27 @@ def prepare_kernel(spec: KernelSpec, opts: BenchOptions) -> Prepared:
     entry: dict = {"name": kernel_name(spec.path), "file": spec.path, "defines": list(defines), "notes": [],
                    "space": None, "grid_size": None, "tuning": {}, "variants": {}, "started": _stamp_time(),
                    "load_start": _load()}
-    prep = Prepared(spec, entry, defines)
+    program = space = loops = None
     try:
-        prep.program = analyze(spec.path, opts.includes, defines)
-        target = make_target(prep.program, TuneOptions())
-        prep.space = target.space()
-        prep.loops = target.labels(prep.space)
+        program = analyze(spec.path, opts.includes, defines)
+        target = make_target(program, TuneOptions())
+        space = target.space()
+        loops = target.labels(space)
     except PolytuneError as e:
-        prep.space = None
-        entry["notes"].append(f"{'not tuned' if prep.program else 'polytune cannot optimize it'}: {e.message}")
-    if prep.space is None:
-        return prep
-    entry["space"] = [{"name": p.name, "values": list(p.values)} for p in prep.space.params]
-    entry["grid_size"] = prep.space.size
+        space = None
+        entry["notes"].append(f"{'not tuned' if program else 'polytune cannot optimize it'}: {e.message}")
+    if space is None:
+        return Prepared(spec, entry, defines, program)
+    entry["space"] = [{"name": p.name, "values": list(p.values)} for p in space.params]
+    entry["grid_size"] = space.size
     runs = []
     for s in strategies:
-        if s.strategy == "exhaustive" and prep.space.size > opts.exhaustive_max:
-            entry["notes"].append(f"{s.label} skipped: the grid has {prep.space.size} points "
+        if s.strategy == "exhaustive" and space.size > opts.exhaustive_max:
+            entry["notes"].append(f"{s.label} skipped: the grid has {space.size} points "
                                   f"(> --exhaustive-max {opts.exhaustive_max})")
         else:
             runs.append(s)
-    prep.to_tune = tuple(runs)
-    return prep
+    return Prepared(spec, entry, defines, program, space, loops, tuple(runs))
 
 
 def _tuning_start(prep: Prepared, s: StrategySpec, log: Log) -> None:
