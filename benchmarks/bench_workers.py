@@ -26,10 +26,8 @@ import argparse
 import importlib.util
 import json
 import os
-import shlex
 import shutil
 import signal
-import subprocess
 import sys
 import time
 
@@ -48,7 +46,7 @@ def _workers_script():
     return module
 
 
-def run_bench(args, mode: str, extra: list[str], cpus: str, out_dir: str, timeout: float) -> dict:
+def run_bench(wb, args, mode: str, extra: list[str], cpus: str, out_dir: str, timeout: float) -> dict:
     """One `polytune bench` subprocess; its record."""
     report = os.path.join(out_dir, mode)
     shutil.rmtree(report, ignore_errors=True)
@@ -57,17 +55,8 @@ def run_bench(args, mode: str, extra: list[str], cpus: str, out_dir: str, timeou
            *(x for d in args.defines.split(",") if d for x in ("-D", d)),
            "--threads", str(args.threads), "--runs", str(args.runs), "--strategies", args.strategies,
            "--max-evals", str(args.max_evals), "--compilers", "gcc", *extra, "--report", report]
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
-               PYTHONPATH=REPO + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else ""))
-    taskset = ["taskset", "-c", cpus] if cpus and shutil.which("taskset") else []
-    t0 = time.perf_counter()
-    try:
-        p = subprocess.run(taskset + cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=timeout)
-        rc, log = p.returncode, p.stdout + p.stderr
-    except subprocess.TimeoutExpired:
-        rc, log = 124, f"killed after {timeout:.0f} s (--timeout or --deadline)"
-    rec: dict = {"mode": mode, "cpus": cpus, "command": shlex.join(taskset + cmd), "rc": rc,
-                 "wall_s": round(time.perf_counter() - t0, 2)}
+    rec, log = wb.run_polytune(cmd, cpus, args.threads, mode, timeout)
+    rc = rec["rc"]
     with open(os.path.join(out_dir, f"{mode}.log"), "w") as f:
         f.write(log)
     try:
@@ -183,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     extra, where = ["--jobs", str(jobs), *once], every
                 print(f"{m}: bench", file=sys.stderr, flush=True)
-                res["results"][m] = run_bench(args, m, extra, where, out_dir, min(args.timeout, left))
+                res["results"][m] = run_bench(wb, args, m, extra, where, out_dir, min(args.timeout, left))
             x = res["results"][m]
             print(f"{m}: " + (x.get("error") or f"{x['wall_s']:.1f} s wall, tuning {x['tuning_s']} s, "
                               f"{x['tunes_at_once']} at once"), file=sys.stderr, flush=True)

@@ -177,6 +177,23 @@ def evals_for(one: dict, pool: dict, target: float = 3.0) -> float | None:
     return max(1.0, math.ceil((target * a2 - a1) / (b1 - target * b2)))
 
 
+def run_polytune(cmd: list[str], cpus: str, threads: int, mode: str, timeout: float) -> tuple[dict, str]:
+    """Run a polytune command line under `taskset -c cpus` (where given), OMP_NUM_THREADS = *threads*, this
+    checkout first on PYTHONPATH: its record (mode, cpus, the command, rc: 124 when killed after *timeout*,
+    wall_s) and what it printed."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads),
+               PYTHONPATH=REPO + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else ""))
+    taskset = ["taskset", "-c", cpus] if cpus and shutil.which("taskset") else []
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(taskset + cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=timeout)
+        rc, log = p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        rc, log = 124, f"killed after {timeout:.0f} s (--timeout or --deadline)"
+    return {"mode": mode, "cpus": cpus, "command": shlex.join(taskset + cmd), "rc": rc,
+            "wall_s": round(time.perf_counter() - t0, 2)}, log
+
+
 def tune(args, kernel: str, mode: str, cpus: str, extra: list[str], out_dir: str, timeout: float) -> dict:
     """One `polytune tune` subprocess; its record."""
     src = os.path.join(HERE, "pluto", kernel + ".c")
@@ -191,20 +208,11 @@ def tune(args, kernel: str, mode: str, cpus: str, extra: list[str], out_dir: str
            "--threads", str(args.threads), "--runs", str(args.runs),
            f"--cflags={args.cflags}", "--no-cache", *budget, *extra, "--report", report]
     cmd[-2:-2] = ["--alpha", str(args.alpha)]
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
-               PYTHONPATH=REPO + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else ""))
-    taskset = ["taskset", "-c", cpus] if cpus and shutil.which("taskset") else []
     if os.path.exists(report):
         os.remove(report)
     launched = time.time()
-    t0 = time.perf_counter()
-    try:
-        p = subprocess.run(taskset + cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=timeout)
-        rc, log = p.returncode, p.stdout + p.stderr
-    except subprocess.TimeoutExpired:
-        rc, log = 124, f"killed after {timeout:.0f} s (--timeout or --deadline)"
-    wall = time.perf_counter() - t0
-    rec: dict = {"mode": mode, "cpus": cpus, "command": shlex.join(taskset + cmd), "rc": rc, "wall_s": round(wall, 2)}
+    rec, log = run_polytune(cmd, cpus, args.threads, mode, timeout)
+    rc = rec["rc"]
     try:
         with open(report) as f:
             r = json.load(f)

@@ -381,13 +381,11 @@ def _exclusive(measure, cpus: tuple[int, ...] | None = None):
 
 
 def _local_timing_cpus(build: BuildConfig) -> tuple[int, ...] | None:
-    """The cores the local pool times on (``open_workers``): the first ``build.threads`` of this process's,
-    where they leave cores for the compiles; None where a timing takes them all (a quiet pool)."""
-    from .workers.identity import usable_cores
-    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-    if not build.threads or build.threads >= usable_cores() or build.threads >= len(cores):
-        return None
-    return tuple(cores[:build.threads])
+    """The cores the local pool times on (``open_workers``, ``split_cores``): the first ``build.threads`` of
+    this process's, where they leave cores for the compiles; None where a timing takes them all (a quiet pool)."""
+    from .workers.local import split_cores
+    split = split_cores(build.threads or 0)
+    return split[0] if split else None
 
 
 def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):

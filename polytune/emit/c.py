@@ -426,22 +426,15 @@ AST_OPERATIONS = 10_000_000
 def without_separation(schedule: isl.Schedule) -> isl.Schedule:
     """*schedule* with no band's `separate` option (nor an isolated part's): isl then builds each point loop
     once, its pieces behind guards, in a fraction of the operations."""
-    paths: list[tuple[int, ...]] = []
-
-    def walk(node, path: tuple[int, ...]) -> None:
-        if node.get_type() == isl.schedule_node_type.band and not node.band_get_ast_build_options().is_empty():
-            paths.append(path)
-        for i in range(node.n_children()):
-            walk(node.child(i), path + (i,))
-    walk(schedule.get_root(), ())
     drop = isl.UnionSet("{ separate[x]; [isolate[] -> separate[x]] }", context=CTX)
-    for path in paths:
-        node = schedule.get_root()
-        for i in path:
-            node = node.child(i)
-        node = node.band_set_ast_build_options(node.band_get_ast_build_options().subtract(drop))
-        schedule = node.get_schedule()
-    return schedule
+
+    def visit(node):
+        if node.get_type() == isl.schedule_node_type.band:
+            node = node.band_set_ast_build_options(node.band_get_ast_build_options().subtract(drop))
+        for i in range(node.n_children()):
+            node = visit(node.child(i)).parent()
+        return node
+    return visit(schedule.get_root()).get_schedule()
 
 
 def build_ast(scop: Scop, tiled: TiledSchedule, prefix: str, scale_strides: bool = True) -> isl.AstNode:

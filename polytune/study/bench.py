@@ -604,7 +604,7 @@ def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None
             "kind": "polytune-bench", "version": 1, "polytune": __version__, "machine": machine_id(),
             "started": _stamp_time(), "finished": None, "command": opts.command, "threads": opts.nthreads,
             "runs": opts.runs, "strategies": [s.label for s in opts.strategies], "max_evals": opts.max_evals,
-            "jobs": opts.jobs, **({"ray": opts.ray} if opts.ray else {}), "tunes_at_once": 1,
+            "jobs": opts.jobs, **({"ray": opts.ray} if opts.ray else {}),
             "exhaustive_max": opts.exhaustive_max, "load_start": _load(),
             "compilers": {c.name: {"command": c.shown, "version": c.version} for c in tools.baselines}
             | {"polytune": {"command": tools.polytune.shown, "version": tools.polytune.version}},

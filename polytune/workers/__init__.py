@@ -5,11 +5,9 @@ state; the search decides what to submit, and records results on the driver as f
 """
 from __future__ import annotations
 
-import os
-
 from polytune.workers.base import Done, Progress, Stage, WorkerLost, WorkResult
 from polytune.workers.identity import MachineIdentity, local_identity
-from polytune.workers.local import LocalPool, TimerLock
+from polytune.workers.local import LocalPool, TimerLock, split_cores
 
 __all__ = ["Done", "LocalPool", "MachineIdentity", "Progress", "Stage", "TimerLock", "WorkResult", "WorkerLost",
            "local_identity", "open_pool"]
@@ -22,11 +20,9 @@ def open_pool(jobs: int | None = None, ray_address: str | None = None, *, gpu: b
     compile while a candidate is timed (local only); ``timing_cpus``: the cores a timing takes (on a Ray node,
     see ``RayPool``; here the first ones of this process's, which the compiles then leave alone)."""
     if ray_address is None:
-        cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-        split = not quiet and 0 < timing_cpus < len(cores)
-        return LocalPool(jobs, quiet=quiet, on_progress=on_progress,
-                         compile_cpus=tuple(cores[timing_cpus:]) if split else None,
-                         timing_cpus=tuple(cores[:timing_cpus]) if split else None)
+        split = None if quiet else split_cores(timing_cpus)
+        return LocalPool(jobs, quiet=quiet, on_progress=on_progress, timing_cpus=split[0] if split else None,
+                         compile_cpus=split[1] if split else None)
     from functools import partial
 
     try:

@@ -308,6 +308,15 @@ class LocalPool:
         self._emit(cand, Stage.DONE, self.timer_name)
 
 
+def split_cores(timing: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """(the timing cores, the compile cores): the first *timing* of the cores this process may use, and the
+    others; None where *timing* leaves none over (or is 0)."""
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if not 0 < timing < len(cores):
+        return None
+    return tuple(cores[:timing]), tuple(cores[timing:])
+
+
 def pin_cpus(cpus: tuple[int, ...]) -> None:
     """The calling thread (a compile process's initializer, the timer thread's, a Ray node's timing task) and
     the processes it starts run on *cpus* only (on Linux, 0 is the calling thread)."""
