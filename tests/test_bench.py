@@ -330,6 +330,12 @@ def test_tunes_go_one_at_a_time_without_workers_and_asking_for_more_is_an_error(
         bench.plan_tunes(bench.BenchOptions(jobs=4, tunes_at_once=0), 5)
 
 
+def test_a_bad_tunes_at_once_is_one_line_and_exit_2_before_anything_else(timed_kernel, capsys):
+    assert main(["bench", timed_kernel, "--tunes-at-once", "0", "--jobs", "2"]) == 2
+    cap = capsys.readouterr()
+    assert cap.err.strip().splitlines() == ["--tunes-at-once must be at least 1"] and cap.out == ""
+
+
 def test_tunes_at_once_default_to_one_per_timer_and_at_least_two():
     assert bench.plan_tunes(bench.BenchOptions(jobs=8, threads=2, tunes_at_once=None), 6, cores=16).at_once == 2
     assert bench.plan_tunes(bench.BenchOptions(jobs=None, threads=2, tunes_at_once=4), 3, cores=16).at_once == 3

@@ -11,7 +11,6 @@ from conftest import ROOT
 from polytune.pipeline import OptimizeOptions, analyze, generate
 from polytune.poly import islutil
 
-
 SETTERS = ("set_max_operations", "reset_operations", "set_schedule_outer_coincidence",
            "set_schedule_whole_component", "set_schedule_serialize_sccs", "set_ast_build_exploit_nested_bounds",
            "set_ast_build_scale_strides")

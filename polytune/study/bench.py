@@ -345,6 +345,16 @@ class TunePlan:
     note: str | None = None
 
 
+def check_tunes_at_once(opts: BenchOptions) -> None:
+    """A UsageError where ``tunes_at_once`` cannot be had: below 1, or above 1 without workers that time for
+    every tune (``--jobs`` not 1, or ``--ray``)."""
+    asked = opts.tunes_at_once
+    if asked is not None and asked < 1:
+        raise UsageError("--tunes-at-once must be at least 1")
+    if opts.ray is None and opts.jobs == 1 and asked not in (None, 1):
+        raise UsageError("--tunes-at-once needs workers that time for every tune: --jobs N (not 1) or --ray")
+
+
 def plan_tunes(opts: BenchOptions, count: int, timers: int = 1, cores: int | None = None) -> TunePlan:
     """How many of *count* tuning runs go at once over the workers (*timers*: how many candidates they time at
     once: a Ray cluster's timer slots, the local pool's one).
@@ -357,12 +367,9 @@ def plan_tunes(opts: BenchOptions, count: int, timers: int = 1, cores: int | Non
     quiet machine, which the pool promises for its own timings but not for the runs' measurements of their
     originals, made beside the other runs' compiles."""
     from ..workers.identity import usable_cores
+    check_tunes_at_once(opts)
     asked = opts.tunes_at_once
-    if asked is not None and asked < 1:
-        raise UsageError("--tunes-at-once must be at least 1")
     if opts.ray is None and opts.jobs == 1:
-        if asked not in (None, 1):
-            raise UsageError("--tunes-at-once needs workers that time for every tune: --jobs N (not 1) or --ray")
         return TunePlan(1)
     if opts.ray is None:
         cores = cores or usable_cores()
@@ -729,6 +736,7 @@ def main_from_args(args) -> int:
                         cache=args.cache, command=command_line(args), program=args.program,
                         jobs=getattr(args, "jobs", 1), ray=getattr(args, "ray", None),
                         tunes_at_once=getattr(args, "tunes_at_once", None))
+    check_tunes_at_once(opts)  # before the compilers are probed: a bad option prints nothing else
     kernels = [KernelSpec(p) for p in kernel_files(args.paths)]
     results = run_bench(kernels, opts)
     print_tables(results)
