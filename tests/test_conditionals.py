@@ -3,12 +3,12 @@ affine: periodic-boundary stencils with `t % 2` buffers are optimized and comput
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 
 import pytest
-from conftest import checksum_line, compile_run, emu_header
+from conftest import checksum_line, compile_run
+from test_cuda import emulate
 
 from polytune.cli import main
 
@@ -161,9 +161,8 @@ def test_cuda_prints_conditional_subscripts(kernel, tmp_path):
     src, expected = kernel
     out = tmp_path / "k.cu"
     assert main(["optimize", src, "--target", "cuda", "-o", str(out)]) == 0
-    text = re.sub(r"(\w+)<<<([^;]*?), ([\w.]+)>>>\((.*?)\);", r"PT_EMU_LAUNCH(\2, \3, \1, \4);", out.read_text())
     emu = tmp_path / "emu.cpp"
-    emu.write_text(f'#include "{emu_header()}"\n' + text)
+    emu.write_text(emulate(out.read_text()))
     subprocess.run(["g++", "-O1", "-w", "-x", "c++", str(emu), "-o", str(tmp_path / "emu")], check=True,
                    capture_output=True)
     got = subprocess.run([str(tmp_path / "emu")], check=True, capture_output=True, text=True, timeout=120).stdout

@@ -172,7 +172,7 @@ def test_nvcc_compiles_generated_cuda(src, defines, tmp_path):
 
 def emulate(cu_text: str) -> str:
     """The CUDA program rewritten to run on the CPU with tests/data/cuda_emu.h (conftest.emu_header's copy)."""
-    text = re.sub(r"(\w+)<<<([^;]*?), ([\w.]+)>>>\((.*?)\);", r"PT_EMU_LAUNCH(\2, \3, \1, \4);", cu_text)
+    text = re.sub(r"(\w+(?:<\w+>)?)<<<([^;]*?), ([\w.]+)>>>\((.*?)\);", r"PT_EMU_LAUNCH(\2, \3, \1, \4);", cu_text)
     assert "<<<" not in text
     return f'#include "{emu_header()}"\n' + text
 

@@ -220,7 +220,7 @@ def _unrolled_strips(text: str) -> int:
     """How many staged strip loops the text unrolls (the full tiles' copies)."""
     lines = text.split("\n")
     return sum(1 for a, b in zip(lines, lines[1:])
-               if a.strip() == "#pragma unroll" and b.strip().startswith("for (long"))
+               if a.strip() == "#pragma unroll" and b.strip().startswith("for (pt_I "))
 
 
 @needs_gcc

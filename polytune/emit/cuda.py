@@ -44,7 +44,8 @@ from ..poly.islutil import isl_name, sets_of
 from ..poly.marks import FullMark, KernelMark, PointsMark, ReduceMark, SharedMark, TileMark, mark_of
 from ..poly.scop import Scop
 from .c import build_ast
-from .printer import Printer, fresh_prefix, list_, param_expr, replace_child, strip, substitute
+from .index_width import ARGUMENT, HOST_HELPER, Bound, IndexWidth, constant, expr_bound, loop_upper
+from .printer import Printer, _c_name, fresh_prefix, list_, param_expr, replace_child, strip, substitute
 
 DEFAULT_BLOCKS = {0: (1,), 1: (1024,), 2: (32, 32), 3: (32, 8, 4)}
 MAX_THREADS = 1024
@@ -99,7 +100,7 @@ static unsigned {p}_blocks(long n, unsigned b, unsigned most)
   long k = (n + b - 1) / b; /* the kernels loop over what a smaller grid does not cover */
   return k < (long)most ? (unsigned)k : most;
 }
-"""
+""" + HOST_HELPER
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,8 @@ DEFAULT_STAGED_2D = ((32, 8), (1, 4), 32)
 SHARED_BYTES = 48 * 1024  # static shared memory per block without the opt-in
 REGISTERS_PER_THREAD = 255
 REGISTER_ELEMENTS = 64  # at most this many register-held elements per thread (8-byte elements: 128 registers)
+GRID_INDEX = Bound(2, 0)  # a grid-stride counter: below n, then n plus the grid (at most n) on its way out
+TILE_INDEX = Bound(3, 0)  # a tile index, lo + the grid-stride counter
 
 
 def resolve_mapping(mapping: CudaMapping, max_mapped: int) -> CudaMapping:
@@ -274,6 +277,53 @@ class _TiledKernelPrinter(Printer):
         bx, by, bz = plan.block
         self.tid = f"(threadIdx.x + {bx} * (threadIdx.y + {by} * threadIdx.z))"
         self.nthreads = bx * by * bz
+        # The index type: a template parameter, `int` where the values allow (emit/index_width.py).
+        self.index = f"{prefix}_I"
+        self.counter_type = self.index
+        known = {_c(x): ARGUMENT for x in scop.params if x not in scop.constants}
+        known.update({f"{prefix}{k}": ARGUMENT for k in range(self.d) if host_present[k]})  # (kernel arguments)
+        for j in range(info.mapped):
+            known[f"{prefix}{self.d + j}"] = TILE_INDEX
+            known[f"{prefix}_v{j}"] = self._point_bound(j, TILE_INDEX)
+        self.width = IndexWidth(known)
+        self.last: Bound | None = None  # the bound of the last expression printed
+        self._depth = 0
+
+    # ---- index bounds --------------------------------------------------------------------------------
+    def expr(self, e: isl.AstExpr) -> str:
+        self._depth += 1
+        try:
+            text = super().expr(e)
+        finally:
+            self._depth -= 1
+        if self._depth == 0:
+            self.last = self.width.note(expr_bound(e, self._name_bound))
+        return text
+
+    def _name_bound(self, name: str) -> Bound | None:
+        if name in self.scop.constants:
+            return constant(self.scop.constants[name])
+        return self.width.names.get(_c_name(name, self.scop.params))
+
+    def _point_bound(self, j: int, tile_index: Bound) -> Bound:
+        """The bound of `_point_var(j, ...)` (a point within a tile of the tile index's tile)."""
+        ax = self.plan.axes[j]
+        return tile_index.scale(self.plan.tiles[j]).join(tile_index) + \
+            constant(2 * self.plan.block[ax] * self.plan.points[j] * max(1, self.plan.vector))
+
+    def _define_loop(self, n: isl.AstNode, lanes: int = 1) -> str:
+        """The iterator of an isl for loop, its bound defined (*lanes*: the lanes of a warp take its
+        iterations in turn, each from its own start)."""
+        it = _c_name(n.for_get_iterator().id_get_id().get_name(), self.scop.params)
+        inc = n.for_get_inc()
+        step = int(inc.int_get_val().to_str()) if inc.get_type() == isl.ast_expr_type.int else None
+        init = expr_bound(n.for_get_init(), self._name_bound)
+        upper = loop_upper(n.for_get_cond(), it, self._name_bound)
+        if step is None or step <= 0 or init is None:
+            self.width.define(it, None)
+        else:
+            self.width.define(it, self.width.loop(init + constant((lanes - 1) * step), upper, lanes * step))
+        return it
 
     # ---- names ---------------------------------------------------------------------------------------
     def _point_var(self, j: int, r: str) -> str:
@@ -281,8 +331,9 @@ class _TiledKernelPrinter(Printer):
         v = self.plan.vector if ax == 0 else 1
         if v > 1:  # runs of v adjacent points, block x v apart (CudaMapping.vector)
             return (f"{self.plan.tiles[j]} * {self.prefix}{self.d + j} + ({r} / {v}) * {self.plan.block[ax] * v} + "
-                    f"threadIdx.x * {v} + {r} % {v}")
-        return (f"{self.plan.tiles[j]} * {self.prefix}{self.d + j} + threadIdx.{'xyz'[ax]} + "
+                    f"({self.index})threadIdx.x * {v} + {r} % {v}")
+        # (the thread index converted: unsigned arithmetic would wrap below a negative tile's start)
+        return (f"{self.plan.tiles[j]} * {self.prefix}{self.d + j} + ({self.index})threadIdx.{'xyz'[ax]} + "
                 f"{r} * {self.plan.block[ax]}")
 
     def _point_loops(self, indent: int, body, names: list[str]) -> None:
@@ -291,7 +342,8 @@ class _TiledKernelPrinter(Printer):
         for j, name in enumerate(names):
             self.emit("#pragma unroll", indent + j)
             self.emit(f"for (int {p}_r{j} = 0; {p}_r{j} < {self.plan.points[j]}; {p}_r{j}++) {{", indent + j)
-            self.emit(f"const long {name} = {self._point_var(j, f'{p}_r{j}')};", indent + j + 1)
+            self.width.define(name, self._point_bound(j, TILE_INDEX))
+            self.emit(f"const {self.index} {name} = {self._point_var(j, f'{p}_r{j}')};", indent + j + 1)
         body(indent + len(names))
         for j in reversed(range(len(names))):
             self.emit("}", indent + j)
@@ -337,7 +389,7 @@ class _TiledKernelPrinter(Printer):
         super().node(n, indent, None)
 
     def for_(self, n: isl.AstNode, indent: int, pragma) -> None:
-        it = self.expr(n.for_get_iterator())
+        it = _c_name(n.for_get_iterator().id_get_id().get_name(), self.scop.params)
         j = None
         if self.points is not None and it.startswith(self.prefix) and it[len(self.prefix):].isdigit():
             j = int(it[len(self.prefix):]) - self.points
@@ -345,11 +397,12 @@ class _TiledKernelPrinter(Printer):
         if self.lane_loop and it not in self.tile_its and j is None:
             # the lanes of the warp take the loop's iterations in turn; each sums its own in a register
             self.lane_loop = False
+            self._define_loop(n, lanes=32)
             init, cond, inc = (strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(),
                                                                n.for_get_inc()))
             self.loops.append(it)
-            self.emit(f"for (long {it} = ({init}) + (long)threadIdx.x * {inc}; {cond}; {it} += 32 * {inc}) {{",
-                      indent)
+            self.emit(f"for ({self.index} {it} = ({init}) + ({self.index})threadIdx.x * {inc}; {cond}; "
+                      f"{it} += 32 * {inc}) {{", indent)
             self.reducing = True
             self.node(n.for_get_body(), indent + 1, None)
             self.reducing = False
@@ -361,6 +414,7 @@ class _TiledKernelPrinter(Printer):
             if self.full is not None and self.full.strip and it == f"{self.prefix}{self.plan.stage_depth}":
                 self.emit("#pragma unroll", indent)  # the staged strip: a full tile's has strip iterations
             self.loops.append(it)
+            self._define_loop(n)
             super().for_(n, indent, None)
             self.loops.pop()
             return
@@ -452,7 +506,9 @@ class _TiledKernelPrinter(Printer):
             keep = [x for x in present if x is not None]
             offs = [f"{p}_o_{a}_{d}" for d in range(len(sizes))]
             for d, lo in enumerate(los):
-                self.emit(f"const long {offs[d]} = {self._expr_of(dims_as_params(lo, isl.dim_type.in_, keep))};", i1)
+                off = self._expr_of(dims_as_params(lo, isl.dim_type.in_, keep))
+                self.width.define(offs[d], self.last)
+                self.emit(f"const {self.index} {offs[d]} = {off};", i1)
             elems = [f"{p}_s{d}" for d in range(len(sizes))]
             fp = dims_as_params(dims_as_params(m, isl.dim_type.in_, keep).range(), isl.dim_type.set, elems)
             total = math.prod(sizes)
@@ -461,7 +517,9 @@ class _TiledKernelPrinter(Printer):
             for d in range(len(sizes)):
                 inner = math.prod(sizes[d + 1:])
                 idx.append(f"({p}_e / {inner}) % {sizes[d]}" if d else f"{p}_e / {inner}")
-                self.emit(f"const long {elems[d]} = {offs[d]} + {idx[d]};", i1 + 1)
+                off = self.width.names.get(offs[d])
+                self.width.define(elems[d], None if off is None else off + constant(total))
+                self.emit(f"const {self.index} {elems[d]} = {offs[d]} + {idx[d]};", i1 + 1)
             sh = f"{p}_sh_{a}" + "".join(f"[{x}]" for x in idx)
             copy = f"{sh} = {a}{''.join(f'[{e}]' for e in elems)};"
             guard = self._stage_guard(fp, los, sizes, keep, elems, present) if plan.full_tiles else \
@@ -533,13 +591,18 @@ class _TiledKernelPrinter(Printer):
     def user(self, call: isl.AstExpr, indent: int) -> None:
         name = call.op_get_arg(0).id_get_id().get_name()
         st = self.scop.statement(name)
-        args = [strip(self.expr(call.op_get_arg(i + 1))) for i in range(call.op_get_n_arg() - 1)]
+        args, bounds = [], []
+        for i in range(call.op_get_n_arg() - 1):
+            args.append(strip(self.expr(call.op_get_arg(i + 1))))
+            bounds.append(self.last)
         args = [a if re.fullmatch(r"-?\w+", a) else f"({a})" for a in args]
         close = 0
         if self.points is not None:
             # a point member without a loop here (isl fixed it): the thread whose point it is runs it
             conds = []
             names = [f"{self.prefix}_a{i}" for i in range(len(args))]
+            for n_, b in zip(names, bounds):
+                self.width.define(n_, b)
             for j in range(self.plan.info.mapped):
                 if j not in self.point_loops:
                     value = dims_as_params(point_value(self.plan, j, name), isl.dim_type.in_, names)
@@ -547,11 +610,12 @@ class _TiledKernelPrinter(Printer):
             if conds:
                 self.emit("{", indent)
                 for n_, a in zip(names, args):
-                    self.emit(f"const long {n_} = {a};", indent + 1)
+                    self.emit(f"const {self.index} {n_} = {a};", indent + 1)
                 self.emit(f"if ({' && '.join(conds)}) {{", indent + 1)
                 indent += 2
                 close = 2
-        subst = dict(zip(st.iterators, args))
+        # the statement's own arithmetic stays 64-bit, whatever the index type
+        subst = dict(zip(st.iterators, (f"((long){a})" for a in args)))
         subst.update(self.renamed)
         body = substitute(st.body, subst)
         if self.reducing:
@@ -705,7 +769,7 @@ class _HostPrinter(Printer):
                 loops.append("  " * depth + f"for (long {p}_g{ax} = (long)blockIdx.{d} * blockDim.{d} + threadIdx.{d}; "
                              f"{p}_g{ax} < {p}_n{ax}; {p}_g{ax} += (long)gridDim.{d} * blockDim.{d}) {{")
             else:  # one block per tile: the loop is uniform in the block, so barriers inside it are safe
-                loops.append("  " * depth + f"for (long {p}_g{ax} = blockIdx.{d}; {p}_g{ax} < {p}_n{ax}; "
+                loops.append("  " * depth + f"for ({p}_I {p}_g{ax} = blockIdx.{d}; {p}_g{ax} < {p}_n{ax}; "
                              f"{p}_g{ax} += gridDim.{d}) {{")
             depth += 1
         if plan is None:
@@ -715,7 +779,7 @@ class _HostPrinter(Printer):
             # the block is built in: bounds of the thread indices let nvcc drop guards a tile always passes
             loops = [f"  __builtin_assume(threadIdx.{d} < {b});" for d, b in zip("xyz", plan.block)] + loops
             for j in range(info.mapped):
-                loops.append("  " * depth + f"const long {p}{info.depth + j} = {p}_lo{j} + {p}_g{info.axes[j]};")
+                loops.append("  " * depth + f"const {p}_I {p}{info.depth + j} = {p}_lo{j} + {p}_g{info.axes[j]};")
         kp.node(body, depth)
         closers = ["  " * d + "}" for d in range(depth - 1, 0, -1)]
         decls = kp.shared_decls() if plan is not None else []
@@ -734,11 +798,14 @@ class _HostPrinter(Printer):
         scalars += [f"{p}{k}" for k in range(info.depth) if f"{p}{k}" in words]
         scalars = [x for x in dict.fromkeys(_c(s) for s in scalars) if x not in names]
         tparams = [f"typename {p}_T{k}" for k in range(len(args) + len(scalars))]
+        index = "long" if plan is None else f"{p}_I"  # (a tiled kernel's index type: emit/index_width.py)
+        if plan is not None:
+            tparams.insert(0, f"typename {p}_I")
         # Device copies are separate allocations, one per array name: they never alias.
         a_dev = [host != name for name, host in args]
         params = [f"{p}_T{k} {'__restrict__ ' if k < len(args) and a_dev[k] else ''}{name}"
                   for k, (name, _) in enumerate(args + [(s, s) for s in scalars])]
-        params += [f"long {p}_lo{j}" for j in range(info.mapped)] + [f"long {p}_n{ax}" for ax in axes_used]
+        params += [f"{index} {p}_lo{j}" for j in range(info.mapped)] + [f"{index} {p}_n{ax}" for ax in axes_used]
         # isl can emit a mark more than once (a loop split around a hole): each copy is its own kernel
         kname = f"{p}_kernel{self.scop_index}_{info.index}" + (f"_{len(self.kernels)}" if any(
             f" {p}_kernel{self.scop_index}_{info.index}(" in k for k in self.kernels) else "")
@@ -779,7 +846,21 @@ class _HostPrinter(Printer):
         self.emit(f"const dim3 {p}_grid({', '.join(grid)});", indent + 2)
         call_args = [h for _, h in args] + scalars + [f"{p}_lo{j}" for j in range(info.mapped)] + \
             [f"{p}_n{ax}" for ax in axes_used]
-        self.emit(f"{kname}<<<{p}_grid, {p}_block>>>({', '.join(call_args)});", indent + 2)
+        launch = f"<<<{p}_grid, {p}_block>>>({', '.join(call_args)});"
+        if plan is None:
+            self.emit(kname + launch, indent + 2)
+        elif (static := kp.width.static()) is not None:
+            self.emit(f"{kname}<{'int' if static else 'long'}>{launch}", indent + 2)
+        else:  # int where every index the kernel computes fits at these values (emit/index_width.py)
+            ints = [_c(x) for x in self.scop.params if x not in self.scop.constants and _c(x) in words]
+            ints += [f"{p}{k}" for k in range(info.depth) if f"{p}{k}" in words]
+            ints += [f"{p}_lo{j}" for j in range(info.mapped)] + [f"{p}_n{ax}" for ax in axes_used]
+            peak = kp.width.peak
+            self.emit(f"if ({p}_fits32({peak.lin}L, {peak.const}L, {{{', '.join(f'(long){x}' for x in ints)}}}))",
+                      indent + 2)
+            self.emit(f"  {kname}<int>{launch}", indent + 2)
+            self.emit("else", indent + 2)
+            self.emit(f"  {kname}<long>{launch}", indent + 2)
         if not self.serve:
             self.emit(f"{p}_check(cudaGetLastError(), \"launch of {kname}\");", indent + 2)
         self.emit("}", indent + 1)

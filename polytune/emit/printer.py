@@ -50,6 +50,7 @@ class Printer:
         self.used_macros: set[str] = set()
         self.param_names = {p: p for p in scop.params}
         self.renamed: dict[str, str] = {}  # other names of the statement bodies to rewrite (GPU targets)
+        self.counter_type = COUNTER_TYPE  # the type of the loop counters (a tiled CUDA kernel's index type)
 
     # ---- expressions ---------------------------------------------------------------------------------
     def expr(self, e: isl.AstExpr) -> str:
@@ -132,7 +133,7 @@ class Printer:
         it = self.expr(n.for_get_iterator())
         init, cond, inc = (strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(), n.for_get_inc()))
         step = f"{it}++" if inc == "1" else f"{it} += {inc}"
-        self.emit(f"for ({COUNTER_TYPE} {it} = {init}; {cond}; {step}) {{", indent)
+        self.emit(f"for ({self.counter_type} {it} = {init}; {cond}; {step}) {{", indent)
         self.node(n.for_get_body(), indent + 1, pragma)
         self.emit("}", indent)
 

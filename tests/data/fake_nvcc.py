@@ -34,7 +34,7 @@ def main(argv: list[str]) -> int:
         print("fake_nvcc: need a source and -o", file=sys.stderr)
         return 2
     text = open(src, encoding="utf-8", errors="surrogateescape").read()
-    text = re.sub(r"(\w+)<<<([^;]*?), ([\w.]+)>>>\((.*?)\);", r"PT_EMU_LAUNCH(\2, \3, \1, \4);", text)
+    text = re.sub(r"(\w+(?:<\w+>)?)<<<([^;]*?), ([\w.]+)>>>\((.*?)\);", r"PT_EMU_LAUNCH(\2, \3, \1, \4);", text)
     with tempfile.NamedTemporaryFile("w", suffix=".cpp", delete=False) as f:
         f.write(f'#include "{EMU}"\n' + text)
     try:
