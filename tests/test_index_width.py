@@ -106,3 +106,19 @@ def test_a_value_without_a_bound_keeps_64_bit_indices():
     assert w.static() is True  # only constants: int, with no check at launch
     w.note(None)  # e.g. a product of two variables
     assert w.static() is False and not w.fits(0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m", ["0", "3000000000L"])
+def test_on_the_gpu_both_instances_print_the_original_values(m, tmp_path):
+    nvcc = shutil.which("nvcc")
+    smi = shutil.which("nvidia-smi")
+    if nvcc is None or GCC is None or smi is None or subprocess.run([smi], capture_output=True).returncode != 0:
+        pytest.skip("needs nvcc, gcc and an NVIDIA GPU")
+    text = _cuda(tmp_path)
+    expected = _run([GCC, "-O1", f"-DM={m}", str(tmp_path / "offset.c"), "-o", str(tmp_path / "orig")],
+                    tmp_path / "orig")
+    (tmp_path / "k.cu").write_text(text)
+    got = _run([nvcc, "-O1", "-arch=native", "-fmad=false", "-Xcompiler", "-w", f"-DM={m}", str(tmp_path / "k.cu"),
+                "-o", str(tmp_path / "k")], tmp_path / "k")
+    assert got.returncode == 0 and got.stdout == expected.stdout
