@@ -107,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sweep", action="store_true",
                    help="after converging, sweep each size through its whole domain (the others fixed), move "
                         "to a faster one, and climb again from there (crosses plateaus of equal neighbours)")
+    p.add_argument("--no-again", dest="again", action="store_false",
+                   help="stop where no neighbour beats the incumbent's first measurement (by default the "
+                        "incumbent is measured once more there, and the neighbourhood judged against both)")
     p.add_argument("--seed", default="pluto", help="pluto (all 32), origin (all 1), model (cache-size "
                                                     "model), or explicit sizes like 32,16,8")
     p.add_argument("--domain", action="append", default=[], metavar="SPEC",
@@ -309,7 +312,8 @@ def cmd_tune(args) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     opts = TuneOptions(strategy=args.strategy, fit=args.fit, degree=args.degree,
-                       shortest_hop=args.shortest_hop, sweep=args.sweep, seed=seed, alpha=args.alpha or None,
+                       shortest_hop=args.shortest_hop, sweep=args.sweep, again=args.again, seed=seed,
+                       alpha=args.alpha or None,
                        max_iterations=args.max_iterations, max_evals=args.max_evals,
                        time_limit=args.time_limit, domains=tuple(args.domain), samples=args.samples,
                        eps=args.eps, rng_seed=args.rng_seed,

@@ -25,7 +25,7 @@ from .measure.pooled import Bound, PooledMeasure
 from .measure.runner import Memo
 from .pipeline import OptimizeOptions, Program, analyze
 from .poly.islutil import ISL_LOCK
-from .search import Budget, EvalRecord, SearchOptions, SearchResult, SearchSpace, Step, run_search
+from .search import Budget, EvalRecord, SearchOptions, SearchResult, SearchSpace, SerialPool, Step, run_search
 from .search.phases import LOCAL, phased_search
 from .targets import get_target
 
@@ -39,6 +39,7 @@ class TuneOptions:
     degree: int = 1
     shortest_hop: bool = False
     sweep: bool = False  # hill: coordinate sweeps after converging (search.strategies._sweep)
+    again: bool = True  # hill: the incumbent measured once more before the climb stops (SearchOptions.again)
     seed: str | tuple[int, ...] = "pluto"
     alpha: float | None = 0.05
     max_iterations: int = 100
@@ -127,7 +128,8 @@ class TuneReport:
             "speedup_over_seed": self.speedup_over_seed,
             "speedup_over_original": self.speedup_over_original,
             "evaluations": [dict(to_record(r.measurement), phase=r.phase, iteration=r.iteration, elapsed=r.elapsed)
-                            | self._named(r.measurement.config) for r in self.evaluations],
+                            | ({"again": True} if r.again else {}) | self._named(r.measurement.config)
+                            for r in self.evaluations],
             "trajectory": [{"iteration": s.iteration, "config": list(s.config), "median": s.measurement.value,
                             "phase": s.phase, "evals": s.evals} | self._named(s.config) for s in self.trajectory],
             "stop_reason": self.stop_reason,
@@ -284,7 +286,10 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
             bound.offer(m)
             return m
 
-        pool = None
+        def again(config) -> Measurement:  # a second measurement (Evaluator.measure_again): no memo, no cache
+            return runner.measure(target.variant(space.names, tuple(int(c) for c in config)), bound.value)
+
+        pool = SerialPool(evaluate, again)
         on_eval = progress
         if use_pool:
             if workers is None:
@@ -296,13 +301,15 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
             pool = pooled.pool
 
             def on_eval(rec):  # the cache is written on this thread, in the search's order
-                if cache is not None and not rec.measurement.cached and rec.measurement.same_as is None:
+                if cache is not None and not rec.measurement.cached and rec.measurement.same_as is None \
+                        and not rec.again:
                     cache.put(rec.measurement)
                 if progress is not None:
                     progress(rec)
 
         options = SearchOptions(degree=tune_opts.degree, fit=tune_opts.fit, alpha=tune_opts.alpha,
-                                shortest_hop=tune_opts.shortest_hop, sweep=tune_opts.sweep, eps=tune_opts.eps,
+                                shortest_hop=tune_opts.shortest_hop, sweep=tune_opts.sweep, again=tune_opts.again,
+                                eps=tune_opts.eps,
                                 samples=tune_opts.samples, rng_seed=tune_opts.rng_seed)
         budget = Budget(max_evals=tune_opts.max_evals, time_limit=tune_opts.time_limit,
                         max_iterations=tune_opts.max_iterations)
@@ -316,12 +323,10 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         search_start = time.perf_counter()
         if tune_opts.strategy in LOCAL and any(p.is_categorical for p in space.params) and len(starts) > 1:
             # the schedule space: the starts, the tile-only path, then the whole space (search/phases.py)
-            phased = phased_search(space, None if pool is not None else evaluate, tune_opts.strategy, starts,
-                                   options, budget, on_eval, pool=pool)
+            phased = phased_search(space, None, tune_opts.strategy, starts, options, budget, on_eval, pool=pool)
             result = phased.search
         else:
-            result = run_search(space, None if pool is not None else evaluate, tune_opts.strategy, seed, options,
-                                budget, on_eval, pool=pool)
+            result = run_search(space, None, tune_opts.strategy, seed, options, budget, on_eval, pool=pool)
         spans["search"] = time.perf_counter() - search_start
         confirm_start = time.perf_counter()
         program_check, confirm_warnings, kept = target.confirm_best(
@@ -529,6 +534,8 @@ class ProgressPrinter:
         what = f"{m.value:.4f} s" if m.ok else f"{m.error.value}"
         if m.cached:
             what += " (cached)"
+        if getattr(rec, "again", False):
+            what += " (again)"
         b = f"{self.best[0]:.4f} s {self._show(self.best[1])}" if self.best[1] is not None else "-"
         width = max(24, len(self._show(m.config)))
         on = f"  on {m.extra['worker']}" if m.extra.get("worker") else ""

@@ -432,3 +432,54 @@ def test_any_surface_any_budget_any_worker_count_gives_the_serial_result(costs, 
     strategy, options = VARIANTS[variant]
     serial, parallel, _ = run_both(SPACE3, table, strategy, options, Budget(max_evals=max_evals), workers)
     assert summary(parallel) == summary(serial)
+
+
+# --- the incumbent measured again before the climb stops (SearchOptions.again) ----------------------------
+
+
+def _lucky_seed_table() -> tuple[SearchSpace, dict]:
+    """A 1-D space whose seed (8) measures lucky once (0.85 s; 1.0 s whenever measured again): its neighbour
+    16 (0.9 s) only beats it once the seed is measured again; 32 is the optimum."""
+    space = SearchSpace.from_domains({"a": (8, 16, 32, 64)})
+    true = {8: 1.0, 16: 0.9, 32: 0.8, 64: 0.85}
+    return space, {(a,): Measurement((a,), (t, t, t)) for a, t in true.items()}
+
+
+def test_a_lucky_first_measurement_of_the_incumbent_does_not_end_the_climb():
+    space, table = _lucky_seed_table()
+    first = dict(table)
+    first[8,] = Measurement((8,), (0.85, 0.85, 0.85))
+    stopped = run_search(space, first.__getitem__, "hill", (8,), SearchOptions(), pool=SerialPool(first.__getitem__))
+    assert stopped.best_config == (8,)  # without a second measurement: stuck at the lucky seed
+    result = run_search(space, None, "hill", (8,), SearchOptions(),
+                        pool=SerialPool(first.__getitem__, table.__getitem__))
+    assert result.best_config == (32,)
+    again = [r for r in result.evaluations if r.again]
+    assert [r.config for r in again] == [(8,), (32,)]  # once per incumbent where it stalled
+    assert result.seed.config == (8,) and len(result.evaluations) == len({r.config for r in result.evaluations}) + 2
+
+
+def test_measuring_again_is_skipped_without_budget_and_with_no_again():
+    space, table = _lucky_seed_table()
+    pool = SerialPool(table.__getitem__, table.__getitem__)
+    assert not any(r.again for r in run_search(space, None, "hill", (8,), SearchOptions(again=False),
+                                                pool=pool).evaluations)
+    result = run_search(space, None, "hill", (8,), SearchOptions(), Budget(max_evals=2), pool=pool)
+    assert result.evals == 2 and not any(r.again for r in result.evaluations)
+
+
+@pytest.mark.parametrize("workers", [1, 4])
+def test_replayed_measurements_measured_again_end_in_the_same_place_with_any_worker_count(workers):
+    space = SearchSpace.from_domains({"a": (8, 16, 32, 64, 128), "b": (8, 16, 32, 64, 128)})
+    rng = random.Random(5)
+    table = {c: Measurement(c, tuple(rng.uniform(0.5, 1.5) for _ in range(3))) for c in space.configs()}
+    if workers == 1:
+        result = run_search(space, None, "hill", (32, 32), SearchOptions(),
+                            pool=SerialPool(table.__getitem__, table.__getitem__))
+    else:
+        with ThreadPool(table.__getitem__, workers, table.__getitem__) as pool:
+            result = run_search(space, None, "hill", (32, 32), SearchOptions(), pool=pool)
+    serial = run_search(space, None, "hill", (32, 32), SearchOptions(),
+                        pool=SerialPool(table.__getitem__, table.__getitem__))
+    assert result.best_config == serial.best_config and [r.config for r in result.evaluations] == \
+        [r.config for r in serial.evaluations] and any(r.again for r in result.evaluations)

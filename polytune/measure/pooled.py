@@ -95,7 +95,7 @@ class PooledMeasure:
         # being timed); the search hands results back in its own order whatever finishes first. timers: how
         # many of them are timed at once (the search speculates only on timers its batch leaves idle)
         self.pool = MappedPool(self.submit, max(1, in_flight), self.convert,
-                               timers=lambda: getattr(self.workers, "timers", 1))
+                               timers=lambda: getattr(self.workers, "timers", 1), again=self.resubmit)
         self._seen: dict[tuple, tuple[Config, Future]] = {}  # variant key -> the first configuration and future
         warm = getattr(workers, "warm", None)  # a Ray pool: start its compile workers while the seed is measured
         if warm is not None:
@@ -120,6 +120,14 @@ class PooledMeasure:
         if cached is None:
             future.add_done_callback(partial(self._keep, variant, config))
         return future
+
+    def resubmit(self, config: Config) -> Future:
+        """*config* compiled and timed again (the search's second measurement of an incumbent): never the
+        cache's or an earlier submission's result."""
+        config = tuple(int(c) for c in config)
+        with ISL_LOCK:
+            job = self.runner.job(self.target.variant(self.names, config))
+        return self.workers.submit(self.compile_fn, self.time_fn, job, label=self.describe(config) + " (again)")
 
     def _keep(self, variant, config: Config, done: Future) -> None:
         """Hand a timed candidate's executable to the runner's kept builds (the re-run after the search takes

@@ -30,6 +30,7 @@ class EvalRecord:
     phase: str  # "seed", "hill", "hop", "sweep", "coordesc", "grid", "random"
     iteration: int  # incumbents accepted (after the seed) before this evaluation
     elapsed: float  # seconds since the search began, after this evaluation
+    again: bool = False  # a second measurement of a configuration measured before (Evaluator.measure_again)
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ class Evaluator:
         self.incumbent: Measurement | None = None
         self.iterations = 0
         self.test = ImprovementTest()
+        self.measured_again: set[Config] = set()
 
     @property
     def elapsed(self) -> float:
@@ -261,6 +263,34 @@ class Evaluator:
             self._on_eval(record)
         return measurement
 
+    def measure_again(self, measurement: Measurement, phase: str) -> Measurement:
+        """Measure ``measurement``'s configuration once more (never from a memo or a cache: the pool's
+        ``resubmit``), as an evaluation, and return it with the times of both measurements (the memo and, for
+        the incumbent, ``incumbent`` updated). ``measurement`` unchanged where the pool cannot measure again,
+        the budget allows no further evaluation, or the second measurement failed."""
+        config = measurement.config
+        self.measured_again.add(config)
+        resubmit = getattr(self._pool, "resubmit", None)
+        if resubmit is None or not measurement.ok or self._budget_left(0) is not None:
+            return measurement
+        future = resubmit(config)
+        if future is None:
+            return measurement
+        fresh = future.result()
+        if fresh.config != config:
+            fresh = replace(fresh, config=config)
+        record = EvalRecord(self.evals + 1, config, fresh, phase, self.iterations, self.elapsed, again=True)
+        self.records.append(record)
+        if self._on_eval is not None:
+            self._on_eval(record)
+        if not fresh.ok:
+            return measurement
+        both = replace(measurement, times=measurement.times + fresh.times)
+        self._memo[config] = both
+        if self.incumbent is not None and self.incumbent.config == config:
+            self.incumbent = both
+        return both
+
     def start(self, config: Sequence[int], then: Iterable[Sequence[int]] | None = None) -> Measurement:
         """Measure the seed and make it the starting incumbent, even if it failed. ``then``: what the strategy
         measures next whatever the seed's measurement (best fit: the seed's neighbourhood), started
@@ -286,9 +316,9 @@ class Evaluator:
         incumbent under ``test`` (the strategy's own move test), the fastest such one (lowest median; the
         earlier evaluated on a tie) becomes the incumbent, as a step of phase ``"best_measured"`` that is not
         a move. A neighbour measured just before the budget ran out is thus never lost."""
-        while True:
-            beating = [r.measurement for r in self.records
-                       if self.test(r.measurement, self.incumbent) is Verdict.BETTER]
+        while True:  # (a configuration measured twice is judged by both measurements' times: the memo's)
+            measured = [self._memo.get(r.config, r.measurement) for r in self.records]
+            beating = [m for m in measured if self.test(m, self.incumbent) is Verdict.BETTER]
             if not beating:
                 return
             self.accept(min(beating, key=lambda m: m.value), "best_measured", is_move=False)

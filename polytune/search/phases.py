@@ -69,6 +69,10 @@ class _Phase:
             return future
         return self._pool.submit(self.embed(config))
 
+    def resubmit(self, config: Config) -> Future[Measurement] | None:
+        again = getattr(self._pool, "resubmit", None)
+        return None if again is None else again(self.embed(tuple(int(v) for v in config)))
+
 
 def phased_search(space: SearchSpace, evaluate: Callable[[Config], Measurement] | None, strategy: str,
                   starts: Sequence[tuple[str, Config]], options: SearchOptions | None = None,
@@ -91,8 +95,12 @@ def phased_search(space: SearchSpace, evaluate: Callable[[Config], Measurement] 
         def file(rec: EvalRecord) -> None:
             full = embed(rec.config)
             m = replace(rec.measurement, config=full)
-            known[full] = m
-            out = EvalRecord(len(records) + 1, full, m, phase(rec), state["moves"] + rec.iteration, clock() - t0)
+            if rec.again and full in known:  # a second measurement: judged with both's times from now on
+                known[full] = replace(known[full], times=known[full].times + m.times)
+            else:
+                known[full] = m
+            out = EvalRecord(len(records) + 1, full, m, phase(rec), state["moves"] + rec.iteration, clock() - t0,
+                             again=rec.again)
             records.append(out)
             if on_eval is not None:
                 on_eval(out)
@@ -144,7 +152,8 @@ def phased_search(space: SearchSpace, evaluate: Callable[[Config], Measurement] 
         """The result: the incumbent, or the fastest measured configuration that beats it under the move test."""
         best = trajectory[-1].measurement
         while True:
-            beating = [r.measurement for r in records if test(r.measurement, best) is Verdict.BETTER]
+            beating = [known.get(r.config, r.measurement) for r in records
+                       if test(known.get(r.config, r.measurement), best) is Verdict.BETTER]
             if not beating:
                 break
             best = min(beating, key=lambda m: m.value)

@@ -37,18 +37,30 @@ class Pool(Protocol):
         raised). A future the evaluator cancels before it started is never measured."""
         ...
 
+    # Optional: ``resubmit(config) -> Future[Measurement] | None`` measures a configuration again, never from
+    # a memo or cache (None: it cannot); Evaluator.measure_again uses it where the pool has it.
+
 
 class SerialPool:
     """One candidate at a time, measured inside :meth:`submit` (exceptions propagate from there)."""
 
     workers = 1
 
-    def __init__(self, evaluate: Callable[[Config], Measurement]):
+    def __init__(self, evaluate: Callable[[Config], Measurement],
+                 again: Callable[[Config], Measurement] | None = None):
         self._evaluate = evaluate
+        self._again = again  # measures a configuration again (the pool's resubmit)
 
     def submit(self, config: Config) -> Future[Measurement]:
         future: Future[Measurement] = Future()
         future.set_result(self._evaluate(config))
+        return future
+
+    def resubmit(self, config: Config) -> Future[Measurement] | None:
+        if self._again is None:
+            return None
+        future: Future[Measurement] = Future()
+        future.set_result(self._again(config))
         return future
 
 
@@ -58,15 +70,20 @@ class ThreadPool:
     Closing cancels the candidates not yet started and waits for those running (a thread cannot be stopped).
     """
 
-    def __init__(self, evaluate: Callable[[Config], Measurement], workers: int):
+    def __init__(self, evaluate: Callable[[Config], Measurement], workers: int,
+                 again: Callable[[Config], Measurement] | None = None):
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise UsageError(f"workers must be a positive integer, got {workers!r}")
         self._evaluate = evaluate
+        self._again = again  # measures a configuration again (resubmit)
         self.workers = workers
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="polytune-eval")
 
     def submit(self, config: Config) -> Future[Measurement]:
         return self._executor.submit(self._evaluate, config)
+
+    def resubmit(self, config: Config) -> Future[Measurement] | None:
+        return None if self._again is None else self._executor.submit(self._again, config)
 
     def close(self) -> None:
         self._executor.shutdown(wait=True, cancel_futures=True)
@@ -99,10 +116,12 @@ class MappedPool:
 
     def __init__(self, submit: Callable[[Config], Future], workers: int,
                  convert: Callable[[Any], Measurement] = lambda result: result,
-                 timers: int | Callable[[], int] | None = None):
+                 timers: int | Callable[[], int] | None = None,
+                 again: Callable[[Config], Future] | None = None):
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise UsageError(f"workers must be a positive integer, got {workers!r}")
         self._submit = submit
+        self._again = again  # submits a configuration to be measured again (resubmit)
         self._convert = convert
         self.workers = workers
         self._timers = timers
@@ -115,7 +134,12 @@ class MappedPool:
         return self.workers if timers is None else max(1, min(self.workers, timers))
 
     def submit(self, config: Config) -> Future[Measurement]:
-        inner = self._submit(config)
+        return self._mapped(self._submit(config))
+
+    def resubmit(self, config: Config) -> Future[Measurement] | None:
+        return None if self._again is None else self._mapped(self._again(config))
+
+    def _mapped(self, inner: Future) -> Future[Measurement]:
         outer = _Mapped(inner)
 
         def finished(done: Future) -> None:

@@ -63,6 +63,9 @@ class SearchOptions:
     delta: float = 0.05  # random: failure probability of Prop. 9.3
     rng_seed: int = 0  # random: seed of the sampler
     speculate: bool = True  # hill, best fit: measure the likely next neighbourhood on idle timers (see _climb)
+    # hill: before stopping where no neighbour beats the incumbent, measure the incumbent once more and judge
+    # the neighbourhood against both measurements' times (a lucky first measurement does not end the climb)
+    again: bool = True
 
     def __post_init__(self) -> None:
         if self.degree not in (1, 2, 3):
@@ -113,8 +116,10 @@ def _climb(space: SearchSpace, ev: Evaluator, options: SearchOptions, phase: str
         ahead = ev.workers if options.fit == "first" else None
         guess = _next_step(space, ev, options, incumbent, hop) \
             if options.fit == "best" and options.speculate else None
+        measured: list[Measurement] = []
         with closing(ev.stream(neighbours, phase, ahead, guess)) as results:
             for measurement in results:
+                measured.append(measurement)
                 verdict = ev.test(measurement, incumbent)
                 if verdict is Verdict.INSIGNIFICANT:
                     insignificant = True
@@ -122,6 +127,15 @@ def _climb(space: SearchSpace, ev: Evaluator, options: SearchOptions, phase: str
                     chosen = measurement
                     if options.fit == "first":
                         break
+        if chosen is None and options.again and incumbent.config not in ev.measured_again:
+            # a lucky measurement of the incumbent would end the climb here: measure it again, judge again
+            incumbent = ev.measure_again(incumbent, phase)
+            insignificant = False
+            for measurement in measured:
+                verdict = ev.test(measurement, incumbent)
+                insignificant |= verdict is Verdict.INSIGNIFICANT
+                if verdict is Verdict.BETTER and (chosen is None or measurement.value < chosen.value):
+                    chosen = measurement
         if chosen is None:
             return _stalled(options, insignificant)
         ev.accept(chosen, phase)
