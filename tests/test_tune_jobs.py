@@ -40,6 +40,19 @@ def test_jobs_2_takes_the_path_of_jobs_1_on_replayed_times(kernel, monkeypatch):
     assert {r.measurement.extra["compiled_on"].rsplit("/", 1)[-1] for r in two.search.evaluations} <= {"c0", "c1"}
 
 
+def test_tune_measures_its_incumbent_again_before_stopping_with_and_without_the_pool(kernel, monkeypatch):
+    synthetic_times(monkeypatch)
+    opts = TuneOptions(cache=None, alpha=None, confirm_runs=0)
+    one = tune(kernel, dataclasses.replace(opts, jobs=1), FAST)
+    two = tune(kernel, dataclasses.replace(opts, jobs=2), FAST)
+    again = [r for r in one.search.evaluations if r.again]
+    assert one.search.stop_reason.value == "converged" and again and again[-1].config == one.best_config
+    assert [(r.config, r.again) for r in one.search.evaluations] == \
+        [(r.config, r.again) for r in two.search.evaluations]
+    off = tune(kernel, dataclasses.replace(opts, jobs=2, again=False), FAST)
+    assert not any(r.again for r in off.search.evaluations) and off.best_config == one.best_config
+
+
 def test_cli_tune_jobs_end_to_end_reports_the_workers(kernel, tmp_path):
     rep, out = tmp_path / "r.json", tmp_path / "best.c"
     rc = main(["tune", kernel, "--jobs", "2", "--no-cache", "--runs", "2", "--cflags=-O1", "--threads", "1",
