@@ -1,5 +1,5 @@
-"""32-bit index arithmetic in the tiled CUDA kernels (polytune/emit/index_width.py): the `int` instance runs
-only where every index fits, and the values decide at launch."""
+"""32-bit index arithmetic in the CUDA kernels (polytune/emit/index_width.py): the `int` instance runs only where
+every index fits, and the values decide at launch."""
 from __future__ import annotations
 
 import shutil
@@ -48,14 +48,16 @@ int main(void)
   return 0;
 }
 """
-MAPPING = CudaMapping(block=(4, 4), points=(2, 2), reduction_tile=4)
+TILED = CudaMapping(block=(4, 4), points=(2, 2), reduction_tile=4)
+FLAT = CudaMapping(block=(4, 4), flat=True)  # (whose mapped iterators were `int` whatever the values, until 2026-12)
+MAPPINGS = [pytest.param(TILED, id="tiled"), pytest.param(FLAT, id="flat")]
 
 
-def _cuda(tmp: Path) -> str:
+def _cuda(tmp: Path, mapping: CudaMapping = TILED) -> str:
     src = tmp / "offset.c"
     src.write_text(OFFSET)
     program = analyze(str(src), defines=("M=0",))
-    return cuda_program(program, OptimizeOptions(target="cuda"), mapping=MAPPING)[0]
+    return cuda_program(program, OptimizeOptions(target="cuda"), mapping=mapping)[0]
 
 
 def _run(cmd: list[str], exe: Path) -> subprocess.CompletedProcess:
@@ -71,9 +73,10 @@ def _emulated(text: str, m: str, tmp: Path) -> subprocess.CompletedProcess:
 
 
 @needs_gcc
+@pytest.mark.parametrize("mapping", MAPPINGS)
 @pytest.mark.parametrize("m", ["0", "3000000000L"])
-def test_a_tiled_kernel_prints_the_original_values_at_small_and_at_64_bit_offsets(m, tmp_path):
-    text = _cuda(tmp_path)
+def test_a_kernel_prints_the_original_values_at_small_and_at_64_bit_offsets(m, mapping, tmp_path):
+    text = _cuda(tmp_path, mapping)
     expected = _run([GCC, "-O1", f"-DM={m}", str(tmp_path / "offset.c"), "-o", str(tmp_path / "orig")],
                     tmp_path / "orig")
     assert "<int><<<" in text and "<long><<<" in text and "_fits32(" in text  # chosen at launch
@@ -82,8 +85,9 @@ def test_a_tiled_kernel_prints_the_original_values_at_small_and_at_64_bit_offset
 
 
 @needs_gcc
-def test_the_32_bit_instance_would_be_wrong_where_the_launch_check_refuses_it(tmp_path):
-    forced = _cuda(tmp_path).replace("if (pt_fits32(", "if (1 || pt_fits32(")
+@pytest.mark.parametrize("mapping", MAPPINGS)
+def test_the_32_bit_instance_would_be_wrong_where_the_launch_check_refuses_it(mapping, tmp_path):
+    forced = _cuda(tmp_path, mapping).replace("if (pt_fits32(", "if (1 || pt_fits32(")
     expected = _run([GCC, "-O1", "-DM=3000000000L", str(tmp_path / "offset.c"), "-o", str(tmp_path / "orig")],
                     tmp_path / "orig")
     got = _emulated(forced, "3000000000L", tmp_path)
@@ -109,13 +113,14 @@ def test_a_value_without_a_bound_keeps_64_bit_indices():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("mapping", MAPPINGS)
 @pytest.mark.parametrize("m", ["0", "3000000000L"])
-def test_on_the_gpu_both_instances_print_the_original_values(m, tmp_path):
+def test_on_the_gpu_both_instances_print_the_original_values(m, mapping, tmp_path):
     nvcc = shutil.which("nvcc")
     smi = shutil.which("nvidia-smi")
     if nvcc is None or GCC is None or smi is None or subprocess.run([smi], capture_output=True).returncode != 0:
         pytest.skip("needs nvcc, gcc and an NVIDIA GPU")
-    text = _cuda(tmp_path)
+    text = _cuda(tmp_path, mapping)
     expected = _run([GCC, "-O1", f"-DM={m}", str(tmp_path / "offset.c"), "-o", str(tmp_path / "orig")],
                     tmp_path / "orig")
     (tmp_path / "k.cu").write_text(text)

@@ -134,8 +134,8 @@ DEFAULT_STAGED_2D = ((32, 8), (1, 4), 32)
 SHARED_BYTES = 48 * 1024  # static shared memory per block without the opt-in
 REGISTERS_PER_THREAD = 255
 REGISTER_ELEMENTS = 64  # at most this many register-held elements per thread (8-byte elements: 128 registers)
-GRID_INDEX = Bound(2, 0)  # a grid-stride counter: below n, then n plus the grid (at most n) on its way out
-TILE_INDEX = Bound(3, 0)  # a tile index, lo + the grid-stride counter
+TILE_INDEX = Bound(3, 0)  # lo + a block's grid-stride counter (below n, then n plus the grid, at most n, on its way out)
+FLAT_INDEX = Bound(3, 2048)  # lo + a thread's grid-stride counter (on its way out: n plus grid x block, at most n + block)
 
 
 def resolve_mapping(mapping: CudaMapping, max_mapped: int) -> CudaMapping:
@@ -179,25 +179,75 @@ def resource_problem(region: CudaRegion, element_bytes: int = 8, shared_bytes: i
     return ""
 
 
-class _KernelPrinter(Printer):
+class _ThreadPrinter(Printer):
+    """What the two kernel printers share: the kernel's index type, a template parameter that the host sets
+    to `int` where every index the kernel computes fits at the launch's values (emit/index_width.py), and the
+    statements' own arithmetic kept 64-bit."""
+
+    def _index_width(self, host_present: list[bool], known: dict[str, Bound]) -> None:
+        self.index = f"{self.prefix}_I"
+        self.counter_type = self.index
+        names = {_c(x): ARGUMENT for x in self.scop.params if x not in self.scop.constants}
+        names.update({f"{self.prefix}{k}": ARGUMENT for k, present in enumerate(host_present) if present})
+        self.width = IndexWidth(names | known)  # (parameters and host iterators: kernel arguments)
+        self.last: Bound | None = None  # the bound of the last expression printed
+        self._depth = 0
+
+    def body_arg(self, text: str) -> str:
+        return f"((long){super().body_arg(text)})"  # the statement's own arithmetic stays 64-bit
+
+    def expr(self, e: isl.AstExpr) -> str:
+        self._depth += 1
+        try:
+            text = super().expr(e)
+        finally:
+            self._depth -= 1
+        if self._depth == 0:
+            self.last = self.width.note(expr_bound(e, self._name_bound))
+        return text
+
+    def _name_bound(self, name: str) -> Bound | None:
+        if name in self.scop.constants:
+            return constant(self.scop.constants[name])
+        return self.width.names.get(_c_name(name, self.scop.params))
+
+    def _define_loop(self, n: isl.AstNode, lanes: int = 1) -> str:
+        """The iterator of an isl for loop, its bound defined (*lanes*: the lanes of a warp take its
+        iterations in turn, each from its own start)."""
+        it = _c_name(n.for_get_iterator().id_get_id().get_name(), self.scop.params)
+        inc = n.for_get_inc()
+        step = int(inc.int_get_val().to_str()) if inc.get_type() == isl.ast_expr_type.int else None
+        init = expr_bound(n.for_get_init(), self._name_bound)
+        upper = loop_upper(n.for_get_cond(), it, self._name_bound)
+        if step is None or step <= 0 or init is None:
+            self.width.define(it, None)
+        else:
+            self.width.define(it, self.width.loop(init + constant((lanes - 1) * step), upper, lanes * step))
+        return it
+
+
+class _KernelPrinter(_ThreadPrinter):
     """The subtree of one kernel mark, as the body of a thread."""
 
-    def __init__(self, scop: Scop, prefix: str, info: KernelInfo, scalars_on_device: set[str]):
+    def __init__(self, scop: Scop, prefix: str, info: KernelInfo, scalars_on_device: set[str],
+                 host_present: list[bool]):
         super().__init__(scop, prefix)
         self.info = info
         self.mapped = {f"{prefix}{info.depth + j}": j for j in range(info.mapped)}
         self.bound: list[str] = []
         self.renamed = {s: f"(*{s})" for s in scalars_on_device}  # device scalars are pointers
+        self._index_width(host_present, {it: FLAT_INDEX for it in self.mapped})
 
     def for_(self, n: isl.AstNode, indent: int, pragma) -> None:
-        it = self.expr(n.for_get_iterator())
+        it = _c_name(n.for_get_iterator().id_get_id().get_name(), self.scop.params)
         if it not in self.mapped:
+            self._define_loop(n)
             return super().for_(n, indent, None)
         j = self.mapped[it]
         init, cond, inc = (strip(self.expr(x)) for x in (n.for_get_init(), n.for_get_cond(), n.for_get_inc()))
         p = self.prefix
         self.emit("{", indent)
-        self.emit(f"const int {it} = (int)({p}_lo{j} + {p}_g{self.info.axes[j]});", indent + 1)
+        self.emit(f"const {self.index} {it} = {p}_lo{j} + {p}_g{self.info.axes[j]};", indent + 1)
         # parenthesized: isl's bounds can be conditional expressions, which bind looser than >= and &&
         guard = f"{it} >= ({init}) && ({cond})" + (f" && ({it} - ({init})) % {inc} == 0" if inc != "1" else "")
         self.emit(f"if ({guard}) {{", indent + 1)
@@ -214,7 +264,10 @@ class _KernelPrinter(Printer):
         free = [j for it, j in self.mapped.items() if it not in self.bound]
         if free:
             name = call.op_get_arg(0).id_get_id().get_name()
-            args = [strip(self.expr(call.op_get_arg(i + 1))) for i in range(call.op_get_n_arg() - 1)]
+            args = []
+            for i in range(call.op_get_n_arg() - 1):
+                args.append(strip(self.expr(call.op_get_arg(i + 1))))
+                self.width.define(f"{self.prefix}_v{i}", self.last)  # (_value_expr's names for them)
             conds = []
             for j in free:
                 value = self._value_expr(self.info.member_value(j, name), args)
@@ -249,7 +302,7 @@ class NotPromotable(Exception):
     region is generated again without registers)."""
 
 
-class _TiledKernelPrinter(Printer):
+class _TiledKernelPrinter(_ThreadPrinter):
     """The subtree of one kernel mark of a tiled mapping, as the body of a block: tile loops become the
     block's tile (guards), the point band at each leaf becomes the thread's points (an unrolled loop over
     its points per mapped member, each guarded by the exact bounds), registers hold the private arrays
@@ -277,53 +330,15 @@ class _TiledKernelPrinter(Printer):
         bx, by, bz = plan.block
         self.tid = f"(threadIdx.x + {bx} * (threadIdx.y + {by} * threadIdx.z))"
         self.nthreads = bx * by * bz
-        # The index type: a template parameter, `int` where the values allow (emit/index_width.py).
-        self.index = f"{prefix}_I"
-        self.counter_type = self.index
-        known = {_c(x): ARGUMENT for x in scop.params if x not in scop.constants}
-        known.update({f"{prefix}{k}": ARGUMENT for k in range(self.d) if host_present[k]})  # (kernel arguments)
-        for j in range(info.mapped):
-            known[f"{prefix}{self.d + j}"] = TILE_INDEX
-            known[f"{prefix}_v{j}"] = self._point_bound(j, TILE_INDEX)
-        self.width = IndexWidth(known)
-        self.last: Bound | None = None  # the bound of the last expression printed
-        self._depth = 0
-
-    # ---- index bounds --------------------------------------------------------------------------------
-    def expr(self, e: isl.AstExpr) -> str:
-        self._depth += 1
-        try:
-            text = super().expr(e)
-        finally:
-            self._depth -= 1
-        if self._depth == 0:
-            self.last = self.width.note(expr_bound(e, self._name_bound))
-        return text
-
-    def _name_bound(self, name: str) -> Bound | None:
-        if name in self.scop.constants:
-            return constant(self.scop.constants[name])
-        return self.width.names.get(_c_name(name, self.scop.params))
+        known = {f"{prefix}{self.d + j}": TILE_INDEX for j in range(info.mapped)}
+        known.update({f"{prefix}_v{j}": self._point_bound(j, TILE_INDEX) for j in range(info.mapped)})
+        self._index_width(host_present, known)
 
     def _point_bound(self, j: int, tile_index: Bound) -> Bound:
         """The bound of `_point_var(j, ...)` (a point within a tile of the tile index's tile)."""
         ax = self.plan.axes[j]
         return tile_index.scale(self.plan.tiles[j]).join(tile_index) + \
             constant(2 * self.plan.block[ax] * self.plan.points[j] * max(1, self.plan.vector))
-
-    def _define_loop(self, n: isl.AstNode, lanes: int = 1) -> str:
-        """The iterator of an isl for loop, its bound defined (*lanes*: the lanes of a warp take its
-        iterations in turn, each from its own start)."""
-        it = _c_name(n.for_get_iterator().id_get_id().get_name(), self.scop.params)
-        inc = n.for_get_inc()
-        step = int(inc.int_get_val().to_str()) if inc.get_type() == isl.ast_expr_type.int else None
-        init = expr_bound(n.for_get_init(), self._name_bound)
-        upper = loop_upper(n.for_get_cond(), it, self._name_bound)
-        if step is None or step <= 0 or init is None:
-            self.width.define(it, None)
-        else:
-            self.width.define(it, self.width.loop(init + constant((lanes - 1) * step), upper, lanes * step))
-        return it
 
     # ---- names ---------------------------------------------------------------------------------------
     def _point_var(self, j: int, r: str) -> str:
@@ -614,8 +629,7 @@ class _TiledKernelPrinter(Printer):
                 self.emit(f"if ({' && '.join(conds)}) {{", indent + 1)
                 indent += 2
                 close = 2
-        # the statement's own arithmetic stays 64-bit, whatever the index type
-        subst = dict(zip(st.iterators, (f"((long){a})" for a in args)))
+        subst = dict(zip(st.iterators, map(self.body_arg, args)))
         subst.update(self.renamed)
         body = substitute(st.body, subst)
         if self.reducing:
@@ -766,14 +780,14 @@ class _HostPrinter(Printer):
         for ax in reversed(axes_used):
             d = "xyz"[ax]
             if plan is None:
-                loops.append("  " * depth + f"for (long {p}_g{ax} = (long)blockIdx.{d} * blockDim.{d} + threadIdx.{d}; "
-                             f"{p}_g{ax} < {p}_n{ax}; {p}_g{ax} += (long)gridDim.{d} * blockDim.{d}) {{")
+                loops.append("  " * depth + f"for ({p}_I {p}_g{ax} = ({p}_I)blockIdx.{d} * blockDim.{d} + "
+                             f"threadIdx.{d}; {p}_g{ax} < {p}_n{ax}; {p}_g{ax} += ({p}_I)gridDim.{d} * blockDim.{d}) {{")
             else:  # one block per tile: the loop is uniform in the block, so barriers inside it are safe
                 loops.append("  " * depth + f"for ({p}_I {p}_g{ax} = blockIdx.{d}; {p}_g{ax} < {p}_n{ax}; "
                              f"{p}_g{ax} += gridDim.{d}) {{")
             depth += 1
         if plan is None:
-            kp = _KernelPrinter(self.scop, p, info, self.scalars_on_device)
+            kp = _KernelPrinter(self.scop, p, info, self.scalars_on_device, present)
         else:
             kp = _TiledKernelPrinter(self.scop, p, plan, self.scalars_on_device, present)
             # the block is built in: bounds of the thread indices let nvcc drop guards a tile always passes
@@ -798,14 +812,12 @@ class _HostPrinter(Printer):
         scalars += [f"{p}{k}" for k in range(info.depth) if f"{p}{k}" in words]
         scalars = [x for x in dict.fromkeys(_c(s) for s in scalars) if x not in names]
         tparams = [f"typename {p}_T{k}" for k in range(len(args) + len(scalars))]
-        index = "long" if plan is None else f"{p}_I"  # (a tiled kernel's index type: emit/index_width.py)
-        if plan is not None:
-            tparams.insert(0, f"typename {p}_I")
+        tparams.insert(0, f"typename {p}_I")  # the kernel's index type (emit/index_width.py)
         # Device copies are separate allocations, one per array name: they never alias.
         a_dev = [host != name for name, host in args]
         params = [f"{p}_T{k} {'__restrict__ ' if k < len(args) and a_dev[k] else ''}{name}"
                   for k, (name, _) in enumerate(args + [(s, s) for s in scalars])]
-        params += [f"{index} {p}_lo{j}" for j in range(info.mapped)] + [f"{index} {p}_n{ax}" for ax in axes_used]
+        params += [f"{p}_I {p}_lo{j}" for j in range(info.mapped)] + [f"{p}_I {p}_n{ax}" for ax in axes_used]
         # isl can emit a mark more than once (a loop split around a hole): each copy is its own kernel
         kname = f"{p}_kernel{self.scop_index}_{info.index}" + (f"_{len(self.kernels)}" if any(
             f" {p}_kernel{self.scop_index}_{info.index}(" in k for k in self.kernels) else "")
@@ -847,9 +859,7 @@ class _HostPrinter(Printer):
         call_args = [h for _, h in args] + scalars + [f"{p}_lo{j}" for j in range(info.mapped)] + \
             [f"{p}_n{ax}" for ax in axes_used]
         launch = f"<<<{p}_grid, {p}_block>>>({', '.join(call_args)});"
-        if plan is None:
-            self.emit(kname + launch, indent + 2)
-        elif (static := kp.width.static()) is not None:
+        if (static := kp.width.static()) is not None:
             self.emit(f"{kname}<{'int' if static else 'long'}>{launch}", indent + 2)
         else:  # int where every index the kernel computes fits at these values (emit/index_width.py)
             ints = [_c(x) for x in self.scop.params if x not in self.scop.constants and _c(x) in words]

@@ -137,11 +137,15 @@ class Printer:
         self.node(n.for_get_body(), indent + 1, pragma)
         self.emit("}", indent)
 
+    def body_arg(self, text: str) -> str:
+        """A statement iterator's value *text* as the statement's body reads it."""
+        return text if re.fullmatch(r"-?\w+", text) else f"({text})"
+
     def user(self, call: isl.AstExpr, indent: int) -> None:
         name = call.op_get_arg(0).id_get_id().get_name()
         st = self.scop.statement(name)
         args = [strip(self.expr(call.op_get_arg(i + 1))) for i in range(call.op_get_n_arg() - 1)]
-        subst = dict(zip(st.iterators, (a if re.fullmatch(r"-?\w+", a) else f"({a})" for a in args)))
+        subst = dict(zip(st.iterators, map(self.body_arg, args)))
         subst.update(self.renamed)
         body = substitute(st.body, subst)
         self.emit(self.gen.visit(body) + ";", indent)
