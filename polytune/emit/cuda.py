@@ -134,8 +134,10 @@ DEFAULT_STAGED_2D = ((32, 8), (1, 4), 32)
 SHARED_BYTES = 48 * 1024  # static shared memory per block without the opt-in
 REGISTERS_PER_THREAD = 255
 REGISTER_ELEMENTS = 64  # at most this many register-held elements per thread (8-byte elements: 128 registers)
-TILE_INDEX = Bound(3, 0)  # lo + a block's grid-stride counter (below n, then n plus the grid, at most n, on its way out)
-FLAT_INDEX = Bound(3, 2048)  # lo + a thread's grid-stride counter (on its way out: n plus grid x block, at most n + block)
+# lo + a grid-stride counter: a block's is below n, then n plus the grid (at most n) on its way out; a thread's
+# n plus grid x block (at most n + block)
+TILE_INDEX = Bound(3, 0)
+FLAT_INDEX = Bound(3, 2048)
 
 
 def resolve_mapping(mapping: CudaMapping, max_mapped: int) -> CudaMapping:
@@ -781,7 +783,8 @@ class _HostPrinter(Printer):
             d = "xyz"[ax]
             if plan is None:
                 loops.append("  " * depth + f"for ({p}_I {p}_g{ax} = ({p}_I)blockIdx.{d} * blockDim.{d} + "
-                             f"threadIdx.{d}; {p}_g{ax} < {p}_n{ax}; {p}_g{ax} += ({p}_I)gridDim.{d} * blockDim.{d}) {{")
+                             f"threadIdx.{d}; {p}_g{ax} < {p}_n{ax}; "
+                             f"{p}_g{ax} += ({p}_I)gridDim.{d} * blockDim.{d}) {{")
             else:  # one block per tile: the loop is uniform in the block, so barriers inside it are safe
                 loops.append("  " * depth + f"for ({p}_I {p}_g{ax} = blockIdx.{d}; {p}_g{ax} < {p}_n{ax}; "
                              f"{p}_g{ax} += gridDim.{d}) {{")
