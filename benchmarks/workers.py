@@ -79,6 +79,21 @@ QUICK_SIZES = {"gemm": ["-DN=160"], "jacobi-2d": ["-DN=200", "-DTSTEPS=10"], "fd
                "lu": ["-DN=160"]}
 
 
+def core_sharing(group: list[int], sysfs: str = "/sys/devices/system/cpu") -> str:
+    """Whether a timing's CPUs are SMT siblings of one core ("one core"), on cores of their own ("own
+    cores"), a mix ("mixed"), or unknown (no topology in sysfs): two threads on one core time differently."""
+    cores = set()
+    for c in group:
+        try:
+            with open(f"{sysfs}/cpu{c}/topology/physical_package_id") as f:
+                package = f.read().strip()
+            with open(f"{sysfs}/cpu{c}/topology/core_id") as f:
+                cores.add((package, f.read().strip()))
+        except OSError:
+            return "unknown"
+    return "one core" if len(cores) == 1 < len(group) else "own cores" if len(cores) == len(group) else "mixed"
+
+
 def groups_of(cpus: list[int], size: int) -> list[list[int]]:
     return [cpus[i:i + size] for i in range(0, len(cpus) - size + 1, size)]
 
@@ -342,11 +357,13 @@ def markdown(res: dict) -> str:
         if res.get("strategy", "hill") == "hill" \
         else f"random sampling, {res['max_evals']} samples"
     omp = res.get("omp") or {}
+    sharing = ", ".join(dict.fromkeys(res.get("timer_cores") or ["-"]))  # (SMT siblings time differently)
     lines = [f"`polytune tune` ({what}), budget: "
              f"max_evals={res['max_evals']} time_limit={res['time_limit']} alpha={res.get('alpha')}; "
              f"OMP_PLACES={omp.get('OMP_PLACES')} OMP_PROC_BIND={omp.get('OMP_PROC_BIND')}; "
              f"{res['threads']} threads per timing, "
-             f"{res['runs']} timed runs; one: `--jobs 1` on cpus {res['groups'][0]}; jobs: `--jobs {res['jobs']}` on "
+             f"{res['runs']} timed runs (a timing's CPUs: {sharing}); "
+             f"one: `--jobs 1` on cpus {res['groups'][0]}; jobs: `--jobs {res['jobs']}` on "
              f"cpus {res['cpus']}; ray: {ray_where} (the cluster took {res.get('ray_start_s', '-')} s to start, "
              "not counted). Wall: the tune's process. Strategy: from the search's start to its last evaluation "
              "(after the original's measurement and the pool's start). Per eval: strategy time per evaluation. "
@@ -523,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(out_dir, exist_ok=True)
     res = {"kernels": {}, "modes": modes, "max_evals": args.max_evals, "time_limit": args.time_limit,
            "alpha": args.alpha, "threads": args.threads, "runs": args.runs, "cflags": args.cflags, "cpus": text,
-           "groups": gtext,
+           "groups": gtext, "timer_cores": [core_sharing(g) for g in groups],
            "compile_cpus": ",".join(map(str, compile_cpus)), "driver_cpus": ",".join(map(str, driver_cpus)),
            "service_cpus": ",".join(map(str, service_cpus)),
            "jobs": jobs, "quick": args.quick, "cpu": cpu_model(),

@@ -205,3 +205,16 @@ def test_bench_workers_table_compares_the_tuning_phase_one_after_another_and_at_
     assert "| ray | - | - | - | no Ray cluster |" in text
     assert "- jobs: tuning one after another / at once: 1.60; bench wall 1.43" in text
     assert "- ray: tuning one after another / at once: -" in text
+
+
+def test_workers_says_whether_a_timings_cpus_share_a_core(bench, tmp_path):
+    for cpu, (package, core) in enumerate([(0, 0), (0, 0), (0, 1), (1, 1)]):
+        d = tmp_path / f"cpu{cpu}" / "topology"
+        d.mkdir(parents=True)
+        (d / "physical_package_id").write_text(f"{package}\n")
+        (d / "core_id").write_text(f"{core}\n")
+    assert bench.core_sharing([0, 1], str(tmp_path)) == "one core"  # SMT siblings
+    assert bench.core_sharing([1, 2], str(tmp_path)) == "own cores"
+    assert bench.core_sharing([2, 3], str(tmp_path)) == "own cores"  # core 1 of two packages
+    assert bench.core_sharing([0, 1, 2], str(tmp_path)) == "mixed"
+    assert bench.core_sharing([0, 9], str(tmp_path)) == "unknown"
