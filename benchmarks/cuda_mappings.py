@@ -47,6 +47,7 @@ from dataclasses import asdict
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from polytune.emit.cuda import CudaMapping  # noqa: E402
+from polytune.measure.cuda import parse_ptxas  # noqa: E402
 from polytune.pipeline import OptimizeOptions, analyze, cuda_program  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -189,12 +190,12 @@ def compile_variant(kernel: Kernel, label: str, mapping, work: str, arch: str) -
         row["error"] = "nvcc: " + proc.stderr[-2000:]
         return row
     entries = ptxas_entries(proc.stderr)
-    # a tiled kernel is compiled twice, for 32- and 64-bit indices (polytune/emit/index_width.py): the
-    # figures are the instance these sizes launch (32-bit), the 64-bit one's spills beside them
+    # a kernel is compiled twice, for 32- and 64-bit indices (polytune/emit/index_width.py): the figures are
+    # the instance these sizes launch (32-bit), the 64-bit one's spills beside them
     run = [e for e in entries if e["index"] != "long" or not any(
         f["name"] == e["name"] and f["index"] == "int" for f in entries)]
-    row.update(registers=max((e["registers"] for e in run), default=0),
-               smem_bytes=max((e["smem"] for e in run), default=0),
+    smem = [int(x) for x in re.findall(r"(\d+) bytes smem", proc.stderr)]  # (the same in both instances)
+    row.update(registers=max((e["registers"] for e in run), default=0), smem_bytes=max(smem, default=0),
                spill_bytes=max((e["spill"] for e in run), default=0),
                spill_bytes_64=max((e["spill"] for e in entries if e not in run), default=None))
     row["exe"] = exe
@@ -202,20 +203,14 @@ def compile_variant(kernel: Kernel, label: str, mapping, work: str, arch: str) -
 
 
 def ptxas_entries(stderr: str) -> list[dict]:
-    """ptxas -v's figures per kernel instance: name, index type (a tiled kernel's first template argument,
-    'int' or 'long'; '' for the others), registers, shared memory, spilled bytes (stores + loads)."""
+    """ptxas -v's figures per kernel instance (polytune's parse_ptxas) with its name and index type (the
+    kernel template's first argument, 'int' or 'long'; '' for other entries)."""
     out = []
-    for block in re.split(r"Compiling entry function '", stderr)[1:]:
-        mangled = block.split("'", 1)[0]
+    for mangled, figures in parse_ptxas(stderr).items():
         m = re.match(r"_Z(\d+)", mangled)
         name, rest = (mangled[m.end():m.end() + int(m.group(1))], mangled[m.end() + int(m.group(1)):]) \
             if m else (mangled, "")
-        regs = re.search(r"Used (\d+) registers", block)
-        smem = re.search(r"(\d+) bytes smem", block)
-        spill = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", block)
-        out.append({"name": name, "index": {"Ii": "int", "Il": "long"}.get(rest[:2], ""),
-                    "registers": int(regs.group(1)) if regs else 0, "smem": int(smem.group(1)) if smem else 0,
-                    "spill": int(spill.group(1)) + int(spill.group(2)) if spill else 0})
+        out.append({"name": name, "index": {"Ii": "int", "Il": "long"}.get(rest[:2], ""), **figures})
     return out
 
 

@@ -213,7 +213,7 @@ class _ThreadPrinter(Printer):
             return constant(self.scop.constants[name])
         return self.width.names.get(_c_name(name, self.scop.params))
 
-    def _define_loop(self, n: isl.AstNode, lanes: int = 1) -> str:
+    def _define_loop(self, n: isl.AstNode, lanes: int = 1) -> None:
         """The iterator of an isl for loop, its bound defined (*lanes*: the lanes of a warp take its
         iterations in turn, each from its own start)."""
         it = _c_name(n.for_get_iterator().id_get_id().get_name(), self.scop.params)
@@ -225,7 +225,6 @@ class _ThreadPrinter(Printer):
             self.width.define(it, None)
         else:
             self.width.define(it, self.width.loop(init + constant((lanes - 1) * step), upper, lanes * step))
-        return it
 
 
 class _KernelPrinter(_ThreadPrinter):
@@ -612,7 +611,6 @@ class _TiledKernelPrinter(_ThreadPrinter):
         for i in range(call.op_get_n_arg() - 1):
             args.append(strip(self.expr(call.op_get_arg(i + 1))))
             bounds.append(self.last)
-        args = [a if re.fullmatch(r"-?\w+", a) else f"({a})" for a in args]
         close = 0
         if self.points is not None:
             # a point member without a loop here (isl fixed it): the thread whose point it is runs it
@@ -810,10 +808,10 @@ class _HostPrinter(Printer):
             on_device = arr.ndim > 0 or a in self.scalars_on_device
             args.append((a, f"{p}_d_{a}" if on_device else a))
         words = set(re.findall(r"[A-Za-z_]\w*", text))
-        scalars = [x for x in self.scop.params if x not in self.scop.constants and _c(x) in words]
-        scalars += [a.name for a in self.scop.arrays if a.ndim == 0 and not a.written and a.name in words]
-        scalars += [f"{p}{k}" for k in range(info.depth) if f"{p}{k}" in words]
-        scalars = [x for x in dict.fromkeys(_c(s) for s in scalars) if x not in names]
+        params_used = [_c(x) for x in self.scop.params if x not in self.scop.constants and _c(x) in words]
+        host_its = [f"{p}{k}" for k in range(info.depth) if f"{p}{k}" in words]
+        read_only = [_c(a.name) for a in self.scop.arrays if a.ndim == 0 and not a.written and a.name in words]
+        scalars = [x for x in dict.fromkeys(params_used + read_only + host_its) if x not in names]
         tparams = [f"typename {p}_T{k}" for k in range(len(args) + len(scalars))]
         tparams.insert(0, f"typename {p}_I")  # the kernel's index type (emit/index_width.py)
         # Device copies are separate allocations, one per array name: they never alias.
@@ -827,7 +825,7 @@ class _HostPrinter(Printer):
         bounds = "" if (self.serve and self.tiled is None) or info.mapped == 0 else \
             f"__launch_bounds__({math.prod(plan.block if plan else kernel_block(info.mapped, self.block))}" \
             f"{f', {self.min_blocks}' if plan is not None and self.min_blocks > 1 else ''}) "
-        head = (f"template <{', '.join(tparams)}>\n" if tparams else "")
+        head = f"template <{', '.join(tparams)}>\n"
         self.kernels.append(f"{head}__global__ void {bounds}{kname}({', '.join(params)})\n{{\n{text}\n}}\n")
         if plan is not None:
             self.resources.append(KernelResources(
@@ -865,9 +863,8 @@ class _HostPrinter(Printer):
         if (static := kp.width.static()) is not None:
             self.emit(f"{kname}<{'int' if static else 'long'}>{launch}", indent + 2)
         else:  # int where every index the kernel computes fits at these values (emit/index_width.py)
-            ints = [_c(x) for x in self.scop.params if x not in self.scop.constants and _c(x) in words]
-            ints += [f"{p}{k}" for k in range(info.depth) if f"{p}{k}" in words]
-            ints += [f"{p}_lo{j}" for j in range(info.mapped)] + [f"{p}_n{ax}" for ax in axes_used]
+            ints = params_used + host_its + [f"{p}_lo{j}" for j in range(info.mapped)] + \
+                [f"{p}_n{ax}" for ax in axes_used]
             peak = kp.width.peak
             self.emit(f"if ({p}_fits32({peak.lin}L, {peak.const}L, {{{', '.join(f'(long){x}' for x in ints)}}}))",
                       indent + 2)

@@ -152,8 +152,8 @@ def phased_search(space: SearchSpace, evaluate: Callable[[Config], Measurement] 
         """The result: the incumbent, or the fastest measured configuration that beats it under the move test."""
         best = trajectory[-1].measurement
         while True:
-            beating = [known.get(r.config, r.measurement) for r in records
-                       if test(known.get(r.config, r.measurement), best) is Verdict.BETTER]
+            measured = [known.get(r.config, r.measurement) for r in records]  # (pooled where measured again)
+            beating = [m for m in measured if test(m, best) is Verdict.BETTER]
             if not beating:
                 break
             best = min(beating, key=lambda m: m.value)

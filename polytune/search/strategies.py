@@ -110,8 +110,6 @@ def _climb(space: SearchSpace, ev: Evaluator, options: SearchOptions, phase: str
     while True:
         incumbent = ev.incumbent
         assert incumbent is not None
-        chosen: Measurement | None = None
-        insignificant = False
         neighbours = space.neighbours(incumbent.config, options.degree, hop=hop)
         ahead = ev.workers if options.fit == "first" else None
         guess = _next_step(space, ev, options, incumbent, hop) \
@@ -120,25 +118,28 @@ def _climb(space: SearchSpace, ev: Evaluator, options: SearchOptions, phase: str
         with closing(ev.stream(neighbours, phase, ahead, guess)) as results:
             for measurement in results:
                 measured.append(measurement)
-                verdict = ev.test(measurement, incumbent)
-                if verdict is Verdict.INSIGNIFICANT:
-                    insignificant = True
-                elif verdict is Verdict.BETTER and (chosen is None or measurement.value < chosen.value):
-                    chosen = measurement
-                    if options.fit == "first":
-                        break
+                if options.fit == "first" and ev.test(measurement, incumbent) is Verdict.BETTER:
+                    break
+        chosen, insignificant = _judge(ev, measured, incumbent)
         if chosen is None and options.again and incumbent.config not in ev.measured_again:
             # a lucky measurement of the incumbent would end the climb here: measure it again, judge again
-            incumbent = ev.measure_again(incumbent, phase)
-            insignificant = False
-            for measurement in measured:
-                verdict = ev.test(measurement, incumbent)
-                insignificant |= verdict is Verdict.INSIGNIFICANT
-                if verdict is Verdict.BETTER and (chosen is None or measurement.value < chosen.value):
-                    chosen = measurement
+            chosen, insignificant = _judge(ev, measured, ev.measure_again(incumbent, phase))
         if chosen is None:
             return _stalled(options, insignificant)
         ev.accept(chosen, phase)
+
+
+def _judge(ev: Evaluator, measured: list[Measurement], incumbent: Measurement) -> tuple[Measurement | None, bool]:
+    """The fastest of *measured* that beats *incumbent* under the evaluator's test (None: none does), and
+    whether one was faster in median but not significantly."""
+    chosen: Measurement | None = None
+    insignificant = False
+    for measurement in measured:
+        verdict = ev.test(measurement, incumbent)
+        insignificant |= verdict is Verdict.INSIGNIFICANT
+        if verdict is Verdict.BETTER and (chosen is None or measurement.value < chosen.value):
+            chosen = measurement
+    return chosen, insignificant
 
 
 def _next_step(space: SearchSpace, ev: Evaluator, options: SearchOptions, incumbent: Measurement,
