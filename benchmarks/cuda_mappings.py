@@ -22,10 +22,20 @@ Three phases:
 The first round also verifies each variant: PolyBench arrays (POLYBENCH_DUMP_ARRAYS) against the CPU
 program's within the dump's rounding, benchmarks/gpu checksums against the previous mapping's.
 
+--ppcg GEN (benchmarks/ppcg/prepare.sh's output folder, or its tarball, unpacked into the work folder) adds a
+variant "ppcg (default options)" to each PolyBench kernel of GEN's manifest: PPCG's CUDA built as
+benchmarks/ppcg/run.py builds its "ppcg, eager context, events" program (the context made at start, CUDA
+events from PPCG's first launch to its last: `ppcg-kernel-ms`, the kernel time column; PolyBench's time, the
+program column; no region time), with the same defines as polytune's variants, so that the first round
+checks its LARGE dump too; run.py's MINI dump check runs once before the rounds. It is timed in every
+round with the kernel's other variants, and a last table gives tuned's speedup over it (PPCG's kernel ms /
+tuned's, the default's where no tuned row) per kernel and as a geometric mean: issue 19 asks for 1.5x.
+
     python3 benchmarks/cuda_mappings.py --out results.json [--rounds 3] [--tune-evals 16] [--polybench DIR]
     python3 benchmarks/cuda_mappings.py --extra ...          # also fixed configurations beside the three
     python3 benchmarks/cuda_mappings.py --no-tune ...        # previous and default only (no search)
     python3 benchmarks/cuda_mappings.py --compile-only ...   # no GPU needed: generate and compile only
+    python3 benchmarks/cuda_mappings.py --ppcg ppcg_cuda.tar.xz ...   # PPCG's output in the same rounds
 
 PolyBench is not part of this repository: --polybench names a copy of PolyBench/C 4.2.1 as distributed
 (default: $POLYBENCH or /work/polybench); its files are only read.
@@ -33,7 +43,9 @@ PolyBench is not part of this repository: --polybench names a copy of PolyBench/
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import math
 import os
 import re
 import shutil
@@ -51,6 +63,9 @@ from polytune.measure.cuda import parse_ptxas  # noqa: E402
 from polytune.pipeline import OptimizeOptions, analyze, cuda_program  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("ppcg_run", os.path.join(HERE, "ppcg", "run.py"))
+ppcg_run = importlib.util.module_from_spec(_spec)  # benchmarks/ppcg/run.py: how PPCG's output is built and checked
+_spec.loader.exec_module(ppcg_run)
 POLYBENCH = {  # name -> directory under PolyBench's root
     "gemm": "linear-algebra/blas/gemm", "2mm": "linear-algebra/kernels/2mm", "atax": "linear-algebra/kernels/atax",
     "jacobi-2d": "stencils/jacobi-2d", "covariance": "datamining/covariance",
@@ -63,6 +78,7 @@ GPU_SIZES = {  # benchmarks/gpu at benchmarks/run_gpu.py's sizes (softmax: its o
 }
 MATMUL_N = 2048
 PREVIOUS, DEFAULT, TUNED = "previous (flat, default block)", "default", "tuned"
+PPCG = "ppcg (default options)"
 
 # Configurations beside the previous and the default mapping, by the deepest kernel's mapped loops.
 VARIANTS_2D = {
@@ -145,6 +161,7 @@ def tune_kernel(kernel: Kernel, args, work: str) -> dict:
     rep = os.path.join(work, f"{kernel.name}_tune.json")
     cmd = [sys.executable, "-m", "polytune", "tune", kernel.src, *kernel.extra_sources, *kernel.flags(),
            "--target", "cuda", "--max-evals", str(args.tune_evals), "--runs", "3", "--no-cache", "--report", rep,
+           "--jobs", str(args.tune_jobs),
            "-o", os.path.join(work, f"{kernel.name}_tuned.cu")]
     t0 = time.perf_counter()
     env = dict(os.environ, POLYTUNE_GPU_LOCK=os.path.join(work, "gpu.lock"),
@@ -189,17 +206,54 @@ def compile_variant(kernel: Kernel, label: str, mapping, work: str, arch: str) -
     if proc.returncode != 0:
         row["error"] = "nvcc: " + proc.stderr[-2000:]
         return row
-    entries = ptxas_entries(proc.stderr)
+    row.update(ptxas_figures(proc.stderr), exe=exe)
+    return row
+
+
+def compile_ppcg(kernel: Kernel, pk, work: str, arch: str) -> dict:
+    """PPCG's output for *kernel* (*pk*: benchmarks/ppcg/run.py's Kernel) as run.py builds its "ppcg, eager
+    context, events" program, with *kernel*'s defines (POLYBENCH_DUMP_ARRAYS: the first round checks it like
+    every row), and run.py's MINI dump check beside it where PPCG's output has MINI ("check_exe")."""
+    row: dict = {"variant": PPCG, "mapping": "ppcg"}
+    if not os.path.exists(pk.host):
+        row["error"] = f"PPCG's output has no {pk.host}"
+        return row
+    sub = os.path.join(work, "ppcg")  # run.py's file names, apart from polytune's
+    os.makedirs(sub, exist_ok=True)
+    cmd, exe = next((c, e) for label, e, c in ppcg_run.timed_builds(pk, arch, kernel.defines, sub, ["-Xptxas", "-v"])
+                    if label == ppcg_run.EVENTS)
+    if isinstance(cmd, str):
+        row["error"] = "ppcg: " + cmd
+        return row
+    t0 = time.perf_counter()
+    rc, _out, err = ppcg_run.sh(cmd)
+    row["compile_s"] = time.perf_counter() - t0
+    if rc != 0:
+        row["error"] = "nvcc: " + err[-2000:]
+        return row
+    row.update(ptxas_figures(err), exe=exe)
+    mini = pk.at("MINI")
+    if pk.dataset != "MINI" and os.path.exists(mini.host):
+        builds = ppcg_run.check_builds(mini, arch, sub)
+        failed = [f"{label}: {b['error'][-300:]}" for label, _, c in builds if "error" in (b := ppcg_run.build(c))]
+        if failed:
+            row["mini_check"] = "did not build: " + "; ".join(failed)
+        else:
+            row["check_exe"] = builds[0][1]
+    return row
+
+
+def ptxas_figures(stderr: str) -> dict:
+    """Registers, shared memory and spills of the kernels nvcc -Xptxas -v reported."""
+    entries = ptxas_entries(stderr)
     # a kernel is compiled twice, for 32- and 64-bit indices (polytune/emit/index_width.py): the figures are
     # the instance these sizes launch (32-bit), the 64-bit one's spills beside them
     run = [e for e in entries if e["index"] != "long" or not any(
         f["name"] == e["name"] and f["index"] == "int" for f in entries)]
-    smem = [int(x) for x in re.findall(r"(\d+) bytes smem", proc.stderr)]  # (the same in both instances)
-    row.update(registers=max((e["registers"] for e in run), default=0), smem_bytes=max(smem, default=0),
-               spill_bytes=max((e["spill"] for e in run), default=0),
-               spill_bytes_64=max((e["spill"] for e in entries if e not in run), default=None))
-    row["exe"] = exe
-    return row
+    smem = [int(x) for x in re.findall(r"(\d+) bytes smem", stderr)]  # (the same in both instances)
+    return dict(registers=max((e["registers"] for e in run), default=0), smem_bytes=max(smem, default=0),
+                spill_bytes=max((e["spill"] for e in run), default=0),
+                spill_bytes_64=max((e["spill"] for e in entries if e not in run), default=None))
 
 
 def ptxas_entries(stderr: str) -> list[dict]:
@@ -218,7 +272,7 @@ def run_once(exe: str, keep_output: bool) -> dict:
     proc = subprocess.run([exe], capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         raise RuntimeError(f"exit {proc.returncode}: {proc.stderr[-500:]}")
-    kernel = [float(x) for x in re.findall(r"polytune-kernel-ms: ([\d.eE+-]+)", proc.stderr)]
+    kernel = [float(x) for x in re.findall(r"(?:polytune|ppcg)-kernel-ms: ([\d.eE+-]+)", proc.stderr)]
     region = [float(x) for x in re.findall(r"polytune-region-ms: ([\d.eE+-]+)", proc.stderr)]
     m = re.search(r"time: ([\d.eE+-]+)", proc.stdout) or re.search(r"^\s*([\d.]+(?:[eE][+-]?\d+)?)\s*$",
                                                                       proc.stdout, re.M)
@@ -314,7 +368,8 @@ def table(result: dict) -> str:
                          f"{_ratio(prev.get('kernel_ms_median'), km)} | {_ratio(dflt.get('kernel_ms_median'), km)} | "
                          f"{'' if rm is None else f'{rm:.3f}'} | {_ratio(prev.get('region_ms_median'), rm)} | "
                          f"{_ratio(dflt.get('region_ms_median'), rm)} | {'' if pm is None else f'{pm:.4f}'} | "
-                         f"{r.get('registers', '')} | {r.get('smem_bytes', '')} | {r.get('verified', '')} |")
+                         f"{r.get('registers', '')} | {r.get('smem_bytes', '')} | {r.get('verified', '')}"
+                         f"{', MINI ' + r['mini_check'] if 'mini_check' in r else ''} |")
         if k.get("torch_ms_median") and prev.get("kernel_ms_median"):
             lines.append(f"| {k['kernel']} | torch.matmul (fp32, TF32 off) | {k['torch_ms_median']:.4f} | "
                          f"{_ratio(prev['kernel_ms_median'], k['torch_ms_median'])} |" + " |" * 8)
@@ -335,6 +390,18 @@ def table(result: dict) -> str:
                      f"{_ratio(g.get('program_gain'), 1.0)} | "
                      f"{_ratio(dflt.get('kernel_ms_median'), tuned.get('kernel_ms_median'))} | "
                      f"{_ratio(dflt.get('region_ms_median'), tuned.get('region_ms_median'))} | {t['wall_s']:.0f} |")
+    if result.get("vs_ppcg"):
+        lines += ["", "| kernel | polytune row | kernel ms | PPCG kernel ms | vs PPCG (kernel) | program s | "
+                  "PPCG program s | vs PPCG (program) |", "|" + "---|" * 8]
+        v = result["vs_ppcg"]
+        for name, e in v["kernels"].items():
+            km, pkm, ps, pps = (e[x] for x in ("kernel_ms_polytune", "kernel_ms_ppcg", "program_s_polytune",
+                                               "program_s_ppcg"))
+            lines.append(f"| {name} | {e['polytune']} | " + " | ".join(
+                ["" if x is None else f"{x:.4f}" for x in (km, pkm)] + [_ratio(pkm, km)]
+                + ["" if x is None else f"{x:.4f}" for x in (ps, pps)] + [_ratio(pps, ps)]) + " |")
+        lines.append(f"| geometric mean ({v['kernel_ms_geomean_of']} kernels) | | | | "
+                     f"{_ratio(v['kernel_ms_geomean'], 1.0)} | | | {_ratio(v['program_s_geomean'], 1.0)} |")
     return "\n".join(lines)
 
 
@@ -351,10 +418,14 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="(kept for old command lines: the same as the default)")
     ap.add_argument("--no-tune", action="store_true", help="previous and default only")
     ap.add_argument("--tune-evals", type=int, default=16, help="evaluations of each kernel's search")
+    ap.add_argument("--tune-jobs", type=int, default=3, help="each search's compiles at once (tune --jobs; the "
+                    "kernels' searches run at the same time)")
     ap.add_argument("--tune-timeout", type=float, default=420, help="seconds one kernel's search may take")
     ap.add_argument("--compile-only", action="store_true", help="generate and compile, run nothing")
     ap.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 1))
     ap.add_argument("--work", help="keep the generated files here (default: a temporary directory)")
+    ap.add_argument("--ppcg", metavar="GEN", help="also PPCG's output: benchmarks/ppcg/prepare.sh's folder or "
+                    "tarball (a variant of each PolyBench kernel in its manifest)")
     args = ap.parse_args()
     rounds = args.rounds
     work = args.work or tempfile.mkdtemp(prefix="polytune-cuda-mappings-")
@@ -378,25 +449,33 @@ def main() -> int:
     for k in kernels:
         k.objects(work)
     jobs = [(k, label, m) for k in kernels for label, m in k.variants(args.extra).items()]
+    if args.ppcg:
+        jobs += [(k, PPCG, pk) for k, pk in ppcg_kernels(kernels, args, work, result)]
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        rows = list(pool.map(lambda j: compile_variant(j[0], j[1], j[2], work, args.arch), jobs))
+        rows = list(pool.map(lambda j: compile_ppcg(j[0], j[2], work, args.arch) if j[1] == PPCG
+                             else compile_variant(j[0], j[1], j[2], work, args.arch), jobs))
     result["compile_wall_s"] = time.perf_counter() - t0
     print(f"compiled {len(rows)} variants in {result['compile_wall_s']:.1f} s", file=sys.stderr, flush=True)
     by_kernel: dict[str, list[dict]] = {}
     for (k, _, _), row in zip(jobs, rows):
         by_kernel.setdefault(k.name, []).append(row)
     if not args.compile_only:
+        for row in (r for rows_ in by_kernel.values() for r in rows_ if "check_exe" in r):
+            row["mini_check"] = ppcg_run.check(row["check_exe"]) or "ok"  # run.py's check, before the rounds
         _measure(kernels, by_kernel, rounds, work, result, t_start)
     for k in kernels:
         entry = {"kernel": k.name, "defines": k.defines, "mapped": k.dims,
-                 "rows": [{x: v for x, v in r.items() if x != "exe"} for r in by_kernel.get(k.name, [])]}
+                 "rows": [{x: v for x, v in r.items() if x not in ("exe", "check_exe")}
+                          for r in by_kernel.get(k.name, [])]}
         if k.tune_report is not None:
             entry["tune"] = k.tune_report
         if k.name == "matmul_vanilla" and result.get("torch_matmul_ms"):
             entry["torch_ms_median"] = median(result["torch_matmul_ms"])
         result["kernels"].append(entry)
     result["wall_s"] = time.perf_counter() - t_start
+    if args.ppcg and not args.compile_only:
+        result["vs_ppcg"] = vs_ppcg(result)
     with open(args.out, "w") as f:
         json.dump(result, f, indent=2)
     print(table(result))
@@ -404,6 +483,41 @@ def main() -> int:
         shutil.rmtree(work, ignore_errors=True)
     bad = [r for k in result["kernels"] for r in k["rows"] if "error" in r]
     return 1 if bad else 0
+
+
+def ppcg_kernels(kernels: list[Kernel], args, work: str, result: dict) -> list[tuple[Kernel, ppcg_run.Kernel]]:
+    """The PolyBench kernels of *kernels* that PPCG's output (--ppcg: a folder or its tarball) has, each with
+    run.py's Kernel at --dataset; PPCG's version and arguments into *result*."""
+    gen = ppcg_run.gen_folder(args.ppcg, work)
+    with open(os.path.join(gen, "manifest.json")) as f:
+        manifest = json.load(f)
+    result["ppcg"] = {"gen": args.ppcg, **{k: manifest.get(k) for k in ("ppcg_version", "ppcg_args", "datasets")}}
+    return [(k, ppcg_run.Kernel(k.name, manifest["kernels"][k.name], gen, os.path.abspath(args.polybench),
+                                args.dataset))
+            for k in kernels if k.name in POLYBENCH and k.name in manifest["kernels"]]
+
+
+def vs_ppcg(result: dict) -> dict:
+    """Per PolyBench kernel with a PPCG row: the speedup of tuned (the default where there is no tuned row)
+    over PPCG in kernel and program time (PPCG's median / polytune's), and their geometric means."""
+    out: dict = {"kernels": {}}
+    for k in result["kernels"]:
+        rows = {r["variant"]: r for r in k["rows"]}
+        ppcg = rows.get(PPCG)
+        ours = rows.get(TUNED) if rows.get(TUNED, {}).get("kernel_ms_median") else rows.get(DEFAULT)
+        if not ppcg or not ours:
+            continue
+        entry = {"polytune": ours["variant"]}
+        for key in ("kernel_ms", "program_s"):
+            a, b = ppcg.get(f"{key}_median"), ours.get(f"{key}_median")
+            entry[f"{key}_ppcg"], entry[f"{key}_polytune"] = a, b
+            entry[f"{key}_speedup"] = a / b if a and b else None
+        out["kernels"][k["kernel"]] = entry
+    for key in ("kernel_ms", "program_s"):
+        xs = [e[f"{key}_speedup"] for e in out["kernels"].values() if e[f"{key}_speedup"]]
+        out[f"{key}_geomean"] = math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
+        out[f"{key}_geomean_of"] = len(xs)
+    return out
 
 
 def _safe_tune(kernel: Kernel, args, work: str) -> dict:

@@ -252,8 +252,8 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
     t0 = time.perf_counter()
     try:
         if tune_opts.ray is not None and not hasattr(runner, "job"):
-            raise UsageError(f"--ray applies to the c target only (the {tune_opts.target} target measures "
-                             "one candidate at a time)")
+            raise UsageError(f"--ray needs a target that compiles apart from timing (the {tune_opts.target} "
+                             "target measures one candidate at a time)")
         use_pool = (tune_opts.ray is not None or tune_opts.jobs != 1 or shared is not None) \
             and hasattr(runner, "job")
         if shared is not None and not use_pool:
@@ -396,16 +396,19 @@ def _local_timing_cpus(build: BuildConfig) -> tuple[int, ...] | None:
 def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):
     """The workers of --jobs / --ray: (pool, whether its timers are other processes, how many candidates to
     keep in flight, how to close it, what the report says of it)."""
+    from .targets import get_target
     from .workers import open_pool
     from .workers.identity import usable_cores
+    gpu = get_target(tune_opts.target).gpu
     if tune_opts.ray is None:
         # a timing whose threads take every core it may use (its affinity: taskset) gets a quiet machine: no
-        # compile runs while it is timed
+        # compile runs while it is timed; a GPU timing takes one core (the host thread that launches and waits)
         cores = usable_cores()
-        quiet = (build.threads or cores) >= cores
-        # otherwise the compiles keep off the first build.threads cores, which the timings then have to themselves
+        timing = 1 if gpu else (build.threads or cores)
+        quiet = timing >= cores
+        # otherwise the compiles keep off the first cores, which the timings then have to themselves
         pool = open_pool(tune_opts.jobs, None, quiet=quiet, on_progress=on_progress,
-                         timing_cpus=0 if quiet else (build.threads or 0))
+                         timing_cpus=0 if quiet else timing)
         info = {"jobs": pool.jobs, "workers": pool.workers, "quiet": quiet}
         if getattr(pool, "compile_cpus", None):
             info["compile_cpus"], info["timing_cpus"] = list(pool.compile_cpus), list(pool.timing_cpus or ())
@@ -422,7 +425,7 @@ def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):
     try:
         # a node compiles only on the cores its timings leave free (a timing of build.threads threads; none
         # given: every core of the node), so that no timing shares its cores with a compile
-        pool = open_pool(tune_opts.jobs, tune_opts.ray, cc=build.cc, on_progress=on_progress,
+        pool = open_pool(tune_opts.jobs, tune_opts.ray, gpu=gpu, cc=build.cc, on_progress=on_progress,
                          on_refused=lambda line: print(line, file=sys.stderr),
                          timing_cpus=build.threads or ray_pool.ALL_CORES)
     except BaseException:

@@ -179,3 +179,84 @@ def test_tune_cli_writes_the_best_mapping_and_its_report(emulated_gpu, tmp_path)
     r = json.loads(rep.read_text())
     assert r["target"] == "cuda" and r["best"]["median"] > 0 and "cuda_mapping" in r["best_build"]
     assert [p["name"] for p in r["space"]][-1] == "tiling" and "__global__" in out.read_text()
+
+
+def _replayed_gpu_times(monkeypatch) -> None:
+    """Keep every candidate's real build, run and check; replace its kernel times by a function of its
+    configuration (a replay: the same times whatever ran when)."""
+    import dataclasses
+    real = measure_cuda.Server.measure
+
+    def replay(self, config, block, compile_time, reference_dump):
+        m = real(self, config, block, compile_time, reference_dump)
+        if not m.ok:
+            return m
+        cost = sum((k + 1) * int(v) for k, v in enumerate(config)) % 7
+        return dataclasses.replace(m, times=(1e-3 * (1 + cost),) * len(m.times))
+
+    monkeypatch.setattr(measure_cuda.Server, "measure", replay)
+
+
+@needs_gxx
+def test_cuda_candidates_compile_on_workers_and_take_the_path_of_one_worker(emulated_gpu, monkeypatch):
+    """--jobs 2: tiled mappings compile in worker processes while one candidate is timed, the flat ones run the
+    one shared build; with replayed times the search ends where it ends measuring one candidate at a time."""
+    import dataclasses
+    _replayed_gpu_times(monkeypatch)
+    path = os.path.join(GPU_DIR, "reduction_vanilla.c")
+    build = CudaBuildConfig(cc=FAKE_NVCC, cflags=("-O1",), defines=("N=20", "M=30"), runs=1)
+    opts = TuneOptions(target="cuda", cache=None, max_evals=6, alpha=None, confirm_runs=0)
+    one = tune(path, opts, build)
+    two = tune(path, dataclasses.replace(opts, jobs=2), build)
+    assert [(r.config, r.measurement.value) for r in one.search.evaluations] == \
+        [(r.config, r.measurement.value) for r in two.search.evaluations]
+    assert one.best_config == two.best_config
+    rep = two.report.to_json()
+    assert rep["workers"]["jobs"] == 2 and rep["workers"]["quiet"] == ((os.cpu_count() or 1) <= 1)
+    kinds = {e["error"] for e in rep["evaluations"]}
+    assert not kinds & {"wrong_answer", "runtime", "compile"}
+    measured = [e for e in rep["evaluations"] if e["error"] is None and e.get("same_as") is None]
+    assert measured and all(e["extra"]["worker"].endswith("/timer") for e in measured)
+    assert {e["extra"]["compiled_on"].rsplit("/", 1)[-1] for e in measured} <= {"c0", "c1"}
+    assert rep["gpu"]["mapping_builds"] >= 1
+
+
+@needs_gxx
+def test_cuda_compile_and_time_steps_verify_and_reuse_the_serving_process(emulated_gpu):
+    """The two steps as a worker runs them: the job pickles; a flat candidate compiles nothing (the runner's
+    shared build), a tiled one gets its own build; a block over the limits is rejected before anything runs;
+    the time step checks the results (a wrong reference is a wrong answer) and keeps one serving process
+    while the candidates run one build."""
+    import pickle
+
+    from polytune.measure.c import Reference
+    from polytune.workers import Done
+    t = _target("reduction_vanilla", ("N=20", "M=30"))
+    space = t.space()
+    seed = dict(zip(space.names, t.seed(space)))
+    runner = CudaRunner(t.program, t.build)
+    try:
+        runner.reference()
+        ref = runner.reference_data()
+
+        def compiled(**change):
+            job = runner.job(t.variant(space.names, tuple({**seed, **change}[n] for n in space.names)))
+            return measure_cuda.compile_mapping(pickle.loads(pickle.dumps(job)))
+
+        flat64, flat128 = compiled(tiling=1, block_x=64), compiled(tiling=1, block_x=128)
+        assert flat64.exe == flat128.exe and flat64.digest == flat128.digest and flat64.block[0] == 64
+        assert runner.builds == {} and runner.exe is not None  # compiled once, by the runner
+        m = measure_cuda.time_mapping(ref, None, flat64)
+        server = measure_cuda._SERVER
+        assert m.ok and m.config == flat64.config
+        assert measure_cuda.time_mapping(ref, None, flat128).ok and measure_cuda._SERVER is server
+        tiled = compiled(block_x=64)
+        assert tiled.digest != flat64.digest and runner.mapping_builds == 1
+        assert measure_cuda.time_mapping(ref, None, tiled).ok and measure_cuda._SERVER is not server
+        wrong = Reference(ref.dump + 1.0, None, None, ref.build)
+        assert measure_cuda.time_mapping(wrong, None, tiled).error == ErrorKind.WRONG_ANSWER
+        too_big = compiled(tiling=1, block_x=2048)  # (over 1024 threads a block)
+        assert isinstance(too_big, Done) and too_big.value.error == ErrorKind.RESOURCES
+    finally:
+        runner.close()
+    assert measure_cuda._SERVER is None  # closing the runner stops the time step's serving process

@@ -2,7 +2,8 @@
 """PPCG's default CUDA output for PolyBench/C 4.2.1, compiled with nvcc, checked and timed on the GPU.
 
 The files come from prepare.sh (PPCG is not needed here): a folder with manifest.json and, per dataset and
-kernel, KERNEL_host.cu, KERNEL_kernel.cu and KERNEL_kernel.hu. Each is built with PolyBench's polybench.c and
+kernel, KERNEL_host.cu, KERNEL_kernel.cu and KERNEL_kernel.hu, or its tarball (--tar), unpacked into the build
+folder. Each is built with PolyBench's polybench.c and
 headers (-I utilities -I the kernel's directory), nvcc -O3 -arch=ARCH, in these ways:
 
   - "ppcg": PPCG's files as written, -DPOLYBENCH_TIME -D{--dataset}_DATASET (LARGE). The time is the region's,
@@ -39,6 +40,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -46,6 +48,7 @@ from concurrent.futures import ThreadPoolExecutor
 HERE = os.path.dirname(os.path.abspath(__file__))
 EAGER_CONTEXT = os.path.join(HERE, "eager_context.h")
 VARIANTS = ("ppcg", "ppcg, eager context", "ppcg, eager context, events")
+EVENTS = VARIANTS[2]  # the one benchmarks/cuda_mappings.py times beside polytune's
 KERNEL_EVENTS = os.path.join(HERE, "kernel_events.h")
 DUMP_BLOCK = re.compile(r"begin dump:.*?\n(.*?)end   dump", re.S)
 
@@ -63,12 +66,16 @@ class Kernel:
     """One kernel at one dataset: PPCG's files for it (under *gen*) and the PolyBench directory they came from."""
 
     def __init__(self, name: str, kdir: str, gen: str, polybench: str, dataset: str):
-        self.name, self.dataset = name, dataset
+        self.name, self.dataset, self.kdir, self.gen, self.polybench = name, dataset, kdir, gen, polybench
         self.dir = os.path.join(polybench, kdir)
         self.original = os.path.join(self.dir, name + ".c")
         self.host = os.path.join(gen, dataset, name, name + "_host.cu")
         self.device = os.path.join(gen, dataset, name, name + "_kernel.cu")
         self.utilities = os.path.join(polybench, "utilities")
+
+    def at(self, dataset: str) -> Kernel:
+        """The same kernel at *dataset*: PPCG's files for that dataset."""
+        return Kernel(self.name, self.kdir, self.gen, self.polybench, dataset)
 
     def includes(self) -> list[str]:
         return ["-I", self.utilities, "-I", self.dir]
@@ -101,6 +108,51 @@ def with_events(host: str) -> str:
     lines.insert(last + 1, indent + "ppcg_bench_stop();")
     lines.insert(first, re.match(r"\s*", lines[first]).group(0) + "ppcg_bench_start();")
     return "\n".join(lines)
+
+
+def timed_builds(k: Kernel, arch: str, defines: list[str], work: str,
+                 flags: list[str] | None = None) -> list[tuple[str, str, list[str] | str]]:
+    """The three timed builds of *k* (VARIANTS, in order) as (label, exe, nvcc command), the command a string
+    where there is none (why). The events build's copy of the host file is written into *work*; *flags*: more
+    nvcc options for all three (benchmarks/cuda_mappings.py: -Xptxas -v)."""
+    eager = ["-include", EAGER_CONTEXT]
+    events = os.path.join(work, k.name + "_host_events.cu")
+    with open(k.host) as f:
+        host = f.read()
+    try:
+        with open(events, "w") as g:
+            g.write(with_events(host))
+    except ValueError as e:
+        events = f"cannot place the events: {e}"
+    out = []
+    for label, extra, host in zip(VARIANTS, ([], eager, [*eager, "-include", KERNEL_EVENTS]),
+                                  (None, None, events)):
+        exe = os.path.join(work, f"{k.name}_{re.sub(r'[^a-z]+', '_', label)}")
+        cmd = k.nvcc(arch, defines, [*(flags or []), *extra], exe, host) \
+            if host is None or host.endswith(".cu") else host
+        out.append((label, exe, cmd))
+    return out
+
+
+def check_builds(k: Kernel, arch: str, work: str) -> list[tuple[str, str, list[str]]]:
+    """The dump check of *k* at its dataset: PPCG's build and the CPU original's (the same exe + "_cpu", as
+    check() runs them), as (label, exe, command)."""
+    dump = ["POLYBENCH_DUMP_ARRAYS", f"{k.dataset}_DATASET"]
+    exe = os.path.join(work, f"{k.name}_check_{k.dataset}")
+    return [(f"check {k.dataset}", exe, k.nvcc(arch, dump, [], exe)),
+            (f"original {k.dataset}", exe + "_cpu", k.gcc(dump, exe + "_cpu"))]
+
+
+def gen_folder(path: str, work: str) -> str:
+    """prepare.sh's output: *path* itself when a folder, else its tarball (prepare.sh --tar) unpacked into
+    *work*/ppcg-gen."""
+    if os.path.isdir(path):
+        return os.path.abspath(path)
+    out = os.path.join(work, "ppcg-gen")
+    os.makedirs(out, exist_ok=True)
+    with tarfile.open(path) as tar:
+        tar.extractall(out, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    return out
 
 
 def build(cmd: list[str] | str) -> dict:
@@ -171,7 +223,7 @@ def tool_version(cmd: list[str]) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--gen", required=True, help="prepare.sh's output folder (with manifest.json)")
+    ap.add_argument("--gen", required=True, help="prepare.sh's output folder (with manifest.json), or its tarball")
     ap.add_argument("--polybench", default=os.environ.get("POLYBENCH", "/work/polybench"),
                     help="PolyBench/C 4.2.1 as distributed")
     ap.add_argument("--out", help="JSON results")
@@ -186,48 +238,35 @@ def main() -> int:
     ap.add_argument("--work", help="build folder (default: a temporary one, removed at the end)")
     args = ap.parse_args()
 
-    with open(os.path.join(args.gen, "manifest.json")) as f:
+    work = args.work or tempfile.mkdtemp(prefix="ppcg-run-")
+    os.makedirs(work, exist_ok=True)
+    gen = gen_folder(args.gen, work)
+    with open(os.path.join(gen, "manifest.json")) as f:
         manifest = json.load(f)
     names = args.kernels.split(",") if args.kernels else list(manifest["kernels"])
     unknown = [n for n in names if n not in manifest["kernels"]]
     if unknown:
         print(f"run.py: not in {args.gen}/manifest.json: {', '.join(unknown)}", file=sys.stderr)
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
         return 2
-    gen, polybench = os.path.abspath(args.gen), os.path.abspath(args.polybench)
+    polybench = os.path.abspath(args.polybench)
     datasets = manifest["datasets"] if args.check_datasets is None else [d for d in args.check_datasets.split(",") if d]
     missing = [d for d in [args.dataset, *datasets] if d not in manifest["datasets"]]
     if missing:
         print(f"run.py: {args.gen} has no PPCG output for {', '.join(missing)} (see prepare.sh's DATASETS)",
               file=sys.stderr)
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
         return 2
     kernels = [Kernel(n, manifest["kernels"][n], gen, polybench, args.dataset) for n in names]
-    work = args.work or tempfile.mkdtemp(prefix="ppcg-run-")
-    os.makedirs(work, exist_ok=True)
 
     # Every build, in parallel: (kernel, role, exe, command).
     jobs = []
     for k in kernels:
-        timed = ["POLYBENCH_TIME", f"{args.dataset}_DATASET"]
-        eager = ["-include", EAGER_CONTEXT]
-        events = os.path.join(work, k.name + "_host_events.cu")
-        with open(k.host) as f:
-            host = f.read()
-        try:
-            with open(events, "w") as g:
-                g.write(with_events(host))
-        except ValueError as e:
-            events = f"cannot place the events: {e}"
-        for label, extra, host in zip(VARIANTS, ([], eager, [*eager, "-include", KERNEL_EVENTS]),
-                                      (None, None, events)):
-            exe = os.path.join(work, f"{k.name}_{re.sub(r'[^a-z]+', '_', label)}")
-            cmd = k.nvcc(args.arch, timed, extra, exe, host) if host is None or host.endswith(".cu") else host
-            jobs.append((k, label, exe, cmd))
+        jobs += [(k, *b) for b in timed_builds(k, args.arch, ["POLYBENCH_TIME", f"{args.dataset}_DATASET"], work)]
         for ds in datasets:
-            kd = Kernel(k.name, manifest["kernels"][k.name], gen, polybench, ds)
-            dump = ["POLYBENCH_DUMP_ARRAYS", f"{ds}_DATASET"]
-            exe = os.path.join(work, f"{k.name}_check_{ds}")
-            jobs.append((kd, f"check {ds}", exe, kd.nvcc(args.arch, dump, [], exe)))
-            jobs.append((kd, f"original {ds}", exe + "_cpu", kd.gcc(dump, exe + "_cpu")))
+            jobs += [(k.at(ds), *b) for b in check_builds(k.at(ds), args.arch, work)]
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
         built = list(pool.map(lambda j: build(j[3]), jobs))

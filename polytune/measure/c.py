@@ -209,7 +209,7 @@ class CRunner:
         """What a compile worker needs to build *variant* (picklable, self-contained but for the program's
         file and headers, which are read where it runs)."""
         if self._object_bytes is None:
-            self._object_bytes = tuple((os.path.basename(o), _read(o)) for o in self.objects())
+            self._object_bytes = tuple((os.path.basename(o), read_bytes(o)) for o in self.objects())
         return CompileJob(os.path.abspath(self.program.path), self.program.includes, self.program.defines,
                           program_digest(self.program), tuple(variant.config), variant.build, self.build,
                           quote_dirs(self.program), self._object_bytes, self.program.pure)
@@ -230,7 +230,7 @@ class CRunner:
         return m
 
 
-def _read(path: str) -> bytes:
+def read_bytes(path: str) -> bytes:
     with open(path, "rb") as f:
         return f.read()
 
@@ -256,7 +256,7 @@ def remember_program(program: Program) -> None:
         del _PROGRAMS[next(iter(_PROGRAMS))]
 
 
-def _program_of(job: CompileJob) -> Program:
+def job_program(job: CompileJob) -> Program:
     key = (job.path, tuple(job.includes), tuple(job.defines), tuple(job.pure), job.digest)
     program = _PROGRAMS.get(key)
     if program is None:
@@ -313,7 +313,7 @@ def variant_source(job: CompileJob, program: Program | None = None):
     """The compile step's first half: the variant's instrumented program text, or ``Done(Measurement)``
     where code generation fails."""
     from ..workers.base import Done
-    program = program if program is not None else _program_of(job)
+    program = program if program is not None else job_program(job)
     try:
         codes = generate_regions(program, job.opts)
     except PolytuneError as e:
@@ -327,23 +327,28 @@ def compile_variant(job: CompileJob, program: Program | None = None, source: str
     compiler failed (a failure is a value)."""
     from ..workers.base import Done
     start = time.perf_counter()
-    program = program if program is not None else _program_of(job)
+    program = program if program is not None else job_program(job)
     text = variant_source(job, program) if source is None else source
     generated = time.perf_counter() - start
     if isinstance(text, Done):
         return text
     with tempfile.TemporaryDirectory(prefix="polytune-compile-") as tmp:
-        objects = []
-        for name, data in job.objects:
-            path = os.path.join(tmp, name)
-            with open(path, "wb") as f:
-                f.write(data)
-            objects.append(path)
         exe, ct, err, _ = compile_source(job.build, text, os.path.join(tmp, "v.c"), os.path.join(tmp, "v"),
-                                         quote=job.quote, objects=tuple(objects))
+                                         quote=job.quote, objects=write_objects(job.objects, tmp))
         if exe is None:
             return Done(Measurement(job.config, error=ErrorKind.COMPILE, compile_time=ct, detail=err))
-        return Compiled(job.config, _read(exe), ct, source_digest(text), generated)
+        return Compiled(job.config, read_bytes(exe), ct, source_digest(text), generated)
+
+
+def write_objects(objects: tuple[tuple[str, bytes], ...], folder: str) -> tuple[str, ...]:
+    """A job's objects (name, bytes) written to *folder*, for the link: their paths."""
+    paths = []
+    for name, data in objects:
+        path = os.path.join(folder, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        paths.append(path)
+    return tuple(paths)
 
 
 def compile_only(job: CompileJob):

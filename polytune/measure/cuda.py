@@ -15,14 +15,19 @@ configuration that cannot launch is rejected as RESOURCES without running (Algor
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
+import dataclasses
 import fcntl
+import hashlib
 import math
 import os
 import re
 import select
 import subprocess
 import tempfile
+import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,7 +36,19 @@ from ..emit.c import generate_dump
 from ..emit.cuda import MAX_DIM, MAX_THREADS, CudaMapping, kernel_block, resource_problem
 from ..errors import PolytuneError, UsageError
 from ..pipeline import OptimizeOptions, Program, cuda_program, generate_cuda
-from .c import BuildConfig, CRunner, compare_dumps, compile_source, quote_dirs
+from .c import (
+    BuildConfig,
+    CompileJob,
+    CRunner,
+    Reference,
+    compare_dumps,
+    compile_source,
+    job_program,
+    quote_dirs,
+    read_bytes,
+    source_digest,
+    write_objects,
+)
 from .cache import gpu_id
 from .measurement import ErrorKind, Measurement
 from .runner import Variant
@@ -193,9 +210,268 @@ def kernel_registers_problem(resources: dict[str, dict], threads: dict[str, int]
     return ""
 
 
+class Server:
+    """The serving process of one tuning build (SERVE_PRELUDE's protocol: a request line in, a reply line out).
+    A process that dies (a sticky CUDA error) or hangs is killed (``alive`` turns False); its owner starts
+    another one for the next request."""
+
+    def __init__(self, exe: str, build: CudaBuildConfig, cwd: str):
+        cmd_r, cmd_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        env = dict(os.environ, POLYTUNE_SERVE_FDS=f"{cmd_r},{rep_w}", POLYTUNE_DUMP=exe + ".dump",
+                   CUDA_MODULE_LOADING="EAGER")
+        self.exe = exe
+        self.build = build
+        self.errlog = tempfile.TemporaryFile()
+        self.proc: subprocess.Popen | None = subprocess.Popen(
+            [exe, *build.program.args], env=env, pass_fds=(cmd_r, rep_w), stdout=subprocess.DEVNULL,
+            stderr=self.errlog, cwd=cwd)
+        os.close(cmd_r)
+        os.close(rep_w)
+        self._w = os.fdopen(cmd_w, "w")
+        self._r = os.fdopen(rep_r, "r")
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        try:
+            self._w.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._r.close()
+        self.errlog.close()
+        self.proc = None
+
+    def kill(self) -> str:
+        """Kill the process: the last line it wrote to stderr, or its exit status."""
+        self.proc.kill()
+        self.proc.wait()
+        self.errlog.seek(0)
+        err = self.errlog.read().decode(errors="replace").strip().splitlines()
+        self.errlog.close()
+        code = self.proc.returncode
+        self._r.close()
+        try:
+            self._w.close()
+        except OSError:
+            pass
+        self.proc = None
+        return (err[-1] if err else "") or f"exit status {code}"
+
+    def ask(self, line: str) -> tuple[str | None, str]:
+        """Send one request; (reply, '') or (None, why)."""
+        try:
+            self._w.write(line + "\n")
+            self._w.flush()
+        except (BrokenPipeError, OSError):
+            return None, "runtime: " + self.kill()
+        ready, _, _ = select.select([self._r], [], [], self.build.reply_timeout)
+        if not ready:
+            self.kill()
+            return None, f"timeout: no answer within {self.build.reply_timeout:.0f} s"
+        reply = self._r.readline()
+        if not reply:
+            return None, "runtime: " + self.kill()
+        return reply.strip(), ""
+
+    def measure(self, config: tuple[int, ...], block: tuple[int, ...], compile_time: float,
+                reference_dump: np.ndarray | None) -> Measurement:
+        """One round: the kernels run ``runs`` + 1 times with *block* (the first round is the warm-up), the
+        results checked against *reference_dump*."""
+        b = list(block) + [1] * (3 - len(block))
+        with gpu_lock():
+            reply, why = self.ask(f"{b[0]} {b[1]} {b[2]} {self.build.runs + 1} 1")
+        if reply is None:
+            kind = ErrorKind.TIMEOUT if why.startswith("timeout") else ErrorKind.RUNTIME
+            return Measurement(config, error=kind, detail=why.split(": ", 1)[1])
+        parts = reply.split()
+        if parts[0] == "error":
+            kind = ErrorKind.RESOURCES if parts[1] == "resources" else ErrorKind.RUNTIME
+            if kind == ErrorKind.RUNTIME:
+                self.kill()
+            return Measurement(config, error=kind, detail=" ".join(parts[2:]))
+        transfer_ms = float(parts[1])
+        times = [float(x) / 1000.0 for x in parts[2:]][1:]  # the first round is the warm-up
+        dump = self.exe + ".dump"
+        verdict = compare_dumps(reference_dump, np.fromfile(dump, dtype=np.float64), self.build.rtol)
+        os.unlink(dump)
+        if verdict:
+            return Measurement(config, error=ErrorKind.WRONG_ANSWER, detail=verdict)
+        return Measurement(config, tuple(times), None, compile_time, extra={"copy_back_ms": transfer_ms})
+
+
+def mapping_text(program: Program, mapping: CudaMapping, config: tuple[int, ...]) -> str | Measurement:
+    """A tiled mapping's tuning build (mapping_build), or the Measurement of why it cannot be built or run,
+    known before compiling: RESOURCES (shared memory, registers held per thread, the block shape), COMPILE
+    (code generation failed)."""
+    try:
+        text, why = mapping_build(program, mapping)
+    except UsageError as e:  # a block shape or points over the hardware's limits
+        return Measurement(config, error=ErrorKind.RESOURCES, detail=str(e))
+    except PolytuneError as e:
+        return Measurement(config, error=ErrorKind.COMPILE, detail=f"code generation: {e}")
+    if why:
+        return Measurement(config, error=ErrorKind.RESOURCES, detail=why)
+    return text
+
+
+def launch_problem(text: str, ptxas: dict[str, dict]) -> str:
+    """Why a compiled tiled build's kernels cannot launch with their built-in blocks ('' if they can)."""
+    threads = {name: int(n) for n, name in re.findall(r"__launch_bounds__\((\d+)\) (\w+)\(", text)}
+    return kernel_registers_problem(ptxas, threads)
+
+
+def _nvcc(build: CudaBuildConfig, text: str, folder: str, stem: str, quote: tuple[str, ...],
+          objects: tuple[str, ...]) -> tuple:
+    """nvcc on a whole-program text (as FOLDER/STEM.cu -> FOLDER/STEM): (executable or None, error or None,
+    ptxas's resource usage, compile seconds)."""
+    try:
+        exe, dt, err, stderr = compile_source(build, text, os.path.join(folder, f"{stem}.cu"),
+                                              os.path.join(folder, stem), timeout=900, label="CUDA ",
+                                              timeout_message="nvcc timed out", quote=quote, objects=objects)
+    except PolytuneError as e:
+        exe, dt, err, stderr = None, 0.0, str(e), ""
+    return exe, err, parse_ptxas(stderr) if exe else {}, dt
+
+
+# ---- the compile step and the time step (polytune.workers) ---------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class SharedBuild:
+    """The flat mapping's one tuning build, compiled once by the runner (CudaRunner.compile): every flat
+    candidate runs it with its own block, so their compile step compiles nothing."""
+
+    exe: bytes | None
+    digest: str
+    compile_time: float
+    registers: int
+    error: str
+    kernels_mapped: tuple[int, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class CudaJob(CompileJob):
+    """The compile step's input (CompileJob's, ``opts`` the variant's CudaMapping); ``shared``: the flat
+    mapping's build, for a flat variant."""
+
+    shared: SharedBuild | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class CudaCompiled:
+    """The compile step's output: the build that serves the candidate (its bytes; ``digest``: candidates of
+    one build run in one serving process, one after the other) and the block it asks for."""
+
+    config: tuple
+    exe: bytes
+    digest: str
+    block: tuple[int, ...]
+    compile_time: float
+    generate_time: float = 0.0
+
+
+_BUILT: dict[tuple, tuple] = {}  # this process's latest compiles: (text digest, build) -> (bytes, error, ptxas, s)
+
+
+def compile_mapping(job: CudaJob):
+    """The compile step of a CUDA candidate (in a compile worker): a tiled mapping's build generated and
+    compiled with nvcc, its limits checked before (mapping_text) and after (ptxas's registers); a flat one
+    checked against the shared build's registers. A ``CudaCompiled``, or ``Done(Measurement)`` where the
+    candidate cannot run."""
+    from ..workers.base import Done
+    mapping, config = job.opts, job.config
+    if job.shared is not None:
+        s = job.shared
+        if s.exe is None:
+            return Done(Measurement(config, error=ErrorKind.COMPILE, detail=s.error))
+        block = tuple(mapping.block)
+        why = block_problem(block, list(s.kernels_mapped), s.registers)
+        if why:
+            return Done(Measurement(config, error=ErrorKind.RESOURCES, detail=why))
+        return CudaCompiled(config, s.exe, s.digest, block, s.compile_time)
+    start = time.perf_counter()
+    text = mapping_text(job_program(job), mapping, config)
+    generated = time.perf_counter() - start
+    if isinstance(text, Measurement):
+        return Done(text)
+    key = (source_digest(text), job.build)
+    built = _BUILT.get(key)
+    if built is None:
+        with tempfile.TemporaryDirectory(prefix="polytune-cuda-compile-") as tmp:
+            exe, err, ptxas, dt = _nvcc(job.build, text, tmp, "v", job.quote, write_objects(job.objects, tmp))
+            built = (read_bytes(exe) if exe else None, err, ptxas, dt)
+        while len(_BUILT) >= 4:
+            del _BUILT[next(iter(_BUILT))]
+        _BUILT[key] = built
+    data, err, ptxas, dt = built
+    if data is None:
+        return Done(Measurement(config, error=ErrorKind.COMPILE, compile_time=dt, detail=err))
+    why = launch_problem(text, ptxas)
+    if why:
+        return Done(Measurement(config, error=ErrorKind.RESOURCES, compile_time=dt, detail=why))
+    return CudaCompiled(config, data, key[0], (1, 1, 1), dt, generated)
+
+
+# The time step's serving process (one per process: the timer's), kept while the candidates run one build
+_SERVER: Server | None = None
+_SERVER_LOCK = threading.Lock()
+_SERVER_DIR: str | None = None
+
+
+def time_mapping(ref: Reference, bound, compiled: CudaCompiled) -> Measurement:
+    """The time step (on the GPU's timer): the candidate's build served by this process's serving process,
+    started for it unless the candidate before ran the same build (the flat mapping's candidates); one
+    request, the results checked against the original's. *bound* is not used: a round of kernels is cheap."""
+    global _SERVER, _SERVER_DIR
+    with _SERVER_LOCK:
+        if _SERVER_DIR is None:
+            _SERVER_DIR = tempfile.mkdtemp(prefix="polytune-serve-")
+            atexit.register(stop_server)
+        exe = os.path.join(_SERVER_DIR, compiled.digest[:24])
+        if _SERVER is not None and (_SERVER.exe != exe or not _SERVER.alive):
+            _stop_server()
+        if _SERVER is None:
+            with open(exe, "wb") as f:
+                f.write(compiled.exe)
+            os.chmod(exe, 0o700)
+            _SERVER = Server(exe, ref.build, ref.build.program.cwd or _SERVER_DIR)
+        return _SERVER.measure(compiled.config, compiled.block, compiled.compile_time, ref.dump)
+
+
+def stop_server() -> None:
+    """Stop the time step's serving process (it holds device memory) and remove its executable."""
+    with _SERVER_LOCK:
+        _stop_server()
+
+
+def _stop_server() -> None:
+    global _SERVER
+    if _SERVER is not None:
+        _SERVER.stop()
+        with contextlib.suppress(OSError):
+            os.unlink(_SERVER.exe)
+        _SERVER = None
+
+
 class CudaRunner:
     """Verifies and times the mappings of one program on the GPU (a Runner: a variant's ``build`` is its
-    CudaMapping; see measure)."""
+    CudaMapping; see measure).
+
+    Measured here (``measure``), a variant's build is compiled in the runner's directory and served by the
+    runner's serving process. On workers (``polytune.workers``), the two steps run apart: ``compile_step``
+    (``compile_mapping``: generate and compile, in a compile worker) and ``time_step`` (``time_mapping``:
+    serve and verify, on the timer), with ``job(variant)`` and ``reference_data()``."""
+
+    compile_step = staticmethod(compile_mapping)
+    time_step = staticmethod(time_mapping)
 
     def __init__(self, program: Program, build: CudaBuildConfig):
         self.program = program
@@ -206,14 +482,21 @@ class CudaRunner:
         self.compile_error = ""
         self.compile_time = 0.0
         self.resources: dict[str, dict] = {}
-        self.proc: subprocess.Popen | None = None
-        self.serving: str | None = None  # the executable the serving process runs
+        self.server: Server | None = None
         self.builds: dict[str, tuple] = {}  # a mapping's build text -> (exe or None, error, ptxas, compile s)
         self.kernels_mapped = [k.mapped for a in program.scops for k in a.gpu.kernels]
+        self._shared: SharedBuild | None = None
+        self._shared_lock = threading.Lock()
+        self._jobs: set = set()  # the tiled mappings handed to compile workers (job)
 
     @property
     def reference_dump(self):
         return self.cpu.reference_dump
+
+    @property
+    def mapping_builds(self) -> int:
+        """The tiled mappings built: compiled here, or handed to compile workers."""
+        return len(self.builds) + len(self._jobs)
 
     def close(self) -> None:
         self.stop()
@@ -238,15 +521,12 @@ class CudaRunner:
         except PolytuneError as e:
             self.compile_error = str(e)
             return
-        exe, dt, err, stderr = compile_source(self.build, text, os.path.join(self.dir, "serve.cu"),
-                                              os.path.join(self.dir, "serve"), timeout=900, label="CUDA ",
-                                              timeout_message="nvcc timed out", quote=quote_dirs(self.program),
-                                              objects=objects)
+        exe, err, ptxas, dt = _nvcc(self.build, text, self.dir, "serve", quote_dirs(self.program), objects)
         if exe is None:
             self.compile_error = err
             return
         self.compile_time = dt
-        self.resources = parse_ptxas(stderr)
+        self.resources = ptxas
         self.exe = exe
 
     @property
@@ -258,67 +538,42 @@ class CudaRunner:
         return max((r["spill"] for r in self.resources.values()), default=0)
 
     # ---- the serving process -------------------------------------------------------------------------
-    def start(self, exe: str) -> None:
-        cmd_r, cmd_w = os.pipe()
-        rep_r, rep_w = os.pipe()
-        env = dict(os.environ, POLYTUNE_SERVE_FDS=f"{cmd_r},{rep_w}", POLYTUNE_DUMP=exe + ".dump",
-                   CUDA_MODULE_LOADING="EAGER")
-        self.errlog = tempfile.TemporaryFile()
-        self.serving = exe
-        self.proc = subprocess.Popen([exe, *self.build.program.args], env=env, pass_fds=(cmd_r, rep_w),
-                                     stdout=subprocess.DEVNULL, stderr=self.errlog,
-                                     cwd=self.build.program.cwd or self.dir)
-        os.close(cmd_r)
-        os.close(rep_w)
-        self._w = os.fdopen(cmd_w, "w")
-        self._r = os.fdopen(rep_r, "r")
-
     def stop(self) -> None:
-        if self.proc is None:
-            return
-        try:
-            self._w.close()
-        except OSError:
-            pass
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self._r.close()
-        self.proc = None
+        """Stop the serving processes (this runner's and the time step's: they hold device memory)."""
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+        stop_server()
 
-    def _kill(self) -> str:
-        self.proc.kill()
-        self.proc.wait()
-        self.errlog.seek(0)
-        err = self.errlog.read().decode(errors="replace").strip().splitlines()
-        code = self.proc.returncode
-        self._r.close()
-        try:
-            self._w.close()
-        except OSError:
-            pass
-        self.proc = None
-        return (err[-1] if err else "") or f"exit status {code}"
+    # ---- the two steps on workers ---------------------------------------------------------------------
+    def job(self, variant: Variant) -> CudaJob:
+        """What a compile worker needs to build *variant* (picklable): the program by path and digest, the
+        variant's mapping, the build, the program's other objects and, for a flat variant, the shared build
+        (compiled here on first use)."""
+        mapping = _mapping_of(variant)
+        base = self.cpu.job(variant)
+        fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(base)}
+        if not mapping.flat:
+            self._jobs.add(mapping)
+        return CudaJob(**dict(fields, opts=mapping, build=self.build),
+                       shared=self.shared_build() if mapping.flat else None)
 
-    def _ask(self, line: str) -> tuple[str | None, str]:
-        """Send one request; (reply, '') or (None, why)."""
-        try:
-            self._w.write(line + "\n")
-            self._w.flush()
-        except (BrokenPipeError, OSError):
-            return None, "runtime: " + self._kill()
-        ready, _, _ = select.select([self._r], [], [], self.build.reply_timeout)
-        if not ready:
-            self._kill()
-            return None, f"timeout: no answer within {self.build.reply_timeout:.0f} s"
-        reply = self._r.readline()
-        if not reply:
-            return None, "runtime: " + self._kill()
-        return reply.strip(), ""
+    def shared_build(self) -> SharedBuild:
+        """The flat mapping's build as the compile step takes it (compiled on first use)."""
+        with self._shared_lock:
+            if self._shared is None:
+                if self.exe is None and not self.compile_error:
+                    self.compile()
+                data = read_bytes(self.exe) if self.exe else None
+                self._shared = SharedBuild(data, hashlib.sha256(data or b"").hexdigest(), self.compile_time,
+                                           self.registers, self.compile_error, tuple(self.kernels_mapped))
+            return self._shared
 
-    # ---- one configuration ---------------------------------------------------------------------------
+    def reference_data(self) -> Reference:
+        """What the time step checks variants against (after ``reference()``)."""
+        return Reference(self.reference_dump, None, None, self.build)
+
+    # ---- one configuration, measured here ------------------------------------------------------------
     def measure(self, variant: Variant, bound: float | None = None) -> Measurement:
         """A variant's ``build`` is its CudaMapping (the flat one reads its block from the pipe of the one
         shared build; a tiled one has its own build) or, from older callers, None: the config is a block."""
@@ -334,33 +589,24 @@ class CudaRunner:
         ptxas's resource usage, compile seconds), the entry ``self.builds`` keeps per text. Thread-safe: a
         benchmark may compile several texts at once before measuring them."""
         try:
-            exe, dt, err, stderr = compile_source(
-                self.build, text, os.path.join(self.dir, f"{stem}.cu"), os.path.join(self.dir, stem),
-                timeout=900, label="CUDA ", timeout_message="nvcc timed out", quote=quote_dirs(self.program),
-                objects=self.cpu.objects())
+            objects = self.cpu.objects()
         except PolytuneError as e:
-            exe, dt, err, stderr = None, 0.0, str(e), ""
-        return exe, err, parse_ptxas(stderr) if exe else {}, dt
+            return None, str(e), {}, 0.0
+        return _nvcc(self.build, text, self.dir, stem, quote_dirs(self.program), objects)
 
     def measure_mapping(self, mapping: CudaMapping, config: tuple[int, ...]) -> Measurement:
         """Verify and time a tiled mapping: limits checked before compiling (shared memory, registers held
         per thread, the block shape), then after (ptxas's registers per thread x threads): a configuration
         that cannot run is RESOURCES, never a time."""
-        try:
-            text, why = mapping_build(self.program, mapping)
-        except UsageError as e:  # a block shape or points over the hardware's limits
-            return Measurement(config, error=ErrorKind.RESOURCES, detail=str(e))
-        except PolytuneError as e:
-            return Measurement(config, error=ErrorKind.COMPILE, detail=f"code generation: {e}")
-        if why:
-            return Measurement(config, error=ErrorKind.RESOURCES, detail=why)
+        text = mapping_text(self.program, mapping, config)
+        if isinstance(text, Measurement):
+            return text
         if text not in self.builds:
             self.builds[text] = self.compile_text(text, f"serve{len(self.builds)}")
         exe, err, ptxas, dt = self.builds[text]
         if exe is None:
             return Measurement(config, error=ErrorKind.COMPILE, detail=err)
-        threads = {name: int(n) for n, name in re.findall(r"__launch_bounds__\((\d+)\) (\w+)\(", text)}
-        why = kernel_registers_problem(ptxas, threads)
+        why = launch_problem(text, ptxas)
         if why:
             return Measurement(config, error=ErrorKind.RESOURCES, detail=why)
         return self._serve(exe, config, (1, 1, 1), dt)
@@ -379,30 +625,20 @@ class CudaRunner:
 
     def _serve(self, exe: str, config: tuple[int, ...], block: tuple[int, ...], compile_time: float) -> Measurement:
         """One round of requests to the serving process of *exe* (started, or switched to, as needed)."""
-        if self.proc is not None and self.serving != exe:
-            self.stop()
-        if self.proc is None:
-            self.start(exe)
-        b = list(block) + [1] * (3 - len(block))
-        with gpu_lock():
-            reply, why = self._ask(f"{b[0]} {b[1]} {b[2]} {self.build.runs + 1} 1")
-        if reply is None:
-            kind = ErrorKind.TIMEOUT if why.startswith("timeout") else ErrorKind.RUNTIME
-            return Measurement(config, error=kind, detail=why.split(": ", 1)[1])
-        parts = reply.split()
-        if parts[0] == "error":
-            kind = ErrorKind.RESOURCES if parts[1] == "resources" else ErrorKind.RUNTIME
-            if kind == ErrorKind.RUNTIME:
-                self._kill()
-            return Measurement(config, error=kind, detail=" ".join(parts[2:]))
-        transfer_ms = float(parts[1])
-        times = [float(x) / 1000.0 for x in parts[2:]][1:]  # the first round is the warm-up
-        dump = exe + ".dump"
-        verdict = compare_dumps(self.reference_dump, np.fromfile(dump, dtype=np.float64), self.build.rtol)
-        os.unlink(dump)
-        if verdict:
-            return Measurement(config, error=ErrorKind.WRONG_ANSWER, detail=verdict)
-        return Measurement(config, tuple(times), None, compile_time, extra={"copy_back_ms": transfer_ms})
+        if self.server is not None and (self.server.exe != exe or not self.server.alive):
+            self.server.stop()
+            self.server = None
+        if self.server is None:
+            self.server = Server(exe, self.build, self.build.program.cwd or self.dir)
+        return self.server.measure(config, block, compile_time, self.reference_dump)
+
+
+def _mapping_of(variant: Variant) -> CudaMapping:
+    """A variant's mapping (from older callers, whose variants carry no build: the flat one on the config's
+    block)."""
+    if isinstance(variant.build, CudaMapping):
+        return variant.build
+    return CudaMapping(block=tuple(variant.config), flat=True)
 
 
 # ---- the tuned gain, re-measured in the program ------------------------------------------------------------

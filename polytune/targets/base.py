@@ -25,6 +25,7 @@ class Target:
     build_options = ("threads",)  # BuildConfig fields the CLI fills for this target (beyond the common ones)
     chooses_schedule = False  # implements choose_schedule (--schedule auto)
     spaces = ("tiles",)  # the search spaces it offers (tune --space); the first is the default
+    gpu = False  # its candidates are timed on a GPU (a timer per GPU; compiles may run while one is timed)
 
     def __init__(self, program: Program, opts: OptimizeOptions, build: BuildConfig | None = None,
                  domain_cap: int = 512):

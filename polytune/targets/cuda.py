@@ -21,6 +21,7 @@ class CudaTarget(Target):
     name = "cuda"
     build_class = CudaBuildConfig
     build_options = ()
+    gpu = True
     program_runs = 9  # runs of the seed's and the best's program each, interleaved (confirm, Welch interval)
 
     def __init__(self, program, opts, build=None, domain_cap=512):
@@ -75,7 +76,7 @@ class CudaTarget(Target):
         return {"gpu": {"registers": runner.registers, "spill_bytes": runner.spills,
                         "compile_time": runner.compile_time, "compile_error": runner.compile_error or None,
                         "kernels": {k: v for k, v in runner.resources.items()},
-                        "mapping_builds": len(runner.builds)}}
+                        "mapping_builds": runner.mapping_builds}}
 
     def confirm(self, runner: CudaRunner, seed: Measurement | None, best: Measurement | None,
                 names: tuple[str, ...]) -> tuple[dict | None, list[str]]:

@@ -20,6 +20,7 @@ ORDER = ("BLOCK_X", "BLOCK_Y", "BLOCK_Z", "BLOCK_M", "BLOCK_R", "BLOCK_K", "num_
 
 class TritonTarget(Target):
     name = "triton"
+    gpu = True
 
     @classmethod
     def default_output(cls, path: str) -> str:
