@@ -212,7 +212,7 @@ def test_cuda_candidates_compile_on_workers_and_take_the_path_of_one_worker(emul
         [(r.config, r.measurement.value) for r in two.search.evaluations]
     assert one.best_config == two.best_config
     rep = two.report.to_json()
-    assert rep["workers"]["jobs"] == 2 and rep["workers"]["quiet"] == ((os.cpu_count() or 1) <= 1)
+    assert rep["workers"]["jobs"] == 2 and rep["workers"]["quiet"] is False  # compiles go on while kernels run
     kinds = {e["error"] for e in rep["evaluations"]}
     assert not kinds & {"wrong_answer", "runtime", "compile"}
     measured = [e for e in rep["evaluations"] if e["error"] is None and e.get("same_as") is None]
@@ -260,3 +260,34 @@ def test_cuda_compile_and_time_steps_verify_and_reuse_the_serving_process(emulat
     finally:
         runner.close()
     assert measure_cuda._SERVER is None  # closing the runner stops the time step's serving process
+
+
+@needs_gxx
+def test_a_cuda_timing_runs_its_kernels_only_while_no_other_tune_on_the_machine_times(emulated_gpu):
+    """The time step takes the machine-wide timer lock around its kernels (not around the serving process's
+    start or the check): while another tune holds it, the kernels wait."""
+    import fcntl
+    import threading
+
+    from polytune.workers.local import default_lock_path
+    t = _target("reduction_vanilla", ("N=20", "M=30"))
+    space = t.space()
+    runner = CudaRunner(t.program, t.build)
+    try:
+        runner.reference()
+        compiled = measure_cuda.compile_mapping(runner.job(t.variant(space.names, t.seed(space))))
+        done: list = []
+        fd = os.open(default_lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # another tune times
+            worker = threading.Thread(target=lambda: done.append(
+                measure_cuda.time_mapping(runner.reference_data(), None, compiled)))
+            worker.start()
+            worker.join(1.0)
+            assert not done and measure_cuda._SERVER is not None  # started, waiting for the lock
+        finally:
+            os.close(fd)  # (releases the lock)
+        worker.join(60)
+        assert done and done[0].ok
+    finally:
+        runner.close()

@@ -59,12 +59,12 @@ GPU_LOCK_ENV = "POLYTUNE_GPU_LOCK"
 
 @contextlib.contextmanager
 def gpu_lock():
-    """Held while something is timed on the GPU, where $POLYTUNE_GPU_LOCK names a lock file: several tuners
-    on one machine (benchmarks/cuda_mappings.py) then compile at the same time but time one at a time."""
-    path = os.environ.get(GPU_LOCK_ENV)
-    if not path:
-        yield
-        return
+    """Held while kernels are timed on the GPU: an ``flock`` on the machine-wide timer lock (the one every
+    tune's timings take, polytune.workers.local), or on the file $POLYTUNE_GPU_LOCK names. Several tunes on
+    one machine then compile, start their serving processes and check results at the same time, but run
+    their kernels one at a time. (Not taken inside a pool's timer lock: the GPU pools' timers take none.)"""
+    from ..workers.local import default_lock_path
+    path = os.environ.get(GPU_LOCK_ENV) or default_lock_path()
     with open(path, "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
