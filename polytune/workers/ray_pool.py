@@ -60,12 +60,14 @@ LOOPBACK = "127.0.0.1"
 _log = logging.getLogger(__name__)
 
 
-def connect(address: str = "auto", *, num_cpus: int | None = None, timers: int = 1) -> bool:
+def connect(address: str = "auto", *, num_cpus: int | None = None, timers: int = 1,
+            num_gpus: int | None = None) -> bool:
     """Join the Ray cluster at ``address`` (``HOST:PORT``, or ``ray://HOST:PORT`` for Ray Client).
 
     ``auto``: the cluster ``ray start`` runs on this machine if there is one, else a new private instance
-    that listens on loopback only, with ``num_cpus`` CPUs (default: all) and ``timers`` units of the timer
-    resource. Returns True when it started that private instance (``disconnect()`` stops it).
+    that listens on loopback only, with ``num_cpus`` CPUs (default: all), ``num_gpus`` GPUs (default: those
+    Ray finds) and ``timers`` units of the timer resource. Returns True when it started that private
+    instance (``disconnect()`` stops it).
     """
     if ray.is_initialized():
         return False
@@ -82,7 +84,7 @@ def connect(address: str = "auto", *, num_cpus: int | None = None, timers: int =
     from ray._private import ray_constants
 
     ray_constants.ENABLE_RAY_CLUSTER = False
-    ray.init(num_cpus=num_cpus, resources={TIMER_RESOURCE: timers}, include_dashboard=False,
+    ray.init(num_cpus=num_cpus, num_gpus=num_gpus, resources={TIMER_RESOURCE: timers}, include_dashboard=False,
              _node_ip_address=LOOPBACK, log_to_driver=False)
     return True
 
