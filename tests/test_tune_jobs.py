@@ -318,3 +318,19 @@ def test_the_runs_that_confirm_the_best_take_the_machine_lock_one_run_at_a_time(
     assert confirm and confirm.get("runs"), confirm
     # the original's measurement, then every run of every program of the confirmation
     assert len(entered) == 1 + confirm["runs"] * len(confirm["program_ms"])
+
+
+def test_a_script_that_tunes_unguarded_gets_one_line_saying_why_instead_of_a_hang(kernel, tmp_path):
+    """Worker processes start by importing the main script: one that calls tune() at its top level would start
+    pools in its workers, forever. Each such worker says why in one line and ends; the tune fails."""
+    import subprocess
+    import sys
+    script = tmp_path / "unguarded.py"
+    script.write_text("from polytune.measure.c import BuildConfig\nfrom polytune.tune import TuneOptions, tune\n"
+                      f"tune({kernel!r}, TuneOptions(jobs=2, max_evals=2, cache=None), "
+                      "BuildConfig(cflags=('-O1',), threads=1))\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=root), cwd=tmp_path)
+    assert r.returncode != 0
+    assert 'under `if __name__ == "__main__":`' in r.stderr and "WorkerLost" in r.stderr

@@ -16,6 +16,7 @@ import multiprocessing
 import os
 import queue
 import socket
+import sys
 import tempfile
 import threading
 import time
@@ -66,6 +67,20 @@ class TimerLock:
             self._fd = None
 
 
+WORKER_REIMPORT = ("polytune: a compile worker ran the script that calls polytune again while starting (Python "
+                   "starts each worker process by importing the main script): put that code under "
+                   "`if __name__ == \"__main__\":`")
+
+
+def _refuse_while_a_worker_starts() -> None:
+    """A pool opened while this process is a worker that is still importing the main script (a script that
+    calls tune() at its top level, unguarded) would start workers of its own, forever: say why in one line and
+    end this worker (its pool's candidates then fail with WorkerLost) instead."""
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        print(WORKER_REIMPORT, file=sys.stderr, flush=True)
+        os._exit(2)
+
+
 def compile_step(compile_fn: Callable[[Any], Any], payload: Any) -> tuple[Any, tuple[float, float]]:
     """Run a compile step and time its span (module level: it is pickled into a worker process)."""
     start = time.time()
@@ -108,6 +123,8 @@ class LocalPool:
                  lock_path: str | None = default_lock_path(), on_progress: ProgressFn | None = None,
                  mp_context: str = "forkserver", compile_cpus: tuple[int, ...] | None = None,
                  timing_cpus: tuple[int, ...] | None = None):
+        if processes:
+            _refuse_while_a_worker_starts()
         self.jobs = max(1, jobs if jobs is not None else usable_cores())
         self.quiet = quiet
         self.compile_cpus = tuple(compile_cpus) if compile_cpus and processes else None
@@ -224,7 +241,11 @@ class LocalPool:
             self._compiling += 1
             self._stats["compiles"] += 1
             self._emit(cand, Stage.COMPILE, f"{self.host}/c{cand.slot}")
-            fut = self._submit_compile(cand)
+            try:
+                fut = self._submit_compile(cand)
+            except Exception as exc:  # no worker could start: the candidate fails, the dispatcher goes on
+                fut = Future()
+                fut.set_exception(exc)
             fut.add_done_callback(lambda f, c=cand: self._events.put(("compiled", c, f)))
         if self._timing or (self.quiet and self._compiling):
             return
@@ -290,7 +311,8 @@ class LocalPool:
     def _retry(self, cand: _Candidate) -> None:
         if cand.attempts >= MAX_ATTEMPTS:
             cand.future.set_exception(WorkerLost(f"candidate {cand.label or cand.ticket}: its worker died "
-                                                 f"{cand.attempts} times"))
+                                                 f"{cand.attempts} times (a worker that dies as it starts: "
+                                                 "see its message above)"))
             return
         self._emit(cand, Stage.RETRY, f"{self.host}/c{cand.slot}")
         self._pending.appendleft(cand)
