@@ -33,6 +33,7 @@ sys.path.insert(0, HERE)
 
 from cuda_mappings import Kernel, median  # noqa: E402
 
+from polytune.measure.build import Build  # noqa: E402
 from polytune.measure.cuda import CudaBuildConfig, CudaRunner  # noqa: E402
 from polytune.measure.runner import Variant  # noqa: E402
 from polytune.pipeline import OptimizeOptions, analyze  # noqa: E402
@@ -85,9 +86,8 @@ def side_by_side(kernel: Kernel, args, names: list[str], configs: list[list[int]
     """The kernel times (ms, medians of --side-rounds interleaved rounds) of *configs*, measured in one runner."""
     defines = tuple(d for d in kernel.defines if d != "POLYBENCH_DUMP_ARRAYS")
     build = CudaBuildConfig(includes=tuple(kernel.includes), defines=defines, runs=args.runs,
+                            program=Build.from_files(kernel.extra_sources),
                             **({"cc": FAKE_NVCC, "cflags": ("-O1",)} if args.quick else {}))
-    from polytune.measure.build import Build
-    build = CudaBuildConfig(**{**build.__dict__, "program": Build.from_files(kernel.extra_sources)})
     program = analyze(kernel.src, build.includes, build.defines)
     target = CudaTarget(program, OptimizeOptions(target="cuda"), build)
     runner = CudaRunner(program, build)

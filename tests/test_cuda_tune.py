@@ -291,3 +291,21 @@ def test_a_cuda_timing_runs_its_kernels_only_while_no_other_tune_on_the_machine_
         assert done and done[0].ok
     finally:
         runner.close()
+
+
+@needs_gxx
+def test_gpu_workers_benchmark_runs_both_modes_on_the_emulator(tmp_path):
+    """benchmarks/gpu_workers.py --quick: both modes tune the same random sample, the table compares them."""
+    import json
+    import subprocess
+    import sys
+    out = tmp_path / "gw.json"
+    cmd = [sys.executable, os.path.join(ROOT, "benchmarks", "gpu_workers.py"), "--quick", "--kernels",
+           "reduction_vanilla", "--jobs", "2", "--max-evals", "3", "--side-rounds", "1", "--out", str(out)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert r.returncode == 0, r.stderr[-2000:]
+    k = json.loads(out.read_text())["kernels"][0]
+    assert [m["jobs"] for m in k["modes"].values()] == [1, 2]
+    assert k["modes"]["one"]["evals"] == k["modes"]["jobs"]["evals"] == 3
+    assert k["summary"]["wall_s_ratio"] > 0 and k["summary"]["same_best"] != "not measured"
+    assert "one/jobs wall" in r.stdout
