@@ -155,8 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "and one coordinate per schedule choice: scheduler, fusion, omp_schedule, "
                         "privatize_arrays, point_order, unroll, tiling; the seed is still Pluto's default)")
     p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
-                   help="generate and compile N candidates at once while one is timed (default: the cores; "
-                        "1: one candidate at a time)")
+                   help="generate and compile N candidates at once while one is timed (default: the cores, for "
+                        "--target cuda one fewer; 1: one candidate at a time; the triton target measures one "
+                        "at a time)")
     p.add_argument("--ray", metavar="ADDRESS",
                    help="run candidates on a Ray cluster (HOST:PORT, or auto: the one on this machine, else a "
                         "private local instance); needs pip install 'polytune[ray]' (docs/CLUSTER.md)")
