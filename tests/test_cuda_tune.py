@@ -309,3 +309,11 @@ def test_gpu_workers_benchmark_runs_both_modes_on_the_emulator(tmp_path):
     assert k["modes"]["one"]["evals"] == k["modes"]["jobs"]["evals"] == 3
     assert k["summary"]["wall_s_ratio"] > 0 and k["summary"]["same_best"] != "not measured"
     assert "one/jobs wall" in r.stdout
+
+
+def test_gpu_timings_lock_the_machine_unless_the_process_was_given_its_own_gpus():
+    from polytune.measure.cuda import gpu_lock_path
+    from polytune.workers.local import default_lock_path
+    assert gpu_lock_path("") == default_lock_path()
+    assert gpu_lock_path("1") != gpu_lock_path("0") != default_lock_path()
+    assert gpu_lock_path("0").startswith(default_lock_path()[:-len(".lock")])

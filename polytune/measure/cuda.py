@@ -9,6 +9,11 @@ error) or hangs is recorded against the configuration it was serving and restart
 
 A tiled mapping has its blocks built in: each gets its own build (measure_mapping), served the same way.
 
+On workers (polytune.workers) a candidate is two steps: compile_mapping (in a compile worker: the build
+generated and compiled, or the flat build's block checked) and time_mapping (on the GPU's timer: served by
+the timer process's serving process, the results checked). The kernels run under gpu_lock, one tune's at a
+time on the machine (or on each GPU a process was given).
+
 Before a configuration runs it is checked against the hardware limits and against the kernels' register
 use read from ptxas (threads x registers per thread must fit the register file of a block): a
 configuration that cannot launch is rejected as RESOURCES without running (Algorithm 9.1's "reject").
@@ -62,15 +67,25 @@ def gpu_lock():
     """Held while kernels are timed on the GPU: an ``flock`` on the machine-wide timer lock (the one every
     tune's timings take, polytune.workers.local), or on the file $POLYTUNE_GPU_LOCK names. Several tunes on
     one machine then compile, start their serving processes and check results at the same time, but run
-    their kernels one at a time. (Not taken inside a pool's timer lock: the GPU pools' timers take none.)"""
-    from ..workers.local import default_lock_path
-    path = os.environ.get(GPU_LOCK_ENV) or default_lock_path()
+    their kernels one at a time. A process given its own GPUs ($CUDA_VISIBLE_DEVICES: a Ray timer per GPU)
+    locks those GPUs only, so that the timers of one node's GPUs time at once. (Not taken inside a pool's
+    timer lock: the GPU pools' timers take none.)"""
+    path = os.environ.get(GPU_LOCK_ENV) or gpu_lock_path(os.environ.get("CUDA_VISIBLE_DEVICES", ""))
     with open(path, "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def gpu_lock_path(visible: str) -> str:
+    """The lock file of the GPUs *visible* names ('' or unset: the machine-wide timer lock)."""
+    from ..workers.local import default_lock_path
+    if not visible.strip():
+        return default_lock_path()
+    return default_lock_path()[:-len(".lock")] + "-gpu" + re.sub(r"[^\w,-]", "_", visible.strip()) + ".lock"
+
 
 SERVE_PRELUDE = r"""/* polytune CUDA tuning harness */
 #include <stdio.h>

@@ -18,9 +18,9 @@ def open_pool(jobs: int | None = None, ray_address: str | None = None, *, gpu: b
     """The pool the CLI asks for: ``--ray ADDRESS`` (``auto``: a local instance) gives a ``RayPool`` (Ray is
     imported only then), else a ``LocalPool`` compiling ``jobs`` at once (default: the cores); ``gpu``: the
     candidates are timed on GPUs (a Ray timer per GPU; locally, the timer takes no machine-wide lock: the
-    time step locks around its kernels); ``quiet``: no
-    compile while a candidate is timed (local only); ``timing_cpus``: the cores a timing takes (on a Ray node,
-    see ``RayPool``; here the first ones of this process's, which the compiles then leave alone)."""
+    time step locks around its kernels); ``quiet``: no compile while a candidate is timed (local only);
+    ``timing_cpus``: the cores a timing takes (on a Ray node, see ``RayPool``; here the first ones of this
+    process's, which the compiles then leave alone)."""
     if ray_address is None:
         split = None if quiet else split_cores(timing_cpus)
         # a GPU's time step takes the machine-wide lock itself, around its kernels only (measure.cuda.gpu_lock)
