@@ -251,11 +251,12 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
 
     t0 = time.perf_counter()
     try:
-        if tune_opts.ray is not None and not hasattr(runner, "job"):
-            raise UsageError(f"--ray needs a target that compiles apart from timing (the {tune_opts.target} "
-                             "target measures one candidate at a time)")
-        use_pool = (tune_opts.ray is not None or tune_opts.jobs != 1 or shared is not None) \
-            and hasattr(runner, "job")
+        if tune_opts.ray is not None and (not hasattr(runner, "job") or getattr(runner, "local_only", False)):
+            raise UsageError(f"--ray needs a target that compiles and times apart (the {tune_opts.target} "
+                             "target times its candidates in the tuning process)")
+        # a runner whose pool is not the default (pooled_by_default False) uses one where --jobs asks for it
+        jobs_asked = tune_opts.jobs != 1 and (tune_opts.jobs is not None or getattr(runner, "pooled_by_default", True))
+        use_pool = (tune_opts.ray is not None or jobs_asked or shared is not None) and hasattr(runner, "job")
         if shared is not None and not use_pool:
             raise UsageError(f"the {tune_opts.target} target measures one candidate at a time: no shared workers")
         if original is None and use_pool and shared is None and tune_opts.ray not in (None, "auto"):
@@ -314,7 +315,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         budget = Budget(max_evals=tune_opts.max_evals, time_limit=tune_opts.time_limit,
                         max_iterations=tune_opts.max_iterations)
         if tune_opts.seed == "pluto" and tune_opts.strategy in ("hill", "coordesc"):
-            seed, launch_choice = target.launch_seed(runner, space, evaluate, seed)
+            seed, launch_choice = target.launch_seed(runner, space, evaluate, seed, pool if use_pool else None)
         starts = target.starts(space, seed)
         if workers is not None and tune_opts.confirm_runs > 0 and tune_opts.confirm_defines is None \
                 and hasattr(target, "prebuild"):

@@ -677,3 +677,67 @@ def test_a_subscript_split_into_lane_and_uniform_terms_keeps_each_term_whole():
             for c0 in range(3):
                 env = {"v1": v1, "c0": c0}
                 assert eval(f"({varying or 0}) + ({uniform or 0})", env) == eval(text, env), text
+
+
+FAKE_MODULE = '''
+import torch
+CALLS = []
+CONFIG = {"BLOCK_X": 64, "num_warps": 4, "num_stages": 2}
+
+
+class _Kernel:
+    def warmup(self, *args, grid, num_warps, num_stages):
+        CALLS.append((args, grid, num_warps, num_stages))
+
+
+_kernel0_0 = _Kernel()
+
+
+def _launch(kernel, grid, tensors, numbers, constexprs, num_warps, num_stages):
+    raise AssertionError("a compile worker launches nothing")
+
+
+def run(A, n, config=None):
+    cfg = dict(CONFIG, **(config or {}))
+    _launch(_kernel0_0, ((n + cfg["BLOCK_X"] - 1) // cfg["BLOCK_X"],), (A,), (n,), (cfg["BLOCK_X"], A.stride(0)),
+            cfg["num_warps"], cfg["num_stages"])
+'''
+
+
+def test_the_compile_step_compiles_each_kernel_for_the_launch_it_will_get_without_launching_it():
+    """(A stand-in module: its kernel records what it is compiled for.) The compile worker runs run() on meta
+    tensors of the candidate's shapes: each kernel compiled for the dtypes, values, constexprs and grid the
+    timed launch will have; a failure is reported, not raised (the timer then compiles as it launches)."""
+    import sys
+
+    from polytune.measure.triton import TritonJob, warm_kernels
+    args = (("A", ("tensor", "float32", (8, 300), (300, 1))), ("n", ("value", 300)))
+    job = TritonJob((128,), ("BLOCK_X",), FAKE_MODULE, {"BLOCK_X": 128}, args)
+    warmed = warm_kernels(job)
+    assert warmed.detail == "" and warmed.config == (128,)
+    mod = next(m for name, m in sys.modules.items() if name.startswith("polytune_triton_") and hasattr(m, "CALLS"))
+    (args, grid, warps, stages), = mod.CALLS
+    assert args == (torch.float32, 300, 128, 300) and grid == (3,) and (warps, stages) == (4, 2)
+    broken = warm_kernels(TritonJob((1,), ("BLOCK_X",), FAKE_MODULE, {"BLOCK_X": 128},
+                                    (("A", ("value", None)), ("n", ("value", 300)))))
+    assert broken.detail.startswith("AttributeError")
+
+
+def test_tune_triton_jobs_2_measures_algorithm_9_1s_candidates_on_the_workers(tmp_path, monkeypatch):
+    """--jobs 2: the candidates (Algorithm 9.1's, then the climb's) go through the workers' pool, each
+    verified and timed in the tuning process: the same candidates as with --jobs 1, every one verified."""
+    from polytune.tune import TuneOptions, tune
+    src = os.path.join(GPU_DIR, "reduction_vanilla.c")
+    build = BuildConfig(defines=("N=12",), runs=1)
+    reports = {}
+    for jobs in (1, 2, None):
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / str(jobs)))  # (no remembered launch choice)
+        reports[jobs] = tune(src, TuneOptions(target="triton", cache=None, max_evals=3, jobs=jobs), build).report
+    one, two = (reports[j].to_json() for j in (1, 2))
+    assert [c["config"] for c in one["triton"]["launch_choice"]["candidates"]] == \
+        [c["config"] for c in two["triton"]["launch_choice"]["candidates"]]
+    assert two["workers"]["jobs"] == 2 and reports[1].workers is None
+    assert reports[None].workers is None  # (the triton target uses workers where --jobs asks for them)
+    measured = [e for e in two["evaluations"] if e.get("same_as") is None and not e.get("cached")]
+    assert measured and all(e["extra"]["worker"].endswith("/timer") for e in measured)
+    assert not any(e["error"] == "wrong_answer" for e in two["evaluations"])

@@ -15,6 +15,7 @@ Tolerances (relative, plus an absolute floor of rtol * 1e-3 * max|reference|): f
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import inspect
@@ -185,6 +186,38 @@ class TritonRunner:
     def close(self) -> None:
         self._tmp.cleanup()
 
+    # ---- the two steps on workers: kernels compiled ahead in a worker, the candidate measured here ---------
+    pooled_by_default = False  # (tune --jobs N asks for it: its compile step is not measured on a GPU yet)
+    local_only = True  # the time step measures on this process's tensors: no timer on another node
+
+    def job(self, variant: Variant) -> TritonJob:
+        """What a compile worker needs to compile *variant*'s kernels ahead (after ``reference()``): the
+        module's text and run()'s arguments as shapes, strides and dtypes (tensors) or values."""
+        cfg = dict(zip(variant.names, variant.config))
+        fuse = cfg.get("FUSE", 0)
+        mod = self.mods.get(fuse)
+        args: list[tuple[str, tuple]] = []
+        for name, v in (self._args(mod).items() if mod is not None else ()):
+            if isinstance(v, self.torch.Tensor):
+                args.append((name, ("tensor", str(v.dtype).rsplit(".", 1)[-1], tuple(v.shape), tuple(v.stride()))))
+            else:
+                args.append((name, ("value", v)))
+        return TritonJob(tuple(variant.config), tuple(variant.names), self.texts.get(fuse, ""), cfg, tuple(args),
+                         warm=mod is not None and self.device == "cuda")
+
+    def reference_data(self) -> None:
+        """(The time step measures on this runner's own data.)"""
+        return None
+
+    def time_step(self, reference, bound, warmed: Warmed) -> Measurement:
+        """Verify and time the candidate here, its kernels' first launch finding them compiled (Triton's
+        on-disk cache) where the compile step could compile them ahead; one tune's kernels at a time on the
+        GPU (measure.cuda.gpu_lock)."""
+        from .cuda import gpu_lock
+        with gpu_lock():
+            m = self.measure_fresh(warmed.config, warmed.names)
+        return dataclasses.replace(m, extra=dict(m.extra, warm_up=warmed.detail)) if warmed.detail else m
+
     def reference(self) -> Measurement:
         t0 = time.perf_counter()
         self.data = run_probe(self.program, BuildConfig(cc="gcc", cflags=("-O3", "-march=native"),
@@ -273,6 +306,69 @@ class TritonRunner:
                 mod.run(**args, config=cfg)
                 times.append(time.perf_counter() - t0)
         return Measurement(config, tuple(times), None, 0.0)
+
+
+# ---- the compile step: a candidate's kernels compiled ahead, in a worker ------------------------------------
+@dataclass(frozen=True)
+class TritonJob:
+    """The compile step's input: the module's text, the launch configuration, and run()'s arguments (by name:
+    ("tensor", dtype, shape, strides) or ("value", v)); *warm*: there is a GPU to compile for."""
+
+    config: tuple
+    names: tuple[str, ...]
+    text: str
+    cfg: dict
+    args: tuple[tuple[str, tuple], ...]
+    warm: bool = True
+
+
+@dataclass(frozen=True)
+class Warmed:
+    """The compile step's output: the candidate, and why its kernels were not compiled ahead ('' if they were:
+    the time step's first launch then loads them from Triton's on-disk cache)."""
+
+    config: tuple
+    names: tuple[str, ...]
+    detail: str = ""
+
+
+_WARM_MODULES: dict[str, object] = {}  # this worker's modules, by text digest, their launcher compiling only
+_WARM_DIR: str | None = None
+
+
+def _compile_only(kernel, grid, tensors, numbers, constexprs, num_warps, num_stages) -> None:
+    """The generated launcher's stand-in in a compile worker: compile the kernel for these arguments (their
+    dtypes, values and constexprs: the specialization the real launch computes) without launching it."""
+    kernel.warmup(*[t.dtype for t in tensors], *numbers, *constexprs, grid=grid, num_warps=num_warps,
+                  num_stages=num_stages)
+
+
+def warm_kernels(job: TritonJob) -> Warmed:
+    """The compile step: run the module's run() on meta tensors of the candidate's shapes with a launcher that
+    compiles each kernel (JITFunction.warmup) instead of launching it. A failure is not the candidate's: the
+    time step then compiles as it launches (``Warmed.detail`` says why)."""
+    global _WARM_DIR
+    if not job.warm:  # Triton's interpreter: nothing is compiled
+        return Warmed(job.config, job.names)
+    try:
+        import torch
+        key = hashlib.sha256(job.text.encode()).hexdigest()
+        mod = _WARM_MODULES.get(key)
+        if mod is None:
+            if _WARM_DIR is None:
+                _WARM_DIR = tempfile.mkdtemp(prefix="polytune-triton-warm-")
+            mod = load_module(job.text, _WARM_DIR)
+            mod._launch = _compile_only
+            _WARM_MODULES[key] = mod
+        args = {name: torch.empty_strided(a[2], a[3], dtype=getattr(torch, a[1]), device="meta") if a[0] == "tensor"
+                else a[1] for name, a in job.args}
+        mod.run(**args, config=job.cfg)
+        return Warmed(job.config, job.names)
+    except Exception as e:  # noqa: BLE001 - the timer compiles it then
+        return Warmed(job.config, job.names, f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")
+
+
+TritonRunner.compile_step = staticmethod(warm_kernels)  # (module level: picklable)
 
 
 # ---- Algorithm 9.1: candidates from the kernel's shape, the choice cached by kernel-source hash -------------

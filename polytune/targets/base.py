@@ -96,8 +96,10 @@ class Target:
         """A short name per parameter for progress lines and reports (default: the parameter's name)."""
         return space.names
 
-    def launch_seed(self, runner: Runner, space: SearchSpace, evaluate, seed: Config) -> tuple[Config, dict | None]:
-        """A better start measured before the search (default: the seed itself, nothing to report)."""
+    def launch_seed(self, runner: Runner, space: SearchSpace, evaluate, seed: Config,
+                    pool=None) -> tuple[Config, dict | None]:
+        """A better start measured before the search (default: the seed itself, nothing to report). *pool*: the
+        search's pool where candidates are measured on workers (its ``submit(config)`` gives a future)."""
         return seed, None
 
     # ---- variants and their measurement ------------------------------------------------------------

@@ -67,8 +67,8 @@ class TritonTarget(Target):
     def measured_texts(self) -> list[str]:
         return [m.text for m in self.modules.values()]
 
-    def launch_seed(self, runner: TritonRunner, space: SearchSpace, evaluate, seed: Config):
-        return triton_seed(runner.key, space, evaluate, seed)
+    def launch_seed(self, runner: TritonRunner, space: SearchSpace, evaluate, seed: Config, pool=None):
+        return triton_seed(runner.key, space, evaluate, seed, pool)
 
     def report(self, runner: TritonRunner, launch: dict | None) -> dict:
         return {"triton": {"launch_choice": launch, "kernels": runner.resources, "device": runner.device}}
@@ -102,17 +102,19 @@ class TritonTarget(Target):
             remember_choice(runner.key, dict(zip(names, best.config)))
 
 
-def triton_seed(key: str, space: SearchSpace, evaluate, default: Config):
+def triton_seed(key: str, space: SearchSpace, evaluate, default: Config, pool=None):
     """Algorithm 9.1: the remembered choice for this kernel source (*key*), else the best of a small
-    candidate set derived from the kernel's shape (measured: compiled, spills rejected, warmed up, repeated)."""
+    candidate set derived from the kernel's shape (measured: compiled, spills rejected, warmed up, repeated).
+    With a workers *pool*, the candidates are all submitted at once (compiled in parallel), then read in order."""
     names = space.names
     hit = cached_choice(key)
     if hit and set(hit) == set(names):
         return tuple(hit[n] for n in names), {"source": "cache", "config": hit}
     best, best_m, tried = default, None, []
-    for cand in candidates(names):
-        config = tuple(cand.get(n, default[i]) for i, n in enumerate(names))
-        m = evaluate(config)
+    configs = [tuple(cand.get(n, default[i]) for i, n in enumerate(names)) for cand in candidates(names)]
+    futures = [pool.submit(config) for config in configs] if pool is not None else None
+    for k, config in enumerate(configs):
+        m = futures[k].result() if futures is not None else evaluate(config)
         tried.append(to_record(m))
         if m.ok and (best_m is None or m.value < best_m.value):
             best, best_m = config, m
