@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Issue 18's GPU row: the wall time of `polytune tune --target cuda` measuring one candidate at a time
-(`--jobs 1`) and with the local pool (`--jobs J`: J nvcc compiles at once, one candidate timed at a time on
-the GPU), and whether both end at configurations equally fast.
+"""Issue 18's GPU row: the wall time of `polytune tune --target cuda` (or `--target triton`) measuring one
+candidate at a time (`--jobs 1`) and with the local pool (`--jobs J`: J compiles at once, nvcc's or Triton's
+ahead of the launch, one candidate timed at a time on the GPU), and whether both end at configurations
+equally fast.
 
 For each kernel (benchmarks/gpu, or PolyBench's as cuda_mappings.py names them), the two modes run one after
 the other, each `polytune tune` a process of its own, with the same strategy and budget (--strategy random
@@ -9,7 +10,7 @@ with --max-evals: the same candidates in both modes; hill: the climb's own path)
 Reported per kernel and mode: the process's wall time, the tune's search time (original, pool, search,
 confirmation: its `search_time`), the strategy's time (its `spans.search`), evaluations, the best
 configuration and its kernel time; per kernel the one/jobs ratios. Where the two bests differ, both are
-measured again side by side (--side-rounds interleaved rounds in one CudaRunner, median kernel times): "same
+measured again side by side (--side-rounds interleaved rounds in one runner, median kernel times): "same
 best" when they are within --same-tolerance.
 
     python3 benchmarks/gpu_workers.py --kernels matmul_vanilla,stencil2d_vanilla,gemm --polybench DIR \\
@@ -34,10 +35,11 @@ sys.path.insert(0, HERE)
 from cuda_mappings import Kernel, median  # noqa: E402
 
 from polytune.measure.build import Build  # noqa: E402
-from polytune.measure.cuda import CudaBuildConfig, CudaRunner  # noqa: E402
+from polytune.measure.c import BuildConfig  # noqa: E402
+from polytune.measure.cuda import CudaBuildConfig  # noqa: E402
 from polytune.measure.runner import Variant  # noqa: E402
 from polytune.pipeline import OptimizeOptions, analyze  # noqa: E402
-from polytune.targets.cuda import CudaTarget  # noqa: E402
+from polytune.targets import get_target  # noqa: E402
 
 FAKE_NVCC = os.path.join(ROOT, "tests", "data", "fake_nvcc.py")
 QUICK_SIZES = {"matmul_vanilla": ["N=24"], "stencil2d_vanilla": ["N=24"], "reduction_vanilla": ["N=24"]}
@@ -46,12 +48,12 @@ QUICK_SIZES = {"matmul_vanilla": ["N=24"], "stencil2d_vanilla": ["N=24"], "reduc
 def tune_command(kernel: Kernel, args, jobs: int, report: str, out: str) -> list[str]:
     defines = [d for d in kernel.defines if d != "POLYBENCH_DUMP_ARRAYS"]  # (the tuner checks its own dump)
     cmd = [sys.executable, "-m", "polytune", "tune", kernel.src, *kernel.extra_sources,
-           *(f"-I{d}" for d in kernel.includes), *(f"-D{d}" for d in defines), "--target", "cuda",
+           *(f"-I{d}" for d in kernel.includes), *(f"-D{d}" for d in defines), "--target", args.target,
            "--jobs", str(jobs), "--strategy", args.strategy, "--max-evals", str(args.max_evals),
            "--runs", str(args.runs), "--no-cache", "--report", report, "-o", out]
     if args.strategy == "random":
         cmd += ["--rng-seed", "1"]
-    if args.quick:
+    if args.quick and args.target == "cuda":
         cmd += ["--cc", FAKE_NVCC, "--cflags=-O1"]
     return cmd
 
@@ -85,12 +87,13 @@ def run_mode(kernel: Kernel, args, mode: str, work: str) -> dict:
 def side_by_side(kernel: Kernel, args, names: list[str], configs: list[list[int]]) -> list[float | None]:
     """The kernel times (ms, medians of --side-rounds interleaved rounds) of *configs*, measured in one runner."""
     defines = tuple(d for d in kernel.defines if d != "POLYBENCH_DUMP_ARRAYS")
-    build = CudaBuildConfig(includes=tuple(kernel.includes), defines=defines, runs=args.runs,
-                            program=Build.from_files(kernel.extra_sources),
-                            **({"cc": FAKE_NVCC, "cflags": ("-O1",)} if args.quick else {}))
+    quick = {"cc": FAKE_NVCC, "cflags": ("-O1",)} if args.quick and args.target == "cuda" else {}
+    build = (CudaBuildConfig if args.target == "cuda" else BuildConfig)(
+        includes=tuple(kernel.includes), defines=defines, runs=args.runs,
+        program=Build.from_files(kernel.extra_sources), **quick)
     program = analyze(kernel.src, build.includes, build.defines)
-    target = CudaTarget(program, OptimizeOptions(target="cuda"), build)
-    runner = CudaRunner(program, build)
+    target = get_target(args.target)(program, OptimizeOptions(target=args.target), build)
+    runner = target.runner()
     times: list[list[float]] = [[] for _ in configs]
     try:
         runner.reference()
@@ -155,6 +158,7 @@ def markdown(result: dict) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kernels", default="matmul_vanilla,stencil2d_vanilla,gemm")
+    ap.add_argument("--target", choices=("cuda", "triton"), default="cuda")
     ap.add_argument("--polybench", default=os.environ.get("POLYBENCH", "/work/polybench"))
     ap.add_argument("--dataset", default="LARGE")
     ap.add_argument("--gpu-size", type=int, help="N of the benchmarks/gpu programs (default: cuda_mappings.py's)")
@@ -177,6 +181,8 @@ def main() -> int:
             f.write("#!/bin/sh\necho 'Emulated GPU, 0.0'\n")
         os.chmod(fake, 0o755)
         os.environ["PATH"] = os.path.join(work, "bin") + os.pathsep + os.environ["PATH"]
+        if args.target == "triton":
+            os.environ["TRITON_INTERPRET"] = "1"  # (before Triton is imported, here and in the tunes)
     result: dict = {"args": vars(args), "kernels": [], "started": time.strftime("%Y-%m-%d %H:%M:%S")}
     for name in args.kernels.split(","):
         kernel = Kernel(name, args)
