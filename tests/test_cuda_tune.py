@@ -317,3 +317,24 @@ def test_gpu_timings_lock_the_machine_unless_the_process_was_given_its_own_gpus(
     assert gpu_lock_path("") == default_lock_path()
     assert gpu_lock_path("1") != gpu_lock_path("0") != default_lock_path()
     assert gpu_lock_path("0").startswith(default_lock_path()[:-len(".lock")])
+
+
+def test_one_program_run_slowed_by_something_else_does_not_move_the_gain_check():
+    """(A run 4x slower, as when the machine is busy for a moment: the old mean of logarithms called this
+    undecided.) The Hodges-Lehmann shift and its rank interval hardly move."""
+    from polytune.measure.cuda import gain_check
+    rng = np.random.default_rng(2)
+    seed_r, best_r = list(100 + rng.normal(0, 0.2, 9)), list(95 + rng.normal(0, 0.2, 9))
+    calm = gain_check([10.0] * 9, [5.0] * 9, seed_r, best_r)
+    busy = gain_check([10.0] * 9, [5.0] * 9, seed_r, best_r[:-1] + [400.0])
+    assert calm["verdict"] == busy["verdict"] == "holds"
+    assert busy["program_gain"] == pytest.approx(calm["program_gain"], rel=2e-3)
+
+
+def test_shift_interval_is_the_hodges_lehmann_estimate_with_its_exact_rank_interval():
+    from polytune.search.compare import shift_interval
+    a, b = [float(x) for x in range(10, 19)], [float(x) for x in range(9)]
+    low, est, high = shift_interval(a, b)
+    diffs = sorted(x - y for x in a for y in b)
+    assert est == 10.0 and (low, high) == (diffs[17], diffs[63])  # n = m = 9: U <= 17 has P 0.020 <= 0.025
+    assert shift_interval([1.0, 2.0], [1.0, 2.0])[0] == -float("inf")  # too few runs for 95%

@@ -41,6 +41,7 @@ from ..emit.c import generate_dump
 from ..emit.cuda import MAX_DIM, MAX_THREADS, CudaMapping, kernel_block, resource_problem
 from ..errors import PolytuneError, UsageError
 from ..pipeline import OptimizeOptions, Program, cuda_program, generate_cuda
+from ..search.compare import shift_interval
 from .c import (
     BuildConfig,
     CompileJob,
@@ -668,27 +669,16 @@ PROGRAM_TOLERANCE = 0.03  # a program gain this far below the kernel gain is rep
 PROGRAM_ENV = {**os.environ, "CUDA_MODULE_LOADING": "EAGER"}
 
 
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
-
-
-def _t975(df: float) -> float:
-    """The 97.5% quantile of Student's t with *df* degrees of freedom (a two-sided 95% interval)."""
-    if df >= len(_T975):
-        return 1.96 + 2.4 / df  # within 0.002 of the exact quantile from 30 on
-    lo = max(1, int(math.floor(df)))
-    return _T975[lo - 1]  # (rounding df down: the wider interval)
-
-
 def gain_check(seed_kernel: list[float], best_kernel: list[float], seed_region: list[float],
                best_region: list[float], tolerance: float = 0.03) -> dict:
     """Does a kernel gain hold in the program? From interleaved runs of the seed's and the best's program
     (kernel times and region times of each run, ms): the kernel gain (medians), the kernels' share of the
     seed's region, the program gain the kernel gain predicts (the seed's region with its kernel time swapped
-    for the best's), the measured program gain (ratio of geometric means of the region times) with a 95%
-    interval (Welch's t on the logarithms), and a verdict: "holds" where the interval of measured over
-    predicted lies within *tolerance*, "does not hold" where it lies outside, else "undecided" (too noisy:
-    more runs would tell)."""
+    for the best's), the measured program gain with a 95% interval (the Hodges-Lehmann shift of the
+    logarithms of the region times and its distribution-free interval, search.compare.shift_interval: a
+    run slowed by something else on the machine moves neither), and a verdict: "holds" where the interval
+    of measured over predicted lies within *tolerance*, "does not hold" where it lies outside, else
+    "undecided" (too noisy: more runs would tell)."""
     sk, bk, sr, br = _median(seed_kernel), _median(best_kernel), _median(seed_region), _median(best_region)
     ls, lb = [math.log(x) for x in seed_region if x > 0], [math.log(x) for x in best_region if x > 0]
     out: dict = {"runs": (len(ls), len(lb)), "kernel_gain": sk / bk if bk > 0 else None,
@@ -698,12 +688,8 @@ def gain_check(seed_kernel: list[float], best_kernel: list[float], seed_region: 
         out.update(program_gain=sr / br if br > 0 else None, program_gain_low=None, program_gain_high=None,
                    verdict="undecided")
         return out
-    d = sum(ls) / len(ls) - sum(lb) / len(lb)
-    vs, vb = np.var(ls, ddof=1) / len(ls), np.var(lb, ddof=1) / len(lb)
-    se = math.sqrt(vs + vb)
-    df = (vs + vb) ** 2 / ((vs ** 2) / (len(ls) - 1) + (vb ** 2) / (len(lb) - 1)) if se > 0 else 1e9
-    half = _t975(df) * se
-    out.update(program_gain=math.exp(d), program_gain_low=math.exp(d - half), program_gain_high=math.exp(d + half))
+    low, d, high = shift_interval(ls, lb)
+    out.update(program_gain=math.exp(d), program_gain_low=math.exp(low), program_gain_high=math.exp(high))
     pred = out["predicted_gain"]
     if pred is None:
         out["verdict"] = "undecided"
