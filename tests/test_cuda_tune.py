@@ -338,3 +338,23 @@ def test_shift_interval_is_the_hodges_lehmann_estimate_with_its_exact_rank_inter
     diffs = sorted(x - y for x in a for y in b)
     assert est == 10.0 and (low, high) == (diffs[17], diffs[63])  # n = m = 9: U <= 17 has P 0.020 <= 0.025
     assert shift_interval([1.0, 2.0], [1.0, 2.0])[0] == -float("inf")  # too few runs for 95%
+
+
+def test_the_seed_is_kept_where_the_bests_program_is_slower_over_the_whole_interval(monkeypatch):
+    import polytune.targets.cuda as target_cuda
+    t = _target("matmul_vanilla", ("N=16",))
+    seed_m, best_m = Measurement((0,), (2.0,)), Measurement((1,), (1.0,))
+
+    class Runner:
+        def stop(self):
+            pass
+
+    for interval, kept in (((0.70, 0.90), seed_m), ((0.90, 1.10), best_m), ((1.05, 1.20), best_m)):
+        gain = sum(interval) / 2
+        monkeypatch.setattr(target_cuda, "program_gain", lambda *a, g=gain, i=interval: (
+            {"program_gain": g, "program_gain_interval": i}, []))
+        monkeypatch.setattr(CudaTarget, "mapping", lambda self, names, config: None)
+        info, warnings, chosen = t.confirm_best(Runner(), seed_m, best_m, ("block_x",), {}, 3)
+        assert chosen is kept, interval
+        assert (info.get("kept") == "seed") == (kept is seed_m)
+        assert any("kept the seed" in w for w in warnings) == (kept is seed_m)

@@ -78,6 +78,21 @@ class CudaTarget(Target):
                         "kernels": {k: v for k, v in runner.resources.items()},
                         "mapping_builds": runner.mapping_builds}}
 
+    def confirm_best(self, runner: CudaRunner, seed: Measurement | None, best: Measurement | None,
+                     names: tuple[str, ...], starts: dict[str, Measurement], runs: int,
+                     defines: tuple[str, ...] | None = None,
+                     workers=None) -> tuple[dict | None, list[str], Measurement | None]:
+        """``confirm``, and the configuration kept: the best, unless its program is slower than the seed's
+        over the whole 95% interval of the program gain (then the seed, with a warning: the user's program
+        would lose what the kernels gained and more)."""
+        info, warnings = self.confirm(runner, seed, best, names)
+        low, high = (info or {}).get("program_gain_interval") or (None, None)
+        if info is not None and high is not None and high < 1.0:
+            warnings = [*warnings, f"polytune: warning: kept the seed: the best's program is slower than the "
+                                   f"seed's ({info['program_gain']:.3f}x, 95% interval {low:.3f}-{high:.3f})"]
+            return dict(info, kept="seed"), warnings, seed
+        return info, warnings, best
+
     def confirm(self, runner: CudaRunner, seed: Measurement | None, best: Measurement | None,
                 names: tuple[str, ...]) -> tuple[dict | None, list[str]]:
         """The tuned gain re-measured in the program: the seed's and the best's whole programs, run in turn,
