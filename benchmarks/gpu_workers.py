@@ -81,6 +81,11 @@ def run_mode(kernel: Kernel, args, mode: str, work: str) -> dict:
                errors={k: sum(1 for e in r["evaluations"] if e.get("error") == k)
                        for k in {e.get("error") for e in r["evaluations"]} if k},
                workers=r.get("workers"), compile_s=median([e.get("compile_time") for e in measured]))
+    # where a pooled candidate's time went (medians; one candidate at a time records no spans)
+    spans = [(e.get("extra") or {}).get("spans") or {} for e in measured]
+    out["time_step_s"] = median([sp["time"][1] - sp["time"][0] for sp in spans if "time" in sp])
+    out["wait_for_timer_s"] = median([sp["time"][0] - sp["compile"][1] for sp in spans
+                                      if "time" in sp and "compile" in sp])
     return out
 
 
@@ -137,15 +142,16 @@ def _r(x) -> str:
 
 def markdown(result: dict) -> str:
     lines = ["| kernel | mode | wall s | search s | strategy s | evals (measured) | compile s (median) | "
-             "best ms | seed ms | errors |", "|" + "---|" * 10]
+             "time step s (median) | wait for the timer s (median) | best ms | seed ms | errors |", "|" + "---|" * 12]
     for k in result["kernels"]:
         for mode in k["modes"].values():
             if "error" in mode:
-                lines.append(f"| {k['kernel']} | {mode['mode']} | failed: {mode['error'][-80:]!r} |" + " |" * 7)
+                lines.append(f"| {k['kernel']} | {mode['mode']} | failed: {mode['error'][-80:]!r} |" + " |" * 9)
                 continue
             lines.append(f"| {k['kernel']} | {mode['mode']} (--jobs {mode['jobs']}) | {_f(mode['wall_s'], 1)} | "
                          f"{_f(mode['search_s'], 1)} | {_f(mode['strategy_s'], 1)} | {mode['evals']} "
-                         f"({mode['measured']}) | {_f(mode['compile_s'])} | {_f(mode['best_ms'], 4)} | "
+                         f"({mode['measured']}) | {_f(mode['compile_s'])} | {_f(mode.get('time_step_s'))} | "
+                         f"{_f(mode.get('wait_for_timer_s'))} | {_f(mode['best_ms'], 4)} | "
                          f"{_f(mode['seed_ms'], 4)} | {mode['errors'] or ''} |")
     lines += ["", "| kernel | one/jobs wall | one/jobs search | one/jobs strategy | same best |", "|" + "---|" * 5]
     for k in result["kernels"]:
