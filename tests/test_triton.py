@@ -741,3 +741,10 @@ def test_tune_triton_jobs_2_measures_algorithm_9_1s_candidates_on_the_workers(tm
     measured = [e for e in two["evaluations"] if e.get("same_as") is None and not e.get("cached")]
     assert measured and all(e["extra"]["worker"].endswith("/timer") for e in measured)
     assert not any(e["error"] == "wrong_answer" for e in two["evaluations"])
+
+
+def test_tune_triton_on_ray_is_refused_in_one_line(capsys):
+    src = os.path.join(GPU_DIR, "reduction_vanilla.c")
+    assert main(["tune", src, "--param", "N=12", "--target", "triton", "--no-cache", "--ray", "auto"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--ray needs a target that compiles and times apart" in err
