@@ -17,6 +17,13 @@ POLYBENCH = os.environ.get("POLYBENCH", "/work/polybench")
 PPCG_TARBALL = os.environ.get("PPCG_CUDA_TARBALL", os.path.join(ROOT, ".carry", "ppcg", "ppcg_cuda.tar.xz"))
 
 
+def needs_polybench_and_ppcg(test):
+    """Skipped without PolyBench/C 4.2.1 ($POLYBENCH) and prepare.sh's tarball of PPCG's output."""
+    test = pytest.mark.skipif(not os.path.isfile(os.path.join(POLYBENCH, "utilities", "polybench.c")),
+                              reason=f"PolyBench/C 4.2.1 not found at {POLYBENCH} (set POLYBENCH)")(test)
+    return pytest.mark.skipif(not os.path.isfile(PPCG_TARBALL), reason=f"no PPCG output at {PPCG_TARBALL}")(test)
+
+
 def _load(name: str, path: str):
     spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, path))
     module = importlib.util.module_from_spec(spec)
@@ -135,9 +142,7 @@ def test_table_has_the_ppcg_section_only_with_ppcg_rows(cm):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
-@pytest.mark.skipif(not os.path.isfile(os.path.join(POLYBENCH, "utilities", "polybench.c")),
-                    reason=f"PolyBench/C 4.2.1 not found at {POLYBENCH} (set POLYBENCH)")
-@pytest.mark.skipif(not os.path.isfile(PPCG_TARBALL), reason=f"no PPCG output at {PPCG_TARBALL}")
+@needs_polybench_and_ppcg
 def test_compile_only_builds_ppcg_beside_polytunes_variants(tmp_path):
     out = tmp_path / "r.json"
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "cuda_mappings.py"), "--out", str(out),
@@ -182,9 +187,7 @@ sys.exit(subprocess.call([sys.executable, FAKE, *args]))
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
-@pytest.mark.skipif(not os.path.isfile(os.path.join(POLYBENCH, "utilities", "polybench.c")),
-                    reason=f"PolyBench/C 4.2.1 not found at {POLYBENCH} (set POLYBENCH)")
-@pytest.mark.skipif(not os.path.isfile(PPCG_TARBALL), reason=f"no PPCG output at {PPCG_TARBALL}")
+@needs_polybench_and_ppcg
 def test_ppcg_row_is_timed_and_verified_in_the_rounds_on_the_emulator(tmp_path):
     """gemm at MINI with PPCG's row, everything built for the emulation header: PPCG's row verified against
     the CPU dump in the first round, its ppcg-kernel-ms and PolyBench time in every round, the speedup table."""

@@ -36,6 +36,21 @@ def emulated_gpu(monkeypatch):
     emu_header()  # the fake nvcc's builds include its precompiled copy
 
 
+@pytest.fixture
+def reduction(emulated_gpu):
+    """reduction_vanilla (N=20, M=30) on the emulator: its target, space, seed (by name) and a runner whose
+    reference is measured (closed afterwards)."""
+    from types import SimpleNamespace
+    t = _target("reduction_vanilla", ("N=20", "M=30"))
+    space = t.space()
+    runner = CudaRunner(t.program, t.build)
+    try:
+        runner.reference()
+        yield SimpleNamespace(target=t, space=space, seed=dict(zip(space.names, t.seed(space))), runner=runner)
+    finally:
+        runner.close()
+
+
 @pytest.mark.parametrize("name,defines", [("matmul_vanilla", ("N=24",)), ("reduction_vanilla", ("N=24", "M=40"))])
 def test_every_dimension_of_the_space_changes_the_emitted_code(name, defines):
     """(the reduction tile with every array staged: it strip-mines the loop for the shared tiles; runs of 4
@@ -126,20 +141,13 @@ def test_a_kernel_gain_the_program_does_not_show_is_reported(emulated_gpu):
 
 
 @needs_gxx
-def test_tuned_flat_mapping_reads_its_block_from_the_shared_build(emulated_gpu):
-    t = _target("reduction_vanilla", ("N=20", "M=30"))
-    space = t.space()
-    seed = dict(zip(space.names, t.seed(space)))
-    runner = CudaRunner(t.program, t.build)
-    try:
-        runner.reference()
-        flat = tuple({**seed, "tiling": 1, "block_x": 64}[n] for n in space.names)
-        m = runner.measure(t.variant(space.names, flat))
-        assert m.ok and m.config == flat and runner.builds == {} and runner.exe is not None
-        tiled = tuple({**seed, "block_x": 64}[n] for n in space.names)
-        assert runner.measure(t.variant(space.names, tiled)).ok and len(runner.builds) == 1
-    finally:
-        runner.close()
+def test_tuned_flat_mapping_reads_its_block_from_the_shared_build(reduction):
+    t, space, seed, runner = reduction.target, reduction.space, reduction.seed, reduction.runner
+    flat = tuple({**seed, "tiling": 1, "block_x": 64}[n] for n in space.names)
+    m = runner.measure(t.variant(space.names, flat))
+    assert m.ok and m.config == flat and runner.builds == {} and runner.exe is not None
+    tiled = tuple({**seed, "block_x": 64}[n] for n in space.names)
+    assert runner.measure(t.variant(space.names, tiled)).ok and len(runner.builds) == 1
 
 
 def test_gain_check_confirms_refutes_or_leaves_undecided():
@@ -222,7 +230,7 @@ def test_cuda_candidates_compile_on_workers_and_take_the_path_of_one_worker(emul
 
 
 @needs_gxx
-def test_cuda_compile_and_time_steps_verify_and_reuse_the_serving_process(emulated_gpu):
+def test_cuda_compile_and_time_steps_verify_and_reuse_the_serving_process(reduction):
     """The two steps as a worker runs them: the job pickles; a flat candidate compiles nothing (the runner's
     shared build), a tiled one gets its own build; a block over the limits is rejected before anything runs;
     the time step checks the results (a wrong reference is a wrong answer) and keeps one serving process
@@ -231,66 +239,54 @@ def test_cuda_compile_and_time_steps_verify_and_reuse_the_serving_process(emulat
 
     from polytune.measure.c import Reference
     from polytune.workers import Done
-    t = _target("reduction_vanilla", ("N=20", "M=30"))
-    space = t.space()
-    seed = dict(zip(space.names, t.seed(space)))
-    runner = CudaRunner(t.program, t.build)
-    try:
-        runner.reference()
-        ref = runner.reference_data()
+    t, space, seed, runner = reduction.target, reduction.space, reduction.seed, reduction.runner
+    ref = runner.reference_data()
 
-        def compiled(**change):
-            job = runner.job(t.variant(space.names, tuple({**seed, **change}[n] for n in space.names)))
-            return measure_cuda.compile_mapping(pickle.loads(pickle.dumps(job)))
+    def compiled(**change):
+        job = runner.job(t.variant(space.names, tuple({**seed, **change}[n] for n in space.names)))
+        return measure_cuda.compile_mapping(pickle.loads(pickle.dumps(job)))
 
-        flat64, flat128 = compiled(tiling=1, block_x=64), compiled(tiling=1, block_x=128)
-        assert flat64.exe == flat128.exe and flat64.digest == flat128.digest and flat64.block[0] == 64
-        assert runner.builds == {} and runner.exe is not None  # compiled once, by the runner
-        m = measure_cuda.time_mapping(ref, None, flat64)
-        server = measure_cuda._SERVER
-        assert m.ok and m.config == flat64.config
-        assert measure_cuda.time_mapping(ref, None, flat128).ok and measure_cuda._SERVER is server
-        tiled = compiled(block_x=64)
-        assert tiled.digest != flat64.digest and runner.mapping_builds == 1
-        assert measure_cuda.time_mapping(ref, None, tiled).ok and measure_cuda._SERVER is not server
-        wrong = Reference(ref.dump + 1.0, None, None, ref.build)
-        assert measure_cuda.time_mapping(wrong, None, tiled).error == ErrorKind.WRONG_ANSWER
-        too_big = compiled(tiling=1, block_x=2048)  # (over 1024 threads a block)
-        assert isinstance(too_big, Done) and too_big.value.error == ErrorKind.RESOURCES
-    finally:
-        runner.close()
+    flat64, flat128 = compiled(tiling=1, block_x=64), compiled(tiling=1, block_x=128)
+    assert flat64.exe == flat128.exe and flat64.digest == flat128.digest and flat64.block[0] == 64
+    assert runner.builds == {} and runner.exe is not None  # compiled once, by the runner
+    m = measure_cuda.time_mapping(ref, None, flat64)
+    server = measure_cuda._SERVER
+    assert m.ok and m.config == flat64.config
+    assert measure_cuda.time_mapping(ref, None, flat128).ok and measure_cuda._SERVER is server
+    tiled = compiled(block_x=64)
+    assert tiled.digest != flat64.digest and runner.mapping_builds == 1
+    assert measure_cuda.time_mapping(ref, None, tiled).ok and measure_cuda._SERVER is not server
+    wrong = Reference(ref.dump + 1.0, None, None, ref.build)
+    assert measure_cuda.time_mapping(wrong, None, tiled).error == ErrorKind.WRONG_ANSWER
+    too_big = compiled(tiling=1, block_x=2048)  # (over 1024 threads a block)
+    assert isinstance(too_big, Done) and too_big.value.error == ErrorKind.RESOURCES
+    runner.close()
     assert measure_cuda._SERVER is None  # closing the runner stops the time step's serving process
 
 
 @needs_gxx
-def test_a_cuda_timing_runs_its_kernels_only_while_no_other_tune_on_the_machine_times(emulated_gpu):
+def test_a_cuda_timing_runs_its_kernels_only_while_no_other_tune_on_the_machine_times(reduction):
     """The time step takes the machine-wide timer lock around its kernels (not around the serving process's
     start or the check): while another tune holds it, the kernels wait."""
     import fcntl
     import threading
 
     from polytune.workers.local import default_lock_path
-    t = _target("reduction_vanilla", ("N=20", "M=30"))
-    space = t.space()
-    runner = CudaRunner(t.program, t.build)
+    t, space, runner = reduction.target, reduction.space, reduction.runner
+    compiled = measure_cuda.compile_mapping(runner.job(t.variant(space.names, t.seed(space))))
+    done: list = []
+    fd = os.open(default_lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        runner.reference()
-        compiled = measure_cuda.compile_mapping(runner.job(t.variant(space.names, t.seed(space))))
-        done: list = []
-        fd = os.open(default_lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)  # another tune times
-            worker = threading.Thread(target=lambda: done.append(
-                measure_cuda.time_mapping(runner.reference_data(), None, compiled)))
-            worker.start()
-            worker.join(1.0)
-            assert not done and measure_cuda._SERVER is not None  # started, waiting for the lock
-        finally:
-            os.close(fd)  # (releases the lock)
-        worker.join(60)
-        assert done and done[0].ok
+        fcntl.flock(fd, fcntl.LOCK_EX)  # another tune times
+        worker = threading.Thread(target=lambda: done.append(
+            measure_cuda.time_mapping(runner.reference_data(), None, compiled)))
+        worker.start()
+        worker.join(1.0)
+        assert not done and measure_cuda._SERVER is not None  # started, waiting for the lock
     finally:
-        runner.close()
+        os.close(fd)  # (releases the lock)
+    worker.join(60)
+    assert done and done[0].ok
 
 
 @needs_gxx

@@ -29,6 +29,7 @@ import math
 import os
 import re
 import select
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -450,22 +451,36 @@ def time_mapping(ref: Reference, bound, compiled: CudaCompiled) -> Measurement:
     with _SERVER_LOCK:
         if _SERVER_DIR is None:
             _SERVER_DIR = tempfile.mkdtemp(prefix="polytune-serve-")
-            atexit.register(stop_server)
+            atexit.register(_remove_server_dir)
         exe = os.path.join(_SERVER_DIR, compiled.digest[:24])
-        if _SERVER is not None and (_SERVER.exe != exe or not _SERVER.alive):
+        if _SERVER is None or _SERVER.exe != exe:
             _stop_server()
-        if _SERVER is None:
             with open(exe, "wb") as f:
                 f.write(compiled.exe)
             os.chmod(exe, 0o700)
-            _SERVER = Server(exe, ref.build, ref.build.program.cwd or _SERVER_DIR)
+        _SERVER = serving(_SERVER, exe, ref.build, ref.build.program.cwd or _SERVER_DIR)
         return _SERVER.measure(compiled.config, compiled.block, compiled.compile_time, ref.dump)
+
+
+def serving(server: Server | None, exe: str, build: CudaBuildConfig, cwd: str) -> Server:
+    """*server* where it serves *exe* and is alive, else a new serving process of *exe* (*server* stopped)."""
+    if server is not None and server.exe == exe and server.alive:
+        return server
+    if server is not None:
+        server.stop()
+    return Server(exe, build, cwd)
 
 
 def stop_server() -> None:
     """Stop the time step's serving process (it holds device memory) and remove its executable."""
     with _SERVER_LOCK:
         _stop_server()
+
+
+def _remove_server_dir() -> None:
+    stop_server()
+    if _SERVER_DIR is not None:
+        shutil.rmtree(_SERVER_DIR, ignore_errors=True)
 
 
 def _stop_server() -> None:
@@ -641,11 +656,7 @@ class CudaRunner:
 
     def _serve(self, exe: str, config: tuple[int, ...], block: tuple[int, ...], compile_time: float) -> Measurement:
         """One round of requests to the serving process of *exe* (started, or switched to, as needed)."""
-        if self.server is not None and (self.server.exe != exe or not self.server.alive):
-            self.server.stop()
-            self.server = None
-        if self.server is None:
-            self.server = Server(exe, self.build, self.build.program.cwd or self.dir)
+        self.server = serving(self.server, exe, self.build, self.build.program.cwd or self.dir)
         return self.server.measure(config, block, compile_time, self.reference_dump)
 
 
