@@ -62,7 +62,9 @@ def run_mode(kernel: Kernel, args, mode: str, work: str) -> dict:
     jobs = 1 if mode == "one" else args.jobs
     report = os.path.join(work, f"{kernel.name}_{mode}.json")
     cmd = tune_command(kernel, args, jobs, report, os.path.join(work, f"{kernel.name}_{mode}.cu"))
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # a Triton cache of its own: the second mode would otherwise find the kernels the first one compiled
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               TRITON_CACHE_DIR=os.path.join(work, f"{kernel.name}_{mode}_triton_cache"))
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
     out: dict = {"mode": mode, "jobs": jobs, "command": " ".join(cmd), "wall_s": time.perf_counter() - t0,
@@ -86,6 +88,7 @@ def run_mode(kernel: Kernel, args, mode: str, work: str) -> dict:
     out["time_step_s"] = median([sp["time"][1] - sp["time"][0] for sp in spans if "time" in sp])
     out["wait_for_timer_s"] = median([sp["time"][0] - sp["compile"][1] for sp in spans
                                       if "time" in sp and "compile" in sp])
+    out["compile_step_s"] = median([sp["compile"][1] - sp["compile"][0] for sp in spans if "compile" in sp])
     return out
 
 
@@ -142,15 +145,17 @@ def _r(x) -> str:
 
 def markdown(result: dict) -> str:
     lines = ["| kernel | mode | wall s | search s | strategy s | evals (measured) | compile s (median) | "
-             "time step s (median) | wait for the timer s (median) | best ms | seed ms | errors |", "|" + "---|" * 12]
+             "compile step s (median) | time step s (median) | wait for the timer s (median) | best ms | seed ms | "
+             "errors |", "|" + "---|" * 13]
     for k in result["kernels"]:
         for mode in k["modes"].values():
             if "error" in mode:
-                lines.append(f"| {k['kernel']} | {mode['mode']} | failed: {mode['error'][-80:]!r} |" + " |" * 9)
+                lines.append(f"| {k['kernel']} | {mode['mode']} | failed: {mode['error'][-80:]!r} |" + " |" * 10)
                 continue
             lines.append(f"| {k['kernel']} | {mode['mode']} (--jobs {mode['jobs']}) | {_f(mode['wall_s'], 1)} | "
                          f"{_f(mode['search_s'], 1)} | {_f(mode['strategy_s'], 1)} | {mode['evals']} "
-                         f"({mode['measured']}) | {_f(mode['compile_s'])} | {_f(mode.get('time_step_s'))} | "
+                         f"({mode['measured']}) | {_f(mode['compile_s'])} | {_f(mode.get('compile_step_s'))} | "
+                         f"{_f(mode.get('time_step_s'))} | "
                          f"{_f(mode.get('wait_for_timer_s'))} | {_f(mode['best_ms'], 4)} | "
                          f"{_f(mode['seed_ms'], 4)} | {mode['errors'] or ''} |")
     lines += ["", "| kernel | one/jobs wall | one/jobs search | one/jobs strategy | same best |", "|" + "---|" * 5]

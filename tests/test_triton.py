@@ -599,6 +599,55 @@ def test_a_mask_restored_after_an_inner_loop_is_the_same_mask():
     assert out[-1] == "acc = tl.where(MASK, 0.0, 0).to(s.dtype.element_ty)"
 
 
+def test_an_element_two_statements_load_is_loaded_once_until_its_array_is_stored():
+    out = _fwd("""
+    p1 = X + (v1) + ZERO
+    tl.store(p1, tl.load(u + (v1 + 1) + ZERO, mask=MASK, other=0) * 2, mask=MASK)
+    p2 = Y + (v1) + ZERO
+    tl.store(p2, tl.load(u + (v1 + 1) + ZERO, mask=MASK, other=0) + tl.load(w + (v1), mask=MASK, other=0), mask=MASK)
+    p3 = u + (v1 + 1) + ZERO
+    tl.store(p3, 0.0, mask=MASK)
+    p4 = Z + (v1) + ZERO
+    tl.store(p4, tl.load(u + (v1 + 1) + ZERO, mask=MASK, other=0), mask=MASK)""")
+    text = "\n".join(out)
+    assert out[1] == "ld0 = tl.load(u + (v1 + 1) + ZERO, mask=MASK, other=0)", text
+    assert text.count("tl.load(u") == 1 and text.count("tl.load(w") == 1, text  # w: loaded by one line only
+    assert "= ld0 + tl.load(w + (v1), mask=MASK, other=0)" in text
+    # after the store to u, the element is the stored value (forwarded), not the loaded one
+    assert out[-2].endswith("= tl.where(MASK, 0.0, 0).to(u.dtype.element_ty)"), text
+
+
+def test_a_load_in_a_branch_or_under_another_mask_is_not_reused():
+    load = "tl.load(u + (v1) + ZERO, mask=MASK, other=0)"
+    out = _fwd(f"""
+    if c:
+        p1 = X + (v1) + ZERO
+        tl.store(p1, {load}, mask=MASK)
+        y = {load} * 2
+    p2 = Y + (v1) + ZERO
+    tl.store(p2, {load}, mask=MASK)
+    MASK = MASK & (v1 > 0)
+    z = {load}""")
+    text = "\n".join(out)
+    assert text.count(load) == 3 and "    y = ld0 * 2" in text, text  # in the branch, after it, narrower
+
+
+def test_statements_that_read_the_same_neighbours_are_one_kernel_in_the_fused_schedule():
+    # the three flux statements of stencil3d_ns share no dependence: isl's scheduler puts them in three
+    # components (three kernels); with their common reads as proximity (FUSE=1) they are one kernel that
+    # loads each neighbour once
+    program = analyze(os.path.join(GPU_DIR, "stencil3d_ns.c"), defines=("N=11",))
+    a = program.scops[0]
+    assert len(a.gpu.kernels) == 3
+    assert [k.statements for k in a.gpu_fused.kernels] == [("S0", "S1", "S2")]
+    fused = generate_triton(program, OptimizeOptions(target="triton"), {"FUSE": 1})
+    kernel = fused[fused.index("@triton.jit"):fused.index("def run_0")]
+    full = kernel[:kernel.index("\n    else:\n")]
+    loads = re.findall(r"tl\.load\(([^,]*),", full)
+    # 8 taps on each axis: u, rho on all three, v along y, w along z, p along x
+    assert len(loads) == len(set(loads)) == 8 * (3 + 3 + 1 + 1 + 1), loads
+
+
 def test_softmax_row_values_are_loaded_once_per_row():
     # mx[i] and sm[i] do not move with j: one value per row, taken from the register that computed it,
     # not a load per element

@@ -90,8 +90,10 @@ class GpuSchedule:
 def compute_gpu_base(scop: Scop, deps: Dependences, fuse: bool = False) -> isl.Schedule:
     """isl's scheduler asked for outer parallelism (coincident outer members), as PPCG does; *fuse*
     schedules whole components at once, so that fewer, fused kernels come out (one softmax kernel per
-    row block instead of a row kernel and an element-wise one)."""
-    return compute_base_schedule(scop, deps, outer_coincidence=True, whole_component=fuse)
+    row block instead of a row kernel and an element-wise one), with the statements that read the same
+    data in one component (input reuse: the three flux statements of a stencil, one kernel instead of
+    three that each load the same neighbours)."""
+    return compute_base_schedule(scop, deps, outer_coincidence=True, whole_component=fuse, input_reuse=fuse)
 
 
 def map_to_gpu(scop: Scop, deps: Dependences, base: isl.Schedule | None = None,

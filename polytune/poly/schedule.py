@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from .bands import band_nodes, is_short, member_of
-from .deps import Dependences
+from .deps import Dependences, instance_order, ordered
 from .islutil import CTX, ISL_LOCK, bounded, maps_of, sets_of
 from .legality import IllegalSchedule, check_legal
 from .scop import Scop
@@ -62,21 +62,58 @@ def schedule_options() -> None:
 
 def compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool = False,
                           whole_component: bool = False, serialize_sccs: bool = False,
-                          notes: list[str] | None = None) -> isl.Schedule:
+                          notes: list[str] | None = None, input_reuse: bool = False) -> isl.Schedule:
     """isl's scheduler (Pluto-like: tiling hyperplanes, proximity, coincidence) over the dependences;
     *outer_coincidence* asks for parallel outer members (the GPU mapping's choice, as in PPCG);
     *whole_component* schedules each connected component at once instead of its strongly connected
     parts one by one, which fuses statements that the incremental scheduler distributes;
-    *serialize_sccs* puts the strongly connected components one after the other (no fusion). A fallback to
-    the original order is noted in *notes*."""
+    *serialize_sccs* puts the strongly connected components one after the other (no fusion); *input_reuse*
+    adds the reads of one element by two statements to the proximity constraints (Pluto's --rar), so that
+    statements that read the same data are fused although no dependence joins them. A fallback to the
+    original order is noted in *notes*."""
     if not deps.complete:
         return original_order(scop)
     with ISL_LOCK:  # the scheduler's options are the process's (islutil.ISL_LOCK)
-        return _compute_base_schedule(scop, deps, outer_coincidence, whole_component, serialize_sccs, notes)
+        return _compute_base_schedule(scop, deps, outer_coincidence, whole_component, serialize_sccs, notes,
+                                      input_reuse)
+
+
+def input_reuse_pairs(scop: Scop, deps: isl.UnionMap) -> isl.UnionMap:
+    """Instance pairs ``x -> y`` of statements that read one element, *x* first in the original order,
+    where no chain of dependences *deps* joins the two statements: isl's scheduler sees such statements
+    as separate components, each scheduled apart, and these pairs, as proximity, join them (statements
+    already joined keep the schedule their dependences give). Empty where they are too many to compute
+    within the scheduler's quota (a read-only array read by every statement of a big scop)."""
+    reads = scop.reads
+    names = [st.name for st in scop.statements]
+    if len(names) < 2 or len(names) > MANY_STATEMENTS:
+        return isl.UnionMap.empty(reads.get_space())
+    component = {n: n for n in names}
+
+    def find(n: str) -> str:
+        while component[n] != n:
+            n = component[n]
+        return n
+
+    for m in maps_of(deps):
+        a, b = (find(m.get_tuple_name(t)) for t in (isl.dim_type.in_, isl.dim_type.out))
+        component[a] = b
+
+    def pairs() -> isl.UnionMap:
+        out = isl.UnionMap.empty(reads.get_space())
+        for m in maps_of(reads.apply_range(reads.reverse())):
+            if find(m.get_tuple_name(isl.dim_type.in_)) != find(m.get_tuple_name(isl.dim_type.out)):
+                out = out.union(isl.UnionMap.from_map(m))
+        return ordered(out, instance_order(scop))
+
+    try:
+        return bounded(pairs, SCHEDULER_OPERATIONS)
+    except isl.Error:
+        return isl.UnionMap.empty(reads.get_space())
 
 
 def _compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: bool, whole_component: bool,
-                           serialize_sccs: bool, notes: list[str] | None) -> isl.Schedule:
+                           serialize_sccs: bool, notes: list[str] | None, input_reuse: bool) -> isl.Schedule:
     schedule_options()
     CTX.set_schedule_outer_coincidence(1 if outer_coincidence else 0)
     CTX.set_schedule_whole_component(1 if whole_component else 0)
@@ -84,7 +121,8 @@ def _compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: boo
     many = len(scop.statements) > MANY_STATEMENTS
     try:
         d = bounded(lambda: _possible(deps.all, scop.context), SCHEDULER_OPERATIONS)
-        sc = isl.ScheduleConstraints.on_domain(scop.domain).set_validity(d).set_proximity(d).set_coincidence(d)
+        near = d.union(input_reuse_pairs(scop, d).intersect_params(scop.context)) if input_reuse else d
+        sc = isl.ScheduleConstraints.on_domain(scop.domain).set_validity(d).set_proximity(near).set_coincidence(d)
         if many:
             # isl's operation quota does not stop its scheduler's search for fusions (200 one-line loops:
             # over 10 minutes; 0.3 s with the strongly connected components scheduled one after another)

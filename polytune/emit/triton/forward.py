@@ -19,7 +19,10 @@ def forward_stores(lines: list[str]) -> list[str]:
 
     A statement that writes an element and a later one that reads it back under the same mask (a stencil's
     `B[i][j] = 0` before its accumulation, softmax's `mx[i] = A[i][0]` before the max) go through global
-    memory; here the read takes the stored value instead, and a store that the same lanes overwrite with
+    memory; here the read takes the stored value instead. An element that two statements of one block
+    load, with no store to its array in between (fused statements that read the same neighbours), is
+    loaded once into a named value (`ld3 = tl.load(...)`) that the second one reuses: Triton does not
+    reuse a load across a store, which may alias it for all it knows, and a store that the same lanes overwrite with
     nothing reading the array in between is dropped. Values are tracked by the versions of every name
     they mention (a reassigned MASK, ZERO or index is another value); inside a loop only what the loop
     does not change survives, and nothing learnt inside a loop or an `if` is used after it."""
@@ -108,6 +111,7 @@ class _Fact:
     token: object  # the value's version when stored
     base: str  # the array
     names: frozenset  # every name the address, the mask and the value mention
+    loaded: bool = False  # the value was loaded from there (0 where masked off), not stored
 
 
 class _Forwarder:
@@ -197,6 +201,7 @@ class _Forwarder:
     def block(self, tree: list) -> list:
         out: list = []
         pending: dict[tuple, tuple[int, str]] = {}  # fact key -> (index in out, array) of an unread store
+        shared = _shared_loads(tree)
         for item in tree:
             if isinstance(item, tuple):
                 header, body = item
@@ -222,6 +227,7 @@ class _Forwarder:
             if "tl.atomic" in item:
                 self.known, pending = {}, {}
             line = self.rewrite(item)
+            line = self.name_loads(line, shared, out)
             for _s, _e, a, _m in _loads(line):
                 b = self.base(a)
                 pending = {k: v for k, v in pending.items() if v[1] != b}
@@ -256,20 +262,52 @@ class _Forwarder:
         return [x for x in out if x is not None]
 
     def rewrite(self, line: str) -> str:
-        """Replace each load of an element whose value this program stored by that value."""
+        """Replace each load of an element whose value this program stored, or loaded into a name, by
+        that value."""
         for start, end, a, mask in reversed(_loads(line)):
             if mask != "MASK":
                 continue
             fact = self.known.get((self.key(a), self.ver("MASK")))
             if fact and fact.token == (fact.value if _LITERAL.fullmatch(fact.value) else self.ver(fact.value)):
-                value = f"tl.where(MASK, {fact.value}, 0).to({self.base(a)}.dtype.element_ty)"
+                value = fact.value if fact.loaded else \
+                    f"tl.where(MASK, {fact.value}, 0).to({self.base(a)}.dtype.element_ty)"
                 line = line[:start] + value + line[end:]
+        return line
+
+    def name_loads(self, line: str, shared: set[str], out: list) -> str:
+        """Load each element of *shared* that *line* reads under MASK into a name of its own, on a line
+        of *out* before it, and remember it (the next line that loads it takes the name)."""
+        indent = line[:len(line) - len(line.lstrip())]
+        for start, end, a, mask in reversed(_loads(line)):
+            if mask != "MASK" or line[start:end] not in shared:
+                continue
+            k = (self.key(a), self.ver("MASK"))
+            fact = self.known.get(k)
+            if fact is None or not fact.loaded or fact.token != self.ver(fact.value):
+                name = f"ld{self.fresh}"
+                self.fresh += 1
+                out.append(f"{indent}{name} = {line[start:end]}")
+                self.assign(name, None)
+                names = set(_WORD.findall(self.addr[a][0] if a in self.addr else a)) | {"MASK", name}
+                fact = self.known[k] = _Fact(name, self.ver(name), self.base(a), frozenset(names), loaded=True)
+            line = line[:start] + fact.value + line[end:]
         return line
 
     def forget(self, names: set[str], arrays: set[str]) -> None:
         """Drop what mentions *names* or lives in *arrays*."""
         self.known = {k: f for k, f in self.known.items()
                       if not (f.names & names or f.base in arrays or "*" in arrays)}
+
+
+def _shared_loads(tree: list) -> set[str]:
+    """The loads (as written, under MASK) that two or more straight-line lines of *tree* make."""
+    seen: dict[str, set[int]] = {}
+    for k, item in enumerate(tree):
+        if isinstance(item, str):
+            for start, end, _a, mask in _loads(item):
+                if mask == "MASK":
+                    seen.setdefault(item[start:end], set()).add(k)
+    return {text for text, lines in seen.items() if len(lines) > 1}
 
 
 def _barriers(lines: list[str]) -> list[str]:
