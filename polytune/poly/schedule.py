@@ -104,7 +104,13 @@ def input_reuse_pairs(scop: Scop, deps: isl.UnionMap) -> isl.UnionMap:
         for m in maps_of(reads.apply_range(reads.reverse())):
             if find(m.get_tuple_name(isl.dim_type.in_)) != find(m.get_tuple_name(isl.dim_type.out)):
                 out = out.union(isl.UnionMap.from_map(m))
-        return ordered(out, instance_order(scop))
+        # one convex hull per statement pair: proximity is a preference, not a constraint, so a superset
+        # does; the exact pairs of a radius-4 stencil are a hundred pieces, and isl's scheduler took 2.7 s
+        # over them (0.1 s over the hulls, the same schedule)
+        hulls = isl.UnionMap.empty(out.get_space())
+        for m in maps_of(ordered(out, instance_order(scop))):
+            hulls = hulls.union(isl.UnionMap.from_map(isl.Map.from_basic_map(m.simple_hull())))
+        return hulls
 
     try:
         return bounded(pairs, SCHEDULER_OPERATIONS)
