@@ -231,7 +231,9 @@ def cuda_program(program: Program, opts: OptimizeOptions, serve: bool = False, d
     CUDA context is created at program start (emit.cuda.generate_cuda_region, cuda_header)."""
     from .emit.cuda import cuda_header, generate_cuda_region
     p = gpu_prefix(program)
-    regions = [generate_cuda_region(a.scop, a.gpu, opts.block, indent=_indent_of(program.text, a.scop.begin_line),
+    fused = mapping is not None and mapping.fuse
+    regions = [generate_cuda_region(a.scop, a.gpu_fused if fused else a.gpu, opts.block,
+                                    indent=_indent_of(program.text, a.scop.begin_line),
                                     serve=serve, dump=dumps[k] if dumps else "", prefix=p, scop_index=k,
                                     mapping=mapping, deps=a.deps, timing=timing)
                for k, a in enumerate(program.scops)]

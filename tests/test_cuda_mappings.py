@@ -85,6 +85,8 @@ mappings = st.builds(
     tile=st.sampled_from(["auto", "all"]),  # auto: kernels tiled and kernels left flat in one region
     flat_block=st.sampled_from([(), (3, 2), (7,)]),
     vector=st.sampled_from([1, 4]),  # runs of 4 x points where a kernel's x points are a multiple of 4
+    fuse=st.booleans(),  # the fused GPU schedule (statements that share reads in one kernel)
+    flat=st.sampled_from([False, False, True]),
 )
 
 
@@ -351,6 +353,39 @@ def test_a_threads_points_in_runs_of_adjacent_columns_compute_the_same_product(m
     runs = mapping.points[0] % 4 == 0
     assert ("threadIdx.x * 4 + pt_r1 % 4" in kernel) == runs
     assert ("__shared__ __align__(16)" in kernel) == runs
+
+
+STENCIL3D = open(os.path.join(GPU_DIR, "stencil3d_ns.c")).read()
+
+
+@needs_gcc
+@pytest.mark.parametrize("mapping", [CudaMapping(fuse=True, flat=True, block=(8, 2, 2)),
+                                     CudaMapping(fuse=True, block=(4, 2, 2), points=(2, 1, 1)),
+                                     CudaMapping(fuse=True, block=(3, 2), points=(2, 2), tile="all")])
+def test_the_fused_schedule_runs_the_three_flux_statements_in_one_kernel(mapping):
+    # stencil3d_ns's statements share only reads: PPCG's schedule gives a kernel each, the fused one a kernel
+    # for the three (partial tiles at N=13: 5 interior points a dimension)
+    text = check_mapping(STENCIL3D, mapping, "stencil3d_ns fused", defines=("N=13",), exact=False)  # (prints a time)
+    assert text.count("__global__") == 1
+    assert cuda_text(os.path.join(GPU_DIR, "stencil3d_ns.c"), CudaMapping(), ("N=13",)).count("__global__") == 3
+
+
+@needs_gcc
+@pytest.mark.parametrize("mapping", [CudaMapping(fuse=True, flat=True, block=(16,)),
+                                     CudaMapping(fuse=True, block=(4,), points=(3,), tile="all")])
+def test_mvt_fused_reads_its_matrix_by_rows_and_by_columns_in_one_kernel(mapping):
+    path = os.path.join(KERNELS, "mvt.c")
+    text = check_mapping(open(path).read(), mapping, "mvt fused", ("N=13",), exact=False)
+    assert text.count("__global__") == 1
+
+
+def test_mapping_space_has_the_schedule_as_a_dimension_where_fusing_gives_other_kernels():
+    def space(name):
+        program = analyze(os.path.join(GPU_DIR, name + ".c"), defines=("N=16",))
+        return dict(mapping_space([(a.scop, a.gpu) for a in program.scops],
+                                  [(a.scop, a.gpu_fused) for a in program.scops]))
+    assert space("stencil3d_ns")["fuse"] == (0, 1)
+    assert "fuse" not in space("matmul_vanilla")  # one statement group either way
 
 
 def test_mapping_space_lists_the_tunable_dimensions():

@@ -70,6 +70,29 @@ def test_every_dimension_of_the_space_changes_the_emitted_code(name, defines):
         assert variant.text != base.text and variant.key != base.key, (p.name, other)
 
 
+@needs_gxx
+def test_fused_mappings_are_built_and_measured_on_their_own(emulated_gpu):
+    """The fused schedule's flat mapping cannot run on the search's one flat build (PPCG's kernels): it is
+    compiled like a tiled mapping and served with its block; both verified against the original."""
+    t = _target("stencil3d_ns", ("N=13",))
+    space = t.space()
+    assert "fuse" in space.names
+    seed = dict(zip(space.names, t.seed(space)))
+    assert seed["fuse"] == 0
+    runner = t.runner()
+    try:
+        runner.reference()
+        for tiling in (1, 0):  # flat, then tiled
+            config = tuple(dict(seed, fuse=1, tiling=tiling)[n] for n in space.names)
+            variant = t.variant(space.names, config)
+            assert variant.build.fuse and variant.build.flat == (tiling == 1)
+            m = runner.measure(variant)
+            assert m.ok, m.detail
+        assert len(runner.builds) == 2  # one build each, none of them the shared flat build
+    finally:
+        runner.close()
+
+
 @pytest.mark.parametrize("name", ["matmul_vanilla", "reduction_vanilla", "softmax", "stencil2d_vanilla",
                                   "stencil3d_ns"])
 def test_seed_emits_exactly_the_default_mapping(name):

@@ -1108,17 +1108,21 @@ POW2 = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 TILING = ("auto", "none", "all")  # the tiling dimension's values: where it pays, no kernel (flat), every kernel
 
 
-def mapping_space(regions: list[tuple[Scop, GpuSchedule]]) -> list[tuple[str, tuple[int, ...]]]:
+def mapping_space(regions: list[tuple[Scop, GpuSchedule]],
+                  fused: list[tuple[Scop, GpuSchedule]] | None = None) -> list[tuple[str, tuple[int, ...]]]:
     """The tuning dimensions of the CUDA target for a program's regions (scop, GPU schedule), each an
     integer domain: block shape, points per thread per block axis, the reduction tile, shared memory on
     (1) or off (0) per array that some kernel could stage, registers on/off, blocks per multiprocessor the
     tiled kernels' registers must allow (1, 2; where a strip is staged), a warp per row (1) or a
     thread per row (0), and which kernels are tiled (TILING: where it pays, none (the flat, previous
-    mapping), all). Dimensions that no kernel uses are left out. A configuration maps to a CudaMapping with
+    mapping), all). *fused*: the regions under the fused GPU schedule (AnalyzedScop.gpu_fused); where their
+    kernels differ, which schedule is a dimension too (fuse: 0, 1) and the others cover the kernels of both.
+    Dimensions that no kernel uses are left out. A configuration maps to a CudaMapping with
     mapping_from_config; default_config gives the default mapping's values (the seed)."""
-    dims = max((gs.max_mapped for _, gs in regions), default=0)
+    both = regions + (fused if fused and fuse_differs(regions, fused) else [])
+    dims = max((gs.max_mapped for _, gs in both), default=0)
     shareable, private, reduction, warp = set(), False, False, False
-    for scop, gs in regions:
+    for scop, gs in both:
         for ch in kernel_choices(scop, gs).values():
             warp |= ch.warp
             shareable |= set(ch.shared_default)  # (only reused arrays: staging one read once only costs)
@@ -1145,7 +1149,16 @@ def mapping_space(regions: list[tuple[Scop, GpuSchedule]]) -> list[tuple[str, tu
     if warp:
         out.append(("warp_reduction", (0, 1)))
     out.append(("tiling", tuple(range(len(TILING)))))
+    if len(both) > len(regions):
+        out.append(("fuse", (0, 1)))
     return out
+
+
+def fuse_differs(regions: list[tuple[Scop, GpuSchedule]], fused: list[tuple[Scop, GpuSchedule]]) -> bool:
+    """Whether the fused GPU schedule gives other kernels (other statements together) than PPCG's."""
+    def kernels(rs):
+        return [[k.statements for k in gs.kernels] for _, gs in rs]
+    return kernels(regions) != kernels(fused)
 
 
 def mapping_from_config(config: dict) -> CudaMapping:
@@ -1160,7 +1173,7 @@ def mapping_from_config(config: dict) -> CudaMapping:
                        registers=bool(config.get("registers", 1)), flat=tiling == "none",
                        reduction="warp" if config.get("warp_reduction") else "thread",
                        tile="all" if tiling == "all" else "auto", min_blocks=int(config.get("min_blocks", 1)),
-                       vector=int(config.get("vector_x", 1)))
+                       vector=int(config.get("vector_x", 1)), fuse=bool(config.get("fuse", 0)))
 
 
 def stages_2d_reduction(regions: list[tuple[Scop, GpuSchedule]]) -> bool:
@@ -1173,9 +1186,10 @@ def stages_2d_reduction(regions: list[tuple[Scop, GpuSchedule]]) -> bool:
                if gs.kernel(mark).mapped == 2)
 
 
-def default_config(regions: list[tuple[Scop, GpuSchedule]]) -> dict:
-    """The default tiled mapping as values of mapping_space's dimensions."""
-    space = dict(mapping_space(regions))
+def default_config(regions: list[tuple[Scop, GpuSchedule]],
+                   fused: list[tuple[Scop, GpuSchedule]] | None = None) -> dict:
+    """The default tiled mapping as values of mapping_space's dimensions (PPCG's schedule: fuse 0)."""
+    space = dict(mapping_space(regions, fused))
     dims = max((gs.max_mapped for _, gs in regions), default=0)
     block, points = DEFAULT_TILED[max(0, min(3, dims))]
     staged = stages_2d_reduction(regions)
@@ -1204,4 +1218,5 @@ def default_config(regions: list[tuple[Scop, GpuSchedule]]) -> dict:
     if "warp_reduction" in space:
         out["warp_reduction"] = 0
     out["tiling"] = 0
+    out["fuse"] = 0
     return {k: out.get(k, 1) for k in space}

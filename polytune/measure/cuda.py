@@ -341,6 +341,27 @@ def mapping_text(program: Program, mapping: CudaMapping, config: tuple[int, ...]
     return text
 
 
+def shares_build(mapping: CudaMapping) -> bool:
+    """Whether *mapping* runs on the one flat build of a search (the flat mapping of PPCG's schedule, its block
+    read from the pipe); every other mapping has a build of its own."""
+    return mapping.flat and not mapping.fuse
+
+
+def served_block(mapping: CudaMapping) -> tuple[int, ...]:
+    """The block a request to a mapping's own build names: a flat build reads it from the pipe, a tiled one
+    has its blocks built in (and ignores it)."""
+    return tuple(mapping.block) if mapping.flat else (1, 1, 1)
+
+
+def own_build_problem(program: Program, mapping: CudaMapping, text: str, ptxas: dict[str, dict]) -> str:
+    """Why a compiled build of *mapping*'s own cannot launch ('' if it can): a tiled build's kernels with their
+    built-in blocks (launch_problem), a flat one's with the block it is asked for (block_problem)."""
+    if not mapping.flat:
+        return launch_problem(text, ptxas)
+    mapped = [k.mapped for a in program.scops for k in (a.gpu_fused if mapping.fuse else a.gpu).kernels]
+    return block_problem(tuple(mapping.block), mapped, max((r["registers"] for r in ptxas.values()), default=0))
+
+
 def launch_problem(text: str, ptxas: dict[str, dict]) -> str:
     """Why a compiled tiled build's kernels cannot launch with their built-in blocks ('' if they can)."""
     threads = {name: int(n) for n, name in re.findall(r"__launch_bounds__\((\d+)\) (\w+)\(", text)}
@@ -431,10 +452,10 @@ def compile_mapping(job: CudaJob):
     data, err, ptxas, dt = built
     if data is None:
         return Done(Measurement(config, error=ErrorKind.COMPILE, compile_time=dt, detail=err))
-    why = launch_problem(text, ptxas)
+    why = own_build_problem(job_program(job), mapping, text, ptxas)
     if why:
         return Done(Measurement(config, error=ErrorKind.RESOURCES, compile_time=dt, detail=why))
-    return CudaCompiled(config, data, key[0], (1, 1, 1), dt, generated)
+    return CudaCompiled(config, data, key[0], served_block(mapping), dt, generated)
 
 
 # The time step's serving process (one per process: the timer's), kept while the candidates run one build
@@ -584,10 +605,10 @@ class CudaRunner:
         mapping = _mapping_of(variant)
         base = self.cpu.job(variant)
         fields = {f.name: getattr(base, f.name) for f in dataclasses.fields(base)}
-        if not mapping.flat:
+        if not shares_build(mapping):
             self._jobs.add(mapping)
         return CudaJob(**dict(fields, opts=mapping, build=self.build),
-                       shared=self.shared_build() if mapping.flat else None)
+                       shared=self.shared_build() if shares_build(mapping) else None)
 
     def shared_build(self) -> SharedBuild:
         """The flat mapping's build as the compile step takes it (compiled on first use)."""
@@ -611,7 +632,7 @@ class CudaRunner:
         mapping = variant.build if isinstance(variant.build, CudaMapping) else None
         if mapping is None:
             return self.measure_block(tuple(variant.config))
-        if mapping.flat:
+        if shares_build(mapping):
             return self.measure_block(tuple(mapping.block), tuple(variant.config))
         return self.measure_mapping(mapping, tuple(variant.config))
 
@@ -626,9 +647,10 @@ class CudaRunner:
         return _nvcc(self.build, text, self.dir, stem, quote_dirs(self.program), objects)
 
     def measure_mapping(self, mapping: CudaMapping, config: tuple[int, ...]) -> Measurement:
-        """Verify and time a tiled mapping: limits checked before compiling (shared memory, registers held
-        per thread, the block shape), then after (ptxas's registers per thread x threads): a configuration
-        that cannot run is RESOURCES, never a time."""
+        """Verify and time a mapping with a build of its own (a tiled one; a flat one of the fused schedule):
+        limits checked before compiling (shared memory, registers held per thread, the block shape), then
+        after (ptxas's registers per thread x threads): a configuration that cannot run is RESOURCES, never a
+        time."""
         text = mapping_text(self.program, mapping, config)
         if isinstance(text, Measurement):
             return text
@@ -637,10 +659,10 @@ class CudaRunner:
         exe, err, ptxas, dt = self.builds[text]
         if exe is None:
             return Measurement(config, error=ErrorKind.COMPILE, detail=err)
-        why = launch_problem(text, ptxas)
+        why = own_build_problem(self.program, mapping, text, ptxas)
         if why:
             return Measurement(config, error=ErrorKind.RESOURCES, detail=why)
-        return self._serve(exe, config, (1, 1, 1), dt)
+        return self._serve(exe, config, served_block(mapping), dt)
 
     def measure_block(self, block: tuple[int, ...], config: tuple[int, ...] | None = None) -> Measurement:
         """Verify and time one block shape of the flat build (no pruning: a round of kernels is cheap)."""

@@ -215,7 +215,9 @@ class CudaMapping:
     hiding latency, at the risk of spills). *vector*: a thread's points along x in runs of this many
     adjacent points (the runs block x vector apart) instead of one point every block x apart, where the
     points along x are a multiple of it: the adjacent elements a thread reads from a staged strip (matmul's
-    row of B) are then one vector load (the shared arrays aligned for it)."""
+    row of B) are then one vector load (the shared arrays aligned for it). *fuse*: the kernels of the
+    whole-component schedule with input reuse (AnalyzedScop.gpu_fused: statements that read the same data
+    in one kernel) instead of PPCG's."""
 
     block: tuple[int, ...] = ()
     points: tuple[int, ...] = ()
@@ -230,6 +232,7 @@ class CudaMapping:
     full_tiles: bool = True  # full tiles apart: no bounds checks, the staged strip unrolled (False: checks everywhere)
     min_blocks: int = 1  # blocks of a tiled kernel that must fit on a multiprocessor at once (__launch_bounds__)
     vector: int = 1  # a thread's points along x in runs of this many adjacent points
+    fuse: bool = False  # the fused GPU schedule's kernels (AnalyzedScop.gpu_fused)
 
 
 def fold_axes(mapped: int, values: tuple[int, ...]) -> tuple[int, int, int]:

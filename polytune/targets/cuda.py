@@ -33,19 +33,19 @@ class CudaTarget(Target):
     def default_output(cls, path: str) -> str:
         return f"{os.path.splitext(path)[0]}.polytune.cu"
 
-    def _regions(self) -> list:
-        return [(a.scop, a.gpu) for a in self.program.scops]
+    def _regions(self, fused: bool = False) -> list:
+        return [(a.scop, a.gpu_fused if fused else a.gpu) for a in self.program.scops]
 
     def parameters(self) -> list[Parameter]:
         n = max((a.gpu.max_mapped for a in self.program.scops), default=0)
         if n == 0:
             raise UsageError("nothing to tune: no scop has a parallel loop to map to GPU threads", self.program.path)
         return [Parameter.categorical(name, TILING) if name == "tiling" else Parameter(name, values)
-                for name, values in mapping_space(self._regions())]
+                for name, values in mapping_space(self._regions(), self._regions(fused=True))]
 
     def named_seed(self, space: SearchSpace, how: str) -> Config | None:
         if how == "pluto":  # the default mapping
-            default = default_config(self._regions())
+            default = default_config(self._regions(), self._regions(fused=True))
             return tuple(default.get(p.name, p.values[0]) for p in space.params)
         if how == "origin":
             return tuple(p.values[0] for p in space.params)
@@ -58,7 +58,7 @@ class CudaTarget(Target):
         mapping = self.mapping(names, config)
         # the flat mapping reads only its block, the reduction tile matters only where something is staged:
         # configurations that differ elsewhere give the same code (measured once, see measure.runner.Memo)
-        reads = frozenset(n for n in names if n in BLOCK_PARAMS or n == "tiling") if mapping.flat else \
+        reads = frozenset(n for n in names if n in BLOCK_PARAMS or n in ("tiling", "fuse")) if mapping.flat else \
             frozenset(n for n in names if n != "reduction_tile" or mapping.shared)
         return Variant(tuple(config), tuple(names), mapping, reads,
                        lambda: generate_cuda(self.program, self.opts, mapping=mapping))
