@@ -582,8 +582,10 @@ def test_gpu_random_nest_under_random_mapping_prints_the_same_values(prog, mappi
      CudaMapping(block=(256,), points=(2,), reduction="warp")),
     (open(os.path.join(GPU_DIR, "reduction_interchange.c")).read(), ("N=1000", "M=777"),
      CudaMapping(block=(128,), reduction="warp")),
+    (STENCIL3D, ("N=45",), CudaMapping(fuse=True, flat=True, block=(32, 4, 2))),
+    (STENCIL3D, ("N=45",), CudaMapping(fuse=True, block=(32, 4, 2), points=(2, 1, 1))),
 ], ids=["matmul-default", "matmul-64", "matmul-128", "matmul-full", "matmul-2-blocks", "matmul-odd", "triangular",
-        "cov-default", "cov-all-tiled", "rows-warp", "rows-warp-2"])
+        "cov-default", "cov-all-tiled", "rows-warp", "rows-warp-2", "stencil3d-fused-flat", "stencil3d-fused"])
 def test_gpu_tiled_mappings_match_cpu(src, defines, mapping):
     if not _gpu():
         pytest.skip("needs nvcc and an NVIDIA GPU")
