@@ -307,6 +307,23 @@ def test_a_search_whose_compile_worker_is_killed_ends_where_one_worker_does(tmp_
 
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
                     reason="needs two cores and sched_getaffinity")
+@pytest.mark.parametrize("target", ["cuda", "triton"])
+def test_a_gpu_tunes_compiles_keep_off_the_core_that_launches_its_kernels(target):
+    """tune --target cuda/triton --jobs N: the timer thread (Triton's launches; the CUDA serving process it
+    starts) has the first core to itself, the compile workers the others."""
+    from polytune.measure.c import BuildConfig
+    from polytune.tune import TuneOptions, open_workers
+    cores = sorted(os.sched_getaffinity(0))
+    pool, _remote, _in_flight, close, info = open_workers(TuneOptions(target=target, jobs=2), BuildConfig())
+    try:
+        assert pool.timing_cpus == (cores[0],) and pool.compile_cpus == tuple(cores[1:])
+        assert info["timing_cpus"] == [cores[0]]
+    finally:
+        close()
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs two cores and sched_getaffinity")
 def test_compiles_keep_off_the_cores_a_timing_takes(lock_path):
     """open_pool's timing_cpus (tune: --threads where they leave cores over): the compile processes, and the
     compilers they start, run on the other cores only, and the timed runs on the first ones."""
