@@ -406,7 +406,7 @@ def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):
         # compile runs while it is timed; otherwise the compiles keep off the first build.threads cores, which
         # the timings then have to themselves. A GPU timing runs its kernels under the machine-wide lock while
         # the compiles go on, on the other cores: its first core is the host thread's that launches the
-        # kernels (Triton's launches of 0.08 ms kernels are host-bound: with compiles on every core, the same
+        # kernels (launches of 0.08 ms kernels are host-bound: with compiles on every core, the same
         # configuration measured up to 18% slower)
         cores = usable_cores()
         quiet = not gpu and (build.threads or cores) >= cores
