@@ -379,6 +379,17 @@ def test_mvt_fused_reads_its_matrix_by_rows_and_by_columns_in_one_kernel(mapping
     assert text.count("__global__") == 1
 
 
+@needs_gcc
+@pytest.mark.parametrize("mapping", [CudaMapping(fuse=True, block=(6,), points=(2,), shared=()),
+                                     CudaMapping(fuse=True, block=(3, 2), points=(2, 1))])
+def test_a_tile_printed_in_several_copies_stores_only_what_each_copy_holds(mapping):
+    # random program 1146 (tests/progen.py), fused: isl prints one 12-point tile in a copy that computes one
+    # point of A's statement; its store of A, guarded by the statement's domain, wrote the other points'
+    # registers, never set there, over the values an earlier copy had stored (now: loaded first)
+    from progen import program
+    check_mapping(program(1146).source, mapping, "random program 1146")
+
+
 def test_mapping_space_has_the_schedule_as_a_dimension_where_fusing_gives_other_kernels():
     def space(name):
         program = analyze(os.path.join(GPU_DIR, name + ".c"), defines=("N=16",))

@@ -481,9 +481,14 @@ class _TiledKernelPrinter(_ThreadPrinter):
             subs = "".join(f"[{self._expr_of(pma.get_pw_aff(e))}]" for e in range(m.dim(isl.dim_type.out)))
             reg = f"{p}_reg_{a}" + "".join(f"[{p}_r{j}]" for j in range(plan.info.mapped))
             decls.append(f"{self._elem_type(a)} {p}_reg_{a}{''.join(f'[{c}]' for c in plan.points)};")
-            if private_live_in(self.scop, plan, k, statements):
-                loads.append(f"if ({self._expr_of(m.domain())}) {reg} = {a}{subs};")
             w = private_access(self.scop, plan, k, statements, writes=True)
+            # loaded where a read may see an earlier value, and where this copy stores: the store is guarded
+            # by the statements' whole domain, and isl may print the tile several times, each copy computing
+            # part of the tile's points (random program 1146: a copy for one point stored the others'
+            # registers unset); a point this copy does not compute then stores back what it loaded (the
+            # element is the lane's own in every copy)
+            if w is not None or private_live_in(self.scop, plan, k, statements):
+                loads.append(f"if ({self._expr_of(m.domain())}) {reg} = {a}{subs};")
             if w is not None:
                 dom = self._expr_of(dims_as_params(w, isl.dim_type.in_, names).domain())
                 lane0 = "threadIdx.x == 0 && " if plan.warp else ""  # the lanes' sum is in lane 0's registers
