@@ -80,7 +80,27 @@ def check_program(seed: int, variants: list[str], gpu: bool = False) -> int:
                 check_triton(prog.source, {"BLOCK_X": 4, "BLOCK_Y": 2, "BLOCK_Z": 1, "BLOCK_R": 2, "BLOCK_K": 16},
                              f"seed {seed}")
                 runs += 1
+            runs += check_fused(prog, src, seed)
     return runs
+
+
+def check_fused(prog, src: Path, seed: int) -> int:
+    """Where the fused GPU schedule (statements that share reads in one kernel) gives other kernels: a tiled
+    CUDA mapping of it with registers, emulated, and Triton's FUSE=1 (single-region programs)."""
+    from polytune.pipeline import analyze
+    from polytune.poly.gpu import CudaMapping
+    program_ = analyze(str(src))
+    if all([k.statements for k in a.gpu.kernels] == [k.statements for k in a.gpu_fused.kernels]
+           for a in program_.scops):
+        return 0
+    from test_cuda_mappings import check_mapping
+    check_mapping(prog.source, CudaMapping(fuse=True, block=(3, 2), points=(2, 1)), f"seed {seed} fused")
+    if prog.kernels == 1 and _have_triton():
+        from test_gpu_random_nests import check_triton
+        check_triton(prog.source, {"BLOCK_X": 4, "BLOCK_Y": 2, "BLOCK_Z": 1, "BLOCK_R": 2, "BLOCK_K": 16, "FUSE": 1},
+                     f"seed {seed} fused")
+        return 2
+    return 1
 
 
 def _have_triton() -> bool:
@@ -119,6 +139,16 @@ def test_random_program_whose_triton_index_lost_the_parentheses_of_a_remainder()
         pytest.skip("triton not installed")
     check_triton(program(82344).source, {"BLOCK_X": 4, "BLOCK_Y": 2, "BLOCK_Z": 1, "BLOCK_R": 2, "BLOCK_K": 16},
                  "seed 82344")
+
+
+@pytest.mark.skipif(GXX is None, reason="g++ not found")
+def test_random_program_whose_fused_cuda_tile_stored_registers_it_never_set():
+    # 1146: under the fused schedule isl printed a tile in a copy that computed one point of a statement;
+    # its register store, guarded by the statement's whole domain, wrote the tile's other points
+    with tempfile.TemporaryDirectory(prefix="polytune-prog-") as d:
+        src = Path(d) / "prog.c"
+        src.write_text(program(1146).source)
+        assert check_fused(program(1146), src, 1146) >= 1
 
 
 @pytest.mark.skipif(GXX is None, reason="g++ not found")
