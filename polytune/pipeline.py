@@ -81,8 +81,13 @@ class AnalyzedScop:
 
     @cached_property
     def gpu_fused(self) -> GpuSchedule:
-        """The GPU mapping of the whole-component schedule (fewer, fused kernels; Triton's FUSE=1)."""
+        """The GPU mapping of the whole-component schedule with input reuse (fewer, fused kernels; Triton's
+        FUSE=1, the CUDA target's fuse=1)."""
         return map_to_gpu(self.scop, self.deps, fuse=True)
+
+    def gpu_mapping(self, fused: bool) -> GpuSchedule:
+        """``gpu_fused`` if *fused*, else ``gpu``."""
+        return self.gpu_fused if fused else self.gpu
 
 
 @dataclass(frozen=True, eq=False)
@@ -232,7 +237,7 @@ def cuda_program(program: Program, opts: OptimizeOptions, serve: bool = False, d
     from .emit.cuda import cuda_header, generate_cuda_region
     p = gpu_prefix(program)
     fused = mapping is not None and mapping.fuse
-    regions = [generate_cuda_region(a.scop, a.gpu_fused if fused else a.gpu, opts.block,
+    regions = [generate_cuda_region(a.scop, a.gpu_mapping(fused), opts.block,
                                     indent=_indent_of(program.text, a.scop.begin_line),
                                     serve=serve, dump=dumps[k] if dumps else "", prefix=p, scop_index=k,
                                     mapping=mapping, deps=a.deps, timing=timing)
@@ -258,7 +263,7 @@ def triton_module(program: Program, opts: OptimizeOptions, config: dict | None =
     if opts.block:
         cfg.update(zip(("BLOCK_X", "BLOCK_Y", "BLOCK_Z"), opts.block))
     fuse = bool(cfg.get("FUSE"))
-    return emit_module(program.path, [(a.scop, a.gpu_fused if fuse else a.gpu) for a in program.scops],
+    return emit_module(program.path, [(a.scop, a.gpu_mapping(fuse)) for a in program.scops],
                        gpu_prefix(program, "c"), cfg)
 
 

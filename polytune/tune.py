@@ -406,8 +406,7 @@ def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):
         # compile runs while it is timed; otherwise the compiles keep off the first build.threads cores, which
         # the timings then have to themselves. A GPU timing runs its kernels under the machine-wide lock while
         # the compiles go on, on the other cores: its first core is the host thread's that launches the
-        # kernels (launches of 0.08 ms kernels are host-bound: with compiles on every core, the same
-        # configuration measured up to 18% slower)
+        # kernels (and a serving process's, which it starts), as a CPU timing's cores are its own
         cores = usable_cores()
         quiet = not gpu and (build.threads or cores) >= cores
         jobs = tune_opts.jobs if tune_opts.jobs is not None or not gpu else max(1, cores - 1)

@@ -1124,7 +1124,8 @@ def mapping_space(regions: list[tuple[Scop, GpuSchedule]],
     kernels differ, which schedule is a dimension too (fuse: 0, 1) and the others cover the kernels of both.
     Dimensions that no kernel uses are left out. A configuration maps to a CudaMapping with
     mapping_from_config; default_config gives the default mapping's values (the seed)."""
-    both = regions + (fused if fused and fuse_differs(regions, fused) else [])
+    fusing = bool(fused) and fuse_differs(regions, fused)
+    both = regions + fused if fusing else regions
     dims = max((gs.max_mapped for _, gs in both), default=0)
     shareable, private, reduction, warp = set(), False, False, False
     for scop, gs in both:
@@ -1154,7 +1155,7 @@ def mapping_space(regions: list[tuple[Scop, GpuSchedule]],
     if warp:
         out.append(("warp_reduction", (0, 1)))
     out.append(("tiling", tuple(range(len(TILING)))))
-    if len(both) > len(regions):
+    if fusing:
         out.append(("fuse", (0, 1)))
     return out
 

@@ -358,7 +358,7 @@ def own_build_problem(program: Program, mapping: CudaMapping, text: str, ptxas: 
     built-in blocks (launch_problem), a flat one's with the block it is asked for (block_problem)."""
     if not mapping.flat:
         return launch_problem(text, ptxas)
-    mapped = [k.mapped for a in program.scops for k in (a.gpu_fused if mapping.fuse else a.gpu).kernels]
+    mapped = [k.mapped for a in program.scops for k in a.gpu_mapping(mapping.fuse).kernels]
     return block_problem(tuple(mapping.block), mapped, max((r["registers"] for r in ptxas.values()), default=0))
 
 

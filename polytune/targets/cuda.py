@@ -34,7 +34,7 @@ class CudaTarget(Target):
         return f"{os.path.splitext(path)[0]}.polytune.cu"
 
     def _regions(self, fused: bool = False) -> list:
-        return [(a.scop, a.gpu_fused if fused else a.gpu) for a in self.program.scops]
+        return [(a.scop, a.gpu_mapping(fused)) for a in self.program.scops]
 
     def parameters(self) -> list[Parameter]:
         n = max((a.gpu.max_mapped for a in self.program.scops), default=0)

@@ -19,11 +19,11 @@ def forward_stores(lines: list[str]) -> list[str]:
 
     A statement that writes an element and a later one that reads it back under the same mask (a stencil's
     `B[i][j] = 0` before its accumulation, softmax's `mx[i] = A[i][0]` before the max) go through global
-    memory; here the read takes the stored value instead. An element that two statements of one block
-    load, with no store to its array in between (fused statements that read the same neighbours), is
-    loaded once into a named value (`ld3 = tl.load(...)`) that the second one reuses: Triton does not
-    reuse a load across a store, which may alias it for all it knows, and a store that the same lanes overwrite with
-    nothing reading the array in between is dropped. Values are tracked by the versions of every name
+    memory; here the read takes the stored value instead, and a store that the same lanes overwrite with
+    nothing reading the array in between is dropped. An element that two statements of one block load,
+    with no store to its array in between (fused statements that read the same neighbours), is loaded
+    once into a named value (`ld3 = tl.load(...)`) that the second one reuses: Triton does not reuse a
+    load across a store, which may alias it for all it knows. Values are tracked by the versions of every name
     they mention (a reassigned MASK, ZERO or index is another value); inside a loop only what the loop
     does not change survives, and nothing learnt inside a loop or an `if` is used after it."""
     return _flatten(_Forwarder().block(_nest(lines)))

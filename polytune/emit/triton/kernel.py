@@ -178,8 +178,9 @@ class _KernelPrinter(_Reductions):
                 if inc != "1" or self.is_vector(init) or self.is_vector(end):
                     self.box = None
                 else:
-                    first = f"lo_{j} + pid_{AXES[self.info.axes[j]]} * BLOCK_{AXES[self.info.axes[j]].upper()}"
-                    last = f"{first} + BLOCK_{AXES[self.info.axes[j]].upper()} - 1"
+                    ax = AXES[self.info.axes[j]]
+                    first = f"lo_{j} + pid_{ax} * BLOCK_{ax.upper()}"
+                    last = f"{first} + BLOCK_{ax.upper()} - 1"
                     self.box = [*box, f"({first} >= {init})", f"({last} < {end})"]
             self.bound.append(it)
             if len(self.bound) == self.info.mapped and not self.whole_tiles:
