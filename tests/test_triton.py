@@ -726,6 +726,82 @@ def test_triton_gain_is_measured_again_in_turn_and_reported(again, holds):
     assert bool(warnings) != holds
 
 
+class _FakeGpu:
+    """torch.cuda as spaced_time sees it, on a simulated clock (microseconds): the host takes *host_us* to
+    enqueue a call, whose kernels then take *kernel_us* on the GPU; _sleep(cycles) keeps the GPU busy."""
+
+    def __init__(self, host_us: float, kernel_us: float):
+        self.host_us, self.kernel_us = host_us, kernel_us
+        self.now = 0.0  # host clock
+        self.gpu_free = 0.0  # when the GPU finishes what is queued
+        self.sleeps: list[int] = []
+        gpu = self
+
+        class Event:
+            def __init__(self, enable_timing=False):
+                self.at = None
+
+            def record(self):
+                self.at = max(gpu.now, gpu.gpu_free)
+                gpu.gpu_free = self.at
+
+            def query(self):
+                return self.at <= gpu.now
+
+            def synchronize(self):
+                gpu.now = max(gpu.now, self.at)
+
+            def elapsed_time(self, other):
+                return (other.at - self.at) / 1e3  # ms
+
+        self.cuda = type("cuda", (), {})()
+        self.cuda.Event = Event
+        self.cuda.synchronize = lambda: setattr(self, "now", max(self.now, self.gpu_free))
+        self.cuda._sleep = self._sleep
+
+    def _sleep(self, cycles):
+        from polytune.measure.triton import SPACER_CYCLES_PER_US
+        self.sleeps.append(cycles)
+        self.gpu_free = max(self.now, self.gpu_free) + cycles / SPACER_CYCLES_PER_US
+
+    def call(self):
+        self.now += self.host_us  # the launcher's host time, then the kernel is queued
+        self.gpu_free = max(self.now, self.gpu_free) + self.kernel_us
+
+
+def test_a_timed_run_counts_the_kernels_not_the_launchers_host_time():
+    from polytune.measure.triton import SPACER_US, call_time, spaced_time
+    gpu = _FakeGpu(host_us=30, kernel_us=45)
+    restores = []
+    t, spacer = spaced_time(gpu, gpu.call, lambda: restores.append(1))
+    assert t == pytest.approx(45e-6) and spacer == SPACER_US and len(restores) == 1
+    assert call_time(gpu, gpu.call, lambda: None) == pytest.approx(75e-6)  # a caller that waits sees both
+
+
+def test_a_spacer_shorter_than_the_hosts_launch_is_lengthened_and_the_run_repeated():
+    from polytune.measure.triton import SPACER_US, spaced_time
+    gpu = _FakeGpu(host_us=3 * SPACER_US, kernel_us=45)
+    restores = []
+    t, spacer = spaced_time(gpu, gpu.call, lambda: restores.append(1))
+    assert t == pytest.approx(45e-6)  # the GPU waited for the host in the first attempt: not counted
+    assert spacer == 4 * SPACER_US and len(restores) == 2  # the inputs restored before the repeat
+
+
+def test_the_triton_report_states_the_gain_of_a_single_waited_call_beside_the_kernels_gain():
+    from polytune.measure.measurement import Measurement
+    from polytune.targets.triton import TritonTarget
+
+    class Runner(_ReplayRunner):
+        def measure_fresh(self, config, names):
+            m = super().measure_fresh(config, names)
+            return Measurement(m.config, m.times, extra={"call_ms": 1e3 * m.times[0] + 0.03})
+
+    runner = Runner({(1,): 0.00009, (2,): 0.00006})
+    out, _ = TritonTarget.confirm(None, runner, Measurement((1,), (0.00009,)), Measurement((2,), (0.00006,)), ("X",))
+    assert out["program_gain"] == pytest.approx(1.5)
+    assert out["call_gain"] == pytest.approx(0.12 / 0.09)  # the launcher's 30 us shrink the gain a caller sees
+
+
 def test_a_subscript_split_into_lane_and_uniform_terms_keeps_each_term_whole():
     """`i + (i == n - 1)` split for the whole-tile copy printed `v1 + v1 == 8` (a comparison in Python)."""
     from polytune.emit.triton.expr import _split_terms
