@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 
 import pytest
 from conftest import KERNELS, ROOT
@@ -879,6 +880,24 @@ def test_tune_triton_jobs_2_measures_algorithm_9_1s_candidates_on_the_workers(tm
     measured = [e for e in two["evaluations"] if e.get("same_as") is None and not e.get("cached")]
     assert measured and all(e["extra"]["worker"].endswith("/timer") for e in measured)
     assert not any(e["error"] == "wrong_answer" for e in two["evaluations"])
+
+
+def _report_warm_dir(queue) -> None:
+    from polytune.measure.triton import warm_dir
+    queue.put(warm_dir())
+
+
+@pytest.mark.parametrize("method", ["forkserver", "spawn"])
+def test_a_compile_workers_module_directory_is_removed_when_the_worker_ends(method):
+    import multiprocessing
+    ctx = multiprocessing.get_context(method)
+    queue = ctx.Queue()
+    worker = ctx.Process(target=_report_warm_dir, args=(queue,))
+    worker.start()
+    path = queue.get(timeout=60)
+    worker.join(60)
+    assert worker.exitcode == 0 and path.startswith(os.path.join(tempfile.gettempdir(), "polytune-triton-warm-"))
+    assert not os.path.exists(path)
 
 
 def test_tune_triton_on_ray_is_refused_in_one_line(capsys):

@@ -195,7 +195,7 @@ class TritonRunner:
         self._tmp.cleanup()
 
     # ---- the two steps on workers: kernels compiled ahead in a worker, the candidate measured here ---------
-    pooled_by_default = False  # (tune --jobs N asks for it: its compile step is not measured on a GPU yet)
+    pooled_by_default = False  # tune --jobs N asks for it: on the H200 it paid on one kernel of three (BENCHMARKS.md)
     local_only = True  # the time step measures on this process's tensors: no timer on another node
 
     def job(self, variant: Variant) -> TritonJob:
@@ -388,11 +388,24 @@ def _compile_only(kernel, grid, tensors, numbers, constexprs, num_warps, num_sta
                   num_stages=num_stages)
 
 
+def warm_dir() -> str:
+    """This worker's directory for the modules it loads, made on first use and removed when the worker process
+    exits (a multiprocessing finalizer: it runs where a worker ends without running atexit, as forkserver's
+    children do)."""
+    global _WARM_DIR
+    if _WARM_DIR is None:
+        import multiprocessing.util
+        import shutil
+        _WARM_DIR = tempfile.mkdtemp(prefix="polytune-triton-warm-")
+        multiprocessing.util.Finalize(None, shutil.rmtree, args=(_WARM_DIR,), kwargs={"ignore_errors": True},
+                                      exitpriority=0)
+    return _WARM_DIR
+
+
 def warm_kernels(job: TritonJob) -> Warmed:
     """The compile step: run the module's run() on meta tensors of the candidate's shapes with a launcher that
     compiles each kernel (JITFunction.warmup) instead of launching it. A failure is not the candidate's: the
     time step then compiles as it launches (``Warmed.detail`` says why)."""
-    global _WARM_DIR
     if not job.warm:  # Triton's interpreter: nothing is compiled
         return Warmed(job.config, job.names)
     try:
@@ -400,9 +413,7 @@ def warm_kernels(job: TritonJob) -> Warmed:
         key = hashlib.sha256(job.text.encode()).hexdigest()
         mod = _WARM_MODULES.get(key)
         if mod is None:
-            if _WARM_DIR is None:
-                _WARM_DIR = tempfile.mkdtemp(prefix="polytune-triton-warm-")
-            mod = load_module(job.text, _WARM_DIR)
+            mod = load_module(job.text, warm_dir())
             mod._launch = _compile_only
             _WARM_MODULES[key] = mod
         args = {name: torch.empty_strided(a[2], a[3], dtype=getattr(torch, a[1]), device="meta") if a[0] == "tensor"
