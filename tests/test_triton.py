@@ -788,6 +788,14 @@ def test_a_spacer_shorter_than_the_hosts_launch_is_lengthened_and_the_run_repeat
     assert spacer == 4 * SPACER_US and len(restores) == 2  # the inputs restored before the repeat
 
 
+def test_without_a_spacer_kernel_the_call_is_timed_with_its_launch():
+    from polytune.measure.triton import spaced_time
+    gpu = _FakeGpu(host_us=30, kernel_us=45)
+    del gpu.cuda._sleep
+    t, _ = spaced_time(gpu, gpu.call, lambda: None)
+    assert t == pytest.approx(75e-6)
+
+
 def test_the_triton_report_states_the_gain_of_a_single_waited_call_beside_the_kernels_gain():
     from polytune.measure.measurement import Measurement
     from polytune.targets.triton import TritonTarget

@@ -323,7 +323,10 @@ def spaced_time(torch, call, restore, spacer_us: float = SPACER_US) -> tuple[flo
     that hid it (microseconds; the next run starts from it). A spacer kernel runs before the start event
     while the host enqueues the call; if it ended before the host was done (the start event completed by
     then), the GPU may have waited for the host, and the run is repeated with a spacer four times longer.
-    *restore* puts the inputs back before each attempt."""
+    *restore* puts the inputs back before each attempt. A torch without ``_sleep`` (a private function):
+    the call's time, the host's launch counted (``call_time``)."""
+    if not hasattr(torch.cuda, "_sleep"):
+        return call_time(torch, call, restore), spacer_us
     for _ in range(4):
         restore()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
