@@ -14,6 +14,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # would run their parallel loops serially, and the parallel code would go untested. Subprocesses inherit it.
 os.environ.setdefault("POLYTUNE_PARALLEL_WORK", "0")
 KERNELS = os.path.join(ROOT, "benchmarks", "pluto")
+# How the CPU emulation of generated CUDA (tests/data/cuda_emu.h) is compiled. -fno-ivopts: gcc 12.2's
+# induction-variable optimization miscompiles some kernels' loops on the host at -O1
+# (tests/data/gcc12_ivopts_wrong_code.c, from random program 82153; again random program 1845's kernels,
+# whose emulation printed wrong values at -O1 and the right ones at -O0 or with -fno-ivopts).
+EMU_CXXFLAGS = ("-O1", "-fno-ivopts", "-w")  # (tests/data/fake_nvcc.py compiles with the same)
 # Small sizes: every kernel runs in milliseconds; not powers of two on purpose.
 SMALL = ["-DN=13", "-DTSTEPS=3", "-DNC=3", "-DD=7"]
 
@@ -146,7 +151,7 @@ def checksums_before_and_after(source: str, directory, args: list[str]) -> tuple
 
 def emu_header() -> str:
     """tests/data/cuda_emu.h, copied for this process with a precompiled header beside it, built with the
-    options the tests build the emulated programs with (g++ -O1): a build that includes it first does not
+    options the tests build the emulated programs with (EMU_CXXFLAGS): a build that includes it first does not
     parse the C++ library headers again. g++ reads the header itself wherever the options differ."""
     if not hasattr(emu_header, "path"):
         d = tempfile.mkdtemp(prefix="polytune-test-emu-")
@@ -154,7 +159,7 @@ def emu_header() -> str:
         path = os.path.join(d, "cuda_emu.h")
         shutil.copyfile(os.path.join(ROOT, "tests", "data", "cuda_emu.h"), path)
         if shutil.which("g++") is not None:
-            subprocess.run(["g++", "-O1", "-w", "-x", "c++-header", path, "-o", path + ".gch"], capture_output=True)
+            subprocess.run(["g++", *EMU_CXXFLAGS, "-x", "c++-header", path, "-o", path + ".gch"], capture_output=True)
         emu_header.path = path
         os.environ["POLYTUNE_TEST_EMU_HEADER"] = path  # what tests/data/fake_nvcc.py includes, where set
     return emu_header.path

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import checksum_line, compile_run
+from conftest import EMU_CXXFLAGS, checksum_line, compile_run
 from test_cuda import emulate
 
 from polytune.cli import main
@@ -163,7 +163,7 @@ def test_cuda_prints_conditional_subscripts(kernel, tmp_path):
     assert main(["optimize", src, "--target", "cuda", "-o", str(out)]) == 0
     emu = tmp_path / "emu.cpp"
     emu.write_text(emulate(out.read_text()))
-    subprocess.run(["g++", "-O1", "-w", "-x", "c++", str(emu), "-o", str(tmp_path / "emu")], check=True,
+    subprocess.run(["g++", *EMU_CXXFLAGS, "-x", "c++", str(emu), "-o", str(tmp_path / "emu")], check=True,
                    capture_output=True)
     got = subprocess.run([str(tmp_path / "emu")], check=True, capture_output=True, text=True, timeout=120).stdout
     assert float(checksum_line(got).split()[1]) == pytest.approx(float(expected.split()[1]), rel=1e-9)

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import KERNELS, ROOT, checksum_line, compile_run, emu_header
+from conftest import EMU_CXXFLAGS, KERNELS, ROOT, checksum_line, compile_run, emu_header
 
 from polytune.cli import main
 from polytune.emit.cuda import check_block, kernel_block
@@ -191,7 +191,7 @@ def test_cuda_output_emulated_on_cpu_matches(src, defines, block, tmp_path):
     emu = tmp_path / "emu.cpp"
     emu.write_text(emulate(out.read_text()))
     exe = tmp_path / "emu"
-    subprocess.run(["g++", "-O1", "-w", "-x", "c++", str(emu), "-o", str(exe), *defines], check=True,
+    subprocess.run(["g++", *EMU_CXXFLAGS, "-x", "c++", str(emu), "-o", str(exe), *defines], check=True,
                    capture_output=True)
     got = _checksum(checksum_line(subprocess.run([str(exe)], check=True, capture_output=True, text=True,
                                                  timeout=120).stdout))

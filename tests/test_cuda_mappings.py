@@ -15,7 +15,7 @@ from pathlib import Path
 
 import islpy as isl
 import pytest
-from conftest import KERNELS, ROOT
+from conftest import EMU_CXXFLAGS, KERNELS, ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from nestgen import programs
@@ -60,7 +60,7 @@ def check_mapping(source: str, mapping: CudaMapping, what: str = "", defines: tu
                         "-o", str(tmp / "k"), "-lm"], tmp / "k")
         else:
             emu.write_text(emulate(text))
-            got = _run([GXX, "-O1", "-w", *flags, "-x", "c++", str(emu), "-o", str(tmp / "emu"), "-lm"], tmp / "emu")
+            got = _run([GXX, *EMU_CXXFLAGS, *flags, "-x", "c++", str(emu), "-o", str(tmp / "emu"), "-lm"], tmp / "emu")
         if exact and (mapping is None or mapping.reduction != "warp"):
             assert got == expected, f"CUDA output differs ({what}, {mapping})\n{text}"
         elif exact:  # a warp's lanes add in another order: every printed value within rounding
@@ -388,6 +388,14 @@ def test_a_tile_printed_in_several_copies_stores_only_what_each_copy_holds(mappi
     # registers, never set there, over the values an earlier copy had stored (now: loaded first)
     from progen import program
     check_mapping(program(1146).source, mapping, "random program 1146")
+
+
+@needs_gcc
+def test_the_emulation_is_built_without_the_host_compilers_wrong_induction_variables():
+    # random program 1845: every mapping's emulation printed 4 wrong values when g++ 12.2 built it at -O1 (its
+    # induction-variable optimization), the right ones at -O0 or with -fno-ivopts (conftest.EMU_CXXFLAGS)
+    from progen import program
+    check_mapping(program(1845).source, None, "random program 1845")
 
 
 def test_mapping_space_has_the_schedule_as_a_dimension_where_fusing_gives_other_kernels():

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import EMU_CXXFLAGS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from nestgen import programs
@@ -45,10 +46,7 @@ def check_cuda(source: str, block: str | None, what: str = "") -> None:
         assert main(["optimize", str(src), "--target", "cuda", "-o", str(cu),
                      *(["--block", block] if block else [])]) == 0
         emu.write_text(emulate(cu.read_text()))
-        # -fno-ivopts: gcc 12.2's induction-variable optimization miscompiles some kernels' loops on the host
-        # (tests/data/gcc12_ivopts_wrong_code.c, from random program 82153), which nvcc compiles right
-        got = _run([GXX, "-O1", "-fno-ivopts", "-w", "-x", "c++", str(emu), "-o", str(tmp / "emu"), "-lm"],
-                   tmp / "emu")
+        got = _run([GXX, *EMU_CXXFLAGS, "-x", "c++", str(emu), "-o", str(tmp / "emu"), "-lm"], tmp / "emu")
         assert got == expected, f"CUDA output differs ({what}, block {block})\n{cu.read_text()}"
 
 

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import EMU_CXXFLAGS
 from test_cuda import emulate
 
 from polytune.emit.cuda import CudaMapping
@@ -68,7 +69,7 @@ def _run(cmd: list[str], exe: Path) -> subprocess.CompletedProcess:
 def _emulated(text: str, m: str, tmp: Path) -> subprocess.CompletedProcess:
     emu = tmp / f"emu_{m}.cpp"
     emu.write_text(emulate(text))
-    return _run([GXX, "-O1", "-w", f"-DM={m}", "-x", "c++", str(emu), "-o", str(tmp / f"emu_{m}")],
+    return _run([GXX, *EMU_CXXFLAGS, f"-DM={m}", "-x", "c++", str(emu), "-o", str(tmp / f"emu_{m}")],
                 tmp / f"emu_{m}")
 
 

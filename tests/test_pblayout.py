@@ -11,7 +11,7 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import ROOT
+from conftest import EMU_CXXFLAGS, ROOT
 
 from polytune.cli import main
 
@@ -131,7 +131,7 @@ def test_pblayout_cuda_emulated_on_cpu_prints_the_originals_dump(name, tmp_path)
     emu = tmp_path / "emu.cpp"
     emu.write_text(emulate(open(_cuda(name, tmp_path, dump)).read()))
     exe = str(tmp_path / "emu")
-    proc = subprocess.run(["g++", "-O1", "-w", "-x", "c++", str(emu), "-x", "none", obj, f"-I{UTIL}",
+    proc = subprocess.run(["g++", *EMU_CXXFLAGS, "-x", "c++", str(emu), "-x", "none", obj, f"-I{UTIL}",
                            f"-iquote{os.path.dirname(kernel(name))}", "-DMINI_DATASET", *dump, "-o", exe, "-lm"],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -38,7 +38,7 @@ def main(argv: list[str]) -> int:
     with tempfile.NamedTemporaryFile("w", suffix=".cpp", delete=False) as f:
         f.write(f'#include "{EMU}"\n' + text)
     try:
-        proc = subprocess.run(["g++", "-O1", "-w", "-x", "c++", f.name, "-x", "none", *rest, "-o", out],
+        proc = subprocess.run(["g++", "-O1", "-fno-ivopts", "-w", "-x", "c++", f.name, "-x", "none", *rest, "-o", out],
                               capture_output=True, text=True)
     finally:
         os.unlink(f.name)
