@@ -50,10 +50,11 @@ class AnalyzedScop:
 
     def tiled(self, sizes: tuple[int, ...], tile: bool = True, parallel: bool = True,
               schedule: str = "pluto", unroll_jam: int = DEFAULT_UNROLL,
-              choice: ScheduleChoice | None = None) -> TiledSchedule:
-        """*schedule*: pluto, outer, or model (the one poly/cost.py ranks first); *choice* overrides it."""
+              choice: ScheduleChoice | None = None, wavefront: bool = True) -> TiledSchedule:
+        """*schedule*: pluto, outer, or model (the one poly/cost.py ranks first); *choice* overrides it.
+        *wavefront*: False keeps the tiles of a band that has no parallel tile loop in their order."""
         if self.expanded is not None:
-            return self.expanded.tiled(sizes, tile, parallel, schedule, unroll_jam, choice)
+            return self.expanded.tiled(sizes, tile, parallel, schedule, unroll_jam, choice, wavefront)
         if choice is None:
             scheduler, order = self.model_scheduler[0] if schedule == "model" else (schedule, "stride")
             choice = ScheduleChoice(scheduler=scheduler, point_order=order, unroll=unroll_jam,
@@ -61,7 +62,8 @@ class AnalyzedScop:
         base = None
         if choice.fusion == "smart":
             base = self.base_outer if choice.scheduler == "outer" else self.base
-        return schedule_with(self.scop, self.deps, choice, sizes, tile=tile, parallel=parallel, base=base)
+        return schedule_with(self.scop, self.deps, choice, sizes, tile=tile, parallel=parallel, base=base,
+                             wavefront=wavefront)
 
     @cached_property
     def model_scheduler(self) -> tuple[tuple[str, str], dict]:
@@ -197,10 +199,14 @@ def c_regions(program: Program, opts: OptimizeOptions = OptimizeOptions(),
 
 def _c_region(program: Program, opts: OptimizeOptions, k: int, a: AnalyzedScop,
               ts: TiledSchedule) -> tuple[str, TiledSchedule]:
-    from .emit.c import generate_region
+    from .emit.c import generate_region, thread_versions
+    indent = _indent_of(program.text, a.scop.begin_line)
     try:
+        serial = _serial_version(program, opts, a, ts, indent + 1)
         code = generate_region(a.cpu.scop, ts, parallel=opts.parallel, ivdep=opts.ivdep,
-                               indent=_indent_of(program.text, a.scop.begin_line), avoid=program.identifiers)
+                               indent=indent + 1 if serial else indent, avoid=program.identifiers)
+        if serial:
+            code, ts = thread_versions(code, serial, indent), replace(ts, one_thread=True)
     except UnsupportedError:
         if ts.without_unroll is not None:
             return _c_region(program, opts, k, a, ts.without_unroll())  # (that one has no without_unroll)
@@ -214,6 +220,23 @@ def _c_region(program: Program, opts: OptimizeOptions, k: int, a: AnalyzedScop,
         return _c_region(program, opts, k, a, replace(
             plain, fallback="; ".join(filter(None, [plain.fallback, note]))))
     return _guarded(program, k, code), ts
+
+
+def _serial_version(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts: TiledSchedule,
+                    indent: int) -> str:
+    """The region's code for one thread, where *ts* runs tiles as a wavefront (the order that makes a tile
+    loop parallel): the same tile sizes under the schedule chosen without parallelism, whose tiles follow
+    each other in their own order. '' where no band of *ts* is a wavefront, or that code cannot be built."""
+    if not (opts.parallel and any(b.wavefront for b in ts.bands)):
+        return ""
+    from .emit.c import generate_region
+    try:
+        serial = a.tiled(ts.tile_sizes, tile=opts.tile, parallel=opts.parallel, schedule=opts.schedule,
+                         unroll_jam=opts.unroll_jam, choice=opts.choice, wavefront=False)
+        return generate_region(a.cpu.scop, serial, parallel=opts.parallel, ivdep=opts.ivdep, indent=indent,
+                               avoid=program.identifiers)
+    except UnsupportedError:
+        return ""
 
 
 def gpu_prefix(program: Program, wanted: str = "pt") -> str:
@@ -370,6 +393,7 @@ def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:
             for b in ts.bands
         ],
         "tile_sizes": list(ts.tile_sizes),
+        "one_thread_version": ts.one_thread,
         **({"scheduler_costs": a.model_scheduler[1], "scheduler": a.model_scheduler[0][0],
             "point_order": a.model_scheduler[0][1]}
            if "model_scheduler" in a.__dict__ else {}),

@@ -536,6 +536,17 @@ def generate_region(scop: Scop, tiled: TiledSchedule, parallel: bool = True, ivd
     return "\n".join(head + p.macro_defs() + body + tail + p.macro_undefs() + ["  " * indent + "}"]) + "\n"
 
 
+def thread_versions(parallel_code: str, serial_code: str, indent: int) -> str:
+    """One region of two versions: *parallel_code* where OpenMP runs it on more than one thread, else
+    *serial_code* (its tiles in their own order, without the wavefront that the parallel version's order is
+    for: a wavefront visits tiles along diagonals, where a tile's rows do not follow the last tile's).
+    Compiled without OpenMP, only the serial version is there."""
+    i1 = "  " * (indent + 1)
+    return "\n".join(["  " * indent + "{", "#ifdef _OPENMP", i1 + "extern int omp_get_max_threads(void);",
+                      i1 + "if (omp_get_max_threads() > 1)", parallel_code.rstrip("\n"), i1 + "else",
+                      "#endif", serial_code.rstrip("\n"), "  " * indent + "}"]) + "\n"
+
+
 def scratch_lines(p: Printer, scop: Scop) -> tuple[list[str], list[str]]:
     """The allocation (before the region's loops) and the release (after them) of the arrays that scalar
     expansion introduced (poly/expand.py): on the heap, since at LARGE sizes they exceed a thread's

@@ -43,6 +43,7 @@ class TiledSchedule:
     tile_sizes: tuple[int, ...]  # flattened, in band order: what the tuner tunes
     private_arrays: dict = field(default_factory=dict)  # loop depth -> its PrivateArray copies
     fallback: str = ""  # what was done instead of the transformations, when isl ran out of its quota
+    one_thread: bool = False  # the C code has a version for one thread, its tiles in order (no wavefront)
     # the same schedule without unroll-and-jam, computed when asked: where a band was unrolled and jammed,
     # isl's AST builder may fail on the copies, and the code is then generated from this one (emit's AST
     # build is the test: building an AST only to ask whether it builds cost 40% of a candidate's generation)
@@ -209,7 +210,8 @@ def _band_skews_short_loop(node) -> bool:
 def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (), tile: bool = True,
                   parallel: bool = True, base: isl.Schedule | None = None,
                   unroll: int = DEFAULT_UNROLL, omp_schedule: str = "auto",
-                  privatize_arrays: bool = True, point_order: str = "stride", reuse: bool = False) -> TiledSchedule:
+                  privatize_arrays: bool = True, point_order: str = "stride", reuse: bool = False,
+                  wavefront: bool = True) -> TiledSchedule:
     """The tiled, parallel schedule of *base*. *omp_schedule*: the OpenMP schedule clause of the parallel
     loops: static (none printed), dynamic, or auto (static, except on a loop over a triangle, see
     `schedule_clause` in parallel.py). *privatize_arrays*: private copies of scratch arrays (privatize.py).
@@ -227,6 +229,7 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
         t.omp_schedule = omp_schedule
         t.point_rule = point_order
         t.reuse_rule = reuse
+        t.wavefront = wavefront
         root = t.visit(base.get_root(), inside_parallel=False)
         schedule = root.get_schedule()
         check_legal(schedule, deps, scop)

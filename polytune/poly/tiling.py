@@ -63,6 +63,7 @@ class Transformer(Parallelism, PointOrder, Reuse):
         self.omp_schedule = "static"  # static | dynamic | auto (make_schedule's argument)
         self.point_rule = "stride"  # stride | vector (make_schedule's argument)
         self.reuse_rule = False  # tile only where tiling_pays (reuse.py; make_schedule's argument)
+        self.wavefront = True  # a band with no parallel tile loop runs its tiles as a wavefront (False: in order)
         self.bands: list[BandInfo] = []
         self.used_sizes: list[int] = []
 
@@ -140,7 +141,7 @@ class Transformer(Parallelism, PointOrder, Reuse):
                     tiled = node.band_tile(mv).band_set_permutable(1)
                     extents = self.extents(node)
                     par = self.first_parallel(tiled, range(n))
-            if par is None:
+            if par is None and self.wavefront:
                 # over the first two tile loops of more than one iteration (a tile loop of one iteration in
                 # the sum would leave the next one serial)
                 tiled = _wavefront(tiled, *(many[:2] if len(many) >= 2 and diamond is None else (0, 1)))

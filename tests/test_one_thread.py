@@ -1,0 +1,59 @@
+"""A region whose tiles run as a wavefront (no tile loop is parallel: the tiles of one anti-diagonal run at
+once) has a second version for one thread, the same tiles in their own order: on one thread the wavefront
+only costs locality (a tile's rows do not follow the last tile's). OpenMP's thread count picks the version
+at run time; built without OpenMP, only the one-thread version is there."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from conftest import KERNELS, ROOT, checksum_line, compile_run
+
+from polytune.cli import main
+from polytune.pipeline import analyze
+
+LCS = os.path.join(ROOT, "benchmarks", "unseen", "lcs.c")
+SMALL = {"lcs": ["-DN=77"], "seidel-2d": ["-DN=45", "-DTSTEPS=5"], "lu": ["-DN=41"],
+         "fdtd-2d": ["-DN=37", "-DTSTEPS=4"]}
+
+
+def _source(name: str) -> str:
+    return LCS if name == "lcs" else os.path.join(KERNELS, name + ".c")
+
+
+def _optimize(tmp_path, name: str, *args: str) -> tuple[str, dict]:
+    out, report = tmp_path / f"{name}.opt.c", tmp_path / f"{name}.json"
+    assert main(["optimize", _source(name), "-o", str(out), "--report", str(report), *SMALL.get(name, []), *args]) == 0
+    return out.read_text(), json.loads(report.read_text())
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_a_wavefront_region_has_a_version_for_one_thread_with_the_same_results(name, tmp_path):
+    text, report = _optimize(tmp_path, name)
+    (scop,) = report["scops"]
+    assert scop["one_thread_version"] and any(b["wavefront"] for b in scop["bands"])
+    assert text.count("if (omp_get_max_threads() > 1)") == 1
+    out = tmp_path / "opt.c"
+    out.write_text(text)
+    want = checksum_line(compile_run(_source(name), str(tmp_path / "ref"), SMALL[name], openmp=False))
+    for threads in (1, 2, 3):
+        assert checksum_line(compile_run(str(out), str(tmp_path / "opt"), SMALL[name], True, threads)) == want
+    assert checksum_line(compile_run(str(out), str(tmp_path / "plain"), SMALL[name], openmp=False)) == want
+
+
+def test_the_one_thread_version_has_the_same_tiles_without_the_wavefront():
+    a = analyze(LCS, defines=("N=77",)).scops[0].cpu
+    wave = a.tiled((16, 8))
+    serial = a.tiled(wave.tile_sizes, wavefront=False)
+    assert any(b.wavefront for b in wave.bands) and not any(b.wavefront for b in serial.bands)
+    assert serial.tile_sizes == wave.tile_sizes == (16, 8)
+    assert [b.point_order for b in serial.bands] == [b.point_order for b in wave.bands]
+    assert [b.unroll_jam for b in serial.bands] == [b.unroll_jam for b in wave.bands]
+
+
+def test_regions_without_a_wavefront_and_code_without_openmp_have_one_version(tmp_path):
+    text, report = _optimize(tmp_path, "gemm", "-DN=20")
+    assert not report["scops"][0]["one_thread_version"] and "omp_get_max_threads" not in text
+    text, report = _optimize(tmp_path, "lcs", "--no-parallel")
+    assert not report["scops"][0]["one_thread_version"] and "omp_get_max_threads" not in text
