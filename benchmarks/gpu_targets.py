@@ -114,6 +114,8 @@ class Setup:
     def time_ms(self, f) -> float:
         """The median of --runs calls of f after a warm-up: CUDA events on the GPU, the host clock on the CPU."""
         import torch
+
+        from polytune.measure.triton import spaced_time
         f()
         times = []
         for _ in range(self.runs):
@@ -124,7 +126,6 @@ class Setup:
                 continue
             # as the Triton runner times run(), and as the CUDA serving process's restore copies hide its
             # launches: the host's launch hidden behind a spacer (measure.triton.spaced_time)
-            from polytune.measure.triton import spaced_time
             t, _ = spaced_time(torch, f, lambda: None)
             times.append(1e3 * t)
         return median(times)

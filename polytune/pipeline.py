@@ -225,7 +225,7 @@ def _c_region(program: Program, opts: OptimizeOptions, k: int, a: AnalyzedScop,
 def _serial_version(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts: TiledSchedule,
                     indent: int) -> str:
     """The region's code for one thread, where *ts* runs tiles as a wavefront (the order that makes a tile
-    loop parallel): the same tile sizes under the schedule chosen without parallelism, whose tiles follow
+    loop parallel): the same schedule and tile sizes with the wavefront left out, so that the tiles follow
     each other in their own order. '' where no band of *ts* is a wavefront, or that code cannot be built."""
     if not (opts.parallel and any(b.wavefront for b in ts.bands)):
         return ""

@@ -195,7 +195,7 @@ class TritonRunner:
         self._tmp.cleanup()
 
     # ---- the two steps on workers: kernels compiled ahead in a worker, the candidate measured here ---------
-    pooled_by_default = False  # tune --jobs N asks for it: on the H200 it paid on one kernel of three (BENCHMARKS.md)
+    pooled_by_default = False  # tune --jobs N asks for it: it paid only where compiles are long (BENCHMARKS.md)
     local_only = True  # the time step measures on this process's tensors: no timer on another node
 
     def job(self, variant: Variant) -> TritonJob:
