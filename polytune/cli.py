@@ -288,7 +288,8 @@ def cmd_inspect(args) -> int:
         for b in ts.bands:
             what = f"tiled {list(b.tile_sizes)}" if b.tiled else "not tiled"
             w(f"  band {b.index} (depth {b.depth}, {b.members} member(s), {what}"
-              f"{', permutable' if b.permutable else ''}{', wavefront' if b.wavefront else ''}"
+              f"{', permutable' if b.permutable else ''}"
+              f"{', wavefront (on one thread: its tiles in order)' if b.wavefront else ''}"
               f"{' (concurrent start)' if b.concurrent_start else ''}"
               f"{f', point loop {b.unroll_jam[0]} unrolled and jammed by {b.unroll_jam[1]}' if b.unroll_jam else ''}"
               f"{f', one band per statement from member {b.sequence_at}' if b.sequence_at is not None else ''}"
