@@ -57,3 +57,17 @@ def test_regions_without_a_wavefront_and_code_without_openmp_have_one_version(tm
     assert not report["scops"][0]["one_thread_version"] and "omp_get_max_threads" not in text
     text, report = _optimize(tmp_path, "lcs", "--no-parallel")
     assert not report["scops"][0]["one_thread_version"] and "omp_get_max_threads" not in text
+
+
+def test_no_parallel_code_has_the_one_thread_versions_diamond_tiles_and_no_pragma(tmp_path):
+    """Without parallelism the tiler used to skip concurrent start: jacobi-2d's band got skewed rectangular
+    tiles there (0.6x of gcc on one thread), diamond tiles in the default's one-thread version (1.5x)."""
+    flags = ["-DN=41", "-DTSTEPS=6"]
+    src = os.path.join(KERNELS, "jacobi-2d.c")
+    out, report = tmp_path / "j.c", tmp_path / "j.json"
+    assert main(["optimize", src, "-o", str(out), "--report", str(report), "--no-parallel", *flags]) == 0
+    (band,) = json.loads(report.read_text())["scops"][0]["bands"]
+    assert band["concurrent_start"] and not band["wavefront"] and band["parallel_loop"] is None
+    assert "#pragma omp parallel" not in out.read_text()
+    want = checksum_line(compile_run(src, str(tmp_path / "ref"), flags, openmp=False))
+    assert checksum_line(compile_run(str(out), str(tmp_path / "opt"), flags, openmp=False)) == want

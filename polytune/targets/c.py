@@ -426,7 +426,7 @@ def member_names(schedule: str, members: int) -> list[str]:
     for m in range(members):
         best = None
         for piece in (parts[m].split(";") if m < len(parts) else ()):
-            mm = re.match(r"\s*\w+\[([^\]]*)\]\s*->\s*\[\((.*)\)\]\s*$", piece)
+            mm = re.match(r"\s*\w+\[([^\]]*)\]\s*->\s*\[\((.*)\)\](?:\s*:[^;]*)?\s*$", piece)  # (: its domain)
             if not mm:
                 continue
             depth = len([v for v in mm.group(1).split(",") if v.strip()])
