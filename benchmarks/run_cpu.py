@@ -120,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", default="2,1")
     ap.add_argument("--tile-sizes", default=None, help="passed to polytune optimize (default: 32)")
     ap.add_argument("--schedule", default=None, help="passed to polytune optimize (default: its default)")
+    ap.add_argument("--no-parallel", action="store_true", help="passed to polytune optimize (and to --before's)")
     ap.add_argument("-D", dest="defines", action="append", default=[])
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--before", metavar="CHECKOUT", help="also time the output of this checkout's polytune")
@@ -135,8 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     defines = [f"-D{d}" for d in args.defines]
     rows = []
     for k in names:
-        row = bench(k, args.reps, threads, defines, args.tile_sizes,
-                    ("--schedule", args.schedule) if args.schedule else (), args.before, args.pluto)
+        extra = (("--schedule", args.schedule) if args.schedule else ()) + \
+            (("--no-parallel",) if args.no_parallel else ())
+        row = bench(k, args.reps, threads, defines, args.tile_sizes, extra, args.before, args.pluto)
         rows.append(row)
         m = row["median"]
         sp = "  ".join(f"{th}T {m['orig'] / m[f'opt{th}']:6.2f}x" for th in threads)
