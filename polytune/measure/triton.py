@@ -299,16 +299,20 @@ class TritonRunner:
             return Measurement(config, error=ErrorKind.RESOURCES, detail=f"register spills ({spills})")
         times, calls = [], []
         args = self._args(mod)  # built once: the harness's own bookkeeping is not the region's time
+
+        def run() -> None:
+            mod.run(**args, config=cfg)
+
         spacer = SPACER_US
         for _ in range(self.runs):
             if self.device == "cuda":
-                t, spacer = spaced_time(torch, lambda: mod.run(**args, config=cfg), self._restore, spacer)
+                t, spacer = spaced_time(torch, run, self._restore, spacer)
                 times.append(t)
-                calls.append(call_time(torch, lambda: mod.run(**args, config=cfg), self._restore))
+                calls.append(call_time(torch, run, self._restore))
             else:
                 self._restore()
                 t0 = time.perf_counter()
-                mod.run(**args, config=cfg)
+                run()
                 times.append(time.perf_counter() - t0)
         extra = {"call_ms": round(1e3 * sorted(calls)[len(calls) // 2], 5)} if calls else {}
         return Measurement(config, tuple(times), None, 0.0, extra=extra)
@@ -328,32 +332,34 @@ def spaced_time(torch, call, restore, spacer_us: float = SPACER_US) -> tuple[flo
     if not hasattr(torch.cuda, "_sleep"):
         return call_time(torch, call, restore), spacer_us
     for _ in range(4):
-        restore()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
-        torch.cuda._sleep(int(spacer_us * SPACER_CYCLES_PER_US))
-        start.record()
-        call()
-        end.record()
-        hidden = not start.query()  # the spacer was still running when the last kernel was enqueued
-        end.synchronize()
+        t, hidden = _timed(torch, call, restore, spacer_us)
         if hidden:
-            return start.elapsed_time(end) / 1e3, spacer_us
+            return t, spacer_us
         spacer_us *= 4
-    return start.elapsed_time(end) / 1e3, spacer_us  # a host that takes over 6 ms a call: its time counts
+    return t, spacer_us  # a host that takes over 6 ms a call: its time counts
 
 
 def call_time(torch, call, restore) -> float:
     """The time of *call* as a caller that waits for it sees it (seconds): events around the call on an
     idle GPU, so the host's time to enqueue the first kernel counts."""
+    return _timed(torch, call, restore)[0]
+
+
+def _timed(torch, call, restore, spacer_us: float = 0.0) -> tuple[float, bool]:
+    """One run of *call* between two events on a synchronized GPU, its inputs restored first, after a spacer
+    kernel of *spacer_us* (0: none): (seconds, whether the spacer still ran when the last kernel was
+    enqueued, so that the host's time was hidden)."""
     restore()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     torch.cuda.synchronize()
+    if spacer_us:
+        torch.cuda._sleep(int(spacer_us * SPACER_CYCLES_PER_US))
     start.record()
     call()
     end.record()
+    hidden = bool(spacer_us) and not start.query()
     end.synchronize()
-    return start.elapsed_time(end) / 1e3
+    return start.elapsed_time(end) / 1e3, hidden
 
 
 # ---- the compile step: a candidate's kernels compiled ahead, in a worker ------------------------------------
