@@ -6,7 +6,7 @@
  * Blockers: struct fields in bounds and bases (p->n_heads, s->att), pointer variables, a non-affine subscript
  *   ((h / kv_mul) * head_size: a division by a parameter), a data-dependent condition (the softmax maximum),
  *   expf and sqrtf, an OpenMP pragma in the nest.
- * Args: DIM N_HEADS N_KV_HEADS T (default 768 12 4 640). small-args: 24 4 2 9 */
+ * Args: DIM N_HEADS N_KV_HEADS T (default 768 12 4 896). small-args: 24 4 2 9 */
 #define _POSIX_C_SOURCE 199309L
 #include <math.h>
 #include <stdio.h>
@@ -100,7 +100,7 @@ int main(int argc, char **argv)
     p.dim = argc > 1 ? atoi(argv[1]) : 768;
     p.n_heads = argc > 2 ? atoi(argv[2]) : 12;
     p.n_kv_heads = argc > 3 ? atoi(argv[3]) : 4;
-    p.seq_len = argc > 4 ? atoi(argv[4]) : 640;
+    p.seq_len = argc > 4 ? atoi(argv[4]) : 896;
     int kv_dim = (p.dim * p.n_kv_heads) / p.n_heads;
     RunState s;
     s.q = malloc(sizeof(float) * p.dim);

@@ -4,7 +4,7 @@
  *   `int index = b*filters*spatial + f*spatial + i;`, sqrtf of the variance plus .000001f.
  * Blockers: array elements and a product of them in the bounds (shape[0], shape[2] * shape[3]), an index scalar
  *   with products of parameters, sqrtf, pointer parameters without restrict.
- * Args: BATCH FILTERS HW REPS (default 8 128 56 20). small-args: 2 3 5 2 */
+ * Args: BATCH FILTERS HW REPS (default 8 128 56 30). small-args: 2 3 5 2 */
 #define _POSIX_C_SOURCE 199309L
 #include <math.h>
 #include <stdio.h>
@@ -52,7 +52,7 @@ int main(int argc, char **argv)
     shape[0] = argc > 1 ? atoi(argv[1]) : 8;
     shape[1] = argc > 2 ? atoi(argv[2]) : 128;
     shape[2] = shape[3] = argc > 3 ? atoi(argv[3]) : 56;
-    int reps = argc > 4 ? atoi(argv[4]) : 20;
+    int reps = argc > 4 ? atoi(argv[4]) : 30;
     int n = shape[0] * shape[1] * shape[2] * shape[3];
     int nf = shape[1];
     float *x = malloc(sizeof(float) * n);

@@ -4,7 +4,7 @@
  * Blockers: array elements in the bounds and subscripts (dims[0], dims[1] / 2, dims[2]), flattened 3-level
  *   subscripts with strides of 2 whose shape follows from the bounds (needs dims[2] / 2 columns per output row),
  *   pointer parameters without restrict.
- * Args: C H W LEVELS REPS (default 3 2048 2048 5 12). small-args: 2 24 20 2 2 */
+ * Args: C H W LEVELS REPS (default 3 2048 2048 5 30). small-args: 2 24 20 2 2 */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +48,7 @@ int main(int argc, char **argv)
     int h = argc > 2 ? atoi(argv[2]) : 2048;
     int w = argc > 3 ? atoi(argv[3]) : 2048;
     int levels = argc > 4 ? atoi(argv[4]) : 5;
-    int reps = argc > 5 ? atoi(argv[5]) : 12;
+    int reps = argc > 5 ? atoi(argv[5]) : 30;
     float **pyr = malloc(sizeof(float *) * (levels + 1));
     int hh = h, ww = w;
     for (int l = 0; l <= levels; l++) {

@@ -4,7 +4,7 @@
  * Blockers: non-affine subscripts (c % ksize, c / ksize / ksize, h * stride: products and quotients of a
  *   parameter and an iterator; these must be refused unless the values are versioned), a call to a helper that is
  *   not in libm (side-effect free), data-dependent bounds test inside the helper, flattened subscripts.
- * Args: CHANNELS HW KSIZE STRIDE PAD LAYERS (default 64 112 3 1 1 10). small-args: 3 11 3 2 1 2 */
+ * Args: CHANNELS HW KSIZE STRIDE PAD LAYERS (default 64 112 3 1 1 20). small-args: 3 11 3 2 1 2 */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +66,7 @@ int main(int argc, char **argv)
     int ksize = argc > 3 ? atoi(argv[3]) : 3;
     int stride = argc > 4 ? atoi(argv[4]) : 1;
     int pad = argc > 5 ? atoi(argv[5]) : 1;
-    int layers = argc > 6 ? atoi(argv[6]) : 10;
+    int layers = argc > 6 ? atoi(argv[6]) : 20;
     int out_hw = (hw + 2 * pad - ksize) / stride + 1;
     int nim = channels * hw * hw;
     int ncol = channels * ksize * ksize * out_hw * out_hw;

@@ -4,7 +4,7 @@
  *   a delta counter of changed memberships, float accumulators.
  * Blockers: data-dependent conditions (the minimum and its index; membership[i] != index), flattened subscripts
  *   whose shape follows from the bounds, scalars carried across the cluster loop, a scalar reduction returned.
- * Args: NPOINTS NCLUSTERS NFEATURES REPS (default 60000 32 34 4). small-args: 37 5 3 2 */
+ * Args: NPOINTS NCLUSTERS NFEATURES REPS (default 60000 32 34 6). small-args: 37 5 3 2 */
 #define _POSIX_C_SOURCE 199309L
 #include <float.h>
 #include <stdio.h>
@@ -60,7 +60,7 @@ int main(int argc, char **argv)
     int npoints = argc > 1 ? atoi(argv[1]) : 60000;
     int nclusters = argc > 2 ? atoi(argv[2]) : 32;
     int nfeatures = argc > 3 ? atoi(argv[3]) : 34;
-    int reps = argc > 4 ? atoi(argv[4]) : 4;
+    int reps = argc > 4 ? atoi(argv[4]) : 6;
     float *feature = malloc(sizeof(float) * npoints * nfeatures);
     float *clusters = malloc(sizeof(float) * nclusters * nfeatures);
     int *membership = malloc(sizeof(int) * npoints);

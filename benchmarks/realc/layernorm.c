@@ -3,7 +3,7 @@
  *   1.0f / sqrtf(v + eps) scale, out = n * weight + bias, mean[b*T + t] and rstd[b*T + t] stored.
  * Blockers: pointer variables with flattened 3-level offsets (b*T*C + t*C: products of parameters), sqrtf, scalar
  *   reductions, pointer parameters without restrict.
- * Args: B T C LAYERS (default 8 256 768 24). small-args: 2 3 29 2 */
+ * Args: B T C LAYERS (default 8 256 768 48). small-args: 2 3 29 2 */
 #define _POSIX_C_SOURCE 199309L
 #include <math.h>
 #include <stdio.h>
@@ -64,7 +64,7 @@ int main(int argc, char **argv)
     int B = argc > 1 ? atoi(argv[1]) : 8;
     int T = argc > 2 ? atoi(argv[2]) : 256;
     int C = argc > 3 ? atoi(argv[3]) : 768;
-    int layers = argc > 4 ? atoi(argv[4]) : 24;
+    int layers = argc > 4 ? atoi(argv[4]) : 48;
     float *inp = malloc(sizeof(float) * B * T * C);
     float *out = malloc(sizeof(float) * B * T * C);
     float *mean = malloc(sizeof(float) * B * T);

@@ -3,7 +3,7 @@
  *   through a pointer (l->batch, l->n, l->out_h * l->out_w in the bound), an index scalar, `if (v < 0)`.
  * Blockers: struct fields and a product of two of them in the bounds (l->out_h * l->out_w), an index scalar,
  *   a data-dependent condition, a struct field as the array base (l->output).
- * Args: BATCH N HW REPS (default 8 128 56 40). small-args: 2 3 5 2 */
+ * Args: BATCH N HW REPS (default 8 128 56 80). small-args: 2 3 5 2 */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
     l.batch = argc > 1 ? atoi(argv[1]) : 8;
     l.n = argc > 2 ? atoi(argv[2]) : 128;
     l.out_h = l.out_w = argc > 3 ? atoi(argv[3]) : 56;
-    int reps = argc > 4 ? atoi(argv[4]) : 40;
+    int reps = argc > 4 ? atoi(argv[4]) : 80;
     int n = l.batch * l.n * l.out_h * l.out_w;
     l.output = malloc(sizeof(float) * n);
     l.biases = malloc(sizeof(float) * l.n);

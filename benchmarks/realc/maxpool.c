@@ -4,7 +4,7 @@
  *   and its index chosen with comparisons of the data.
  * Blockers: struct fields in bounds and subscripts, index scalars, data-dependent choices (val > max), a
  *   non-affine subscript (i * l.stride: an iterator times a parameter), flattened subscripts.
- * Args: BATCH C HW SIZE STRIDE REPS (default 4 64 112 2 2 10). small-args: 2 3 9 3 2 2 */
+ * Args: BATCH C HW SIZE STRIDE REPS (default 4 64 112 2 2 20). small-args: 2 3 9 3 2 2 */
 #define _POSIX_C_SOURCE 199309L
 #include <float.h>
 #include <stdio.h>
@@ -77,7 +77,7 @@ int main(int argc, char **argv)
     l.h = l.w = argc > 3 ? atoi(argv[3]) : 112;
     l.size = argc > 4 ? atoi(argv[4]) : 2;
     l.stride = argc > 5 ? atoi(argv[5]) : 2;
-    int reps = argc > 6 ? atoi(argv[6]) : 10;
+    int reps = argc > 6 ? atoi(argv[6]) : 20;
     l.pad = l.size - 1;
     l.out_h = (l.h + l.pad - l.size) / l.stride + 1;
     l.out_w = (l.w + l.pad - l.size) / l.stride + 1;

@@ -3,7 +3,7 @@
  *   o[j] = weight[j] * (ss * x[j])), applied row by row through row pointers as batched inference code does.
  * Blockers: pointer variables (`const float *xr = x + r * size;`), sqrtf, a scalar reduction per row, pointer
  *   parameters without restrict.
- * Args: ROWS SIZE LAYERS (default 512 4096 24). small-args: 7 33 2 */
+ * Args: ROWS SIZE LAYERS (default 512 4096 64). small-args: 7 33 2 */
 #define _POSIX_C_SOURCE 199309L
 #include <math.h>
 #include <stdio.h>
@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 {
     int rows = argc > 1 ? atoi(argv[1]) : 512;
     int size = argc > 2 ? atoi(argv[2]) : 4096;
-    int layers = argc > 3 ? atoi(argv[3]) : 24;
+    int layers = argc > 3 ? atoi(argv[3]) : 64;
     float *x = malloc(sizeof(float) * rows * size);
     float *o = malloc(sizeof(float) * rows * size);
     float *w = malloc(sizeof(float) * layers * size);

@@ -3,7 +3,7 @@
  *   written out inside the loop over rows as ggml's per-row soft_max does, through a row pointer.
  * Blockers: a data-dependent condition (`if (row[i] > max_val) max_val = row[i];`), expf, a pointer variable
  *   (`float *row = x + r * len;`), scalar reductions per row.
- * Args: ROWS LEN REPS (default 2048 2048 4). small-args: 9 31 2 */
+ * Args: ROWS LEN REPS (default 2048 2048 10). small-args: 9 31 2 */
 #define _POSIX_C_SOURCE 199309L
 #include <math.h>
 #include <stdio.h>
@@ -54,7 +54,7 @@ int main(int argc, char **argv)
 {
     int rows = argc > 1 ? atoi(argv[1]) : 2048;
     int len = argc > 2 ? atoi(argv[2]) : 2048;
-    int reps = argc > 3 ? atoi(argv[3]) : 4;
+    int reps = argc > 3 ? atoi(argv[3]) : 10;
     float *x = malloc(sizeof(float) * rows * len);
     double cs = 0.0;
     double elapsed = 0.0;

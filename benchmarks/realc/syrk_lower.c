@@ -3,7 +3,7 @@
  *   linear-algebra libraries do: triangular bounds j <= i, a hoisted scalar, const float * without restrict.
  * Blockers: flattened subscripts with leading dimensions (a[i*lda + l] needs lda >= k, c[i*ldc + j] ldc >= n;
  *   the harness passes a padded C, ldc = n + 8), triangular bounds, pointer parameters without restrict.
- * Args: N K (default 900 900). small-args: 31 23 */
+ * Args: N K (default 1100 1100). small-args: 31 23 */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +44,8 @@ static unsigned long long fnv1a(unsigned long long h, const void *p, size_t n)
 
 int main(int argc, char **argv)
 {
-    int n = argc > 1 ? atoi(argv[1]) : 900;
-    int k = argc > 2 ? atoi(argv[2]) : 900;
+    int n = argc > 1 ? atoi(argv[1]) : 1100;
+    int k = argc > 2 ? atoi(argv[2]) : 1100;
     int lda = k, ldc = n + 8;
     float *a = malloc(sizeof(float) * n * lda);
     float *c = malloc(sizeof(float) * n * ldc);
