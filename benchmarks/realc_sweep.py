@@ -39,7 +39,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -396,7 +396,8 @@ def speed_cell(entry: dict, threads: int, label: str) -> str:
 def markdown(entries: list[dict], meta: dict) -> str:
     s = meta["summary"]
     n = s["nests"]
-    out = [f"# Real-C corpus sweep ({meta['date']})", "",
+    partial = f" (partial: {n} nests so far)" if meta.get("partial") else ""
+    out = [f"# Real-C corpus sweep ({meta['date']}){partial}", "",
            f"`{meta['command']}`", "",
            f"{meta['machine']}; load average {meta['load_before']} at the start, {meta['load_after']} at the end "
            f"(other processes share the cores: speeds are indicative, counts are exact). {meta['versions']}", "",
@@ -488,17 +489,26 @@ def main(argv: list[str] | None = None) -> int:
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
+    def write(entries: list[dict]) -> str:
+        """The results so far, written after every nest (a long run that stops leaves what it measured)."""
+        entries = sorted(entries, key=lambda e: e["nest"])
+        meta["load_after"] = load_average()
+        meta["summary"] = summarize(entries)
+        meta["partial"] = len(entries) < len(nests)
+        if args.json:
+            Path(args.json).write_text(json.dumps({"meta": meta, "nests": entries}, indent=1) + "\n")
+        text = markdown(entries, meta)
+        if args.md:
+            Path(args.md).write_text(text)
+        return text
+
     jobs = args.jobs if args.no_time else 1  # timed runs one at a time
+    done: list[dict] = []
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        entries = list(pool.map(lambda n: sweep_nest(n, args, clang, polycc, work, log), nests))
-    meta["load_after"] = load_average()
-    meta["summary"] = summarize(entries)
-    if args.json:
-        Path(args.json).write_text(json.dumps({"meta": meta, "nests": entries}, indent=1) + "\n")
-    text = markdown(entries, meta)
-    if args.md:
-        Path(args.md).write_text(text)
-    print(text)
+        for f in as_completed([pool.submit(sweep_nest, n, args, clang, polycc, work, log) for n in nests]):
+            done.append(f.result())
+            write(done)
+    print(write(done))
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     return 0

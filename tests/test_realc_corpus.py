@@ -233,3 +233,55 @@ def test_a_nest_optimized_before_stays_optimized(mode, workdir):
 def test_optimize_keeps_a_nests_results_with_other_schedules_and_small_tiles(name, mode, options, workdir):
     nest = load_nest(name)
     check_behaviour(nest, optimize(nest, mode, workdir, options), workdir)
+
+
+def _sweep():
+    import importlib.util
+    import sys
+    spec = importlib.util.spec_from_file_location("realc_sweep", os.path.join(ROOT, "benchmarks", "realc_sweep.py"))
+    module = sys.modules["realc_sweep"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_sweep_reads_pollys_scops_and_the_reasons_inside_the_hot_nest_from_its_remarks():
+    sweep = _sweep()
+    nest = sweep.Nest("k", "/x/k.c", "", (10, 20), 11)
+    stderr = "\n".join([
+        "/x/k.c:11:5: remark: SCoP begins here. [-Rpass-analysis=polly-scops]",
+        "/x/k.c:9:6: remark: Signed-unsigned restriction:\t[p_0] -> {  : p_0 < 0 } [-Rpass-analysis=polly-scops]",
+        "/x/k.c:19:3: remark: SCoP ends here. [-Rpass-analysis=polly-scops]",
+        "/x/k.c:11:5: remark: SCoP begins here. [-Rpass-analysis=polly-scops]",
+        "/x/k.c:19:3: remark: SCoP ends here. [-Rpass-analysis=polly-scops]",
+        "/x/k.c:12:5: remark: The following errors keep this region from being a Scop. [-Rpass-missed=polly-detect]",
+        "/x/k.c:14:9: remark: This function call cannot be handled. Try to inline it. [-Rpass-missed=polly-detect]",
+        "/x/k.c:40:9: remark: Failed to derive an affine function from the loop bounds. [-Rpass-missed=polly-detect]",
+        "/x/k.c:15:1: remark: Invalid Scop candidate ends here. [-Rpass-missed=polly-detect]",
+        "/x/k.c:30:5: remark: The following errors keep this region from being a Scop. [-Rpass-missed=polly-detect]",
+        "/x/k.c:31:9: remark: No profitable polyhedral optimization found [-Rpass-missed=polly-detect]",
+        "/x/k.c:32:1: remark: Invalid Scop candidate ends here. [-Rpass-missed=polly-detect]",
+    ])
+    scops, reasons = sweep.polly_remarks(stderr, nest)
+    assert scops == [[11, 19]]
+    assert reasons == ["14: This function call cannot be handled. Try to inline it."]
+
+
+def test_the_sweep_finds_the_lines_of_pollys_generated_and_outlined_parallel_code():
+    sweep = _sweep()
+    ll = "\n".join([
+        "define void @f(ptr %a) !dbg !5 {",
+        "entry:",
+        "  %x = load double, ptr %a, align 8, !dbg !10",
+        "polly.stmt.for.body:",
+        "  store double 1.0, ptr %a, align 8, !dbg !11",
+        "}",
+        "define internal void @f_polly_subfn(ptr %a) {",
+        "polly.par.loadIVBounds:",
+        "  store double 2.0, ptr %a, align 8, !dbg !12",
+        "}",
+        "!10 = !DILocation(line: 7, column: 3, scope: !5)",
+        "!11 = !DILocation(line: 8, column: 5, scope: !5)",
+        "!12 = !DILocation(line: 9, column: 5, scope: !5)",
+    ])
+    generated, parallel = sweep.polly_generated_lines(ll)
+    assert generated == {8, 9} and parallel == {9}
