@@ -150,6 +150,7 @@ class PollyResult:
     reasons: list[str] = dataclasses.field(default_factory=list)  # of rejected candidates inside the hot nest
     modelled_unprofitable: bool = False  # with -polly-process-unprofitable
     error: str = ""
+    unprofitable_error: str = ""
 
 
 def polly_remarks(stderr: str, nest: Nest) -> tuple[list[list[int]], list[str]]:
@@ -219,8 +220,12 @@ def run_polly(nest: Nest, clang: str, work: Path) -> PollyResult:
     res = PollyResult()
     ll = work / "polly.ll"
     base = [clang, "-O3", "-march=native", "-fopenmp", *POLLY_FLAGS, *REMARKS, nest.path]
-    r = subprocess.run([*base, "-g", "-fno-discard-value-names", "-S", "-emit-llvm", "-o", str(ll)],
-                       capture_output=True, text=True, timeout=COMPILE_TIMEOUT)
+    try:
+        r = subprocess.run([*base, "-g", "-fno-discard-value-names", "-S", "-emit-llvm", "-o", str(ll)],
+                           capture_output=True, text=True, timeout=COMPILE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        res.error = f"compile timeout after {COMPILE_TIMEOUT} s"
+        return res
     if r.returncode != 0:
         res.error = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"exit {r.returncode}"
         return res
@@ -232,8 +237,12 @@ def run_polly(nest: Nest, clang: str, work: Path) -> PollyResult:
     inside = range(nest.hot[0], nest.hot[1] + 1)
     res.transformed = any(x in gen for x in inside)
     res.parallel = any(x in par for x in inside)
-    r = subprocess.run([*base, "-mllvm", "-polly-process-unprofitable", "-c", "-o", str(work / "polly-u.o")],
-                       capture_output=True, text=True, timeout=COMPILE_TIMEOUT)
+    try:
+        r = subprocess.run([*base, "-mllvm", "-polly-process-unprofitable", "-c", "-o", str(work / "polly-u.o")],
+                           capture_output=True, text=True, timeout=COMPILE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        res.unprofitable_error = f"compile timeout after {COMPILE_TIMEOUT} s"
+        return res
     scops, _ = polly_remarks(r.stderr, nest)
     res.modelled_unprofitable = any(nest.overlaps(*s) for s in scops)
     return res
@@ -281,7 +290,11 @@ def compile_builds(nest: Nest, pt: PolytuneRun, clang: str | None, work: Path) -
     builds = []
     for label, cmd in jobs:
         exe = str(work / f"{nest.name}.{label}")
-        r = subprocess.run([*cmd, "-o", exe, "-lm"], capture_output=True, text=True, timeout=COMPILE_TIMEOUT)
+        try:
+            r = subprocess.run([*cmd, "-o", exe, "-lm"], capture_output=True, text=True, timeout=COMPILE_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            builds.append(Build(label, None, f"compile timeout after {COMPILE_TIMEOUT} s"))
+            continue
         builds.append(Build(label, exe if r.returncode == 0 else None,
                             "" if r.returncode == 0 else (r.stderr.strip().splitlines() or ["?"])[-1]))
     return builds
@@ -393,6 +406,21 @@ def speed_cell(entry: dict, threads: int, label: str) -> str:
     return ("=" if v.get("unchanged") else f"{gcc / v['median']:.2f}x") + mark
 
 
+def polly_cell(pl: dict | None) -> str:
+    if not pl:
+        return "-"
+    if pl["error"]:
+        return "error"
+    if not pl["modelled"]:
+        return "no"
+    what = ["transformed" if pl["transformed"] else "modelled"]
+    if pl["parallel"]:
+        what.append("parallel")
+    if not pl["whole"]:
+        what.append("inner part")
+    return what[0] + (f" ({', '.join(what[1:])})" if what[1:] else "")
+
+
 def markdown(entries: list[dict], meta: dict) -> str:
     s = meta["summary"]
     n = s["nests"]
@@ -429,9 +457,7 @@ def markdown(entries: list[dict], meta: dict) -> str:
         p, q, pl = e["polytune"], e["polytune_with_pragmas"], e["polly"]
         cells = [e["nest"], "optimized" if p["optimized"] else ("refused" if p["rc"] == 2 else "no"),
                  "optimized" if q["optimized"] else ("refused" if q["rc"] == 2 else "no"),
-                 "-" if not pl else ("error" if pl["error"] else
-                                     ("transformed" + (" (parallel)" if pl["parallel"] else "")) if pl["transformed"]
-                                     else ("modelled" if pl["modelled"] else "no"))]
+                 polly_cell(pl)]
         for t in threads:
             g = e.get("speed", {}).get(str(t), {}).get("gcc", {})
             cells += [f"{g['median']:.3f}" if "median" in g else "-", speed_cell(e, t, "polytune"),
