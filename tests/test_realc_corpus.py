@@ -200,9 +200,12 @@ def test_the_corpus_has_28_nests_written_without_scop_pragmas():
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", NESTS)
-def test_optimize_keeps_a_nests_results_or_refuses_cleanly(name, mode, workdir):
+def test_optimize_keeps_a_nests_results_or_refuses_cleanly(name, mode, workdir, request):
     nest = load_nest(name)
-    check_behaviour(nest, optimize(nest, mode, workdir), workdir)
+    o = optimize(nest, mode, workdir)
+    # recorded for reports (pytest --junitxml=R -o junit_family=xunit1 writes it as a property)
+    request.node.user_properties.append(("optimized", optimizes_hot_nest(o, nest)))
+    check_behaviour(nest, o, workdir)
 
 
 def _optimized_list() -> dict[str, list[str]]:
