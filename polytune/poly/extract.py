@@ -9,7 +9,7 @@ import islpy as isl
 from pycparser import c_ast, c_generator
 
 from ..errors import UnsupportedError
-from ..frontend import Region, int_type
+from ..frontend import Region, c_spelling, int_type
 from .islutil import CTX, isl_name
 from .scop import Access, Array, Scop, Statement
 
@@ -27,6 +27,10 @@ _TRUTH_OPS = frozenset({"<", "<=", ">", ">=", "==", "!=", "&&", "||"})
 CONSTANT_PARAM_MIN = 8  # smaller constants stay literal; isl's scheduler is slow on constant bounds
 _ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
 _GEN = c_generator.CGenerator()
+_NONE = object()
+# the types whose values C converts in a cast or an assignment to a narrower range: (least, greatest)
+_NARROW = {"char": (-128, 127), "signed char": (-128, 127), "unsigned char": (0, 255), "short": (-32768, 32767),
+           "unsigned short": (0, 65535), "_Bool": (0, 1)}
 
 
 class NonAffine(Exception):
@@ -57,10 +61,14 @@ class _Builder:
     idents: set = field(default_factory=set)
     consts: dict = field(default_factory=dict)  # large integer constant -> parameter name
     where: list = field(default_factory=list)  # the constraints under which the expression being read runs
-    # (node, iterators, where, pieces, why): an expression that must not be negative where it runs; why:
-    # "value" (unsigned arithmetic), "down" (an unsigned iterator's step past 0), the name of the unsigned
-    # iterator it initializes, or the operation that converts it to unsigned
+    # (node, iterators, where, pieces, why, unsigned names): an expression that must not be negative where
+    # it runs; why: "value" (unsigned arithmetic), "down" (an unsigned iterator's step past 0), the name of
+    # the unsigned iterator it initializes, the operation that converts it to unsigned, or a Cast (to an
+    # unsigned type; to a narrower type, whose range it must be in: _narrow)
     unsigned: list = field(default_factory=list)
+    scoped: dict = field(default_factory=dict)  # name -> C type (c_spelling) of the names the region
+    # declares, a loop's iterator while its loop is read; None for a type that is not arithmetic
+    iterator_types: dict = field(default_factory=dict)  # statement name -> {iterator: its C type}
 
     # ---- errors -------------------------------------------------------------------------------------
     def fail(self, node: c_ast.Node | None, msg: str) -> UnsupportedError:
@@ -75,7 +83,7 @@ class _Builder:
         if isinstance(e, (c_ast.BinaryOp, c_ast.UnaryOp)) and e.op in ("+", "-", "*") \
                 and (self.ctype(e) or (0, False))[1]:
             # C computes it modulo 2^bits: the model (integers) holds only where its value is not negative
-            self.unsigned.append((e, iters, list(self.where), out, "value"))
+            self.record(e, iters, out, "value")
         if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-", "*", "/", "%"):
             self.converted(e, iters)
         return out
@@ -88,13 +96,41 @@ class _Builder:
             return
         for side, t in ((e.left, a), (e.right, b)):
             if not t[1] and _const(side) is None or (_const(side) or 0) < 0:
-                self.unsigned.append((side, iters, list(self.where), self._pieces(side, iters), e))
+                self.record(side, iters, self._pieces(side, iters), e)
+
+    def record(self, node: c_ast.Node, iters: tuple[str, ...], pieces, why, where: list | None = None) -> None:
+        """An expression that must not be negative (or, for a narrowing cast, must be in its type's range)
+        where it runs: checked by `_check_unsigned` once the parameters are known."""
+        names = {i for i in iters if (self.int_of(i) or (0, False))[1]}
+        names |= {n for n, t in self.region.int_types.items() if t[1] and n not in self.scoped and n not in iters}
+        self.unsigned.append((node, iters, list(self.where if where is None else where), pieces, why,
+                              frozenset(names)))
 
     def unsigned_iterator(self, var: str, lb_expr: c_ast.Node, lbs, iters) -> None:
         """An unsigned iterator starts at its lower bound modulo 2^bits: the bound must not be negative."""
-        t = self.region.int_types.get(var)
+        t = self.int_of(var)
         if t and t[1] and not (self.ctype(lb_expr) or (0, False))[1]:
-            self.unsigned.append((lb_expr, iters, list(self.where), lbs, var))
+            self.record(lb_expr, iters, lbs, var)
+
+    def c_type(self, name: str) -> str | None:
+        """The C type (frontend.c_spelling) of variable *name* where the expression being read is: the
+        region's own declarations (a loop's iterator inside its loop), else those in scope at the region."""
+        if name in self.scoped:
+            return self.scoped[name]
+        return self.region.scalar_types.get(name)
+
+    def int_of(self, name: str) -> tuple[int, bool] | None:
+        """(bits, unsigned) of integer variable *name* (c_type); None if not an integer or not known."""
+        t = self.c_type(name)
+        return int_type(t.split()) if t else None
+
+    def decl_type(self, decl: c_ast.Decl) -> str | None:
+        """The C type of a declaration of the region (typedefs resolved), None where not arithmetic."""
+        t = decl.type
+        if not (isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType)):
+            return None
+        words = [w2 for w in t.type.names for w2 in self.region.typedef_words.get(w, (w,))]
+        return c_spelling(words)
 
     def ctype(self, e: c_ast.Node) -> tuple[int, bool] | None:
         """(bits, unsigned) of an integer expression by C's usual arithmetic conversions (LP64); None where
@@ -106,7 +142,7 @@ class _Builder:
             bits = 64 if "l" in suffix or abs(_const(e)) > 2 ** 31 - 1 else 32
             return bits, "u" in suffix
         if isinstance(e, c_ast.ID):
-            return self.region.int_types.get(e.name, (32, False))
+            return self.int_of(e.name) or (32, False)
         if isinstance(e, c_ast.Cast):
             return int_type(_GEN.visit(e.to_type).split())
         if isinstance(e, c_ast.UnaryOp):
@@ -153,7 +189,11 @@ class _Builder:
                 return self.truth_value(e, iters)
             raise NonAffine(f"operator '{e.op}'")
         if isinstance(e, c_ast.Cast):
-            return self.pieces(e.expr, iters)
+            out = self.pieces(e.expr, iters)
+            to, spelling = self.ctype(e), c_spelling(_GEN.visit(e.to_type).split())
+            if to is not None and (to[1] and not (self.ctype(e.expr) or (0, False))[1] or spelling in _NARROW):
+                self.record(e, iters, out, e)  # a negative value cast to unsigned, a char out of its range
+            return out
         if isinstance(e, c_ast.BinaryOp) and e.op in _TRUTH_OPS:
             return self.truth_value(e, iters)
         if isinstance(e, c_ast.BinaryOp) and e.op in ("<<", ">>", "&"):
@@ -287,6 +327,7 @@ class _Builder:
                                   "is not supported")
 
     def declare(self, decl: c_ast.Decl) -> None:
+        self.scoped[decl.name] = self.decl_type(decl)
         bare = copy.copy(decl)
         bare.init = None
         text = _GEN.visit(bare) + ";"
@@ -314,8 +355,22 @@ class _Builder:
             raise self.fail(node, "'for' loop without a condition")
         if isinstance(node.cond, c_ast.BinaryOp) and node.cond.op in ("!=", "=="):
             raise self.fail(node, f"loop condition with '{node.cond.op}' is not supported (need <, <=, > or >=)")
-        new_iters = iters + (var,)
         self.iterators_all.add(var)
+        outer = self.scoped.get(var, _NONE)
+        if isinstance(init, c_ast.DeclList):  # in C, the iterator has the type it is declared with here
+            self.scoped[var] = self.decl_type(init.decls[0])
+        try:
+            self.walk_loop(node, var, step, lb_expr, loops, conds)
+        finally:  # after the loop, its iterator's name means what it meant before
+            if outer is _NONE:
+                self.scoped.pop(var, None)
+            else:
+                self.scoped[var] = outer
+
+    def walk_loop(self, node: c_ast.For, var: str, step: int, lb_expr: c_ast.Node, loops, conds) -> None:
+        iters = tuple(lp.iterator for lp in loops)
+        init = node.init
+        new_iters = iters + (var,)
         if not isinstance(init, c_ast.DeclList):
             self.iterator_lines.setdefault(var, _line(node, self.region.begin_line))
         v = isl_name(var)
@@ -333,8 +388,8 @@ class _Builder:
             raise self.fail(node, f"non-affine loop bound ({e}): "
                                   f"for ({_GEN.visit(init)}; {_GEN.visit(node.cond)}; ...)") from None
         c = [first, cond]
-        if step < 0 and (self.region.int_types.get(var) or (0, False))[1]:  # i-- from 0 wraps around
-            self.unsigned.append((node, new_iters, conds + c, [("true", f"{v} - 1")], "down"))
+        if step < 0 and (self.int_of(var) or (0, False))[1]:  # i-- from 0 wraps around
+            self.record(node, new_iters, [("true", f"{v} - 1")], "down", conds + c)
         self.walk(node.stmt, loops + [_Loop(var, 1 if step > 0 else -1)], conds + c)
 
     def statement(self, expr: c_ast.Node, loops: list[_Loop], conds: list[str], key: int) -> None:
@@ -345,6 +400,7 @@ class _Builder:
         self.where = conds
         self.collect(expr, iters, accesses, is_write=False, top=True)
         self.stmts.append((name, iters, list(conds), [lp.sign for lp in loops], expr, line, accesses, key))
+        self.iterator_types[name] = {i: self.c_type(i) for i in iters}
 
     def collect(self, e, iters, out, is_write: bool, top: bool = False) -> None:
         """Record the accesses of expression *e* into *out* as (array, subscripts, is_write, node)."""
@@ -600,11 +656,12 @@ def _check_iterators_used_outside(b: _Builder) -> None:
                                "is not modeled)", b.region.file, line)
 
 
-def _cast_unsigned(expr: c_ast.Node, iters: tuple[str, ...], region: Region) -> c_ast.Node:
+def _cast_unsigned(expr: c_ast.Node, iters: dict[str, str | None]) -> c_ast.Node:
     """The statement with its unsigned iterators cast back to their type where they are values (not
     subscripts, whose values the unsigned check keeps non-negative): the generated counters are `long`,
     and `x = i - j` or `i > k` must compute what they computed with `unsigned i`."""
-    types = {i: region.int_types[i] for i in iters if (region.int_types.get(i) or (0, False))[1]}
+    types = {i: t for i, t in iters.items() if t and (int_type(t.split()) or (0, False))[1]}
+    types = {i: (int_type(t.split())[0], True) for i, t in types.items()}
     if not types:
         return expr
 
@@ -652,12 +709,16 @@ def _check_iterators_read_after(b: _Builder) -> None:
 def _check_unsigned(b: _Builder, params: list[str], ptext: str, context: isl.Set) -> None:
     """Refuse unsigned arithmetic whose value may be negative where it runs (`i - 3` at i < 3, `n - 1` at
     n = 0, a negative int compared with an unsigned): C wraps it around modulo 2^bits; the model does not."""
-    for node, iters, where, pieces, why in b.unsigned:
+    for node, iters, where, pieces, why, unsigned_names in b.unsigned:
         names = [isl_name(i) for i in iters]
-        known = [isl_name(n) for n, t in b.region.int_types.items() if t[1]]
+        known = [isl_name(n) for n in unsigned_names]
         nonneg = [f"{n} >= 0" for n in known if n in names or n in params]
+        low, high = 0, None
+        if isinstance(why, c_ast.Cast) and (spelling := c_spelling(_GEN.visit(why.to_type).split())) in _NARROW:
+            low, high = _NARROW[spelling]
         for guard, value in pieces:
-            cons = " and ".join(f"({c})" for c in [*where, *nonneg, guard, f"{value} < 0"])
+            out = f"{value} < {low}" if high is None else f"({value} < {low} or {value} > {high})"
+            cons = " and ".join(f"({c})" for c in [*where, *nonneg, guard, out])
             try:
                 bad = isl.Set(f"{ptext} -> {{ [{', '.join(names)}] : {cons} }}", context=CTX)
                 bad = bad.intersect_params(context.align_params(bad.get_space()))
@@ -671,13 +732,19 @@ def _check_unsigned(b: _Builder, params: list[str], ptext: str, context: isl.Set
             if why == "down":
                 raise b.fail(node, f"the unsigned loop iterator '{iters[-1]}' counts down past 0: {wrap}")
             if why == "value":
-                unsigned = sorted(n for n, t in b.region.int_types.items()
-                                  if t[1] and re.search(rf"\b{re.escape(n)}\b", text))
+                unsigned = sorted(n for n in unsigned_names if re.search(rf"\b{re.escape(n)}\b", text))
                 raise b.fail(node, f"'{text}' may be negative, in unsigned arithmetic "
                                    f"({', '.join(unsigned) or 'an operand'} unsigned): {wrap}")
             if isinstance(why, str):
                 raise b.fail(node, f"the unsigned loop iterator '{why}' starts at '{text}', which may be "
                                    f"negative: {wrap}")
+            if isinstance(why, c_ast.Cast) and high is not None:
+                raise b.fail(node, f"'{_GEN.visit(why.expr)}' may be outside the range of "
+                                   f"'{_GEN.visit(why.to_type)}' ({low} to {high}) in '{text}': C converts it, "
+                                   "polytune's model does not")
+            if isinstance(why, c_ast.Cast):
+                raise b.fail(node, f"'{_GEN.visit(why.expr)}' may be negative and is cast to unsigned in "
+                                   f"'{text}': {wrap}")
             raise b.fail(node, f"'{text}' may be negative and is converted to unsigned in "
                                f"'{_GEN.visit(why)}': {wrap}")
 
@@ -743,7 +810,7 @@ def build_scop(region: Region) -> Scop:
                 raise UnsupportedError(f"cannot model the access {_GEN.visit(node)} (its subscripts are not "
                                        "piecewise quasi-affine)", region.file, _line(node, line)) from None
             accs.append(Access(array, rel, is_write))
-        statements.append(Statement(name, iters, domain, schedule, _cast_unsigned(expr, iters, region), line,
+        statements.append(Statement(name, iters, domain, schedule, _cast_unsigned(expr, b.iterator_types[name]), line,
                                     tuple(accs)))
     runs = [st for st in statements if not st.domain.intersect_params(context).is_empty()]
     if runs:  # a statement that runs for no parameter value is dead code (the GPU mapping failed on one)
