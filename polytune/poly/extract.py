@@ -656,13 +656,16 @@ def _check_iterators_used_outside(b: _Builder) -> None:
                                "is not modeled)", b.region.file, line)
 
 
-def _cast_unsigned(expr: c_ast.Node, iters: dict[str, str | None]) -> c_ast.Node:
-    """The statement with its unsigned iterators cast back to their type where they are values (not
-    subscripts, whose values the unsigned check keeps non-negative): the generated counters are `long`,
-    and `x = i - j` or `i > k` must compute what they computed with `unsigned i`."""
-    types = {i: t for i, t in iters.items() if t and (int_type(t.split()) or (0, False))[1]}
-    types = {i: (int_type(t.split())[0], True) for i, t in types.items()}
-    if not types:
+def _cast_iterators(expr: c_ast.Node, types: dict[str, str | None]) -> c_ast.Node:
+    """The statement with each loop iterator cast to its declared C type (*types*: None where it is not
+    known, left as it is) wherever it is a value, outside subscripts: the generated loops count in their own `long`
+    counters (emit/printer.py's COUNTER_TYPE), and C's usual arithmetic conversions must be the
+    original's (`int i` minus `unsigned un` is unsigned; `(i - 9) % 1009` with `unsigned i` wraps;
+    `x / 2` with `double x` does not truncate). A subscript is an integer in the model, the same
+    whatever the counter's type: the unsigned check keeps its unsigned parts non-negative, and signed
+    overflow is undefined; it keeps the counter (gcc vectorizes the long index)."""
+    casts = {i: t for i, t in types.items() if t is not None}
+    if not casts:
         return expr
 
     class Cast(c_ast.NodeVisitor):
@@ -670,11 +673,9 @@ def _cast_unsigned(expr: c_ast.Node, iters: dict[str, str | None]) -> c_ast.Node
             for name, child in node.children():
                 if isinstance(node, c_ast.ArrayRef) and name == "subscript":
                     continue
-                if isinstance(child, c_ast.ID) and child.name in types:
-                    words = ["unsigned", "long"] if types[child.name][0] == 64 else ["unsigned", "int"]
-                    cast = c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(None, [], None,
-                                                                                 c_ast.IdentifierType(words))),
-                                      child)
+                if isinstance(child, c_ast.ID) and child.name in casts:
+                    cast = c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(
+                        None, [], None, c_ast.IdentifierType(casts[child.name].split()))), child)
                     set_child(node, name, cast)
                 else:
                     self.visit(child)
@@ -810,7 +811,7 @@ def build_scop(region: Region) -> Scop:
                 raise UnsupportedError(f"cannot model the access {_GEN.visit(node)} (its subscripts are not "
                                        "piecewise quasi-affine)", region.file, _line(node, line)) from None
             accs.append(Access(array, rel, is_write))
-        statements.append(Statement(name, iters, domain, schedule, _cast_unsigned(expr, b.iterator_types[name]), line,
+        statements.append(Statement(name, iters, domain, schedule, _cast_iterators(expr, b.iterator_types[name]), line,
                                     tuple(accs)))
     runs = [st for st in statements if not st.domain.intersect_params(context).is_empty()]
     if runs:  # a statement that runs for no parameter value is dead code (the GPU mapping failed on one)
@@ -820,4 +821,5 @@ def build_scop(region: Region) -> Scop:
                 tuple(statements), arrays,
                 tuple(b.hoisted.values()), frozenset(b.idents | b.iterators_all | set(b.hoisted)),
                 region.source_hash, region.float_scalars, frozenset(b.hoisted),
-                unsigned=frozenset(p for p in params if (region.int_types.get(p) or (0, False))[1]))
+                unsigned=frozenset(p for p in params if (region.int_types.get(p) or (0, False))[1]),
+                scalar_types=dict(region.scalar_types))
