@@ -680,9 +680,26 @@ def _cast_iterators(expr: c_ast.Node, types: dict[str, str | None]) -> c_ast.Nod
                 else:
                     self.visit(child)
 
-    expr = copy.deepcopy(expr)
+    expr = _clone(expr)
     Cast().visit(expr)
     return expr
+
+
+def _clone(node: c_ast.Node) -> c_ast.Node:
+    """A copy of a pycparser tree, without recursion (copy.deepcopy took five Python frames per level, and
+    a statement of 160 terms exceeded the recursion limit)."""
+    root = copy.copy(node)
+    todo = [root]
+    while todo:
+        out = todo.pop()
+        for slot in getattr(out, "__slots__", ()):
+            if isinstance(getattr(out, slot, None), list):
+                setattr(out, slot, list(getattr(out, slot)))  # lists of children are not shared
+        for name, child in out.children():
+            new = copy.copy(child)
+            set_child(out, name, new)
+            todo.append(new)
+    return root
 
 
 def set_child(node: c_ast.Node, name: str, value: c_ast.Node) -> None:
