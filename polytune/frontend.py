@@ -452,9 +452,9 @@ _NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 def read_after(upto: str, after: str) -> frozenset[str]:
     """The names the program may read after the region, before it assigns them (preprocessed text before
     and after the region): in the rest of the enclosing function, a name whose first occurrence is not
-    `name = ...` (or a `for (name = ...)`); a name declared outside the function (a global) wherever it
-    occurs outside the function and the region. Loop iterators among them would need their exit values,
-    which the optimized code does not compute."""
+    `name = ...` (or a `for (name = ...)`); a global (declared at file scope, not in the enclosing
+    function) that another function reads without declaring its own. Loop iterators among them would need
+    their exit values, which the optimized code does not compute."""
     before, rest = _LITERALS.sub('""', upto), _LITERALS.sub('""', after)
     depth, start = 0, 0
     for m in re.finditer(r"[{}]", before):  # the enclosing function starts at the last '{' at file scope
@@ -467,7 +467,7 @@ def read_after(upto: str, after: str) -> frozenset[str]:
         if d <= 0:
             end = m.start()
             break
-    function, outside = rest[:end], before[:start] + rest[end:]
+    function, outside = rest[:end], before[:start] + rest[end + 1:]
     header = before[:start][before[:start].rfind(";") + 1:]  # the function's header: its parameters
     local = set(_declared_scalars(header + before[start:])) | set(_NAME.findall(header))
     live = set()
@@ -481,11 +481,39 @@ def read_after(upto: str, after: str) -> frozenset[str]:
                                                                               function[:m.start()])
         if not assigned:
             live.add(name)
-    counts: dict[str, int] = {}
-    for m in _NAME.finditer(outside):
-        counts[m.group(0)] = counts.get(m.group(0), 0) + 1
-    live |= {n for n, k in counts.items() if k > 1 and n not in local}  # a global used beyond its declaration
+    file_scope, bodies = _top_level(outside)
+    globals_ = set(_NAME.findall(file_scope)) - local
+    for head, body in bodies:  # another function (or initializer) that reads a global of that name
+        own = set(_NAME.findall(head)) | set(_declared_scalars(body))
+        live |= (set(_NAME.findall(body)) & globals_) - own
     return frozenset(live)
+
+
+def _top_level(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """C text at file scope split into its file-scope part (parenthesized groups left out: parameters) and
+    its top-level `{...}` blocks, each with the file-scope text before it back to the previous `;` or
+    block (a function's header)."""
+    scope, blocks, depth, pos, opened = [], [], 0, 0, 0
+    for m in re.finditer(r"[{}]", text):
+        if m.group(0) == "{":
+            if depth == 0:
+                scope.append(text[pos:m.start()])
+                opened = m.start()
+            depth += 1
+        elif depth > 0:
+            depth -= 1
+            if depth == 0:
+                head = scope[-1][scope[-1].rfind(";") + 1:] if scope else ""
+                blocks.append((head, text[opened + 1:m.start()]))
+                pos = m.end()
+    scope.append(text[pos:] if depth == 0 else "")
+    out, depth = [], 0
+    for ch in "".join(scope):
+        depth += ch == "("
+        if depth == 0:
+            out.append(ch)
+        depth = max(0, depth - (ch == ")"))
+    return "".join(out), blocks
 
 
 _PURE_WORD = re.compile(r"\b(?:__)?(?:pure|const)(?:__)?\b")
