@@ -53,6 +53,9 @@ class _Builder:
     region: Region
     stmts: list = field(default_factory=list)
     params: dict = field(default_factory=dict)  # C name -> first line used
+    param_uses: dict = field(default_factory=dict)  # C name -> what its first use reads (`reading`)
+    reading: str = "loop bound"  # what the integer expression being read is: "loop bound", "subscript",
+    # or "condition:x < 0"
     array_dims: dict = field(default_factory=dict)  # name -> ndim
     written: set = field(default_factory=set)
     hoisted: dict = field(default_factory=dict)  # name -> C declaration text
@@ -179,6 +182,7 @@ class _Builder:
                 raise NonAffine(f"'{e.name}' is a floating-point value")
             if e.name not in iters:
                 self.params.setdefault(e.name, _line(e, self.region.begin_line))
+                self.param_uses.setdefault(e.name, self.reading)
             return [("true", isl_name(e.name))]
         if isinstance(e, c_ast.UnaryOp):
             if e.op == "-":
@@ -299,10 +303,12 @@ class _Builder:
         elif isinstance(node, c_ast.If):
             iters = tuple(lp.iterator for lp in loops)
             self.where = conds
+            self.reading = f"condition:{_GEN.visit(node.cond)}"
             try:
                 c = self.condition(node.cond, iters)
             except NonAffine as e:
-                raise self.fail(node, f"non-affine condition in 'if' ({e}): {_GEN.visit(node.cond)}") from None
+                why = f"depends on data: an {e}" if str(e) == "array element" else str(e)
+                raise self.fail(node, f"non-affine condition in 'if' ({why}): {_GEN.visit(node.cond)}") from None
             self.walk(node.iftrue, loops, conds + [c])
             if node.iffalse is not None:
                 self.walk(node.iffalse, loops, conds + [f"not ({c})"])
@@ -378,6 +384,7 @@ class _Builder:
         stride = "" if abs(step) == 1 else " and exists (e0 : {v} = {lb} + {step} * e0)"
         try:
             self.where = conds
+            self.reading = "loop bound"
             lbs = self.pieces(lb_expr, iters)
             self.unsigned_iterator(var, lb_expr, lbs, iters)
             first = " or ".join(f"({_and(g, f'{v} {rel} {lb}' + stride.format(v=v, lb=lb, step=step))})"
@@ -500,6 +507,7 @@ class _Builder:
         if not isinstance(node, c_ast.ID):
             raise self.fail(e, f"unsupported array base '{_GEN.visit(node)}' (pointer arithmetic or call)")
         self.idents.add(node.name)
+        self.reading = "subscript"
         pieces = []
         for s in subs:
             try:
@@ -522,6 +530,7 @@ class _Builder:
         if not isinstance(node, c_ast.ID):
             raise self.fail(e, f"unsupported array base '{_GEN.visit(node)}' (pointer arithmetic or call)")
         self.idents.add(node.name)
+        self.reading = "subscript"
         pieces = _Slice()
         for s in reversed(subs):
             try:
@@ -783,11 +792,16 @@ def build_scop(region: Region) -> Scop:
     _check_iterators_used_outside(b)
     _check_iterators_read_after(b)
     for p, line in b.params.items():
+        use = b.param_uses.get(p, "loop bound")
+        if p in written and use.startswith("condition:"):
+            raise UnsupportedError(f"non-affine condition in 'if' (depends on data: '{p}' is written inside the "
+                                   f"scop): {use.removeprefix('condition:')}", region.file, line)
+        use = "condition" if use.startswith("condition:") else use
         if p in written:
-            raise UnsupportedError(f"loop bound or subscript uses '{p}', which is written inside the scop "
-                                   "(not affine)", region.file, line)
+            raise UnsupportedError(f"{use} uses '{p}', which is written inside the scop (not affine)",
+                                   region.file, line)
         if p in b.array_dims and b.array_dims[p] > 0:
-            raise UnsupportedError(f"'{p}' is an array but is used in a loop bound or subscript",
+            raise UnsupportedError(f"'{p}' is an array but is used in a {use}",
                                    region.file, line)
     params = tuple(sorted(b.params))
     constants = {name: value for value, name in sorted(b.consts.items())}
