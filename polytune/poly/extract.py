@@ -111,9 +111,13 @@ class _Builder:
 
     def unsigned_iterator(self, var: str, lb_expr: c_ast.Node, lbs, iters) -> None:
         """An unsigned iterator starts at its lower bound modulo 2^bits: the bound must not be negative."""
-        t = self.int_of(var)
-        if t and t[1] and not (self.ctype(lb_expr) or (0, False))[1]:
+        if self.wraps(var) and not (self.ctype(lb_expr) or (0, False))[1]:
             self.record(lb_expr, iters, lbs, var)
+
+    def wraps(self, var: str) -> bool:
+        """Whether variable *var* has an unsigned type: below 0 it wraps around (unsigned char and unsigned
+        short too, though their values promote to int)."""
+        return (self.int_of(var) or (0, False))[1] or (self.c_type(var) or "").startswith("unsigned ")
 
     def c_type(self, name: str) -> str | None:
         """The C type (frontend.c_spelling) of variable *name* where the expression being read is: the
@@ -395,7 +399,7 @@ class _Builder:
             raise self.fail(node, f"non-affine loop bound ({e}): "
                                   f"for ({_GEN.visit(init)}; {_GEN.visit(node.cond)}; ...)") from None
         c = [first, cond]
-        if step < 0 and (self.int_of(var) or (0, False))[1]:  # i-- from 0 wraps around
+        if step < 0 and self.wraps(var):  # i-- from 0 wraps around
             self.record(node, new_iters, [("true", f"{v} - 1")], "down", conds + c)
         self.walk(node.stmt, loops + [_Loop(var, 1 if step > 0 else -1)], conds + c)
 
