@@ -38,7 +38,10 @@ class Region:
     shared_params: tuple[str, ...] = ()  # the enclosing function's array/pointer parameters without restrict
     pure_functions: frozenset[str] = frozenset()  # declared __attribute__((pure/const)) or named by --pure
     int_types: dict = field(default_factory=dict)  # name -> (bits, unsigned): integer scalars in scope
+    # where the region begins (its own declarations, loop iterators among them, are read from its body)
     read_after: frozenset[str] = frozenset()  # names the program may read after the region (read_after)
+    scalar_types: dict = field(default_factory=dict)  # name -> C type (c_spelling) of the scalars in scope
+    typedef_words: dict = field(default_factory=dict)  # arithmetic typedef name -> its type's words
 
     @property
     def source_hash(self) -> str:
@@ -193,37 +196,80 @@ def declared_float_scalars(text: str) -> dict[str, str]:
 
 def _declared_scalars(text: str) -> dict[str, tuple[str, ...]]:
     """name -> the words of its type (typedefs resolved) for each scalar declared in *text*, the last
-    declaration winning (arrays, pointers and functions remove the name)."""
-    aliases = {name: base for base, name in _FLOAT_TYPEDEF.findall(text) + _INT_TYPEDEF.findall(text)}
+    declaration winning (arrays, pointers and functions remove the name). A declarator ends at a `,` or
+    `;` outside parentheses, brackets and braces: an initializer may hold any of them (`unsigned i = (1)`,
+    `int k = f(a, b)`); a `(` before any `=` is a function's (or a function pointer's) declarator."""
+    aliases = typedef_words(text)
     types = "|".join([_SCALAR_TYPES] + [re.escape(n) for n in aliases])
-    decl = re.compile(rf"\b(?:const\s+|static\s+|register\s+)*((?:{types})(?:\s+(?:{types}))*)\s+([^;(){{}}]*)")
+    decl = re.compile(rf"\b(?:const\s+|static\s+|register\s+)*((?:{types})(?:\s+(?:{types}))*)\s+")
+    starts_typed = re.compile(rf"(?:{types}|const|static)\b")
     out: dict[str, tuple[str, ...]] = {}
     pos = 0
     while (m := decl.search(text, pos)) is not None:
-        words = [aliases.get(w, w) for w in m.group(1).split()]
-        words = tuple(" ".join(words).split())
+        words = tuple(" ".join(" ".join(aliases[w]) if w in aliases else w for w in m.group(1).split()).split())
         pos = m.end()
         if m.group(1).split()[0] == "typedef" or text[max(0, m.start() - 8):m.start()].rstrip().endswith("typedef"):
             continue  # the typedef itself declares a type, not a variable
-        start, depth = m.start(2), 0
-        for k in range(m.start(2), m.end(2) + 1):  # the declarators, split at top-level commas
-            ch = text[k] if k < m.end(2) else ","
-            depth += (ch == "[") - (ch == "]")
-            if ch != "," or depth:
-                continue
-            d = text[start:k].strip()
-            if re.match(rf"(?:{types}|const|static)\b", d):
-                pos = start  # the next parameter of a list: the next search handles it
-                break
-            n = re.match(r"([A-Za-z_]\w*)\s*(\[)?", d)
-            function = k == m.end(2) and text[k:k + 1] == "("
-            if n and not function:
-                if not n.group(2) and not d.startswith("*"):
+        start, depth, init, k = m.end(), 0, False, m.end()
+        while k <= len(text):
+            ch = text[k] if k < len(text) else ";"
+            if depth:
+                depth += (ch in "([{") - (ch in ")]}")
+            elif ch == "=" and text[k + 1:k + 2] != "=":
+                init = True
+            elif ch in "[" or ch in "({" and init:
+                depth = 1
+            elif ch in ",;(){}":
+                d = text[start:k].strip()
+                if starts_typed.match(d):
+                    pos = start  # the next parameter of a list: the next search handles it
+                    break
+                n = re.match(r"([A-Za-z_]\w*)\s*(\[)?", d)
+                if n and ch != "(" and not n.group(2) and not d.startswith("*"):
                     out[n.group(1)] = words
-                else:
-                    out.pop(n.group(1), None)
-            start = k + 1
+                elif n or ch == "(":
+                    out.pop(n.group(1) if n else "", None)  # an array, a pointer, a function
+                if ch != ",":
+                    pos = k  # a function's parameters (after its '(') are read by the next search
+                    break
+                start, init = k + 1, False
+            k += 1
     return out
+
+
+_STDINT = {"size_t": ("unsigned", "long"), "uintptr_t": ("unsigned", "long"), "ptrdiff_t": ("long",),
+           "intptr_t": ("long",), "ssize_t": ("long",), "int8_t": ("signed", "char"), "uint8_t": ("unsigned", "char"),
+           "int16_t": ("short",), "uint16_t": ("unsigned", "short"), "int32_t": ("int",),
+           "uint32_t": ("unsigned", "int"), "int64_t": ("long",), "uint64_t": ("unsigned", "long")}
+
+
+def typedef_words(text: str) -> dict[str, tuple[str, ...]]:
+    """The typedefs of integer and floating types in (preprocessed) C text: name -> the words of its type
+    (`typedef unsigned long idx_t;` -> ("unsigned", "long")); the <stdint.h>/<stddef.h> names are known
+    without their headers."""
+    out = dict(_STDINT)
+    out.update({name: tuple(base.split()) for base, name in _FLOAT_TYPEDEF.findall(text) + _INT_TYPEDEF.findall(text)})
+    return out
+
+
+def c_spelling(words: list[str] | tuple[str, ...]) -> str | None:
+    """The C type named by *words* (typedefs resolved, <stdint.h> names known) in one spelling: what a
+    generated cast prints (`unsigned int`, `short`, `signed char`, `unsigned long`, `double`); None if not
+    an arithmetic type."""
+    words = [w for w in words if w not in ("const", "static", "register", "volatile")]
+    if len(words) == 1 and words[0] in _STDINT:
+        words = list(_STDINT[words[0]])
+    if "double" in words or "float" in words:
+        return "long double" if "double" in words and "long" in words else "double" if "double" in words \
+            else "float"
+    if not words or not set(words) <= {"unsigned", "signed", "long", "int", "short", "char", "_Bool"}:
+        return None
+    if "_Bool" in words:
+        return "_Bool"
+    base = "char" if "char" in words else "short" if "short" in words else "long" if "long" in words else "int"
+    if "unsigned" in words:
+        return f"unsigned {base}"
+    return "signed char" if base == "char" and "signed" in words else base
 
 
 def find_regions(path: str, pre: str) -> list[tuple[int, int, str, int]]:
@@ -323,24 +369,92 @@ def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, 
     pure_functions = declared_pure(pre) | frozenset(pure)
     for begin, end, text, at in find_regions(path, pre):
         body = parse_region(path, text, typedefs, begin)
-        upto = "".join(line for line in lines[:at] if not _MARKER.match(line))  # the declarations in scope
+        upto = "".join(line for line in lines[:at] if not _MARKER.match(line))
         after = "".join(line for line in lines[at + text.count("\n") + 1:] if not _MARKER.match(line))
-        out.append(Region(path, begin, end, text, body, typedefs, declared_float_scalars(upto),
+        scope = in_scope(upto)  # the declarations in scope where the region begins
+        scalars = _declared_scalars(scope)
+        out.append(Region(path, begin, end, text, body, typedefs, declared_float_scalars(scope),
                           unrestricted_params(upto, typedefs, pre), pure_functions,
-                          declared_int_scalars(upto + text), read_after(upto, after)))
+                          {n: t for n, w in scalars.items() if (t := int_type(w)) is not None},
+                          read_after(upto, after),
+                          {n: t for n, w in scalars.items() if (t := c_spelling(w)) is not None},
+                          typedef_words(pre)))
     return out
 
 
 _LITERALS = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
+
+
+def in_scope(upto: str) -> str:
+    """The part of (preprocessed) C text *upto* whose declarations are still in scope at its end: the
+    blocks closed before it (other functions' bodies, finished inner blocks) and the parenthesized groups
+    at file scope (prototypes' parameters) are left out, but the enclosing function's own parameters."""
+    text = _LITERALS.sub('""', upto)
+    buf: list[str] = []
+    opened: list[int] = []
+    pos = 0
+    for m in re.finditer(r"[{}]", text):
+        buf.append(text[pos:m.start()])
+        pos = m.end()
+        if m.group(0) == "{":
+            opened.append(len(buf))
+            buf.append("{")
+        elif opened:
+            del buf[opened.pop():]
+            buf.append("{}")
+    buf.append(text[pos:])
+    head = "".join(buf[:opened[0]]) if opened else "".join(buf)
+    body = "".join(buf[opened[0]:]) if opened else ""
+    close = head.rfind(")") if opened else -1  # the enclosing function's header ends the file-scope text
+    keep = _opening(head, close) if close >= 0 else len(head)
+    out, depth = [], 0
+    for ch in head[:keep]:  # each group becomes "()"
+        depth += ch == "("
+        if depth == 0 or depth == 1 and ch == "(":
+            out.append(ch)
+        depth = max(0, depth - (ch == ")"))
+        if depth == 0 and ch == ")":
+            out.append(ch)
+    return "".join(out) + head[keep:] + _open_loops(body)
+
+
+def _open_loops(body: str) -> str:
+    """*body* (a function's text with its closed blocks emptied) without the headers of the `for` loops
+    that ended before its end: their iterators' declarations are out of scope."""
+    out, pos = [], 0
+    for m in re.finditer(r"\bfor\s*\(", body):
+        if m.start() < pos:
+            continue
+        depth, k = 1, m.end()
+        while k < len(body) and depth:
+            depth += (body[k] == "(") - (body[k] == ")")
+            k += 1
+        rest = body[k:].lstrip()
+        if not rest.startswith("{") or rest.startswith("{}"):
+            out.append(body[pos:m.start()])
+            pos = k
+    return "".join(out) + body[pos:]
+
+
+def _opening(text: str, close: int) -> int:
+    """The position of the '(' that the ')' at *close* closes."""
+    depth = 0
+    for k in range(close, -1, -1):
+        depth += (text[k] == ")") - (text[k] == "(")
+        if depth == 0:
+            return k
+    return 0
+
+
 _NAME = re.compile(r"\b[A-Za-z_]\w*\b")
 
 
 def read_after(upto: str, after: str) -> frozenset[str]:
     """The names the program may read after the region, before it assigns them (preprocessed text before
     and after the region): in the rest of the enclosing function, a name whose first occurrence is not
-    `name = ...` (or a `for (name = ...)`); a name declared outside the function (a global) wherever it
-    occurs outside the function and the region. Loop iterators among them would need their exit values,
-    which the optimized code does not compute."""
+    `name = ...` (or a `for (name = ...)`); a global (declared at file scope, not in the enclosing
+    function) that another function reads without declaring its own. Loop iterators among them would need
+    their exit values, which the optimized code does not compute."""
     before, rest = _LITERALS.sub('""', upto), _LITERALS.sub('""', after)
     depth, start = 0, 0
     for m in re.finditer(r"[{}]", before):  # the enclosing function starts at the last '{' at file scope
@@ -353,7 +467,7 @@ def read_after(upto: str, after: str) -> frozenset[str]:
         if d <= 0:
             end = m.start()
             break
-    function, outside = rest[:end], before[:start] + rest[end:]
+    function, outside = rest[:end], before[:start] + rest[end + 1:]
     header = before[:start][before[:start].rfind(";") + 1:]  # the function's header: its parameters
     local = set(_declared_scalars(header + before[start:])) | set(_NAME.findall(header))
     live = set()
@@ -367,11 +481,39 @@ def read_after(upto: str, after: str) -> frozenset[str]:
                                                                               function[:m.start()])
         if not assigned:
             live.add(name)
-    counts: dict[str, int] = {}
-    for m in _NAME.finditer(outside):
-        counts[m.group(0)] = counts.get(m.group(0), 0) + 1
-    live |= {n for n, k in counts.items() if k > 1 and n not in local}  # a global used beyond its declaration
+    file_scope, bodies = _top_level(outside)
+    globals_ = set(_NAME.findall(file_scope)) - local
+    for head, body in bodies:  # another function (or initializer) that reads a global of that name
+        own = set(_NAME.findall(head)) | set(_declared_scalars(body))
+        live |= (set(_NAME.findall(body)) & globals_) - own
     return frozenset(live)
+
+
+def _top_level(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """C text at file scope split into its file-scope part (parenthesized groups left out: parameters) and
+    its top-level `{...}` blocks, each with the file-scope text before it back to the previous `;` or
+    block (a function's header)."""
+    scope, blocks, depth, pos, opened = [], [], 0, 0, 0
+    for m in re.finditer(r"[{}]", text):
+        if m.group(0) == "{":
+            if depth == 0:
+                scope.append(text[pos:m.start()])
+                opened = m.start()
+            depth += 1
+        elif depth > 0:
+            depth -= 1
+            if depth == 0:
+                head = scope[-1][scope[-1].rfind(";") + 1:] if scope else ""
+                blocks.append((head, text[opened + 1:m.start()]))
+                pos = m.end()
+    scope.append(text[pos:] if depth == 0 else "")
+    out, depth = [], 0
+    for ch in "".join(scope):
+        depth += ch == "("
+        if depth == 0:
+            out.append(ch)
+        depth = max(0, depth - (ch == ")"))
+    return "".join(out), blocks
 
 
 _PURE_WORD = re.compile(r"\b(?:__)?(?:pure|const)(?:__)?\b")

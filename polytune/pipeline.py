@@ -271,7 +271,7 @@ def cuda_program(program: Program, opts: OptimizeOptions, serve: bool = False, d
     from .linkage import user_header_lines, wrap_c_headers  # the program's other C files keep C linkage
     reps += wrap_c_headers(program.text, user_header_lines(program.path, program.text, program.includes,
                                                            program.defines))
-    return head + "\n" + splice(program.text, reps), regions
+    return with_line_ending(head + "\n", program.text) + splice(program.text, reps), regions
 
 
 def generate_triton(program: Program, opts: OptimizeOptions, config: dict | None = None) -> str:
@@ -369,11 +369,20 @@ def source_lines(text: str) -> list[str]:
 
 
 def splice(text: str, replacements: list[tuple[int, int, str]]) -> str:
-    """Replace 1-based inclusive line ranges of *text* by new code."""
+    """Replace 1-based inclusive line ranges of *text* by new code, its lines ending as *text*'s do."""
     lines = source_lines(text)
     for begin, end, code in sorted(replacements, reverse=True):
-        lines[begin - 1:end] = [code if code.endswith("\n") else code + "\n"]
+        lines[begin - 1:end] = [with_line_ending(code if code.endswith("\n") else code + "\n", text)]
     return "".join(lines)
+
+
+def with_line_ending(code: str, like: str) -> str:
+    """*code* with CRLF line endings where the file *like* ends its first line with CRLF (a Windows file:
+    the output must not mix CRLF and LF), else as it is."""
+    first = like.find("\n")
+    if first <= 0 or like[first - 1] != "\r":
+        return code
+    return re.sub(r"(?<!\r)\n", "\r\n", code)
 
 
 def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:

@@ -21,7 +21,9 @@ coefficients of an assignment sum to at most 1, accumulations add an eighth.
 
 ``COND_SUBSCRIPTS`` turns on conditionals in subscripts (``A[v < 4 ? v : 4]``).
 
-``python tests/progen.py SEED`` prints one program.
+``int_program(seed)`` makes another class of programs: C's integer types and conversions (see there).
+
+``python tests/progen.py SEED`` prints one program (``--ints``: of int_program).
 """
 from __future__ import annotations
 
@@ -236,7 +238,199 @@ def program(seed: int) -> Program:
     return Program(seed, "\n".join(src), nk, ", ".join(sorted(g.features)) or "plain")
 
 
+# ---- C's integer types and conversions (issue 33): a generator feature of its own -------------------------
+# `int_program(seed)`: each kernel takes one parameter per width and signedness (`int n, unsigned un, long ln,
+# size_t sn, short sh, unsigned char uc`, all equal to the n of the call) and fills `long` arrays with
+# expressions that mix them with loop iterators declared with every integer type (char to size_t, signed and
+# unsigned; sibling loops may declare one name with two types, `for (j = ...)` loops count in the function's
+# own `int i; unsigned j; long k`), whose starts are parenthesized or cast (`(1)`, `(unsigned)1`,
+# `(4 + 1) / 2`, `(long)(i + 1)`), in bounds that compare them with parameters of other widths. Every
+# program is one polytune must accept: no bound or subscript converts a value that may be negative to
+# unsigned (a signed parameter is never compared with an unsigned iterator, an unsigned parameter never has
+# a constant subtracted), iterators stay in [0, NMAX] and subscripts are `v + c`. Bodies may wrap around
+# (unsigned arithmetic is defined) but never overflow a signed type: a product has a small factor (an
+# iterator, a parameter or a constant), every value stored is reduced `% 1009`, and divisions are by
+# constants.
+
+INT_TYPES = ("int", "unsigned", "long", "unsigned long", "size_t", "short", "unsigned short", "signed char",
+             "unsigned char", "char")
+INT_PARAMS = {"n": "int", "un": "unsigned", "ln": "long", "sn": "size_t", "sh": "short", "uc": "unsigned char"}
+INT_LOCALS = {"i": "int", "j": "unsigned", "k": "long"}  # the function's own iterators, for `for (j = ...)`
+
+
+_NARROW = ("short", "unsigned short", "signed char", "unsigned char", "char")  # a cast to these may change a
+# value in a bound, which polytune refuses unless it can prove the value in range
+
+
+def _rank(t: str) -> tuple[int, bool]:
+    """(bits, unsigned) of C type *t* after the integer promotions (LP64)."""
+    if t in _NARROW or t == "int":
+        return 32, False
+    return (64 if "long" in t or t == "size_t" else 32), t.startswith("unsigned") or t == "size_t"
+
+
+def _unsigned_conversion(a: str, b: str) -> bool:
+    """Whether C's usual arithmetic conversions of types *a* and *b* give an unsigned type."""
+    (x, ux), (y, uy) = _rank(a), _rank(b)
+    if ux == uy:
+        return ux
+    u, s = (x, y) if ux else (y, x)
+    return u >= s
+
+
+class _IntGen:
+    def __init__(self, seed: int):
+        self.r = random.Random(seed)
+        self.features: set[str] = set()
+
+    def pick(self, xs):
+        return self.r.choice(list(xs))
+
+    def loop(self, var: str, outer: list[tuple[str, str]], used: dict[str, str]) -> tuple[str, str]:
+        """(header, the iterator's type) of a loop over [0, NMAX]. *outer*: (iterator, type) of the enclosing
+        loops; *used*: the type this name had in an earlier loop of the region (a sibling)."""
+        if self.r.random() < 0.25:
+            t, decl = INT_LOCALS[var], ""
+            self.features.add("assigned-iterator")
+        else:
+            t = self.pick(INT_TYPES)
+            decl = f"{t} "
+            if var in used and used[var] != t:
+                self.features.add("sibling-types")
+        used[var] = t
+        unsigned = t.startswith("unsigned") or t == "size_t"  # wraps below 0 (unsigned char too)
+        self.features.add("unsigned-iterator" if unsigned else "signed-iterator")
+        if t in _NARROW:
+            self.features.add("narrow-iterator")
+        # bounds: parameters (P), P + 1, constants, outer iterators; never a signed value converted to unsigned
+        highs = [p for p, pt in INT_PARAMS.items() if not (_unsigned_conversion(t, pt) and not _rank(pt)[1])]
+        highs += [f"{p} + 1" for p in highs if _rank(INT_PARAMS[p])[1]] + ["3", "(5)"]
+        highs += [f"{o} + 1" for o, ot in outer if not (_unsigned_conversion(t, ot) and not _rank(ot)[1])]
+        if any(h.split()[0] in INT_PARAMS and INT_PARAMS[h.split()[0]] != t for h in highs):
+            self.features.add("mixed-bound")
+        lows = ["0", "1", "(1)", f"({t})1", "(4 + 1) / 2", "(0)"] + [o for o, _ in outer] + \
+            [f"({o})" for o, _ in outer] + [f"({t})({o} + 1)" for o, _ in outer if t not in _NARROW]
+        kind = self.pick(["up"] * 5 + ["down", "down", "step"])
+        if kind == "down" and unsigned:  # from a value that cannot be negative, down to a bound above 0
+            hi = self.pick([p for p, pt in INT_PARAMS.items() if _rank(pt)[1]] + ["(9)", f"({t})7"] +
+                           [o for o, _ in outer])
+            lo = self.pick(["0", "1"] + [o for o, ot in outer])
+            self.features.add("down-unsigned")
+            return f"for ({decl}{var} = {hi}; {var} > {lo}; {var}--)", t
+        if kind == "down":
+            hi = self.pick([h for h in highs if not any(h.startswith(p) for p, pt in INT_PARAMS.items()
+                                                        if _rank(pt)[1])])
+            lo = self.pick(["0", "1"] + [o for o, _ in outer])
+            return f"for ({decl}{var} = {hi} - 1; {var} >= {lo}; {var}{self.pick(['--', ' -= 2'])})", t
+        lo, hi = self.pick(lows), self.pick(highs)
+        if lo.startswith("("):
+            self.features.add("cast-start" if lo.startswith(f"({t})") else "parenthesized-start")
+        step = f"{var}++" if kind == "up" else f"{var} += {self.pick([2, 3])}"
+        return f"for ({decl}{var} = {lo}; {var} < {hi}; {step})", t
+
+    def atom(self, iters: list[tuple[str, str]]) -> str:
+        r = self.r.random()
+        if iters and r < 0.45:
+            return self.pick([v for v, _ in iters])
+        if r < 0.8:
+            return self.pick(INT_PARAMS)
+        return str(self.pick([0, 1, 2, 3, 7, 9]))
+
+    def term(self, iters: list[tuple[str, str]]) -> str:
+        """An atom, two atoms under an operator, or a cast of either (values: |v| < 2^33 in a signed type)."""
+        r = self.r.random()
+        if r < 0.35:
+            return self.atom(iters)
+        if r < 0.85:
+            a, b = self.atom(iters), self.atom(iters)
+            op = self.pick(["+", "-", "-", "*", "<", ">="])
+            if op in ("-", "+", "*"):
+                self.features.add("mixed-body")
+            return f"({a} {op} {b})"
+        inner = self.term(iters)
+        self.features.add("body-cast")
+        return f"({self.pick(INT_TYPES)})({inner})"
+
+    def expr(self, iters: list[tuple[str, str]], arrays: list[str]) -> str:
+        a, b = self.term(iters), self.term(iters)
+        op = self.pick(["+", "-", "*", "/", "%"])
+        if op == "*":  # one factor small: an atom
+            b = self.atom(iters)
+        if op in ("/", "%"):
+            b = self.pick(["3", "7", "1009"])
+        text = f"({a} {op} {b})"
+        if self.r.random() < 0.3:
+            text = f"({text} + {self.pick(arrays)}[{self.subscript(iters)}][{self.subscript(iters)}])"
+        return text
+
+    def subscript(self, iters: list[tuple[str, str]]) -> str:
+        if not iters or self.r.random() < 0.1:
+            return str(self.pick([0, 2, NMAX]))
+        return f"{self.pick([v for v, _ in iters])} + {self.pick([0, 0, 1, 2])}"
+
+    def guard(self, iters: list[tuple[str, str]]) -> str:
+        v, t = self.pick(iters)
+        ok = [p for p, pt in INT_PARAMS.items() if not (_unsigned_conversion(t, pt) and not _rank(pt)[1])]
+        return self.pick([f"{v} % 2 == 0", f"{v} > 1"] + [f"{v} < {p}" for p in ok])
+
+    def statement(self, iters: list[tuple[str, str]], arrays: list[str]) -> str:
+        target = f"{self.pick(arrays)}[{self.subscript(iters)}][{self.subscript(iters)}]"
+        text = f"{target} {self.pick(['=', '=', '+='])} (long)(({self.expr(iters, arrays)}) % 1009);"
+        if iters and self.r.random() < 0.2:
+            self.features.add("if-guard")
+            text = f"if ({self.guard(iters)})\n  {text}"
+        return text
+
+    def region(self, arrays: list[str]) -> list[str]:
+        top: list = []
+        prev: list = []  # (header, body, iterator, type) of the previous statement's loops
+        used: dict[str, str] = {}
+        for s in range(self.r.randint(1, 4)):
+            depth = self.r.randint(1, 3)
+            share = self.r.randint(0, min(depth, len(prev))) if s else 0
+            path = prev[:share]
+            for lvl in range(share, depth):
+                header, t = self.loop(ITERS[lvl], [(p[2], p[3]) for p in path], used)
+                node = (header, [], ITERS[lvl], t)
+                (path[-1][1] if path else top).append(node)
+                path.append(node)
+            path[-1][1].append(self.statement([(p[2], p[3]) for p in path], arrays))
+            prev = path
+        return _render([_strip(x) for x in top], 1)
+
+
+def _strip(item):
+    """A generated loop (header, body, iterator, type) as _render's (header, body)."""
+    return item if isinstance(item, str) else (item[0], [_strip(x) for x in item[1]])
+
+
+def int_program(seed: int) -> Program:
+    """A program of C's integer types and conversions (see above), seeded by *seed*."""
+    g = _IntGen(seed)
+    arrays = ["A", "B"][:g.r.randint(1, 2)]
+    nk = g.pick([1, 1, 2])
+    params = ", ".join(f"{t} {p}" for p, t in INT_PARAMS.items())
+    decls = ", ".join(f"{a}[{SIZE}][{SIZE}]" for a in arrays)
+    src = ["#include <stdio.h>", "#include <stddef.h>", "", f"static long {decls};", ""]
+    for k in range(nk):
+        src += [f"static void kernel{k}({params})", "{"] + [f"  {t} {v};" for v, t in INT_LOCALS.items()]
+        src += ["#pragma scop"] + g.region(arrays) + ["#pragma endscop", "}", ""]
+    src += ["int main(void)", "{", "  int i, j, n;", f"  for (i = 0; i < {SIZE}; i++)",
+            f"    for (j = 0; j < {SIZE}; j++) {{"]
+    src += [f"      {a}[i][j] = (i * {7 + 2 * q} + j * {3 + q} + {q}) % 17 - 8;" for q, a in enumerate(arrays)]
+    src += ["    }", f"  for (n = 0; n < {len(N_VALUES)}; n++) {{",
+            f"    static const int ns[] = {{{', '.join(map(str, N_VALUES))}}};"]
+    src += [f"    kernel{k}(ns[n], (unsigned)ns[n], (long)ns[n], (size_t)ns[n], (short)ns[n], (unsigned char)ns[n]);"
+            for k in range(nk)]
+    src += ["  }", f"  for (i = 0; i < {SIZE}; i++)", f"    for (j = 0; j < {SIZE}; j++) {{"]
+    src += [f'      printf("%ld\\n", {a}[i][j]);' for a in arrays]
+    src += ["    }", "  return 0;", "}", ""]
+    return Program(seed, "\n".join(src), nk, ", ".join(sorted(g.features)) or "plain")
+
+
 if __name__ == "__main__":  # pragma: no cover
     import sys
 
-    print(program(int(sys.argv[1]) if len(sys.argv) > 1 else 0))
+    make = int_program if "--ints" in sys.argv else program
+    args = [a for a in sys.argv[1:] if a != "--ints"]
+    print(make(int(args[0]) if args else 0))

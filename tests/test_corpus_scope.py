@@ -7,6 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_int_types import _name, check_program
+from test_random_nests import run_main
+from test_reliability_options import ONE_EACH
 
 from polytune.cli import main
 
@@ -60,3 +63,58 @@ def test_floating_point_value_in_bounds_conditions_subscripts_is_refused(body: s
     assert rc == 2 and not out.exists()
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"{src}:5: {where} ('x' is a floating-point value)"), err
+
+
+# issue 33: a `j` of main() is another variable than the region's; a memory-benchmark shape (STREAM's ssize_t)
+OTHER_FUNCTION = r"""#include <stdio.h>
+#include <sys/types.h>
+#define N 50
+static double a[N], b[N], c[N];
+static void copy_scale(double s) {
+  ssize_t j;
+#pragma scop
+  for (j = 0; j < N; j++)
+    c[j] = a[j];
+  for (j = 0; j < N; j++)
+    b[j] = s * c[j];
+#pragma endscop
+}
+int main(void) {
+  ssize_t j;
+  for (j = 0; j < N; j++) a[j] = j * 0.5;
+  for (j = 0; j < 3; j++) copy_scale(1.5 + j);
+  printf("%ld %.17g %.17g\n", (long)j, b[N - 1], c[7]);
+  return 0;
+}
+"""
+
+DATA_DEPENDENT_IF = """double A[100];
+void f(int n) {
+  int z;
+#pragma scop
+  for (int i = 0; i < n; i++) {
+    z = (int)A[i];
+    if (z < 0)
+      A[i] = 0;
+  }
+#pragma endscop
+}
+"""
+
+
+@pytest.mark.parametrize("options", ONE_EACH, ids=_name)
+def test_variable_of_the_same_name_in_another_function_is_not_read_after_the_region(tmp_path, monkeypatch,
+                                                                                    options):
+    check_program(tmp_path, "other_function", OTHER_FUNCTION, options, None, monkeypatch)
+
+
+@pytest.mark.parametrize("options", ONE_EACH, ids=_name)
+def test_data_dependent_condition_is_refused_as_one(tmp_path: Path, options):
+    src, out = tmp_path / "z.c", tmp_path / "z.opt.c"
+    src.write_text(DATA_DEPENDENT_IF)
+    rc, err = run_main(["optimize", str(src), "-o", str(out), *options])
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and not out.exists(), err
+    assert lines[0] == (f"{src}:7: non-affine condition in 'if' (depends on data: 'z' is written inside the scop): "
+                        "z < 0"), err
+    assert "loop bound or subscript" not in err

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from progen import program
+from progen import int_program, program
 from test_random_nests import run_main
 
 GCC = shutil.which("gcc")
@@ -51,9 +51,10 @@ def _first_difference(expected: bytes, got: bytes) -> str:
     return f"{len(bad)} of {len(a)} lines differ (first: line {bad[0] + 1})" if bad else "line counts differ"
 
 
-def check_program(seed: int, variants: list[str], gpu: bool = False) -> int:
-    """Every variant of program *seed* prints what the original prints; returns the number of runs checked."""
-    prog = program(seed)
+def check_program(seed: int, variants: list[str], gpu: bool = False, make=program, threads=(1, 2)) -> int:
+    """Every variant of program *seed* (of generator *make*) prints what the original prints at each number of
+    *threads*; returns the number of runs checked."""
+    prog = make(seed)
     runs = 0
     with tempfile.TemporaryDirectory(prefix="polytune-prog-") as d:
         tmp = Path(d)
@@ -66,9 +67,9 @@ def check_program(seed: int, variants: list[str], gpu: bool = False) -> int:
             rc, err = run_main(["optimize", str(src), "-o", str(out), *C_VARIANTS[name]], TIMEOUT)
             assert rc == 0, f"{name}: polytune exit {rc}: {err}\n{prog!r}"
             _build([GCC, "-O1", "-fopenmp", str(out), "-o", str(tmp / name), "-lm"], name)
-            for threads in (1, 2):
-                got = _run(tmp / name, threads)
-                assert got == expected, (f"{name} at {threads} thread(s): {_first_difference(expected, got)}\n"
+            for k in threads:
+                got = _run(tmp / name, k)
+                assert got == expected, (f"{name} at {k} thread(s): {_first_difference(expected, got)}\n"
                                          f"{prog!r}\n--- optimized:\n{out.read_text()}")
                 runs += 1
         if gpu and GXX is not None:
@@ -173,3 +174,30 @@ def test_generator_covers_the_shapes_of_issue_14():
 @pytest.mark.parametrize("seed", SLOW)
 def test_random_program_same_output_slow(seed):
     check_program(seed, list(C_VARIANTS), gpu=True)
+
+
+# C's integer types and conversions (progen.int_program, issue 33), at 1, 2 and 4 threads with the parallel code
+# forced on (conftest: POLYTUNE_PARALLEL_WORK=0): a fast sample, one C variant each; ``-m slow`` every variant
+# of POLYTUNE_INT_PROGRAMS programs (default 400) from seed POLYTUNE_INT_PROGRAMS_START (default 1000).
+INT_SLOW_START = int(os.environ.get("POLYTUNE_INT_PROGRAMS_START", "1000"))
+INT_SLOW = range(INT_SLOW_START, INT_SLOW_START + int(os.environ.get("POLYTUNE_INT_PROGRAMS", "400")))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_integer_program_same_output(seed):
+    check_program(seed, [list(C_VARIANTS)[seed % len(C_VARIANTS)]], make=int_program, threads=(1, 2, 4))
+
+
+def test_integer_generator_covers_the_shapes_of_issue_33():
+    seen = set()
+    for seed in range(100):
+        seen |= set(int_program(seed).summary.split(", "))
+    assert {"unsigned-iterator", "signed-iterator", "narrow-iterator", "assigned-iterator", "sibling-types",
+            "cast-start", "parenthesized-start", "mixed-bound", "mixed-body", "body-cast", "down-unsigned",
+            "if-guard"} <= seen, seen
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", INT_SLOW)
+def test_random_integer_program_same_output_slow(seed):
+    check_program(seed, list(C_VARIANTS), make=int_program, threads=(1, 2, 4))

@@ -9,7 +9,7 @@ import islpy as isl
 from pycparser import c_ast, c_generator
 
 from ..errors import UnsupportedError
-from ..frontend import Region, int_type
+from ..frontend import Region, c_spelling, int_type
 from .islutil import CTX, isl_name
 from .scop import Access, Array, Scop, Statement
 
@@ -27,6 +27,10 @@ _TRUTH_OPS = frozenset({"<", "<=", ">", ">=", "==", "!=", "&&", "||"})
 CONSTANT_PARAM_MIN = 8  # smaller constants stay literal; isl's scheduler is slow on constant bounds
 _ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
 _GEN = c_generator.CGenerator()
+_NONE = object()
+# the types whose values C converts in a cast or an assignment to a narrower range: (least, greatest)
+_NARROW = {"char": (-128, 127), "signed char": (-128, 127), "unsigned char": (0, 255), "short": (-32768, 32767),
+           "unsigned short": (0, 65535), "_Bool": (0, 1)}
 
 
 class NonAffine(Exception):
@@ -49,6 +53,9 @@ class _Builder:
     region: Region
     stmts: list = field(default_factory=list)
     params: dict = field(default_factory=dict)  # C name -> first line used
+    param_uses: dict = field(default_factory=dict)  # C name -> what its first use reads (`reading`)
+    reading: str = "loop bound"  # what the integer expression being read is: "loop bound", "subscript",
+    # or "condition:x < 0"
     array_dims: dict = field(default_factory=dict)  # name -> ndim
     written: set = field(default_factory=set)
     hoisted: dict = field(default_factory=dict)  # name -> C declaration text
@@ -57,10 +64,14 @@ class _Builder:
     idents: set = field(default_factory=set)
     consts: dict = field(default_factory=dict)  # large integer constant -> parameter name
     where: list = field(default_factory=list)  # the constraints under which the expression being read runs
-    # (node, iterators, where, pieces, why): an expression that must not be negative where it runs; why:
-    # "value" (unsigned arithmetic), "down" (an unsigned iterator's step past 0), the name of the unsigned
-    # iterator it initializes, or the operation that converts it to unsigned
+    # (node, iterators, where, pieces, why, unsigned names): an expression that must not be negative where
+    # it runs; why: "value" (unsigned arithmetic), "down" (an unsigned iterator's step past 0), the name of
+    # the unsigned iterator it initializes, the operation that converts it to unsigned, or a Cast (to an
+    # unsigned type; to a narrower type, whose range it must be in: _narrow)
     unsigned: list = field(default_factory=list)
+    scoped: dict = field(default_factory=dict)  # name -> C type (c_spelling) of the names the region
+    # declares, a loop's iterator while its loop is read; None for a type that is not arithmetic
+    iterator_types: dict = field(default_factory=dict)  # statement name -> {iterator: its C type}
 
     # ---- errors -------------------------------------------------------------------------------------
     def fail(self, node: c_ast.Node | None, msg: str) -> UnsupportedError:
@@ -75,7 +86,7 @@ class _Builder:
         if isinstance(e, (c_ast.BinaryOp, c_ast.UnaryOp)) and e.op in ("+", "-", "*") \
                 and (self.ctype(e) or (0, False))[1]:
             # C computes it modulo 2^bits: the model (integers) holds only where its value is not negative
-            self.unsigned.append((e, iters, list(self.where), out, "value"))
+            self.record(e, iters, out, "value")
         if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-", "*", "/", "%"):
             self.converted(e, iters)
         return out
@@ -88,13 +99,45 @@ class _Builder:
             return
         for side, t in ((e.left, a), (e.right, b)):
             if not t[1] and _const(side) is None or (_const(side) or 0) < 0:
-                self.unsigned.append((side, iters, list(self.where), self._pieces(side, iters), e))
+                self.record(side, iters, self._pieces(side, iters), e)
+
+    def record(self, node: c_ast.Node, iters: tuple[str, ...], pieces, why, where: list | None = None) -> None:
+        """An expression that must not be negative (or, for a narrowing cast, must be in its type's range)
+        where it runs: checked by `_check_unsigned` once the parameters are known."""
+        names = {i for i in iters if (self.int_of(i) or (0, False))[1]}
+        names |= {n for n, t in self.region.int_types.items() if t[1] and n not in self.scoped and n not in iters}
+        self.unsigned.append((node, iters, list(self.where if where is None else where), pieces, why,
+                              frozenset(names)))
 
     def unsigned_iterator(self, var: str, lb_expr: c_ast.Node, lbs, iters) -> None:
         """An unsigned iterator starts at its lower bound modulo 2^bits: the bound must not be negative."""
-        t = self.region.int_types.get(var)
-        if t and t[1] and not (self.ctype(lb_expr) or (0, False))[1]:
-            self.unsigned.append((lb_expr, iters, list(self.where), lbs, var))
+        if self.wraps(var) and not (self.ctype(lb_expr) or (0, False))[1]:
+            self.record(lb_expr, iters, lbs, var)
+
+    def wraps(self, var: str) -> bool:
+        """Whether variable *var* has an unsigned type: below 0 it wraps around (unsigned char and unsigned
+        short too, though their values promote to int)."""
+        return (self.int_of(var) or (0, False))[1] or (self.c_type(var) or "").startswith("unsigned ")
+
+    def c_type(self, name: str) -> str | None:
+        """The C type (frontend.c_spelling) of variable *name* where the expression being read is: the
+        region's own declarations (a loop's iterator inside its loop), else those in scope at the region."""
+        if name in self.scoped:
+            return self.scoped[name]
+        return self.region.scalar_types.get(name)
+
+    def int_of(self, name: str) -> tuple[int, bool] | None:
+        """(bits, unsigned) of integer variable *name* (c_type); None if not an integer or not known."""
+        t = self.c_type(name)
+        return int_type(t.split()) if t else None
+
+    def decl_type(self, decl: c_ast.Decl) -> str | None:
+        """The C type of a declaration of the region (typedefs resolved), None where not arithmetic."""
+        t = decl.type
+        if not (isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType)):
+            return None
+        words = [w2 for w in t.type.names for w2 in self.region.typedef_words.get(w, (w,))]
+        return c_spelling(words)
 
     def ctype(self, e: c_ast.Node) -> tuple[int, bool] | None:
         """(bits, unsigned) of an integer expression by C's usual arithmetic conversions (LP64); None where
@@ -106,7 +149,7 @@ class _Builder:
             bits = 64 if "l" in suffix or abs(_const(e)) > 2 ** 31 - 1 else 32
             return bits, "u" in suffix
         if isinstance(e, c_ast.ID):
-            return self.region.int_types.get(e.name, (32, False))
+            return self.int_of(e.name) or (32, False)
         if isinstance(e, c_ast.Cast):
             return int_type(_GEN.visit(e.to_type).split())
         if isinstance(e, c_ast.UnaryOp):
@@ -143,6 +186,7 @@ class _Builder:
                 raise NonAffine(f"'{e.name}' is a floating-point value")
             if e.name not in iters:
                 self.params.setdefault(e.name, _line(e, self.region.begin_line))
+                self.param_uses.setdefault(e.name, self.reading)
             return [("true", isl_name(e.name))]
         if isinstance(e, c_ast.UnaryOp):
             if e.op == "-":
@@ -153,7 +197,11 @@ class _Builder:
                 return self.truth_value(e, iters)
             raise NonAffine(f"operator '{e.op}'")
         if isinstance(e, c_ast.Cast):
-            return self.pieces(e.expr, iters)
+            out = self.pieces(e.expr, iters)
+            to, spelling = self.ctype(e), c_spelling(_GEN.visit(e.to_type).split())
+            if to is not None and (to[1] and not (self.ctype(e.expr) or (0, False))[1] or spelling in _NARROW):
+                self.record(e, iters, out, e)  # a negative value cast to unsigned, a char out of its range
+            return out
         if isinstance(e, c_ast.BinaryOp) and e.op in _TRUTH_OPS:
             return self.truth_value(e, iters)
         if isinstance(e, c_ast.BinaryOp) and e.op in ("<<", ">>", "&"):
@@ -259,10 +307,12 @@ class _Builder:
         elif isinstance(node, c_ast.If):
             iters = tuple(lp.iterator for lp in loops)
             self.where = conds
+            self.reading = f"condition:{_GEN.visit(node.cond)}"
             try:
                 c = self.condition(node.cond, iters)
             except NonAffine as e:
-                raise self.fail(node, f"non-affine condition in 'if' ({e}): {_GEN.visit(node.cond)}") from None
+                why = f"depends on data: an {e}" if str(e) == "array element" else str(e)
+                raise self.fail(node, f"non-affine condition in 'if' ({why}): {_GEN.visit(node.cond)}") from None
             self.walk(node.iftrue, loops, conds + [c])
             if node.iffalse is not None:
                 self.walk(node.iffalse, loops, conds + [f"not ({c})"])
@@ -287,6 +337,7 @@ class _Builder:
                                   "is not supported")
 
     def declare(self, decl: c_ast.Decl) -> None:
+        self.scoped[decl.name] = self.decl_type(decl)
         bare = copy.copy(decl)
         bare.init = None
         text = _GEN.visit(bare) + ";"
@@ -314,8 +365,22 @@ class _Builder:
             raise self.fail(node, "'for' loop without a condition")
         if isinstance(node.cond, c_ast.BinaryOp) and node.cond.op in ("!=", "=="):
             raise self.fail(node, f"loop condition with '{node.cond.op}' is not supported (need <, <=, > or >=)")
-        new_iters = iters + (var,)
         self.iterators_all.add(var)
+        outer = self.scoped.get(var, _NONE)
+        if isinstance(init, c_ast.DeclList):  # in C, the iterator has the type it is declared with here
+            self.scoped[var] = self.decl_type(init.decls[0])
+        try:
+            self.walk_loop(node, var, step, lb_expr, loops, conds)
+        finally:  # after the loop, its iterator's name means what it meant before
+            if outer is _NONE:
+                self.scoped.pop(var, None)
+            else:
+                self.scoped[var] = outer
+
+    def walk_loop(self, node: c_ast.For, var: str, step: int, lb_expr: c_ast.Node, loops, conds) -> None:
+        iters = tuple(lp.iterator for lp in loops)
+        init = node.init
+        new_iters = iters + (var,)
         if not isinstance(init, c_ast.DeclList):
             self.iterator_lines.setdefault(var, _line(node, self.region.begin_line))
         v = isl_name(var)
@@ -323,6 +388,7 @@ class _Builder:
         stride = "" if abs(step) == 1 else " and exists (e0 : {v} = {lb} + {step} * e0)"
         try:
             self.where = conds
+            self.reading = "loop bound"
             lbs = self.pieces(lb_expr, iters)
             self.unsigned_iterator(var, lb_expr, lbs, iters)
             first = " or ".join(f"({_and(g, f'{v} {rel} {lb}' + stride.format(v=v, lb=lb, step=step))})"
@@ -333,8 +399,8 @@ class _Builder:
             raise self.fail(node, f"non-affine loop bound ({e}): "
                                   f"for ({_GEN.visit(init)}; {_GEN.visit(node.cond)}; ...)") from None
         c = [first, cond]
-        if step < 0 and (self.region.int_types.get(var) or (0, False))[1]:  # i-- from 0 wraps around
-            self.unsigned.append((node, new_iters, conds + c, [("true", f"{v} - 1")], "down"))
+        if step < 0 and self.wraps(var):  # i-- from 0 wraps around
+            self.record(node, new_iters, [("true", f"{v} - 1")], "down", conds + c)
         self.walk(node.stmt, loops + [_Loop(var, 1 if step > 0 else -1)], conds + c)
 
     def statement(self, expr: c_ast.Node, loops: list[_Loop], conds: list[str], key: int) -> None:
@@ -345,6 +411,7 @@ class _Builder:
         self.where = conds
         self.collect(expr, iters, accesses, is_write=False, top=True)
         self.stmts.append((name, iters, list(conds), [lp.sign for lp in loops], expr, line, accesses, key))
+        self.iterator_types[name] = {i: self.c_type(i) for i in iters}
 
     def collect(self, e, iters, out, is_write: bool, top: bool = False) -> None:
         """Record the accesses of expression *e* into *out* as (array, subscripts, is_write, node)."""
@@ -444,6 +511,7 @@ class _Builder:
         if not isinstance(node, c_ast.ID):
             raise self.fail(e, f"unsupported array base '{_GEN.visit(node)}' (pointer arithmetic or call)")
         self.idents.add(node.name)
+        self.reading = "subscript"
         pieces = []
         for s in subs:
             try:
@@ -466,6 +534,7 @@ class _Builder:
         if not isinstance(node, c_ast.ID):
             raise self.fail(e, f"unsupported array base '{_GEN.visit(node)}' (pointer arithmetic or call)")
         self.idents.add(node.name)
+        self.reading = "subscript"
         pieces = _Slice()
         for s in reversed(subs):
             try:
@@ -600,12 +669,16 @@ def _check_iterators_used_outside(b: _Builder) -> None:
                                "is not modeled)", b.region.file, line)
 
 
-def _cast_unsigned(expr: c_ast.Node, iters: tuple[str, ...], region: Region) -> c_ast.Node:
-    """The statement with its unsigned iterators cast back to their type where they are values (not
-    subscripts, whose values the unsigned check keeps non-negative): the generated counters are `long`,
-    and `x = i - j` or `i > k` must compute what they computed with `unsigned i`."""
-    types = {i: region.int_types[i] for i in iters if (region.int_types.get(i) or (0, False))[1]}
-    if not types:
+def _cast_iterators(expr: c_ast.Node, types: dict[str, str | None]) -> c_ast.Node:
+    """The statement with each loop iterator cast to its declared C type (*types*: None where it is not
+    known, left as it is) wherever it is a value, outside subscripts: the generated loops count in their own `long`
+    counters (emit/printer.py's COUNTER_TYPE), and C's usual arithmetic conversions must be the
+    original's (`int i` minus `unsigned un` is unsigned; `(i - 9) % 1009` with `unsigned i` wraps;
+    `x / 2` with `double x` does not truncate). A subscript is an integer in the model, the same
+    whatever the counter's type: the unsigned check keeps its unsigned parts non-negative, and signed
+    overflow is undefined; it keeps the counter (gcc vectorizes the long index)."""
+    casts = {i: t for i, t in types.items() if t is not None}
+    if not casts:
         return expr
 
     class Cast(c_ast.NodeVisitor):
@@ -613,18 +686,33 @@ def _cast_unsigned(expr: c_ast.Node, iters: tuple[str, ...], region: Region) -> 
             for name, child in node.children():
                 if isinstance(node, c_ast.ArrayRef) and name == "subscript":
                     continue
-                if isinstance(child, c_ast.ID) and child.name in types:
-                    words = ["unsigned", "long"] if types[child.name][0] == 64 else ["unsigned", "int"]
-                    cast = c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(None, [], None,
-                                                                                 c_ast.IdentifierType(words))),
-                                      child)
+                if isinstance(child, c_ast.ID) and child.name in casts:
+                    cast = c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(
+                        None, [], None, c_ast.IdentifierType(casts[child.name].split()))), child)
                     set_child(node, name, cast)
                 else:
                     self.visit(child)
 
-    expr = copy.deepcopy(expr)
+    expr = _clone(expr)
     Cast().visit(expr)
     return expr
+
+
+def _clone(node: c_ast.Node) -> c_ast.Node:
+    """A copy of a pycparser tree, without recursion (copy.deepcopy took five Python frames per level, and
+    a statement of 160 terms exceeded the recursion limit)."""
+    root = copy.copy(node)
+    todo = [root]
+    while todo:
+        out = todo.pop()
+        for slot in getattr(out, "__slots__", ()):
+            if isinstance(getattr(out, slot, None), list):
+                setattr(out, slot, list(getattr(out, slot)))  # lists of children are not shared
+        for name, child in out.children():
+            new = copy.copy(child)
+            set_child(out, name, new)
+            todo.append(new)
+    return root
 
 
 def set_child(node: c_ast.Node, name: str, value: c_ast.Node) -> None:
@@ -652,12 +740,16 @@ def _check_iterators_read_after(b: _Builder) -> None:
 def _check_unsigned(b: _Builder, params: list[str], ptext: str, context: isl.Set) -> None:
     """Refuse unsigned arithmetic whose value may be negative where it runs (`i - 3` at i < 3, `n - 1` at
     n = 0, a negative int compared with an unsigned): C wraps it around modulo 2^bits; the model does not."""
-    for node, iters, where, pieces, why in b.unsigned:
+    for node, iters, where, pieces, why, unsigned_names in b.unsigned:
         names = [isl_name(i) for i in iters]
-        known = [isl_name(n) for n, t in b.region.int_types.items() if t[1]]
+        known = [isl_name(n) for n in unsigned_names]
         nonneg = [f"{n} >= 0" for n in known if n in names or n in params]
+        low, high = 0, None
+        if isinstance(why, c_ast.Cast) and (spelling := c_spelling(_GEN.visit(why.to_type).split())) in _NARROW:
+            low, high = _NARROW[spelling]
         for guard, value in pieces:
-            cons = " and ".join(f"({c})" for c in [*where, *nonneg, guard, f"{value} < 0"])
+            out = f"{value} < {low}" if high is None else f"({value} < {low} or {value} > {high})"
+            cons = " and ".join(f"({c})" for c in [*where, *nonneg, guard, out])
             try:
                 bad = isl.Set(f"{ptext} -> {{ [{', '.join(names)}] : {cons} }}", context=CTX)
                 bad = bad.intersect_params(context.align_params(bad.get_space()))
@@ -671,13 +763,19 @@ def _check_unsigned(b: _Builder, params: list[str], ptext: str, context: isl.Set
             if why == "down":
                 raise b.fail(node, f"the unsigned loop iterator '{iters[-1]}' counts down past 0: {wrap}")
             if why == "value":
-                unsigned = sorted(n for n, t in b.region.int_types.items()
-                                  if t[1] and re.search(rf"\b{re.escape(n)}\b", text))
+                unsigned = sorted(n for n in unsigned_names if re.search(rf"\b{re.escape(n)}\b", text))
                 raise b.fail(node, f"'{text}' may be negative, in unsigned arithmetic "
                                    f"({', '.join(unsigned) or 'an operand'} unsigned): {wrap}")
             if isinstance(why, str):
                 raise b.fail(node, f"the unsigned loop iterator '{why}' starts at '{text}', which may be "
                                    f"negative: {wrap}")
+            if isinstance(why, c_ast.Cast) and high is not None:
+                raise b.fail(node, f"'{_GEN.visit(why.expr)}' may be outside the range of "
+                                   f"'{_GEN.visit(why.to_type)}' ({low} to {high}) in '{text}': C converts it, "
+                                   "polytune's model does not")
+            if isinstance(why, c_ast.Cast):
+                raise b.fail(node, f"'{_GEN.visit(why.expr)}' may be negative and is cast to unsigned in "
+                                   f"'{text}': {wrap}")
             raise b.fail(node, f"'{text}' may be negative and is converted to unsigned in "
                                f"'{_GEN.visit(why)}': {wrap}")
 
@@ -698,11 +796,16 @@ def build_scop(region: Region) -> Scop:
     _check_iterators_used_outside(b)
     _check_iterators_read_after(b)
     for p, line in b.params.items():
+        use = b.param_uses.get(p, "loop bound")
+        if p in written and use.startswith("condition:"):
+            raise UnsupportedError(f"non-affine condition in 'if' (depends on data: '{p}' is written inside the "
+                                   f"scop): {use.removeprefix('condition:')}", region.file, line)
+        use = "condition" if use.startswith("condition:") else use
         if p in written:
-            raise UnsupportedError(f"loop bound or subscript uses '{p}', which is written inside the scop "
-                                   "(not affine)", region.file, line)
+            raise UnsupportedError(f"{use} uses '{p}', which is written inside the scop (not affine)",
+                                   region.file, line)
         if p in b.array_dims and b.array_dims[p] > 0:
-            raise UnsupportedError(f"'{p}' is an array but is used in a loop bound or subscript",
+            raise UnsupportedError(f"'{p}' is an array but is used in a {use}",
                                    region.file, line)
     params = tuple(sorted(b.params))
     constants = {name: value for value, name in sorted(b.consts.items())}
@@ -743,7 +846,7 @@ def build_scop(region: Region) -> Scop:
                 raise UnsupportedError(f"cannot model the access {_GEN.visit(node)} (its subscripts are not "
                                        "piecewise quasi-affine)", region.file, _line(node, line)) from None
             accs.append(Access(array, rel, is_write))
-        statements.append(Statement(name, iters, domain, schedule, _cast_unsigned(expr, iters, region), line,
+        statements.append(Statement(name, iters, domain, schedule, _cast_iterators(expr, b.iterator_types[name]), line,
                                     tuple(accs)))
     runs = [st for st in statements if not st.domain.intersect_params(context).is_empty()]
     if runs:  # a statement that runs for no parameter value is dead code (the GPU mapping failed on one)
@@ -753,4 +856,5 @@ def build_scop(region: Region) -> Scop:
                 tuple(statements), arrays,
                 tuple(b.hoisted.values()), frozenset(b.idents | b.iterators_all | set(b.hoisted)),
                 region.source_hash, region.float_scalars, frozenset(b.hoisted),
-                unsigned=frozenset(p for p in params if (region.int_types.get(p) or (0, False))[1]))
+                unsigned=frozenset(p for p in params if (region.int_types.get(p) or (0, False))[1]),
+                scalar_types=dict(region.scalar_types))

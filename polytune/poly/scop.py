@@ -77,6 +77,8 @@ class Scop:
     local_names: frozenset[str] = frozenset()  # variables declared inside the region (dead after it)
     scratch: tuple[ScratchArray, ...] = ()  # arrays the region allocates itself (scalar expansion)
     unsigned: frozenset[str] = frozenset()  # parameters of unsigned type (the C output prints them as long)
+    scalar_types: dict = field(default_factory=dict)  # name -> C type (frontend.c_spelling) of the scalars
+    # in scope at the region: a target that passes a value in its own types converts it to this one
 
     @cached_property
     def domain(self) -> isl.UnionSet:

@@ -9,6 +9,7 @@ import islpy as isl
 from pycparser import c_ast
 
 from ...errors import UnsupportedError
+from ...frontend import c_spelling
 from ...poly.scop import Scop
 from ..printer import list_
 
@@ -28,8 +29,11 @@ _MATH.update({f + suffix: f"libdevice.{f}" for f in ("pow", "tanh", "erf", "erfc
               for suffix in ("", "f")})
 _MATH.update({"exp2f": "tl.exp2", "log2f": "tl.log2", "labs": "tl.abs", "__builtin_fabs": "tl.abs",
               "__builtin_sqrt": "tl.sqrt"})  # long double versions (powl, ...) have no Triton type
-_CASTS = {"double": "tl.float64", "float": "tl.float32", "int": "tl.int32", "long": "tl.int64",
-          "unsigned": "tl.uint32"}
+# C's arithmetic types (frontend.c_spelling) as Triton's: Triton converts mixed operands as C does (int32
+# minus uint32 is uint32), so a value of its C type computes what the C statement computes
+TL_TYPES = {"double": "tl.float64", "float": "tl.float32", "int": "tl.int32", "unsigned int": "tl.uint32",
+            "long": "tl.int64", "unsigned long": "tl.uint64", "short": "tl.int16", "unsigned short": "tl.uint16",
+            "char": "tl.int8", "signed char": "tl.int8", "unsigned char": "tl.uint8", "_Bool": "tl.int1"}
 AXES = "xyz"
 
 
@@ -144,6 +148,11 @@ class _CExpr:
                 self.k.arrays_used.add(n.name)
                 return f"tl.load({name} + ZERO, mask=MASK, other=0)"
             self.k.scalars_used.add(n.name)
+            ty = TL_TYPES.get(self.k.scop.scalar_types.get(n.name, ""))
+            if ty not in (None, "tl.int32", "tl.float64", "tl.float32"):
+                # Triton types an integer argument by its value (int32 where it fits): an unsigned, long or
+                # narrower C scalar is converted to its own type, so that C's conversions apply
+                return f"(({name}) + ZERO).to({ty})"
             return name
         if isinstance(n, c_ast.ArrayRef):
             return self.load(n)
@@ -172,7 +181,7 @@ class _CExpr:
             return f"{_MATH[fn]}({', '.join(args)})"
         if isinstance(n, c_ast.Cast):
             names = " ".join(getattr(n.to_type.type.type, "names", []) or [])
-            ty = next((v for k, v in _CASTS.items() if k in names.split()), None)
+            ty = TL_TYPES.get(c_spelling(names.split()) or "")
             if ty is None:
                 raise UnsupportedError(f"Triton target: cast to '{names}'")
             return f"(({self.visit(n.expr)}) + ZERO).to({ty})"  # + ZERO: a loop counter is a Python int
