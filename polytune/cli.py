@@ -85,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="output file (default: FILE.polytune.c; '-' for stdout)")
     p.add_argument("--force", action="store_true", help="allow -o to name the input file (overwrite it)")
     p.add_argument("--report", help="write a JSON report of what was done to each scop")
+    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                   help="wall-clock limit (default 30; 0: none): a region not optimized by then keeps its "
+                        "original code, with a note naming the stage that ran out")
     p = sub.add_parser("tune", help="tune by measurement: tile sizes (c), GPU mapping (cuda) or launch "
                                             "configuration (triton), by hill climbing from the default",
                        usage="polytune tune FILE.c [MORE.c ...] [-I DIR] [-D NAME] [-l LIB] [-L DIR] "
@@ -232,24 +235,24 @@ def _options(args):
     if block:
         from .emit.cuda import check_block
         check_block(block)
+    limit = getattr(args, "time_limit", None)
     return OptimizeOptions(tile=not args.no_tile, parallel=not args.no_parallel,
                            tile_sizes=parse_sizes(args.tile_sizes, args.tile_sizes_file), target=args.target,
                            block=block, schedule=args.schedule,
                            choice=parse_choice(args.choice) if getattr(args, "choice", None) else None,
-                           **_jam(args))
+                           **_jam(args), **({} if limit is None else {"time_limit": limit}))
 
 
 def cmd_optimize(args) -> int:
     from .outpath import check_output, write_output
-    from .pipeline import analyze, generate
+    from .pipeline import optimize
     opts = _options(args)
     out = args.output or default_output(args.file, opts.target)
     for path in (out, args.report):
         check_output(path, (args.file,), args.force)
-    program = analyze(args.file, tuple(args.includes), tuple(args.defines), tuple(args.pure))
-    for w in program.warnings:
+    result = optimize(args.file, opts, tuple(args.includes), tuple(args.defines), tuple(args.pure))
+    for w in result.warnings:
         print(w, file=sys.stderr)
-    result = generate(program, opts)
     print(*result.report.get("notes", ()), sep="\n", end="\n" if result.report.get("notes") else "", file=sys.stderr)
     report = json.dumps(result.report, indent=2) + "\n"
     if out == "-":
@@ -259,8 +262,10 @@ def cmd_optimize(args) -> int:
     if args.report:
         write_output(args.report, report)
     if out != "-":
-        n = len(result.report["scops"])
-        print(f"polytune: {n} scop region{'s' if n != 1 else ''} optimized -> {out}", file=sys.stderr)
+        m = sum(1 for s in result.report["scops"] if "kept" in s)
+        n = len(result.report["scops"]) - m
+        print(f"polytune: {n} scop region{'s' if n != 1 else ''} optimized{f', {m} kept as written' if m else ''}"
+              f" -> {out}", file=sys.stderr)
     return 0
 
 
