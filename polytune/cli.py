@@ -49,6 +49,12 @@ def _unroll_jam(p: argparse.ArgumentParser) -> None:
                         "where some access does not move along that point loop (default 4; 0: off)")
 
 
+def _analysis_limit(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--analysis-time-limit", type=float, default=None, metavar="SECONDS",
+                   help="a region whose analysis (optimize's, in a worker process) does not end within this many "
+                        "seconds is left out, with a note (default 30; 0: no limit)")
+
+
 def _jam(args) -> dict:
     """--unroll-jam as options, where given (else the options' own default applies)."""
     return {} if args.unroll_jam is None else {"unroll_jam": args.unroll_jam}
@@ -123,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-iterations", type=int, default=100)
     p.add_argument("--max-evals", type=int)
     p.add_argument("--time-limit", type=float, help="seconds")
+    _analysis_limit(p)
     p.add_argument("--samples", type=int, help="random search: number of samples (default from Prop. 9.3)")
     p.add_argument("--eps", type=float, default=1e-3, help="coordesc: relative improvement threshold")
     p.add_argument("--rng-seed", type=int, default=0)
@@ -178,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                         "hill:origin, hill:model, random:n20")
     p.add_argument("--max-evals", type=int, help="evaluations per tuning run")
     p.add_argument("--time-limit", type=float, help="seconds per tuning run")
+    _analysis_limit(p)
     p.add_argument("--exhaustive-max", type=int, default=300, help="exhaustive only on grids this small")
     p.add_argument("--compilers", default="gcc,clang,polly", help="baselines to compare (gcc, clang, polly)")
     p.add_argument("--gcc", default="gcc", help="gcc command (also compiles polytune's output)")
@@ -329,7 +337,8 @@ def cmd_tune(args) -> int:
                        pure=tuple(args.pure), space=args.space, jobs=args.jobs, ray=args.ray,
                        confirm_runs=args.confirm_runs,
                        confirm_defines=tuple(args.confirm_define) if args.confirm_define is not None else None,
-                       **_jam(args))
+                       **_jam(args), **({} if args.analysis_time_limit is None else
+                                        {"analysis_time_limit": args.analysis_time_limit}))
     target = get_target(args.target)
     cls, extra = target.build_class, {k: getattr(args, k) for k in target.build_options}
     given = {k: v for k, v in (("cc", args.cc), ("cflags", shell_flags(args.cflags) if args.cflags else None),

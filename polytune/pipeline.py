@@ -647,3 +647,20 @@ def _whole_file_within(path: str, opts: OptimizeOptions, includes, defines, pure
         f"its worker stopped in {state['what']} (exit code {ending.exitcode})"
     raise UnsupportedError(f"the {opts.target} code was not generated within the time limit "
                            f"({opts.time_limit:g} s; {how}): give more time with --time-limit", path, line)
+
+
+def slow_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = (), pure: tuple[str, ...] = (),
+                 time_limit: float = timelimit.DEFAULT_TIME_LIMIT) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """The first lines of the regions that optimize's default does not finish within *time_limit* (tune
+    and bench leave them out: analyze's *skip*), and the note lines that say so; raises UnsupportedError
+    where the file itself was not read in time. A probe in a worker (optimize): the regions that pass are
+    analyzed again by the caller, in its own process, where its isl objects are needed. 0: no probe."""
+    if not time_limit:
+        return (), ()
+    result = optimize(path, OptimizeOptions(time_limit=time_limit), includes, defines, pure)
+    scops, notes = result.report["scops"], tuple(result.report.get("notes", ()))
+    slow = tuple(s["lines"][0] for s in scops if s.get("kept") == "time limit")
+    if not scops and notes:  # the file was not read within the limit
+        m = re.match(r"^(.*):(\d+): note: (.*)$", notes[0])
+        raise UnsupportedError(m.group(3) if m else notes[0], path, int(m.group(2)) if m else None)
+    return slow, tuple(n for n in notes if "within the time limit" in n)

@@ -7,11 +7,15 @@ thread of the process can stop one (``Context.abort`` from a timer thread ran on
 returned); a process can be killed. The worker reports as it goes (``send``): what it has finished is kept,
 what it was doing at the deadline is named. What crosses the boundary: the target's arguments (with fork
 nothing is copied; with forkserver they are pickled: paths, options) and the messages it sends (text,
-report entries); isl objects never do. A worker writes no file, so a killed one leaves none behind.
+report entries); isl objects never do. A worker's temporary files (the preprocessor's copies of the file:
+frontend.macro_guards) go to a directory of the parent's, removed once the worker has ended, so a killed
+worker leaves none behind.
 """
 from __future__ import annotations
 
 import multiprocessing
+import os
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -52,7 +56,8 @@ def _context():
     return multiprocessing.get_context("spawn")
 
 
-def _child(conn, target: Callable, args: tuple) -> None:
+def _child(conn, scratch: str, target: Callable, args: tuple) -> None:
+    os.environ["TMPDIR"] = tempfile.tempdir = scratch  # (the compilers it runs too)
     try:
         target(conn.send, *args)
         conn.send(("end",))
@@ -70,9 +75,15 @@ def run(target: Callable, args: tuple, deadline: Callable[[], float],
     *deadline()*: the time.monotonic() at which the worker is killed, asked again after each message (the
     caller moves it as the work moves on). A user error the worker raises (PolytuneError) is raised here
     as it was, any other as WorkerFailed."""
+    with tempfile.TemporaryDirectory(prefix="polytune-worker-", ignore_cleanup_errors=True) as scratch:
+        return _run(target, args, deadline, on_message, scratch)
+
+
+def _run(target: Callable, args: tuple, deadline: Callable[[], float], on_message: Callable[[tuple], None],
+         scratch: str) -> Ending:
     ctx = _context()
     receive, send = ctx.Pipe(duplex=False)
-    worker = ctx.Process(target=_child, args=(send, target, args), daemon=True)
+    worker = ctx.Process(target=_child, args=(send, scratch, target, args), daemon=True)
     worker.start()
     send.close()
     try:
