@@ -105,7 +105,7 @@ class BenchOptions:
     jobs: int | None = 1  # tuning candidates compiled at once (tune --jobs; None: the cores)
     ray: str | None = None  # tuning candidates on a Ray cluster (tune --ray)
     tunes_at_once: int | None = 1  # tuning runs (kernel x strategy) at once over the workers; None: see plan_tunes
-    analysis_time_limit: float = DEFAULT_TIME_LIMIT  # seconds; a region whose analysis takes longer is left out (tune's option)
+    analysis_time_limit: float = DEFAULT_TIME_LIMIT  # seconds: a region analyzed longer is left out (as tune)
 
     @property
     def nthreads(self) -> int:
