@@ -54,6 +54,8 @@ def optimize_timed(src, out, capsys, *args: str) -> tuple[int, list[str], float]
 
 
 def same_output(src, out, tmp_path) -> bool:
+    if out.read_text() == src.read_text():  # kept as it was (10,000 statements take gcc minutes)
+        return True
     want = compile_run(str(src), str(tmp_path / "ref"), [], openmp=False)
     return all(compile_run(str(out), str(tmp_path / "opt"), [], openmp=True, threads=t) == want for t in (1, 2))
 
