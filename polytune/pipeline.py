@@ -490,19 +490,24 @@ class RegionCode:
 
 
 def _region_worker(send, path: str, opts: OptimizeOptions, includes: tuple[str, ...], defines: tuple[str, ...],
-                   pure: tuple[str, ...], start: int, sizes: tuple[int, ...]) -> None:
-    """A worker's job (timelimit.run): read the file, then do its regions from index *start* on, sending
-    ``("regions", spans)`` first, ``("stage", k, what)`` as region k's stages start, and ``("region", k,
-    RegionCode)`` as each is done."""
-    send(("stage", None, "reading the file"))
-    straight: list[tuple[int, int]] = []
-    regions = read_regions(path, includes, defines, pure, straight)
+                   pure: tuple[str, ...], start: int, sizes: tuple[int, ...], read: tuple | None = None) -> None:
+    """A worker's job (timelimit.run): read the file (unless *read*: a former worker's regions, straight-line
+    spans and macro guards), then do its regions from index *start* on, sending ``("regions", spans,
+    read)`` first (*read* only where there are several regions: a later worker may need it),
+    ``("stage", k, what)`` as region k's stages start, and ``("region", k, RegionCode)`` as each is done."""
     text = _read_text(path)
+    if read is None:
+        send(("stage", None, "reading the file"))
+        straight: list[tuple[int, int]] = []
+        regions = read_regions(path, includes, defines, pure, straight)
+        guards = macro_guards(path, text, [(r.begin_line, r.end_line) for r in regions], includes, defines)
+        read = (tuple(regions), tuple(straight), {r.begin_line: g for r, g in zip(regions, guards)})
+        spans = sorted([(b, e, None) for b, e in straight] + [(r.begin_line, r.end_line, r) for r in regions],
+                       key=lambda x: x[0])
+        send(("regions", tuple((b, e) for b, e, _r in spans), read if len(spans) > 1 else None))
+    regions, straight, guard_of = read
     spans = sorted([(b, e, None) for b, e in straight] + [(r.begin_line, r.end_line, r) for r in regions],
                    key=lambda x: x[0])
-    send(("regions", tuple((b, e) for b, e, _r in spans)))
-    guards = macro_guards(path, text, [(r.begin_line, r.end_line) for r in regions], includes, defines)
-    guard_of = {r.begin_line: g for r, g in zip(regions, guards)}
     words, left = _words(text), list(sizes)
     for k in range(start, len(spans)):
         b, e, r = spans[k]
@@ -542,16 +547,17 @@ class _Progress:
         self.spans: tuple[tuple[int, int], ...] | None = None
         self.done: dict[int, RegionCode] = {}
         self.sizes = list(sizes)
+        self.read: tuple | None = None  # the first worker's regions, for the workers after it
         self.restart(end)
 
     def restart(self, until: float) -> None:
         self.k: int | None = None
-        self.what = "reading the file"
+        self.what = "reading the file" if self.read is None else "starting a worker"
         self.until = until
 
     def __call__(self, msg: tuple) -> None:
         if msg[0] == "regions":
-            self.spans = msg[1]
+            self.spans, self.read = msg[1], msg[2]
         elif msg[0] == "stage":
             k, what = msg[1], msg[2]
             if k is not None and k != self.k and self.spans is not None:  # a region starts: its deadline
@@ -572,8 +578,8 @@ def _c_regions_within(path: str, opts: OptimizeOptions, includes, defines, pure,
     start = 0
     while True:
         progress.restart(end)
-        ending = timelimit.run(_region_worker, (path, opts, includes, defines, pure, start, tuple(progress.sizes)),
-                               lambda: progress.until, progress)
+        ending = timelimit.run(_region_worker, (path, opts, includes, defines, pure, start, tuple(progress.sizes),
+                                                progress.read), lambda: progress.until, progress)
         if ending.finished:
             break
         what = f"{progress.what} ran out" if ending.how == "deadline" else \
@@ -583,7 +589,7 @@ def _c_regions_within(path: str, opts: OptimizeOptions, includes, defines, pure,
             text = _read_text(path)
             return OptimizeResult(text, {"file": path, "scops": [], "notes": [
                 _ran_out(path, _first_region_line(text), opts, what)[0]]})
-        if progress.k is None:  # a restarted worker was reading the file: the regions left keep their code
+        if progress.k is None:  # a restarted worker did not start: the regions left keep their code
             kept.update((k, _ran_out(path, spans[k][0], opts, what)) for k in range(start, len(spans)))
             break
         kept[progress.k] = _ran_out(path, spans[progress.k][0], opts, what)
