@@ -49,6 +49,12 @@ def _unroll_jam(p: argparse.ArgumentParser) -> None:
                         "where some access does not move along that point loop (default 4; 0: off)")
 
 
+def _analysis_limit(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--analysis-time-limit", type=float, default=None, metavar="SECONDS",
+                   help="a region whose analysis (optimize's, in a worker process) does not end within this many "
+                        "seconds is left out, with a note (default 30; 0: no limit)")
+
+
 def _jam(args) -> dict:
     """--unroll-jam as options, where given (else the options' own default applies)."""
     return {} if args.unroll_jam is None else {"unroll_jam": args.unroll_jam}
@@ -85,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="output file (default: FILE.polytune.c; '-' for stdout)")
     p.add_argument("--force", action="store_true", help="allow -o to name the input file (overwrite it)")
     p.add_argument("--report", help="write a JSON report of what was done to each scop")
+    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                   help="wall-clock limit (default 30; 0: none): a region not optimized by then keeps its "
+                        "original code, with a note naming the stage that ran out")
     p = sub.add_parser("tune", help="tune by measurement: tile sizes (c), GPU mapping (cuda) or launch "
                                             "configuration (triton), by hill climbing from the default",
                        usage="polytune tune FILE.c [MORE.c ...] [-I DIR] [-D NAME] [-l LIB] [-L DIR] "
@@ -120,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-iterations", type=int, default=100)
     p.add_argument("--max-evals", type=int)
     p.add_argument("--time-limit", type=float, help="seconds")
+    _analysis_limit(p)
     p.add_argument("--samples", type=int, help="random search: number of samples (default from Prop. 9.3)")
     p.add_argument("--eps", type=float, default=1e-3, help="coordesc: relative improvement threshold")
     p.add_argument("--rng-seed", type=int, default=0)
@@ -175,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                         "hill:origin, hill:model, random:n20")
     p.add_argument("--max-evals", type=int, help="evaluations per tuning run")
     p.add_argument("--time-limit", type=float, help="seconds per tuning run")
+    _analysis_limit(p)
     p.add_argument("--exhaustive-max", type=int, default=300, help="exhaustive only on grids this small")
     p.add_argument("--compilers", default="gcc,clang,polly", help="baselines to compare (gcc, clang, polly)")
     p.add_argument("--gcc", default="gcc", help="gcc command (also compiles polytune's output)")
@@ -232,24 +243,24 @@ def _options(args):
     if block:
         from .emit.cuda import check_block
         check_block(block)
+    limit = getattr(args, "time_limit", None)
     return OptimizeOptions(tile=not args.no_tile, parallel=not args.no_parallel,
                            tile_sizes=parse_sizes(args.tile_sizes, args.tile_sizes_file), target=args.target,
                            block=block, schedule=args.schedule,
                            choice=parse_choice(args.choice) if getattr(args, "choice", None) else None,
-                           **_jam(args))
+                           **_jam(args), **({} if limit is None else {"time_limit": limit}))
 
 
 def cmd_optimize(args) -> int:
     from .outpath import check_output, write_output
-    from .pipeline import analyze, generate
+    from .pipeline import optimize
     opts = _options(args)
     out = args.output or default_output(args.file, opts.target)
     for path in (out, args.report):
         check_output(path, (args.file,), args.force)
-    program = analyze(args.file, tuple(args.includes), tuple(args.defines), tuple(args.pure))
-    for w in program.warnings:
+    result = optimize(args.file, opts, tuple(args.includes), tuple(args.defines), tuple(args.pure))
+    for w in result.warnings:
         print(w, file=sys.stderr)
-    result = generate(program, opts)
     print(*result.report.get("notes", ()), sep="\n", end="\n" if result.report.get("notes") else "", file=sys.stderr)
     report = json.dumps(result.report, indent=2) + "\n"
     if out == "-":
@@ -259,8 +270,10 @@ def cmd_optimize(args) -> int:
     if args.report:
         write_output(args.report, report)
     if out != "-":
-        n = len(result.report["scops"])
-        print(f"polytune: {n} scop region{'s' if n != 1 else ''} optimized -> {out}", file=sys.stderr)
+        m = sum(1 for s in result.report["scops"] if "kept" in s)
+        n = len(result.report["scops"]) - m
+        print(f"polytune: {n} scop region{'s' if n != 1 else ''} optimized{f', {m} kept as written' if m else ''}"
+              f" -> {out}", file=sys.stderr)
     return 0
 
 
@@ -324,7 +337,8 @@ def cmd_tune(args) -> int:
                        pure=tuple(args.pure), space=args.space, jobs=args.jobs, ray=args.ray,
                        confirm_runs=args.confirm_runs,
                        confirm_defines=tuple(args.confirm_define) if args.confirm_define is not None else None,
-                       **_jam(args))
+                       **_jam(args), **({} if args.analysis_time_limit is None else
+                                        {"analysis_time_limit": args.analysis_time_limit}))
     target = get_target(args.target)
     cls, extra = target.build_class, {k: getattr(args, k) for k in target.build_options}
     given = {k: v for k, v in (("cc", args.cc), ("cflags", shell_flags(args.cflags) if args.cflags else None),

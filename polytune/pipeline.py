@@ -1,14 +1,18 @@
 """The whole job on a file: regions -> Scop -> Dependences -> TiledSchedule -> code spliced into the text."""
 from __future__ import annotations
 
+import math
 import os
 import re
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from . import timelimit
 from .errors import UnsupportedError, UsageError
-from .frontend import macro_guards, read_regions
+from .frontend import Region, macro_guards, read_regions
 from .poly.choice import ScheduleChoice, schedule_with
 from .poly.cost import choose_scheduler
 from .poly.deps import Dependences, compute_dependences
@@ -31,6 +35,9 @@ class OptimizeOptions:
     # or "model" (the one the cost model ranks first, per scop: poly/cost.py)
     unroll_jam: int = DEFAULT_UNROLL  # unroll-and-jam factor of a point loop into the innermost (0: none)
     choice: ScheduleChoice | None = None  # every schedule alternative at once (overrides schedule, unroll_jam)
+    # optimize's wall-clock limit in seconds (0: none): each region's isl work runs in a worker process, and
+    # a region not done by then keeps its original code, with a note (polytune/timelimit.py)
+    time_limit: float = timelimit.DEFAULT_TIME_LIMIT
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,6 +111,7 @@ class Program:
     includes: tuple[str, ...] = ()  # the -I and -D it was analyzed with
     defines: tuple[str, ...] = ()
     pure: tuple[str, ...] = ()  # the functions declared pure on the command line (--pure)
+    left_out: tuple[int, ...] = ()  # the regions (by first line) analyze was asked to leave out (skip)
     _bands: dict = field(default_factory=dict, repr=False)
     _triton: dict = field(default_factory=dict, repr=False)  # triton_variants, by block option
 
@@ -125,32 +133,60 @@ class Program:
 class OptimizeResult:
     text: str
     report: dict = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()  # the analysis's warnings and notes (optimize prints them before report's)
+
+
+STRAIGHT_LINE = "the region has no loop: nothing to schedule, its original code is kept"
+
+
+def _read_text(path: str) -> str:
+    with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:  # keep CRLF as it is
+        return f.read()
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"[A-Za-z_]\w*", text))
 
 
 def analyze(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = (),
-            pure: tuple[str, ...] = ()) -> Program:
-    regions = read_regions(path, includes, defines, pure)
-    with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:  # keep CRLF as it is
-        text = f.read()
-    scops, warnings = [], []
+            pure: tuple[str, ...] = (), skip: tuple[int, ...] = ()) -> Program:
+    """Every region of *path* with a loop, analyzed (in this process, without a time limit); *skip*: the
+    first lines of regions to leave out (they keep their code: the ones tune's probe found too slow)."""
+    straight: list[tuple[int, int]] = []
+    regions = [r for r in read_regions(path, includes, defines, pure, straight) if r.begin_line not in skip]
+    text = _read_text(path)
+    words = _words(text)
+    scops, warnings = [], [(b, f"{path}:{b}: note: {STRAIGHT_LINE}") for b, _e in straight]
     for r in regions:
-        scop = build_scop(r)
-        deps = compute_dependences(scop)
-        notes = [deps.fallback] if deps.fallback else []
-        base = compute_base_schedule(scop, deps, notes=notes)
-        ex = expand(scop, deps, base, frozenset(re.findall(r"[A-Za-z_]\w*", text)))
-        scops.append(AnalyzedScop(scop, deps, base, ex and AnalyzedScop(ex.scop, ex.deps, ex.base)))
-        warnings += [f"{path}:{r.begin_line}: note: {n}" for n in notes]
-        shared = [a for a in scop.arrays if a.name in r.shared_params and a.ndim > 0]
-        if len(shared) >= 2 and any(a.written for a in shared):
-            # Like Pluto, polytune takes distinctly named arrays for distinct memory: C allows a caller to
-            # pass one array for two parameters (`smooth(A, A)`), and the transformed code is then wrong.
-            warnings.append(f"{path}:{r.begin_line}: warning: the array parameters {', '.join(a.name for a in shared)} "
-                            "are assumed not to overlap (as Pluto assumes): declare them restrict, and do "
-                            "not pass one array for two of them")
+        a, lines = analyze_region(r, words)
+        scops.append(a)
+        warnings += [(r.begin_line, w) for w in lines]
     guards = macro_guards(path, text, [(r.begin_line, r.end_line) for r in regions], includes, defines)
-    return Program(path, text, tuple(scops), tuple(guards), tuple(warnings), tuple(includes), tuple(defines),
-                   tuple(pure))
+    warnings.sort(key=lambda x: x[0])
+    return Program(path, text, tuple(scops), tuple(guards), tuple(w for _b, w in warnings), tuple(includes),
+                   tuple(defines), tuple(pure), tuple(skip))
+
+
+def analyze_region(r: Region, words: frozenset[str],
+                   stage: Callable[[str], None] = lambda what: None) -> tuple[AnalyzedScop, list[str]]:
+    """One region's model, dependences and base schedule, and its warning and note lines. *stage* hears
+    each stage as it starts (a worker reports it to its parent: polytune/timelimit.py)."""
+    stage("dependence analysis")
+    scop = build_scop(r)
+    deps = compute_dependences(scop)
+    notes = [deps.fallback] if deps.fallback else []
+    stage("scheduling")
+    base = compute_base_schedule(scop, deps, notes=notes)
+    ex = expand(scop, deps, base, words)
+    lines = [f"{r.file}:{r.begin_line}: note: {n}" for n in notes]
+    shared = [a for a in scop.arrays if a.name in r.shared_params and a.ndim > 0]
+    if len(shared) >= 2 and any(a.written for a in shared):
+        # Like Pluto, polytune takes distinctly named arrays for distinct memory: C allows a caller to
+        # pass one array for two parameters (`smooth(A, A)`), and the transformed code is then wrong.
+        lines.append(f"{r.file}:{r.begin_line}: warning: the array parameters {', '.join(a.name for a in shared)} "
+                     "are assumed not to overlap (as Pluto assumes): declare them restrict, and do "
+                     "not pass one array for two of them")
+    return AnalyzedScop(scop, deps, base, ex and AnalyzedScop(ex.scop, ex.deps, ex.base)), lines
 
 
 def _guarded(program: Program, k: int, code: str) -> str:
@@ -168,6 +204,8 @@ def _check(opts: OptimizeOptions) -> None:
         raise UsageError("the unroll-and-jam factor must be 0 (none) or a positive integer")
     if any(s < 1 for s in opts.tile_sizes):
         raise UsageError("tile sizes must be positive integers")
+    if not opts.time_limit >= 0:  # (NaN too)
+        raise UsageError(f"bad time limit '{opts.time_limit:g}' (need 0 for none, or a positive number of seconds)")
 
 
 def schedules(program: Program, opts: OptimizeOptions) -> list[TiledSchedule]:
@@ -425,6 +463,219 @@ def write_atomically(path: str, text: str) -> None:
 
 
 def optimize(path: str, opts: OptimizeOptions = OptimizeOptions(), includes: tuple[str, ...] = (),
-             defines: tuple[str, ...] = ()) -> OptimizeResult:
-    """Python API: the optimized text of *path* (and a report), without writing anything."""
-    return generate(analyze(path, includes, defines), opts)
+             defines: tuple[str, ...] = (), pure: tuple[str, ...] = ()) -> OptimizeResult:
+    """Python API (and `polytune optimize`): the optimized text of *path*, a report and the warning lines,
+    without writing anything. Within ``opts.time_limit`` seconds of wall clock: the C target's regions are
+    done one after another in a worker process, and a region not done in time keeps its original code,
+    with a note naming the stage that ran out; the GPU targets' whole file is done in one worker, and
+    past the limit optimize stops with an error. 0: no limit, all in this process."""
+    _check(opts)
+    if opts.time_limit == 0 or math.isinf(opts.time_limit):
+        program = analyze(path, includes, defines, pure)
+        return replace(generate(program, opts), warnings=program.warnings)
+    end = time.monotonic() + opts.time_limit
+    if opts.target != "c":
+        return _whole_file_within(path, opts, includes, defines, pure, end)
+    return _c_regions_within(path, opts, includes, defines, pure, end)
+
+
+# A region's worker is killed where the regions after it would have less than this each, up to half the
+# time left: one slow region does not take every other one's time.
+RESERVE_PER_REGION = 1.0
+
+
+@dataclass(frozen=True)
+class RegionCode:
+    """What a worker sends for one region: its code (None: the original is kept), its report entry, the
+    warning lines of its analysis, the note lines of its generation, and how many tile sizes it took."""
+
+    begin: int
+    end: int
+    code: str | None
+    report: dict
+    warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    sizes_used: int = 0
+
+
+def _region_worker(send, path: str, opts: OptimizeOptions, includes: tuple[str, ...], defines: tuple[str, ...],
+                   pure: tuple[str, ...], start: int, sizes: tuple[int, ...], read: tuple | None = None) -> None:
+    """A worker's job (timelimit.run): read the file (unless *read*: a former worker's regions, straight-line
+    spans and macro guards), then do its regions from index *start* on, sending ``("regions", spans,
+    read)`` first (*read* only where there are several regions: a later worker may need it),
+    ``("stage", k, what)`` as region k's stages start, and ``("region", k, RegionCode)`` as each is done."""
+    text = _read_text(path)
+    if read is None:
+        send(("stage", None, "reading the file"))
+        straight: list[tuple[int, int]] = []
+        regions = read_regions(path, includes, defines, pure, straight)
+        guards = macro_guards(path, text, [(r.begin_line, r.end_line) for r in regions], includes, defines)
+        read = (tuple(regions), tuple(straight), {r.begin_line: g for r, g in zip(regions, guards)})
+        spans = sorted([(b, e, None) for b, e in straight] + [(r.begin_line, r.end_line, r) for r in regions],
+                       key=lambda x: x[0])
+        send(("regions", tuple((b, e) for b, e, _r in spans), read if len(spans) > 1 else None))
+    regions, straight, guard_of = read
+    spans = sorted([(b, e, None) for b, e in straight] + [(r.begin_line, r.end_line, r) for r in regions],
+                   key=lambda x: x[0])
+    words, left = _words(text), list(sizes)
+    for k in range(start, len(spans)):
+        b, e, r = spans[k]
+        if r is None:
+            send(("region", k, RegionCode(b, e, None, {"lines": [b, e], "kept": STRAIGHT_LINE},
+                                          (f"{path}:{b}: note: {STRAIGHT_LINE}",))))
+            continue
+        a, lines = analyze_region(r, words, lambda what, k=k: send(("stage", k, what)))
+        program = Program(path, text, (a,), (guard_of.get(b, ()),), tuple(lines), includes, defines, pure)
+        o = replace(opts, tile_sizes=tuple(left))
+        send(("stage", k, "scheduling"))
+        tiled = schedules(program, o)
+        send(("stage", k, "code generation"))
+        code, ts = c_regions(program, o, tiled)[0]
+        del left[:len(ts.tile_sizes)]
+        notes = (f"{path}:{b}: note: {ts.fallback}",) if ts.fallback else ()
+        send(("region", k, RegionCode(b, e, code, scop_report(a, ts), tuple(lines), notes, len(ts.tile_sizes))))
+
+
+def _ran_out(path: str, line: int, opts: OptimizeOptions, what: str) -> tuple[str, str]:
+    """The note of a region kept for the time limit, and *what* ran out (its report entry's ``ran_out``)."""
+    return (f"{path}:{line}: note: the region was not optimized within the time limit ({opts.time_limit:g} s; "
+            f"{what}): its original code is kept (--time-limit)"), what
+
+
+def _first_region_line(text: str) -> int:
+    m = re.search(r"^[ \t]*#[ \t]*pragma[ \t]+scop\b", text, re.M)
+    return text.count("\n", 0, m.start()) + 1 if m else 1
+
+
+class _Progress:
+    """What the parent knows of the workers of _c_regions_within: the regions' lines, those done, and where
+    the current worker is (region index, stage) and its deadline."""
+
+    def __init__(self, end: float, sizes: tuple[int, ...]):
+        self.end = end
+        self.spans: tuple[tuple[int, int], ...] | None = None
+        self.done: dict[int, RegionCode] = {}
+        self.sizes = list(sizes)
+        self.read: tuple | None = None  # the first worker's regions, for the workers after it
+        self.restart(end)
+
+    def restart(self, until: float) -> None:
+        self.k: int | None = None
+        self.what = "reading the file" if self.read is None else "starting a worker"
+        self.until = until
+
+    def __call__(self, msg: tuple) -> None:
+        if msg[0] == "regions":
+            self.spans, self.read = msg[1], msg[2]
+        elif msg[0] == "stage":
+            k, what = msg[1], msg[2]
+            if k is not None and k != self.k and self.spans is not None:  # a region starts: its deadline
+                left = self.end - time.monotonic()
+                self.until = self.end - min(RESERVE_PER_REGION * (len(self.spans) - 1 - k), left / 2)
+            self.k, self.what = k, what
+        elif msg[0] == "region":
+            self.done[msg[1]] = msg[2]
+            del self.sizes[:msg[2].sizes_used]
+
+
+def _c_regions_within(path: str, opts: OptimizeOptions, includes, defines, pure, end: float) -> OptimizeResult:
+    """optimize's C target under its deadline *end*: workers, one after another, do the regions in order;
+    the region a worker is killed in keeps its code, and the next worker goes on after it (with the tile
+    sizes from where that region's would have started)."""
+    progress = _Progress(end, opts.tile_sizes)
+    kept: dict[int, tuple[str, str]] = {}  # region index -> its note, what ran out
+    start = 0
+    while True:
+        progress.restart(end)
+        ending = timelimit.run(_region_worker, (path, opts, includes, defines, pure, start, tuple(progress.sizes),
+                                                progress.read), lambda: progress.until, progress)
+        if ending.finished:
+            break
+        what = f"{progress.what} ran out" if ending.how == "deadline" else \
+            f"its worker stopped in {progress.what} (exit code {ending.exitcode})"
+        spans = progress.spans
+        if spans is None:  # the file itself was not read: it is kept as it is
+            text = _read_text(path)
+            return OptimizeResult(text, {"file": path, "scops": [], "notes": [
+                _ran_out(path, _first_region_line(text), opts, what)[0]]})
+        if progress.k is None:  # a restarted worker did not start: the regions left keep their code
+            kept.update((k, _ran_out(path, spans[k][0], opts, what)) for k in range(start, len(spans)))
+            break
+        kept[progress.k] = _ran_out(path, spans[progress.k][0], opts, what)
+        start = progress.k + 1
+        if start >= len(spans):
+            break
+        if time.monotonic() >= end:
+            kept.update((k, _ran_out(path, spans[k][0], opts, "not started")) for k in range(start, len(spans)))
+            break
+    text = _read_text(path)
+    reports, warnings, notes, replacements = [], [], [], []
+    for k, (b, e) in enumerate(progress.spans or ()):
+        if k in progress.done:
+            rc = progress.done[k]
+            reports.append(rc.report)
+            warnings += rc.warnings
+            notes += rc.notes
+            if rc.code is not None:
+                replacements.append((b, e, rc.code))
+        else:
+            reports.append({"lines": [b, e], "kept": "time limit", "ran_out": kept[k][1]})
+            notes.append(kept[k][0])
+    return OptimizeResult(splice(text, replacements), {"file": path, "scops": reports,
+                                                       **({"notes": notes} if notes else {})}, tuple(warnings))
+
+
+def _whole_worker(send, path: str, opts: OptimizeOptions, includes, defines, pure) -> None:
+    """A GPU target's worker: the whole file, its stages reported by region (``("stage", line, what)``)."""
+    send(("stage", None, "reading the file"))
+    straight: list[tuple[int, int]] = []
+    regions = read_regions(path, includes, defines, pure, straight)
+    text = _read_text(path)
+    words = _words(text)
+    scops, warnings = [], [(b, f"{path}:{b}: note: {STRAIGHT_LINE}") for b, _e in straight]
+    for r in regions:
+        a, lines = analyze_region(r, words, lambda what, line=r.begin_line: send(("stage", line, what)))
+        scops.append(a)
+        warnings += [(r.begin_line, w) for w in lines]
+    send(("stage", regions[0].begin_line if regions else None, "code generation"))
+    guards = macro_guards(path, text, [(r.begin_line, r.end_line) for r in regions], includes, defines)
+    warnings.sort(key=lambda x: x[0])
+    program = Program(path, text, tuple(scops), tuple(guards), tuple(w for _b, w in warnings), tuple(includes),
+                      tuple(defines), tuple(pure))
+    send(("result", replace(generate(program, opts), warnings=program.warnings)))
+
+
+def _whole_file_within(path: str, opts: OptimizeOptions, includes, defines, pure, end: float) -> OptimizeResult:
+    state: dict = {"line": None, "what": "reading the file", "result": None}
+
+    def on_message(msg: tuple) -> None:
+        if msg[0] == "stage":
+            state["line"], state["what"] = msg[1], msg[2]
+        elif msg[0] == "result":
+            state["result"] = msg[1]
+
+    ending = timelimit.run(_whole_worker, (path, opts, includes, defines, pure), lambda: end, on_message)
+    if ending.finished and state["result"] is not None:
+        return state["result"]
+    line = state["line"] or _first_region_line(_read_text(path))
+    how = f"{state['what']} ran out" if ending.how == "deadline" else \
+        f"its worker stopped in {state['what']} (exit code {ending.exitcode})"
+    raise UnsupportedError(f"the {opts.target} code was not generated within the time limit "
+                           f"({opts.time_limit:g} s; {how}): give more time with --time-limit", path, line)
+
+
+def slow_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = (), pure: tuple[str, ...] = (),
+                 time_limit: float = timelimit.DEFAULT_TIME_LIMIT) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """The first lines of the regions that optimize's default does not finish within *time_limit* (tune
+    and bench leave them out: analyze's *skip*), and the note lines that say so; raises UnsupportedError
+    where the file itself was not read in time. A probe in a worker (optimize): the regions that pass are
+    analyzed again by the caller, in its own process, where its isl objects are needed. 0: no probe."""
+    if not time_limit:
+        return (), ()
+    result = optimize(path, OptimizeOptions(time_limit=time_limit), includes, defines, pure)
+    scops, notes = result.report["scops"], tuple(result.report.get("notes", ()))
+    slow = tuple(s["lines"][0] for s in scops if s.get("kept") == "time limit")
+    if not scops and notes:  # the file was not read within the limit
+        m = re.match(r"^(.*):(\d+): note: (.*)$", notes[0])
+        raise UnsupportedError(m.group(3) if m else notes[0], path, int(m.group(2)) if m else None)
+    return slow, tuple(n for n in notes if "within the time limit" in n)

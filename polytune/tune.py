@@ -17,17 +17,18 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from .errors import UsageError
+from .errors import UnsupportedError, UsageError
 from .measure.c import BuildConfig
 from .measure.cache import MeasurementCache, default_cache_path, machine_id, workload_key
 from .measure.measurement import Measurement, to_record
 from .measure.pooled import Bound, PooledMeasure
 from .measure.runner import Memo
-from .pipeline import OptimizeOptions, Program, analyze
+from .pipeline import OptimizeOptions, Program, analyze, slow_regions
 from .poly.islutil import ISL_LOCK
 from .search import Budget, EvalRecord, SearchOptions, SearchResult, SearchSpace, SerialPool, Step, run_search
 from .search.phases import LOCAL, phased_search
 from .targets import get_target
+from .timelimit import DEFAULT_TIME_LIMIT
 
 SEEDS = ("pluto", "origin", "model")
 
@@ -62,6 +63,9 @@ class TuneOptions:
     confirm_runs: int = 5  # the best, the seed and optimize's default re-run in turn at most this often after the
     # search, fewer where the verdict is clear after 3 (Target.confirm_best; 0: not re-measured, the best is kept)
     confirm_defines: tuple[str, ...] | None = None  # the -D set of that re-run (None: the tuning's): the user's size
+    # a region whose analysis (optimize's default, in a worker) does not end within this many seconds is left
+    # out of the tuning, with a note (0: no limit); pipeline.slow_regions
+    analysis_time_limit: float = DEFAULT_TIME_LIMIT
 
 
 def _ratio(a: Measurement | None, b: Measurement | None) -> float | None:
@@ -216,8 +220,17 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
     while one timing runs at a time per timer; the search's path is the same as with one job when the
     measurements are (``polytune.search.pool``). *shared*: workers that other tunes in this process use at
     the same time (their candidates meet the same timers); this tune's isl work then holds ``ISL_LOCK``."""
+    if not tune_opts.analysis_time_limit >= 0:
+        raise UsageError("the analysis time limit must be 0 (none) or a positive number of seconds")
+    skip, skip_notes = slow_regions(path, build.includes, build.defines, tune_opts.pure, tune_opts.analysis_time_limit)
+    for line in skip_notes:
+        if hasattr(progress, "note"):
+            progress.note(line)
     with ISL_LOCK:
-        program = analyze(path, build.includes, build.defines, tune_opts.pure)
+        program = analyze(path, build.includes, build.defines, tune_opts.pure, skip)
+        if skip and not program.scops:
+            raise UnsupportedError(f"no region left to tune: the analysis did not end within the time limit "
+                                   f"({tune_opts.analysis_time_limit:g} s; --analysis-time-limit)", path, skip[0])
         load = _load1()
         schedule_choice = runner = original = None
         bound = Bound()
@@ -365,7 +378,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         seed=result.seed, best=result.best, evaluations=tuple(result.evaluations),
         trajectory=tuple(result.trajectory), stop_reason=result.stop_reason.value, evals=result.evals,
         search_time=search_time, target_info=target.report(runner, launch_choice), loops=labels,
-        warnings=((noisy,) if noisy else ()) + tuple(confirm_warnings), program_gain=program_check,
+        warnings=skip_notes + ((noisy,) if noisy else ()) + tuple(confirm_warnings), program_gain=program_check,
         schedule_choice=schedule_choice, workers=workers_info, best_build=best_build,
         starts=phased.starts if phased else None, climbed_from=phased.climbed_from if phased else None,
         search_best=search_best, spans=spans, sweep=tune_opts.sweep)

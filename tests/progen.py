@@ -428,6 +428,53 @@ def int_program(seed: int) -> Program:
     return Program(seed, "\n".join(src), nk, ", ".join(sorted(g.features)) or "plain")
 
 
+# --- Large and straight-line regions (issue 33, item 5): optimize must end within its wall-clock limit ---
+
+LARGE_ARRAYS = tuple(f"L{k}" for k in range(8))
+LARGE_SIZE = 64
+
+
+def large_region(statements: int, in_loop: bool, seed: int = 0) -> str:
+    """A program whose one region is *statements* assignments over 8 shared 1-D arrays: straight-line
+    (constant subscripts) or all in the body of one loop ``for (i = 0; i < n; i++)`` (subscripts ``i + c``).
+    ``main`` fills the arrays, runs the region with n = 50 and prints every element. Values stay bounded
+    (each right side is a convex combination)."""
+    r = random.Random(seed)
+    lines = ["#include <stdio.h>", "", f"static double {', '.join(f'{a}[{LARGE_SIZE}]' for a in LARGE_ARRAYS)};",
+             "", "static void kernel(int n)", "{", "  int i;", "#pragma scop"]
+    pad = "  "
+    if in_loop:
+        lines.append("  for (i = 0; i < n; i++) {")
+        pad = "    "
+    for _ in range(statements):
+        a, b, c = r.sample(LARGE_ARRAYS, 3)
+        if in_loop:
+            x, y, z = (f"i + {r.randint(0, 12)}" for _ in range(3))
+        else:
+            x, y, z = (str(r.randrange(LARGE_SIZE)) for _ in range(3))
+        w = r.choice(("0.5", "0.25", "0.75"))
+        lines.append(f"{pad}{a}[{x}] = {b}[{y}] * {w} + {c}[{z}] * (1.0 - {w});")
+    if in_loop:
+        lines.append("  }")
+    lines += ["#pragma endscop", "}", "", "int main(void)", "{", "  int i;", f"  for (i = 0; i < {LARGE_SIZE}; i++) {{"]
+    lines += [f"    {a}[i] = (double)((i * {3 + 2 * q} + {q}) % 13) * 0.5;" for q, a in enumerate(LARGE_ARRAYS)]
+    lines += ["  }", "  kernel(50);", f"  for (i = 0; i < {LARGE_SIZE}; i++)"]
+    fmt, values = " ".join(["%.17g"] * len(LARGE_ARRAYS)), ", ".join(f"{a}[i]" for a in LARGE_ARRAYS)
+    lines += [f'    printf("{fmt}\\n", {values});', "  return 0;", "}", ""]
+    return "\n".join(lines)
+
+
+def large_program(seed: int) -> Program:
+    """A random large or straight-line region (large_region): 50-2,000 statements, straight-line or in one
+    loop. Its check is on the clock: optimize within its default limit, original or optimized code that
+    prints what the original prints."""
+    r = random.Random(seed)
+    in_loop = r.random() < 0.5
+    n = r.choice((50, 100, 300, 1000, 2000))
+    shape = "in one loop" if in_loop else "straight-line"
+    return Program(seed, large_region(n, in_loop, seed), 1, f"{n} statements {shape}")
+
+
 if __name__ == "__main__":  # pragma: no cover
     import sys
 

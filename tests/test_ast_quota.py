@@ -54,5 +54,6 @@ def test_a_region_past_the_quota_is_built_without_separation_and_computes_the_sa
         return real_plain(schedule)
     monkeypatch.setattr(emit_c, "bounded", bounded)
     monkeypatch.setattr(emit_c, "without_separation", plain)
-    want, got = checksums_before_and_after(source, tmp_path, ["--tile-sizes", "16,8,4"])
+    # in this process (--time-limit 0: no worker), so that the build's state is seen here
+    want, got = checksums_before_and_after(source, tmp_path, ["--tile-sizes", "16,8,4", "--time-limit", "0"])
     assert state["plain"] and want == got

@@ -36,14 +36,20 @@ def sets_of(uset: isl.UnionSet) -> list[isl.Set]:
     return out
 
 
-def bounded(fn, max_operations: int):
+def bounded(fn, max_operations: int, reset: bool = True):
     """Run an isl computation with an operation quota; past it isl raises isl.Error (caller falls back).
+    *reset* False: the count goes on from the previous call's (retries share that call's quota).
 
-    isl's dataflow analysis and scheduler can take minutes on some small quasi-affine inputs."""
+    isl's dataflow analysis and scheduler can take minutes on some small quasi-affine inputs. isl counts an
+    operation per simplex pivot (``isl_tab_pivot``), and a pivot's cost grows with the tableau and its
+    numbers: a quota bounds the work only roughly (issue 33: 0.4 ms a pivot on an 8-statement region with
+    172 dependence pieces, microseconds on gemm), so the wall-clock limit is a worker process's deadline
+    (polytune/timelimit.py)."""
     with ISL_LOCK:
         old = CTX.get_max_operations()
         CTX.set_max_operations(max_operations)
-        CTX.reset_operations()
+        if reset:
+            CTX.reset_operations()
         try:
             return fn()
         finally:

@@ -34,6 +34,12 @@ DEFAULT_UNROLL = 4  # unroll-and-jam factor of a point loop into the innermost o
 SCHEDULER_OPERATIONS = 20_000_000  # isl operation quota of the scheduler; past it: the original order
 MANY_STATEMENTS = 50  # above this, isl's scheduler does not try to fuse (its search is not bounded by the quota)
 TRANSFORM_OPERATIONS = 20_000_000  # quota of tiling, marks and the legality check; past it: the base schedule
+# Above this many pieces (basic maps) of dependences, isl's scheduler gets them as validity constraints only:
+# proximity and coincidence over many pieces make its simplex tableaux large and their numbers long, so that
+# a pivot (what the quota counts) costs milliseconds. Issue 33's 8-statement region: 172 pieces, 94 s (and
+# three such calls with the short-loop retries); validity only, 1.5 s. The kernels of benchmarks/pluto have
+# at most 21 pieces.
+MANY_PIECES = 64
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,8 +134,17 @@ def _compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: boo
     many = len(scop.statements) > MANY_STATEMENTS
     try:
         d = bounded(lambda: _possible(deps.all, scop.context), SCHEDULER_OPERATIONS)
-        near = d.union(input_reuse_pairs(scop, d).intersect_params(scop.context)) if input_reuse else d
-        sc = isl.ScheduleConstraints.on_domain(scop.domain).set_validity(d).set_proximity(near).set_coincidence(d)
+        pieces = sum(m.n_basic_map() for m in maps_of(d))
+        cheap = pieces > MANY_PIECES
+        if cheap:
+            sc = isl.ScheduleConstraints.on_domain(scop.domain).set_validity(d)
+            if notes is not None:
+                notes.append(f"the dependences have {pieces} pieces: isl's scheduler keeps them without "
+                             "optimizing their distances or parallelism (a cheaper schedule)")
+        else:
+            near = d.union(input_reuse_pairs(scop, d).intersect_params(scop.context)) if input_reuse else d
+            sc = isl.ScheduleConstraints.on_domain(scop.domain).set_validity(d).set_proximity(near) \
+                .set_coincidence(d)
         if many:
             # isl's operation quota does not stop its scheduler's search for fusions (200 one-line loops:
             # over 10 minutes; 0.3 s with the strongly connected components scheduled one after another)
@@ -138,17 +153,21 @@ def _compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: boo
                 notes.append(f"{len(scop.statements)} statements: loops are not fused (isl's scheduler takes "
                              "each strongly connected component on its own)")
         schedule = bounded(sc.compute_schedule, SCHEDULER_OPERATIONS)
-        if not many and _skews_short_loop(schedule):
+        if not (many or cheap) and _skews_short_loop(schedule):
             # isl skewed a loop by a short constant-extent loop (depthwise: `y + ky`, the filter taps): the
             # accumulation is spread over the outer loop, and the point loops get a loop of 1-3 iterations
             # and guards in the innermost body. Ask for parallel outer members instead (PPCG's choice,
             # which keeps such loops inside), or else schedule the strongly connected components one after
             # the other; keep the first schedule free of that skew.
+            # The retries share the first call's quota (each with a fresh one, issue 33's region ran the
+            # scheduler three times as long).
             for retry in ((1, 0), (0, 1)):
                 CTX.set_schedule_outer_coincidence(retry[0] or int(outer_coincidence))
                 CTX.set_schedule_serialize_sccs(retry[1] or int(serialize_sccs))
                 try:
-                    other = bounded(sc.compute_schedule, SCHEDULER_OPERATIONS)
+                    other = bounded(sc.compute_schedule, SCHEDULER_OPERATIONS, reset=False)
+                except isl.Error:  # out of the shared quota (or isl failed): the first schedule stands
+                    break
                 finally:
                     CTX.set_schedule_serialize_sccs(int(serialize_sccs))
                 if not _skews_short_loop(other):

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from ..errors import PolytuneError, UsageError
 from ..measure.build import Build as ProgramBuild
 from ..measure.build import compile_objects
+from ..timelimit import DEFAULT_TIME_LIMIT
 from .records import LABELS, SCANS, StrategySpec, _finite, found, tuning_entry  # noqa: F401 (bench's API)
 
 BASELINES = ("gcc", "clang", "polly")
@@ -104,6 +105,7 @@ class BenchOptions:
     jobs: int | None = 1  # tuning candidates compiled at once (tune --jobs; None: the cores)
     ray: str | None = None  # tuning candidates on a Ray cluster (tune --ray)
     tunes_at_once: int | None = 1  # tuning runs (kernel x strategy) at once over the workers; None: see plan_tunes
+    analysis_time_limit: float = DEFAULT_TIME_LIMIT  # seconds: a region analyzed longer is left out (as tune)
 
     @property
     def nthreads(self) -> int:
@@ -328,7 +330,8 @@ def tune_one(path: str, spec: StrategySpec, opts: BenchOptions, defines: Sequenc
                         sweep=spec.sweep, seed=spec.seed, samples=spec.samples,
                         max_evals=opts.max_evals if local else None,
                         time_limit=opts.time_limit, cache=opts.cache, jobs=opts.jobs, ray=opts.ray,
-                        confirm_runs=0)  # each strategy's own best: the bench times them itself, interleaved
+                        # confirm_runs=0: each strategy's own best (the bench times them itself, interleaved)
+                        confirm_runs=0, analysis_time_limit=opts.analysis_time_limit)
     build = BuildConfig(cc=opts.gcc, threads=opts.nthreads, runs=opts.runs, includes=opts.includes,
                         defines=tuple(defines), program=opts.program)
     t0 = time.perf_counter()
@@ -436,7 +439,8 @@ class Prepared:
 
 def prepare_kernel(spec: KernelSpec, opts: BenchOptions) -> Prepared:
     """Analyze a kernel and decide which strategies tune it (an exhaustive search only on a small grid)."""
-    from ..pipeline import analyze
+    from ..errors import UnsupportedError
+    from ..pipeline import analyze, slow_regions
     from ..tune import TuneOptions, make_target
     defines = tuple(opts.defines if spec.defines is None else spec.defines)
     strategies = opts.strategies if spec.strategies is None else spec.strategies
@@ -445,8 +449,14 @@ def prepare_kernel(spec: KernelSpec, opts: BenchOptions) -> Prepared:
                    "load_start": _load()}
     program = space = loops = None
     try:
-        program = analyze(spec.path, opts.includes, defines)
-        target = make_target(program, TuneOptions())
+        skip, notes = slow_regions(spec.path, opts.includes, defines, (), opts.analysis_time_limit)
+        entry["notes"] += [n.split(": note: ", 1)[-1] for n in notes]
+        program = analyze(spec.path, opts.includes, defines, (), skip)
+        if skip and not program.scops:
+            program = None
+            raise UnsupportedError("no region left: the analysis did not end within the time limit "
+                                   f"({opts.analysis_time_limit:g} s)", spec.path, skip[0])
+        target = make_target(program, TuneOptions(analysis_time_limit=opts.analysis_time_limit))
         space = target.space()
         loops = target.labels(space)
     except PolytuneError as e:
@@ -735,7 +745,11 @@ def main_from_args(args) -> int:
                         polly_flags=tuple(args.polly_flags.split()) if args.polly_flags else None,
                         cache=args.cache, command=command_line(args), program=args.program,
                         jobs=getattr(args, "jobs", 1), ray=getattr(args, "ray", None),
-                        tunes_at_once=getattr(args, "tunes_at_once", None))
+                        tunes_at_once=getattr(args, "tunes_at_once", None),
+                        **({} if getattr(args, "analysis_time_limit", None) is None else
+                           {"analysis_time_limit": args.analysis_time_limit}))
+    if not opts.analysis_time_limit >= 0:
+        raise UsageError("--analysis-time-limit must be 0 (none) or a positive number of seconds")
     check_tunes_at_once(opts)  # before the compilers are probed: a bad option prints nothing else
     kernels = [KernelSpec(p) for p in kernel_files(args.paths)]
     results = run_bench(kernels, opts)
