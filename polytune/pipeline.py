@@ -495,16 +495,18 @@ def _region_worker(send, path: str, opts: OptimizeOptions, includes: tuple[str, 
     spans and macro guards), then do its regions from index *start* on, sending ``("regions", spans,
     read)`` first (*read* only where there are several regions: a later worker may need it),
     ``("stage", k, what)`` as region k's stages start, and ``("region", k, RegionCode)`` as each is done."""
-    text = _read_text(path)
     if read is None:
         send(("stage", None, "reading the file"))
         straight: list[tuple[int, int]] = []
-        regions = read_regions(path, includes, defines, pure, straight)
+        regions = read_regions(path, includes, defines, pure, straight)  # (first: a file it cannot read)
+        text = _read_text(path)
         guards = macro_guards(path, text, [(r.begin_line, r.end_line) for r in regions], includes, defines)
         read = (tuple(regions), tuple(straight), {r.begin_line: g for r, g in zip(regions, guards)})
         spans = sorted([(b, e, None) for b, e in straight] + [(r.begin_line, r.end_line, r) for r in regions],
                        key=lambda x: x[0])
         send(("regions", tuple((b, e) for b, e, _r in spans), read if len(spans) > 1 else None))
+    else:
+        text = _read_text(path)
     regions, straight, guard_of = read
     spans = sorted([(b, e, None) for b, e in straight] + [(r.begin_line, r.end_line, r) for r in regions],
                    key=lambda x: x[0])
