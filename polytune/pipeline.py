@@ -454,17 +454,20 @@ def write_atomically(path: str, text: str) -> None:
 
 
 def optimize(path: str, opts: OptimizeOptions = OptimizeOptions(), includes: tuple[str, ...] = (),
-             defines: tuple[str, ...] = (), pure: tuple[str, ...] = ()) -> OptimizeResult:
+             defines: tuple[str, ...] = (), pure: tuple[str, ...] = (), started: float | None = None) -> OptimizeResult:
     """Python API (and `polytune optimize`): the optimized text of *path*, a report and the warning lines,
     without writing anything. Within ``opts.time_limit`` seconds of wall clock: the C target's regions are
     done one after another in a worker process, and a region not done in time keeps its original code,
     with a note naming the stage that ran out; the GPU targets' whole file is done in one worker, and
-    past the limit optimize stops with an error. 0: no limit, all in this process."""
+    past the limit optimize stops with an error. 0: no limit, all in this process. *started*: the
+    time.monotonic() the limit counts from (the command line's: the process's start; default: now); the
+    workers end a little before it (timelimit.finish_margin), for what follows them."""
     _check(opts)
     if opts.time_limit == 0 or math.isinf(opts.time_limit):
         program = analyze(path, includes, defines, pure)
         return replace(generate(program, opts), warnings=program.warnings)
-    end = time.monotonic() + opts.time_limit
+    end = time.monotonic() if started is None else started
+    end += opts.time_limit - timelimit.finish_margin(opts.time_limit)
     if opts.target != "c":
         return _whole_file_within(path, opts, includes, defines, pure, end)
     return _c_regions_within(path, opts, includes, defines, pure, end)
