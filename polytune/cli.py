@@ -258,7 +258,8 @@ def cmd_optimize(args) -> int:
     out = args.output or default_output(args.file, opts.target)
     for path in (out, args.report):
         check_output(path, (args.file,), args.force)
-    result = optimize(args.file, opts, tuple(args.includes), tuple(args.defines), tuple(args.pure))
+    result = optimize(args.file, opts, tuple(args.includes), tuple(args.defines), tuple(args.pure),
+                      started=_STARTED)
     for w in result.warnings:
         print(w, file=sys.stderr)
     print(*result.report.get("notes", ()), sep="\n", end="\n" if result.report.get("notes") else "", file=sys.stderr)
@@ -405,5 +406,13 @@ def main(argv: list[str] | None = None) -> int:
         return 3
 
 
+# When the `polytune` command started (run() sets it): optimize's limit counts Python's start-up and
+# imports too. None (main() called from Python): from optimize's own start.
+_STARTED: float | None = None
+
+
 def run() -> None:
+    global _STARTED
+    from .timelimit import process_started
+    _STARTED = process_started()
     sys.exit(main())

@@ -463,17 +463,20 @@ def write_atomically(path: str, text: str) -> None:
 
 
 def optimize(path: str, opts: OptimizeOptions = OptimizeOptions(), includes: tuple[str, ...] = (),
-             defines: tuple[str, ...] = (), pure: tuple[str, ...] = ()) -> OptimizeResult:
+             defines: tuple[str, ...] = (), pure: tuple[str, ...] = (), started: float | None = None) -> OptimizeResult:
     """Python API (and `polytune optimize`): the optimized text of *path*, a report and the warning lines,
     without writing anything. Within ``opts.time_limit`` seconds of wall clock: the C target's regions are
     done one after another in a worker process, and a region not done in time keeps its original code,
     with a note naming the stage that ran out; the GPU targets' whole file is done in one worker, and
-    past the limit optimize stops with an error. 0: no limit, all in this process."""
+    past the limit optimize stops with an error. 0: no limit, all in this process. *started*: the
+    time.monotonic() the limit counts from (the command line's: the process's start; default: now); the
+    workers end a little before it (timelimit.finish_margin), for what follows them."""
     _check(opts)
     if opts.time_limit == 0 or math.isinf(opts.time_limit):
         program = analyze(path, includes, defines, pure)
         return replace(generate(program, opts), warnings=program.warnings)
-    end = time.monotonic() + opts.time_limit
+    end = time.monotonic() if started is None else started
+    end += opts.time_limit - timelimit.finish_margin(opts.time_limit)
     if opts.target != "c":
         return _whole_file_within(path, opts, includes, defines, pure, end)
     return _c_regions_within(path, opts, includes, defines, pure, end)
@@ -504,16 +507,18 @@ def _region_worker(send, path: str, opts: OptimizeOptions, includes: tuple[str, 
     spans and macro guards), then do its regions from index *start* on, sending ``("regions", spans,
     read)`` first (*read* only where there are several regions: a later worker may need it),
     ``("stage", k, what)`` as region k's stages start, and ``("region", k, RegionCode)`` as each is done."""
-    text = _read_text(path)
     if read is None:
         send(("stage", None, "reading the file"))
         straight: list[tuple[int, int]] = []
-        regions = read_regions(path, includes, defines, pure, straight)
+        regions = read_regions(path, includes, defines, pure, straight)  # (first: a file it cannot read)
+        text = _read_text(path)
         guards = macro_guards(path, text, [(r.begin_line, r.end_line) for r in regions], includes, defines)
         read = (tuple(regions), tuple(straight), {r.begin_line: g for r, g in zip(regions, guards)})
         spans = sorted([(b, e, None) for b, e in straight] + [(r.begin_line, r.end_line, r) for r in regions],
                        key=lambda x: x[0])
         send(("regions", tuple((b, e) for b, e, _r in spans), read if len(spans) > 1 else None))
+    else:
+        text = _read_text(path)
     regions, straight, guard_of = read
     spans = sorted([(b, e, None) for b, e in straight] + [(r.begin_line, r.end_line, r) for r in regions],
                    key=lambda x: x[0])

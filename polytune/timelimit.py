@@ -26,6 +26,24 @@ from . import errors
 DEFAULT_TIME_LIMIT = 30.0  # seconds: optimize's default (--time-limit), and the analysis of tune and bench
 
 
+def process_started() -> float:
+    """The time.monotonic() at which this process started (the command line's limit counts Python's start-up
+    and imports too): Linux's /proc/self/stat; elsewhere, now."""
+    try:
+        with open("/proc/self/stat") as f:
+            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])  # field 22, starttime
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return time.monotonic() - max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return time.monotonic()
+
+
+def finish_margin(limit: float) -> float:
+    """The part of a limit kept for what follows the workers (splicing, writing, exiting): 5%, at most 1 s."""
+    return min(1.0, 0.05 * limit)
+
+
 class WorkerFailed(Exception):
     """The worker raised an error that is not a user's (an internal error): its type and message."""
 
