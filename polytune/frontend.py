@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pycparser import c_ast, c_parser
 
 from .errors import ParseError, PolytuneError, UsageError
+from .functions import Scope, file_scope
 
 _PRAGMA = re.compile(r"^\s*#\s*pragma\s+(scop|endscop)\b")
 _MARKER = re.compile(r'^#\s*(?:line\s+)?(\d+)\s+"((?:[^"\\]|\\.)*)"')
@@ -39,6 +40,10 @@ class Region:
     pure_functions: frozenset[str] = frozenset()  # declared __attribute__((pure/const)) or named by --pure
     int_types: dict = field(default_factory=dict)  # name -> (bits, unsigned): integer scalars in scope
     read_after: frozenset[str] = frozenset()  # names the program may read after the region (read_after)
+    scope: Scope | None = None  # the code around the region, for the source rewrites (rewrite/)
+    prelude: tuple[str, ...] = ()  # declarations the rewrites put before the region's code (values read once)
+    notes: tuple[str, ...] = ()  # what the rewrites did that the user should hear of (one line each)
+    auto: bool = False  # found by region detection (detect.py), not marked by '#pragma scop'
 
     @property
     def source_hash(self) -> str:
@@ -265,8 +270,17 @@ def find_regions(path: str, pre: str) -> list[tuple[int, int, str, int]]:
     return regions
 
 
+
 def _typedef_names(pre: str) -> tuple[str, ...]:
     names = set(_TYPEDEF.findall(pre)) | set(_TYPEDEF_STRUCT.findall(pre))
+    for m in re.finditer(r"\btypedef\s+(?:struct|union|enum)\b[^;{]*\{", pre):  # a body with ';' inside
+        depth, k = 1, m.end()
+        while depth and k < len(pre):
+            depth += (pre[k] == "{") - (pre[k] == "}")
+            k += 1
+        name = re.match(r"\s*([A-Za-z_]\w*)\s*;", pre[k:k + 200])
+        if name:
+            names.add(name.group(1))
     return tuple(sorted(n for n in names if n not in _C_KEYWORDS))
 
 
@@ -321,14 +335,25 @@ def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, 
     out = []
     lines = pre.splitlines(keepends=True)
     pure_functions = declared_pure(pre) | frozenset(pure)
-    for begin, end, text, at in find_regions(path, pre):
+    found = find_regions(path, pre)
+    funcs, decls, members = file_scope(pre, path, typedefs) if found else ([], {}, {})
+    avoid = frozenset(_NAME.findall(pre))
+    for begin, end, text, at in found:
         body = parse_region(path, text, typedefs, begin)
+        around = next((f for f in funcs if f.ast is not None and _spans(f, begin)), None)
+        scope = Scope(around.ast if around else None, decls, tuple(f.ast for f in funcs if f.ast is not None),
+                      members, avoid, tuple(f.name for f in funcs if f.ast is None))
         upto = "".join(line for line in lines[:at] if not _MARKER.match(line))  # the declarations in scope
         after = "".join(line for line in lines[at + text.count("\n") + 1:] if not _MARKER.match(line))
         out.append(Region(path, begin, end, text, body, typedefs, declared_float_scalars(upto),
                           unrestricted_params(upto, typedefs, pre), pure_functions,
-                          declared_int_scalars(upto + text), read_after(upto, after)))
+                          declared_int_scalars(upto + text), read_after(upto, after), scope))
     return out
+
+
+def _spans(f, line: int) -> bool:
+    """Whether function *f*'s body holds original line *line*."""
+    return f.begin_line <= line <= f.end_line
 
 
 _LITERALS = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')

@@ -17,6 +17,7 @@ from .poly.extract import build_scop
 from .poly.gpu import GpuSchedule, map_to_gpu
 from .poly.schedule import DEFAULT_UNROLL, BandInfo, TiledSchedule, compute_base_schedule
 from .poly.scop import Scop
+from .rewrite import prepare
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,9 @@ def analyze(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] 
         text = f.read()
     scops, warnings = [], []
     for r in regions:
+        r = prepare(r)
         scop = build_scop(r)
+        warnings += r.notes
         deps = compute_dependences(scop)
         notes = [deps.fallback] if deps.fallback else []
         base = compute_base_schedule(scop, deps, notes=notes)
