@@ -19,8 +19,22 @@ from pycparser import c_ast
 
 from ..errors import UnsupportedError
 from ..frontend import Region
-from ._ast import (FRESH, Target, array_uses, assigned, bare_uses, clone, declarations, is_single_pointer, line_of,
-                   pointer_level, target_of, text, transform, walk)
+from ._ast import (
+    FRESH,
+    Target,
+    array_uses,
+    assigned,
+    bare_uses,
+    clone,
+    declarations,
+    is_single_pointer,
+    line_of,
+    pointer_level,
+    target_of,
+    text,
+    transform,
+    walk,
+)
 
 
 def resolve_aliases(region: Region) -> Region:
