@@ -321,16 +321,23 @@ def _line(node: c_ast.Node, default: int) -> int:
     return coord.line if coord is not None and coord.line else default
 
 
-def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = (),
-                 pure: tuple[str, ...] = ()) -> list[Region]:
-    """All scop regions of *path*, in file order; raises PolytuneError with file:line on bad input. *pure*:
-    functions the user says have no side effects (besides those declared so in the file)."""
+def read_source(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = ()) -> str:
+    """The preprocessed text of *path*; UsageError where it cannot be read."""
     try:
         with open(path, encoding="utf-8", errors="replace"):
             pass
     except OSError as e:
         raise UsageError(f"cannot read input: {e.strerror}", path) from None
-    pre = preprocess(path, includes, defines)
+    return preprocess(path, includes, defines)
+
+
+def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = (),
+                 pure: tuple[str, ...] = (), pre: str | None = None) -> list[Region]:
+    """All scop regions of *path*, in file order; raises PolytuneError with file:line on bad input. *pure*:
+    functions the user says have no side effects (besides those declared so in the file). *pre*: the
+    preprocessed text where the caller has it (read_source)."""
+    if pre is None:
+        pre = read_source(path, includes, defines)
     typedefs = _typedef_names(pre)
     out = []
     lines = pre.splitlines(keepends=True)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from .errors import UnsupportedError, UsageError
-from .frontend import macro_guards, read_regions
+from .frontend import _typedef_names, declared_pure, macro_guards, read_regions, read_source
 from .poly.choice import ScheduleChoice, schedule_with
 from .poly.cost import choose_scheduler
 from .poly.deps import Dependences, compute_dependences
@@ -16,7 +16,8 @@ from .poly.expand import expand
 from .poly.extract import build_scop
 from .poly.gpu import GpuSchedule, map_to_gpu
 from .poly.schedule import DEFAULT_UNROLL, BandInfo, TiledSchedule, compute_base_schedule
-from .poly.scop import Scop
+from .poly.parallel import parallel_work
+from .poly.scop import Scop, constant_work
 from .rewrite import prepare
 
 
@@ -105,6 +106,8 @@ class Program:
     includes: tuple[str, ...] = ()  # the -I and -D it was analyzed with
     defines: tuple[str, ...] = ()
     pure: tuple[str, ...] = ()  # the functions declared pure on the command line (--pure)
+    auto: bool | None = None  # region detection: True (--auto), None (where the file has no '#pragma scop')
+    remarks: tuple = ()  # detect.Remark: each loop nest found or missed by region detection
     _bands: dict = field(default_factory=dict, repr=False)
     _triton: dict = field(default_factory=dict, repr=False)  # triton_variants, by block option
 
@@ -129,20 +132,42 @@ class OptimizeResult:
 
 
 def analyze(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = (),
-            pure: tuple[str, ...] = ()) -> Program:
-    regions = read_regions(path, includes, defines, pure)
+            pure: tuple[str, ...] = (), auto: bool | None = None) -> Program:
+    """*path*'s regions analyzed: its '#pragma scop' regions, and with *auto* (None: where the file has no
+    pragma) the loop nests region detection finds (detect.py), those worth optimizing."""
+    pre = read_source(path, includes, defines)
+    regions = read_regions(path, includes, defines, pure, pre=pre)
     with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:  # keep CRLF as it is
         text = f.read()
-    scops, warnings = [], []
-    for r in regions:
-        r = prepare(r)
-        scop = build_scop(r)
-        warnings += r.notes
+    items: list = [(r, None) for r in regions]
+    remarks: list = []
+    if auto or (auto is None and not regions):
+        from .detect import detect
+        found = detect(path, pre, text, _typedef_names(pre), declared_pure(pre) | frozenset(pure),
+                       tuple((r.begin_line, r.end_line) for r in regions))
+        items = sorted(items + [(f.region, f.scop) for f in found.found], key=lambda x: x[0].begin_line)
+        remarks = list(found.remarks)
+    scops, warnings, kept = [], [], []
+    for r, scop in items:
+        if scop is None:
+            r = prepare(r)
+            scop = build_scop(r)
         deps = compute_dependences(scop)
         notes = [deps.fallback] if deps.fallback else []
         base = compute_base_schedule(scop, deps, notes=notes)
         ex = expand(scop, deps, base, frozenset(re.findall(r"[A-Za-z_]\w*", text)))
-        scops.append(AnalyzedScop(scop, deps, base, ex and AnalyzedScop(ex.scop, ex.deps, ex.base)))
+        analyzed = AnalyzedScop(scop, deps, base, ex and AnalyzedScop(ex.scop, ex.deps, ex.base))
+        if r.auto:
+            why = _not_worth(analyzed)
+            if why:
+                from .detect import Remark
+                remarks = [x for x in remarks if not (x.kind == "found" and x.line == r.begin_line)]
+                lines = f"line {r.begin_line}" if r.begin_line == r.end_line else f"lines {r.begin_line}-{r.end_line}"
+                remarks.append(Remark(path, r.begin_line, "missed", f"loop nest of {lines} not optimized: {why}"))
+                continue
+        scops.append(analyzed)
+        kept.append(r)
+        warnings += list(r.notes)
         warnings += [f"{path}:{r.begin_line}: note: {n}" for n in notes]
         shared = [a for a in scop.arrays if a.name in r.shared_params and a.ndim > 0]
         if len(shared) >= 2 and any(a.written for a in shared):
@@ -151,9 +176,23 @@ def analyze(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] 
             warnings.append(f"{path}:{r.begin_line}: warning: the array parameters {', '.join(a.name for a in shared)} "
                             "are assumed not to overlap (as Pluto assumes): declare them restrict, and do "
                             "not pass one array for two of them")
-    guards = macro_guards(path, text, [(r.begin_line, r.end_line) for r in regions], includes, defines)
+    # (a found region has no pragma lines: its spans are the lines around it)
+    guards = macro_guards(path, text, [(r.begin_line - r.auto, r.end_line + r.auto) for r in kept], includes,
+                          defines)
     return Program(path, text, tuple(scops), tuple(guards), tuple(warnings), tuple(includes), tuple(defines),
-                   tuple(pure))
+                   tuple(pure), auto, tuple(sorted(remarks, key=lambda x: (x.line, x.kind))))
+
+
+def _not_worth(a: AnalyzedScop) -> str:
+    """Why a region found without pragmas is not worth optimizing ('' where it is): no loop to tile or
+    parallelize, or constant bounds with less work than a parallel loop needs (poly/parallel.py)."""
+    work = constant_work(a.scop)
+    if work is not None and work < parallel_work():
+        return f"too little work (at most {work} statement instances)"
+    ts = a.tiled((), schedule="pluto")
+    if not any(b.tiled or b.parallel_loop for b in ts.bands):
+        return "no loop to tile or parallelize"
+    return ""
 
 
 def _guarded(program: Program, k: int, code: str) -> str:

@@ -56,6 +56,7 @@ class TuneOptions:
     schedule: str = "pluto"  # the C target's schedule: "pluto", "outer", or "auto" (the faster seed's)
     unroll_jam: int = OptimizeOptions.unroll_jam  # the C target's unroll-and-jam factor (0: none)
     pure: tuple[str, ...] = ()  # functions without side effects (--pure)
+    auto: bool | None = None  # region detection: True (--auto), None where the file has no '#pragma scop'
     space: str | None = None  # the target's search space (None: its default; c: "tiles" or "schedule")
     jobs: int | None = 1  # candidates compiled at once (None: the cores); one timing at a time
     ray: str | None = None  # a Ray cluster's address ("auto": the local one, or a private instance)
@@ -217,7 +218,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
     measurements are (``polytune.search.pool``). *shared*: workers that other tunes in this process use at
     the same time (their candidates meet the same timers); this tune's isl work then holds ``ISL_LOCK``."""
     with ISL_LOCK:
-        program = analyze(path, build.includes, build.defines, tune_opts.pure)
+        program = analyze(path, build.includes, build.defines, tune_opts.pure, tune_opts.auto)
         load = _load1()
         schedule_choice = runner = original = None
         bound = Bound()

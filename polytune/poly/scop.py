@@ -104,6 +104,24 @@ class Scop:
         return tuple(a for a in self.arrays if a.written)
 
 
+def constant_work(scop: Scop) -> int | None:
+    """An upper bound of the region's statement instances where the bounds are constants (the box around
+    each statement's domain, summed); None where a bound depends on a parameter's value."""
+    total = 0
+    for st in scop.statements:
+        dom = st.domain.intersect_params(scop.context.align_params(st.domain.get_space()))
+        if dom.is_empty():
+            continue
+        size = 1
+        for k in range(dom.dim(isl.dim_type.set)):
+            hi, lo = dom.dim_max_val(k), dom.dim_min_val(k)
+            if not (hi.is_int() and lo.is_int()):
+                return None
+            size *= max(0, hi.to_python() - lo.to_python() + 1)
+        total += size
+    return total
+
+
 def _union_set(items) -> isl.UnionSet:
     out = isl.UnionSet.empty(isl.Space.params_alloc(CTX, 0))
     for s in items:

@@ -183,7 +183,8 @@ class CTarget(Target):
         if defines is not None:
             build = dataclasses.replace(self.build, defines=tuple(defines))
             try:
-                program = analyze(self.program.path, self.program.includes, tuple(defines), self.program.pure)
+                program = analyze(self.program.path, self.program.includes, tuple(defines), self.program.pure,
+                                  self.program.auto)
             except PolytuneError as e:
                 why = f"the file does not analyze with {' '.join('-D' + d for d in defines)}: {e}"
                 return {"error": why}, [f"polytune: warning: the tuned gain could not be re-measured ({why})"], best
