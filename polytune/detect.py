@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pycparser import c_ast
 
 from .errors import PolytuneError
-from .frontend import (Region, declared_float_scalars, declared_int_scalars, read_after, unrestricted_params)
+from .frontend import Region, declared_float_scalars, declared_int_scalars, read_after, unrestricted_params
 from .functions import Function, Scope, Token, file_scope, main_tokens, statement_end, token_at
 from .poly.extract import build_scop
 from .poly.scop import Scop
@@ -189,8 +189,9 @@ def _try(ctx: _File, f: Function, stmts: list, remarks: list) -> Found | None:
         at = e.line if e.line is not None else begin
         if (at, e.message) not in ctx.causes:  # an inner nest refused for the same reason: said once
             ctx.causes.add((at, e.message))
+            where = f" (line {at})" if at != begin else ""
             remarks.append(Remark(ctx.path, begin, "missed", f"loop nest of {_lines(begin, end)} not optimized: "
-                                                             f"{_plain(e.message)}{f' (line {at})' if at != begin else ''}"))
+                                                             f"{_plain(e.message)}{where}"))
         return None
     except RecursionError:
         remarks.append(Remark(ctx.path, begin, "missed", f"loop nest of {_lines(begin, end)} not optimized: it is "

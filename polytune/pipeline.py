@@ -15,8 +15,8 @@ from .poly.deps import Dependences, compute_dependences
 from .poly.expand import expand
 from .poly.extract import build_scop
 from .poly.gpu import GpuSchedule, map_to_gpu
-from .poly.schedule import DEFAULT_UNROLL, BandInfo, TiledSchedule, compute_base_schedule
 from .poly.parallel import parallel_work
+from .poly.schedule import DEFAULT_UNROLL, BandInfo, TiledSchedule, compute_base_schedule
 from .poly.scop import Scop, constant_work
 from .rewrite import prepare
 
