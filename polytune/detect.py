@@ -20,7 +20,7 @@ from .frontend import Region, declared_float_scalars, declared_int_scalars, read
 from .functions import Function, Scope, Token, file_scope, main_tokens, statement_end, token_at
 from .poly.extract import build_scop
 from .poly.scop import Scop
-from .rewrite import prepare
+from .rewrite import in_user_terms, prepare
 
 _MARKER = re.compile(r'^#\s*(?:line\s+)?\d+\s+"')
 
@@ -184,7 +184,10 @@ def _try(ctx: _File, f: Function, stmts: list, remarks: list) -> Found | None:
                     declared_int_scalars(upto + text), read_after(upto, after), ctx.scope, auto=True)
     try:
         region = prepare(region)
-        scop = build_scop(region)
+        try:
+            scop = build_scop(region)
+        except PolytuneError as e:
+            raise in_user_terms(region, e) from None
     except PolytuneError as e:
         at = e.line if e.line is not None else begin
         if (at, e.message) not in ctx.causes:  # an inner nest refused for the same reason: said once

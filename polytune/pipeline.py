@@ -18,7 +18,7 @@ from .poly.gpu import GpuSchedule, map_to_gpu
 from .poly.parallel import parallel_work
 from .poly.schedule import DEFAULT_UNROLL, BandInfo, TiledSchedule, compute_base_schedule
 from .poly.scop import Scop, constant_work
-from .rewrite import prepare
+from .rewrite import in_user_terms, prepare
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,10 @@ def analyze(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] 
     for r, scop in items:
         if scop is None:
             r = prepare(r)
-            scop = build_scop(r)
+            try:
+                scop = build_scop(r)
+            except UnsupportedError as e:
+                raise in_user_terms(r, e) from None
         deps = compute_dependences(scop)
         notes = [deps.fallback] if deps.fallback else []
         base = compute_base_schedule(scop, deps, notes=notes)

@@ -234,3 +234,74 @@ def bare_uses(node, name: str) -> list[c_ast.ID]:
 def line_of(node, default: int) -> int:
     coord = getattr(node, "coord", None)
     return coord.line if coord is not None and coord.line else default
+
+
+def variables(body) -> set[str]:
+    """The names whose values may change inside a region: assigned, incremented, address taken, or declared
+    in it (loop iterators among them); not the arrays written through (`A[i] = ` leaves `A` as it is)."""
+    return set(assigned(body, direct=True)) | set(declarations(body))
+
+
+def prelude_pointers(region) -> set[str]:
+    """The pointers the rewrites read once before the region (rewrite/members.py's declarations)."""
+    return {m.group(1) for d in region.prelude if (m := re.match(r"__typeof__\(&\(.*\)\[0\]\) const (\w+) =", d))}
+
+
+def iterators_around(body) -> dict[int, set[str]]:
+    """id(node) -> the iterators of the `for` loops that enclose the node inside *body*."""
+    out: dict[int, set[str]] = {}
+
+    def visit(n, iters: set[str]) -> None:
+        if n is None:
+            return
+        out[id(n)] = iters
+        if isinstance(n, c_ast.For):
+            mine = set()
+            if isinstance(n.init, c_ast.DeclList):
+                mine = {d.name for d in n.init.decls}
+            elif isinstance(n.init, c_ast.Assignment) and isinstance(n.init.lvalue, c_ast.ID):
+                mine = {n.init.lvalue.name}
+            for name, c in n.children():
+                visit(c, iters | mine if name == "stmt" else iters)
+            return
+        for _, c in n.children():
+            visit(c, iters)
+
+    visit(body, set())
+    return out
+
+
+def remove_decl(body, decl: c_ast.Decl) -> None:
+    """Take *decl* out of the compound statement that holds it."""
+    for n in walk(body):
+        if isinstance(n, c_ast.Compound) and n.block_items and any(x is decl for x in n.block_items):
+            n.block_items = [x for x in n.block_items if x is not decl]
+            return
+        if isinstance(n, c_ast.DeclList) and any(x is decl for x in n.decls):
+            n.decls = [x for x in n.decls if x is not decl]
+            return
+
+
+def fresh_name(wanted: str, avoid: frozenset[str], taken: set[str]) -> str:
+    """`pt_` + *wanted* (made an identifier), not among *avoid* or *taken*; added to *taken*."""
+    stem = "pt_" + (re.sub(r"\W+", "_", wanted).strip("_") or "v")[:40]
+    name, k = stem, 1
+    while name in avoid or name in taken:
+        name, k = f"{stem}_{k}", k + 1
+    taken.add(name)
+    return name
+
+
+def replace_uses(body, name: str, new) -> None:
+    """Every read of identifier *name* in *body* replaced by a copy of expression *new*."""
+    def fn(n):
+        if isinstance(n, c_ast.ID) and n.name == name:
+            return clone(new)
+        return None
+
+    for child_name, child in list(body.children()):
+        set_child(body, child_name, transform(child, fn))
+
+
+def note(region, node, message: str) -> str:
+    return f"{region.file}:{line_of(node, region.begin_line)}: note: {message}"
