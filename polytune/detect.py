@@ -160,10 +160,8 @@ def _try(ctx: _File, f: Function, stmts: list, remarks: list) -> Found | None:
     """The candidate region of *stmts* (consecutive items of one block), if the model accepts it; else None
     and a missed remark with the reason."""
     line = stmts[-1].coord.line if stmts[-1].coord else f.begin_line
-    first = token_at(ctx.tokens, stmts[0].coord.line, stmts[0].coord.column, f.first, f.last) \
-        if stmts[0].coord else None
-    last_start = token_at(ctx.tokens, stmts[-1].coord.line, stmts[-1].coord.column, f.first, f.last) \
-        if stmts[-1].coord else None
+    first = _token_of(ctx, f, stmts[0])
+    last_start = _token_of(ctx, f, stmts[-1])
     if first is None or last_start is None:
         remarks.append(Remark(ctx.path, line, "missed", "cannot find the loop nest's text (a macro?)"))
         return None
@@ -205,6 +203,16 @@ def _try(ctx: _File, f: Function, stmts: list, remarks: list) -> Found | None:
 
 def _lines(begin: int, end: int) -> str:
     return f"line {begin}" if begin == end else f"lines {begin}-{end}"
+
+
+def _token_of(ctx: _File, f: Function, node) -> int | None:
+    """The index of a statement's first token (a pragma: the preprocessor line's token on its line)."""
+    if node.coord is None:
+        return None
+    if isinstance(node, c_ast.Pragma):
+        return next((j for j in range(f.first, f.last + 1) if ctx.tokens[j].line == node.coord.line
+                     and ctx.tokens[j].text.startswith("#")), None)
+    return token_at(ctx.tokens, node.coord.line, node.coord.column, f.first, f.last)
 
 
 def _plain(message: str) -> str:

@@ -14,6 +14,7 @@ from ._ast import (
     Target,
     assigned,
     bare_uses,
+    clone,
     declarations,
     is_single_pointer,
     iterators_around,
@@ -46,6 +47,7 @@ def resolve_pointers(region: Region) -> Region:
         loops = around.get(id(d), set())
         if any(n in changing and n not in loops for n in t.names()):
             continue
+        _inline_into_pointers(body, d)
         if (t.rows or t.offset is not None) and not _derefs_only(body, d):
             continue  # the pointer itself is used (passed, compared): not an array access
         remove_decl(body, d)
@@ -53,6 +55,16 @@ def resolve_pointers(region: Region) -> Region:
         changing.discard(d.name)
         done = True
     return replace(region, body=body) if done else region
+
+
+def _inline_into_pointers(body, d: c_ast.Decl) -> None:
+    """A pointer defined from pointer *d* (`last = row + 1`) defined from d's value instead (`A[i] + 1`)."""
+    def fn(n):
+        return clone(d.init) if isinstance(n, c_ast.ID) and n.name == d.name else None
+
+    for other in walk(body):
+        if other is not d and isinstance(other, c_ast.Decl) and is_single_pointer(other) and other.init is not None:
+            other.init = transform(other.init, fn)
 
 
 def _derefs_only(body, d) -> bool:
