@@ -148,6 +148,12 @@ def _inside(ctx: _File, f: Function, node, found: list, remarks: list) -> None:
     elif isinstance(node, c_ast.If):
         _inside(ctx, f, node.iftrue, found, remarks)
         _inside(ctx, f, node.iffalse, found, remarks)
+    elif isinstance(node, (c_ast.While, c_ast.DoWhile)) and node.coord is not None:
+        what = "while" if isinstance(node, c_ast.While) else "do-while"
+        remarks.append(Remark(ctx.path, node.coord.line, "missed", f"'{what}' loop not optimized (polytune models "
+                                                                   "counted 'for' loops): the loops inside it are "
+                                                                   "searched"))
+        _inside(ctx, f, node.stmt, found, remarks)
     elif isinstance(node, (c_ast.While, c_ast.DoWhile, c_ast.Switch, c_ast.Label, c_ast.Case, c_ast.Default)):
         body = getattr(node, "stmt", None)
         if isinstance(node, (c_ast.Case, c_ast.Default)):
