@@ -264,7 +264,16 @@ def _c_region(program: Program, opts: OptimizeOptions, k: int, a: AnalyzedScop,
         note = "isl's code generator failed on the tiled schedule: the region is left untiled"
         return _c_region(program, opts, k, a, replace(
             plain, fallback="; ".join(filter(None, [plain.fallback, note]))))
-    return _guarded(program, k, code), ts
+    return _guarded(program, k, with_prelude(a.scop, code, indent)), ts
+
+
+def with_prelude(scop: Scop, code: str, indent: int) -> str:
+    """*code* after the region's prelude (the values the rewrites read once, rewrite/members.py), in a block:
+    every version of the region and its run-time checks read them."""
+    if not scop.prelude:
+        return code
+    pad = "  " * indent
+    return f"{pad}{{\n" + "".join(f"{pad}  {d}\n" for d in scop.prelude) + code + f"{pad}}}\n"
 
 
 def _serial_version(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts: TiledSchedule,
@@ -311,7 +320,8 @@ def cuda_program(program: Program, opts: OptimizeOptions, serve: bool = False, d
                                     mapping=mapping, deps=a.deps, timing=timing)
                for k, a in enumerate(program.scops)]
     head = cuda_header(p, serve, eager_context=timing) + "\n".join(r.kernels for r in regions)
-    reps = [(a.scop.begin_line, a.scop.end_line, _guarded(program, k, r.host))
+    reps = [(a.scop.begin_line, a.scop.end_line,
+             _guarded(program, k, with_prelude(a.scop, r.host, _indent_of(program.text, a.scop.begin_line))))
             for k, (a, r) in enumerate(zip(program.scops, regions))]
     from .linkage import user_header_lines, wrap_c_headers  # the program's other C files keep C linkage
     reps += wrap_c_headers(program.text, user_header_lines(program.path, program.text, program.includes,
@@ -372,6 +382,10 @@ def generate(program: Program, opts: OptimizeOptions = OptimizeOptions()) -> Opt
     _check(opts)
     if opts.target != "c":
         for a in program.scops:
+            if opts.target == "triton" and a.scop.prelude:
+                raise UnsupportedError("the triton target does not read the values polytune reads once before "
+                                       f"the region ({a.scop.prelude[0]}): use --target c or cuda",
+                                       a.scop.file, a.scop.begin_line)
             if not a.deps.complete:
                 raise UnsupportedError(f"the GPU targets need the region's dependences ({a.deps.fallback})",
                                        a.scop.file, a.scop.begin_line)

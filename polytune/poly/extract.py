@@ -751,6 +751,7 @@ def build_scop(region: Region) -> Scop:
     arrays = tuple(Array(n, d, n in written) for n, d in sorted(b.array_dims.items()))
     return Scop(region.file, region.begin_line, region.end_line, params, constants, context,
                 tuple(statements), arrays,
-                region.prelude + tuple(b.hoisted.values()), frozenset(b.idents | b.iterators_all | set(b.hoisted)),
+                tuple(b.hoisted.values()), frozenset(b.idents | b.iterators_all | set(b.hoisted)),
                 region.source_hash, region.float_scalars, frozenset(b.hoisted),
-                unsigned=frozenset(p for p in params if (region.int_types.get(p) or (0, False))[1]))
+                unsigned=frozenset(p for p in params if (region.int_types.get(p) or (0, False))[1]),
+                prelude=region.prelude)

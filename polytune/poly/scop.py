@@ -77,6 +77,8 @@ class Scop:
     local_names: frozenset[str] = frozenset()  # variables declared inside the region (dead after it)
     scratch: tuple[ScratchArray, ...] = ()  # arrays the region allocates itself (scalar expansion)
     unsigned: frozenset[str] = frozenset()  # parameters of unsigned type (the C output prints them as long)
+    prelude: tuple[str, ...] = ()  # declarations before everything the region's code holds (values read once,
+    # rewrite/members.py): its run-time checks and each of its versions read them
 
     @cached_property
     def domain(self) -> isl.UnionSet:

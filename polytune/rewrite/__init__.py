@@ -37,5 +37,10 @@ def in_user_terms(region: Region, error: PolytuneError) -> PolytuneError:
     names = {m.group(1): m.group(2) for d in region.prelude if (m := re.search(r"(pt_\w+) = (.*);$", d))}
     if not names or not any(n in error.message for n in names):
         return error
-    message = re.sub(r"\bpt_\w+\b", lambda m: names.get(m.group(0), m.group(0)), error.message)
+    message = error.message
+    for _ in range(len(names)):  # a product of read-once values names them (`pt_im_h * k`)
+        new = re.sub(r"\bpt_\w+\b", lambda m: names.get(m.group(0), m.group(0)), message)
+        if new == message:
+            break
+        message = new
     return type(error)(message, error.file, error.line)
