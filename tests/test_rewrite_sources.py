@@ -44,6 +44,15 @@ KERNELS = {
   for (int i = 0; i < dims[0]; i++)
     for (int j = 0; j < dims[1]; j++)
       A[i][j] = A[i][j] + B[i + 1][j + 2] * 0.5;"""),
+    # conditions on a pointer or a floating-point value, read once as truth values
+    "invariant conditions": ("const double *bias = &x[0]; double beta = 0.5;", """
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) {
+      double v = B[i][j];
+      if (bias != 0)
+        v += bias[j];
+      A[i][j] = beta != 0.0 ? beta * A[i][j] + v : v;
+    }"""),
     # a product of two parameters in a bound
     "product": ("int w = N, h = N - 1;", """
   for (int p = 0; p < w * h; p++)

@@ -195,7 +195,8 @@ def target_of(e, is_array) -> Target | str | None:
         row = target_of(e.expr.name, is_array) if isinstance(e.expr.name, c_ast.ArrayRef) else \
             target_of(e.expr.name, is_array) if isinstance(e.expr.name, c_ast.ID) else None
         if isinstance(row, Target) and row.offset is None:
-            return Target(row.base, row.rows, e.expr.subscript)
+            zero = isinstance(e.expr.subscript, c_ast.Constant) and e.expr.subscript.value == "0"
+            return Target(row.base, row.rows, None if zero else e.expr.subscript)
         return None
     if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-"):
         left = target_of(e.left, is_array)

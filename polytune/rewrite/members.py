@@ -1,7 +1,8 @@
 """Values the region reads but never changes, read once before it into new locals: struct members (`s.rows`,
 `cfg->n`, `l->weights`), array elements with subscripts the region does not change where bounds, conditions
-and subscripts read them (`dims[0]`), and products of such values there (`w * h`: one parameter where the
-bounds need only the product).
+and subscripts read them (`dims[0]`), products of such values there (`w * h`: one parameter where the
+bounds need only the product), and conditions on a pointer or a floating-point value (`bias != NULL`,
+`beta != 0.0f`: a truth value).
 
 A member or element is read once only where nothing in the region writes the variable it starts from
 (`cfg` of `cfg->n`, `dims` of `dims[0]`) or anything its subscripts read. The new local has the value's own
@@ -29,6 +30,9 @@ def hoist_invariants(region: Region) -> Region:
     body = region.body
     body = transform(body, h.member)  # members everywhere: extraction reads none
     for node, child in _affine_places(body):  # elements and products where the model needs affine values
+        if child == "cond" and isinstance(node, (c_ast.If, c_ast.TernaryOp)) and h.condition(node.cond):
+            set_child(node, child, h.hoist(node.cond, ("int", (32, False)), truth=True))
+            continue
         set_child(node, child, transform(getattr(node, child), h.element))
     if not h.prelude:
         return region
@@ -111,6 +115,17 @@ class _Hoist:
             return self.hoist(n, ("int", _convert(types)))
         return None
 
+    def condition(self, e) -> bool:
+        """A condition the region does not change that the model cannot read as it is: it compares a pointer
+        (`bias != NULL`) or a floating-point value. Read once as a truth value."""
+        if ids(e) & self.changing or not ids(e) or any(
+                isinstance(x, (c_ast.FuncCall, c_ast.ArrayRef, c_ast.Assignment, c_ast.StructRef)) or
+                (isinstance(x, c_ast.UnaryOp) and x.op in ("++", "--", "p++", "p--")) for x in walk(e)):
+            return False
+        pointers = {n for n in ids(e) if (d := self.decls.get(n)) is not None and
+                    isinstance(d.type, (c_ast.PtrDecl, c_ast.ArrayDecl))}
+        return bool(pointers or ids(e) & set(self.region.float_scalars))
+
     def int_name(self, name: str):
         if name in self.region.float_scalars:
             return None
@@ -141,7 +156,7 @@ class _Hoist:
         it = int_type(words)
         return ("int", it) if it is not None else None
 
-    def hoist(self, e, t):
+    def hoist(self, e, t, truth: bool = False):
         key = text(e)
         if key in self.by_text:
             return c_ast.ID(self.by_text[key], coord=e.coord)
@@ -151,6 +166,9 @@ class _Hoist:
         if kind == "pointer":
             self.prelude.append(f"__typeof__(&({key})[0]) const {name} = {key};")
             self.pointers.append(name)
+        elif truth:
+            self.prelude.append(f"const int {name} = ({key}) != 0;")
+            self.ints[name] = detail
         else:
             self.prelude.append(f"const __typeof__({key}) {name} = {key};")
             if kind == "int":
