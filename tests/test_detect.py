@@ -132,3 +132,31 @@ int main(void) {
                          ids=lambda o: " ".join(o) or "default")
 def test_found_regions_give_the_original_results_under_other_options(tmp_path, options):
     optimize(tmp_path, FILE, *options)
+
+
+def test_statement_extents_follow_c_syntax():
+    from polytune.functions import Token, statement_end
+    code = "if ( a ) for ( i ; i ; i ) x ; else do { y ; } while ( b ) ; z ;"
+    tokens = [Token(t, 1, 0, k + 1) for k, t in enumerate(code.split())]
+    assert tokens[statement_end(tokens, 0)].column == code.split().index("z")  # the ';' before z
+    assert statement_end(tokens, 4) == code.split().index("x") + 1
+
+
+def test_a_function_with_gnu_attributes_is_read_and_its_nest_found(tmp_path):
+    text = """#include <stdio.h>
+static double A[300][300];
+__attribute__((noinline)) static void __attribute__((hot)) fill(int n, double * __restrict__ a) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++)
+      A[i][j] = a[i] + j;
+}
+int main(void) {
+  double a[300];
+  for (int i = 0; i < 300; i++) a[i] = i % 3;
+  fill(300, a);
+  printf("%g\\n", A[299][5] + A[3][4]);
+  return 0;
+}
+"""
+    _, report = optimize(tmp_path, text)
+    assert [r["line"] for r in report["regions_found"]][:1] == [4], report
