@@ -152,3 +152,32 @@ int main(void) { struct grid g = {30, 0.5}; double v[40] = {0}; kernel(&g, v); p
 def test_what_a_rewrite_cannot_take_is_refused_at_its_line(tmp_path, body, why):
     line = refused(tmp_path, REFUSED.replace("BODY", body))
     assert why in line, line
+
+
+GUARDED = """#include <stdio.h>
+struct grid { int n; double h; };
+double A[40][40];
+static void kernel(const struct grid *g, int m) {
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < 40; j++)
+      if (g != 0 && j < g->n)
+        A[i][j] = g->h * (i + j);
+}
+int main(void) {
+  struct grid g = {30, 0.5};
+  kernel(&g, 40);
+  kernel(0, 40);
+  double s = 0;
+  for (int i = 0; i < 40; i++)
+    for (int j = 0; j < 40; j++) s += A[i][j] * (i + 1);
+  printf("%.17g\\n", s);
+  return 0;
+}
+"""
+
+
+def test_a_member_read_under_a_condition_is_not_read_before_the_region(tmp_path):
+    """`g->n` and `g->h` are read only where `g != 0`: reading them once before the region would
+    dereference the null pointer of the second call. The nest is left as it is (missed), the program runs."""
+    err = same_output(tmp_path, GUARDED, threads=(1, 2))
+    assert ":5: missed: loop nest of lines 5-8 not optimized" in err, err

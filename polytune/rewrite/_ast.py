@@ -272,15 +272,24 @@ def iterators_around(body) -> dict[int, set[str]]:
     return out
 
 
-def remove_decl(body, decl: c_ast.Decl) -> None:
-    """Take *decl* out of the compound statement that holds it."""
+def in_block(body, decl: c_ast.Decl) -> c_ast.Compound | None:
+    """The compound statement whose items include *decl* (None: a loop's init, say)."""
     for n in walk(body):
         if isinstance(n, c_ast.Compound) and n.block_items and any(x is decl for x in n.block_items):
-            n.block_items = [x for x in n.block_items if x is not decl]
-            return
-        if isinstance(n, c_ast.DeclList) and any(x is decl for x in n.decls):
-            n.decls = [x for x in n.decls if x is not decl]
-            return
+            return n
+    return None
+
+
+def take_out(block: c_ast.Compound, decl: c_ast.Decl) -> c_ast.Compound:
+    """*decl* taken out of *block*; the items after it (its scope) as a compound that shares them."""
+    k = next(j for j, x in enumerate(block.block_items) if x is decl)
+    scope = c_ast.Compound(block.block_items[k + 1:])
+    block.block_items = block.block_items[:k]
+    return scope
+
+
+def put_back(block: c_ast.Compound, scope: c_ast.Compound) -> None:
+    block.block_items = block.block_items + (scope.block_items or [])
 
 
 def fresh_name(wanted: str, avoid: frozenset[str], taken: set[str]) -> str:
@@ -294,7 +303,8 @@ def fresh_name(wanted: str, avoid: frozenset[str], taken: set[str]) -> str:
 
 
 def replace_uses(body, name: str, new) -> None:
-    """Every read of identifier *name* in *body* replaced by a copy of expression *new*."""
+    """Every read of identifier *name* in *body* replaced by a copy of expression *new* (*body*: the
+    declaration's scope, so that another variable of the name elsewhere is left alone)."""
     def fn(n):
         if isinstance(n, c_ast.ID) and n.name == name:
             return clone(new)

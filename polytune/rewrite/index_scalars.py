@@ -11,7 +11,18 @@ from dataclasses import replace
 from pycparser import c_ast
 
 from ..frontend import Region, int_type
-from ._ast import assigned, clone, declarations, iterators_around, remove_decl, replace_uses, variables, walk
+from ._ast import (
+    assigned,
+    clone,
+    declarations,
+    in_block,
+    iterators_around,
+    put_back,
+    replace_uses,
+    take_out,
+    variables,
+    walk,
+)
 
 _INDEX_CALLS = frozenset({"min", "max", "MIN", "MAX"})
 
@@ -39,8 +50,12 @@ def substitute_index_scalars(region: Region) -> Region:
             else clone(d.init)
         if isinstance(value, c_ast.Cast):
             value.to_type.type.declname = None
-        remove_decl(body, d)
-        replace_uses(body, d.name, value)
+        block = in_block(body, d)
+        if block is None:
+            continue
+        scope = take_out(block, d)
+        replace_uses(scope, d.name, value)
+        put_back(block, scope)
         changing.discard(d.name)
         done = True
     return replace(region, body=body) if done else region

@@ -27,6 +27,8 @@ def hoist_invariants(region: Region) -> Region:
     changing = variables(region.body)
     h = _Hoist(region, members, changing, set())
     h.written = _written_roots(region.body, h)
+    h.guarded = _guarded(region.body)
+    h.checked = {n for x in walk(region.body) if isinstance(x, (c_ast.If, c_ast.TernaryOp)) for n in _bare(x.cond)}
     body = region.body
     body = transform(body, h.member)  # members everywhere: extraction reads none
     for node, child in _affine_places(body):  # elements and products where the model needs affine values
@@ -58,6 +60,24 @@ def _written_roots(body, h: _Hoist) -> set[str]:
     return out
 
 
+def _bare(e) -> set[str]:
+    """The names an expression reads as values (`p` of `p != NULL`), not as the start of a member or element
+    chain (`p` of `p->n`)."""
+    inside = {id(x.name) for x in walk(e) if isinstance(x, (c_ast.StructRef, c_ast.ArrayRef))}
+    return {x.name for x in walk(e) if isinstance(x, c_ast.ID) and id(x) not in inside}
+
+
+def _guarded(body) -> set[int]:
+    """id() of every node under a branch of an `if` or `?:`: read only when a condition holds (`if (p)
+    n = p->n;`), so not read before the region, where the condition has not been checked."""
+    out: set[int] = set()
+    for n in walk(body):
+        if isinstance(n, (c_ast.If, c_ast.TernaryOp)):
+            for branch in (n.iftrue, n.iffalse):
+                out.update(id(x) for x in walk(branch) if branch is not None)
+    return out
+
+
 def _affine_places(body) -> list[tuple[c_ast.Node, str]]:
     """(node, child name) of every loop bound, condition and subscript of the region."""
     out = []
@@ -83,9 +103,13 @@ class _Hoist:
         self.floats: dict = {}
         self.pointers: list[str] = []
         self.decls = _declared(region)
+        self.guarded: set[int] = set()
+        self.checked: set[str] = set()
 
     def invariant(self, e) -> bool:
         r = root(e)
+        if id(e) in self.guarded or (r in self.checked and not isinstance(e, c_ast.BinaryOp)):
+            return False  # read under a condition, or through a pointer the region tests (`if (p)`)
         return r is not None and r not in self.changing and r not in self.written and not (ids(e) & self.changing) \
             and not any(isinstance(x, (c_ast.FuncCall, c_ast.Assignment)) or
                         (isinstance(x, c_ast.UnaryOp) and x.op in ("++", "--", "p++", "p--")) for x in walk(e))

@@ -16,12 +16,14 @@ from ._ast import (
     bare_uses,
     clone,
     declarations,
+    in_block,
     is_single_pointer,
     iterators_around,
     pointer_level,
     prelude_pointers,
-    remove_decl,
+    put_back,
     set_child,
+    take_out,
     target_of,
     transform,
     variables,
@@ -47,11 +49,17 @@ def resolve_pointers(region: Region) -> Region:
         loops = around.get(id(d), set())
         if any(n in changing and n not in loops for n in t.names()):
             continue
-        _inline_into_pointers(body, d)
-        if (t.rows or t.offset is not None) and not _derefs_only(body, d):
+        block = in_block(body, d)
+        if block is None:
+            continue
+        scope = take_out(block, d)  # the items after the declaration: where the name is this pointer
+        _inline_into_pointers(scope, d)
+        if (t.rows or t.offset is not None) and not _derefs_only(scope, d):
+            block.block_items = block.block_items + [d]
+            put_back(block, scope)
             continue  # the pointer itself is used (passed, compared): not an array access
-        remove_decl(body, d)
-        _resolve(body, d.name, t)
+        _resolve(scope, d.name, t)
+        put_back(block, scope)
         changing.discard(d.name)
         done = True
     return replace(region, body=body) if done else region
