@@ -21,6 +21,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
                    help="macro definition for the C preprocessor")
     p.add_argument("--pure", action="append", default=[], metavar="NAME", help="a function without side effects")
+    p.add_argument("--auto", action="store_true", default=None,
+                   help="also optimize the loop nests found without '#pragma scop' (the default in a file that has "
+                        "no pragma): each nest found or missed, with the reason, is listed on stderr and in --report")
 
 
 def _program(p: argparse.ArgumentParser) -> None:
@@ -259,7 +262,7 @@ def cmd_optimize(args) -> int:
     for path in (out, args.report):
         check_output(path, (args.file,), args.force)
     result = optimize(args.file, opts, tuple(args.includes), tuple(args.defines), tuple(args.pure),
-                      started=_STARTED)
+                      started=_STARTED, auto=args.auto)
     for w in result.warnings:
         print(w, file=sys.stderr)
     print(*result.report.get("notes", ()), sep="\n", end="\n" if result.report.get("notes") else "", file=sys.stderr)
@@ -273,15 +276,19 @@ def cmd_optimize(args) -> int:
     if out != "-":
         m = sum(1 for s in result.report["scops"] if "kept" in s)
         n = len(result.report["scops"]) - m
-        print(f"polytune: {n} scop region{'s' if n != 1 else ''} optimized{f', {m} kept as written' if m else ''}"
-              f" -> {out}", file=sys.stderr)
+        found = result.report.get("regions_found")
+        found = f" ({len(found)} found without pragmas)" if found is not None else ""
+        print(f"polytune: {n} scop region{'s' if n != 1 else ''} optimized{found}"
+              f"{f', {m} kept as written' if m else ''} -> {out}", file=sys.stderr)
     return 0
 
 
 def cmd_inspect(args) -> int:
     from .pipeline import analyze
     opts = _options(args)
-    program = analyze(args.file, tuple(args.includes), tuple(args.defines), tuple(args.pure))
+    program = analyze(args.file, tuple(args.includes), tuple(args.defines), tuple(args.pure), args.auto)
+    for r in program.remarks:
+        print(r, file=sys.stderr)
     sizes = list(opts.tile_sizes)
     w = sys.stdout.write
     for k, a in enumerate(program.scops):
@@ -335,7 +342,7 @@ def cmd_tune(args) -> int:
                        eps=args.eps, rng_seed=args.rng_seed,
                        cache=None if args.no_cache else (args.cache or default_cache_path()),
                        parallel=not args.no_parallel, target=args.target, schedule=args.schedule,
-                       pure=tuple(args.pure), space=args.space, jobs=args.jobs, ray=args.ray,
+                       pure=tuple(args.pure), auto=args.auto, space=args.space, jobs=args.jobs, ray=args.ray,
                        confirm_runs=args.confirm_runs,
                        confirm_defines=tuple(args.confirm_define) if args.confirm_define is not None else None,
                        **_jam(args), **({} if args.analysis_time_limit is None else

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pycparser import c_ast, c_parser
 
 from .errors import ParseError, PolytuneError, UsageError
+from .functions import Scope, file_scope
 
 _PRAGMA = re.compile(r"^\s*#\s*pragma\s+(scop|endscop)\b")
 _MARKER = re.compile(r'^#\s*(?:line\s+)?(\d+)\s+"((?:[^"\\]|\\.)*)"')
@@ -42,6 +43,11 @@ class Region:
     read_after: frozenset[str] = frozenset()  # names the program may read after the region (read_after)
     scalar_types: dict = field(default_factory=dict)  # name -> C type (c_spelling) of the scalars in scope
     typedef_words: dict = field(default_factory=dict)  # arithmetic typedef name -> its type's words
+    scope: Scope | None = None  # the code around the region, for the source rewrites (rewrite/)
+    prelude: tuple[str, ...] = ()  # declarations the rewrites put before the region's code (values read once)
+    notes: tuple[str, ...] = ()  # what the rewrites did that the user should hear of (one line each)
+    auto: bool = False  # found by region detection (detect.py), not marked by '#pragma scop'
+    prepared: bool = False  # the source rewrites have run (rewrite.prepare)
 
     @property
     def source_hash(self) -> str:
@@ -311,8 +317,17 @@ def find_regions(path: str, pre: str) -> list[tuple[int, int, str, int]]:
     return regions
 
 
+
 def _typedef_names(pre: str) -> tuple[str, ...]:
     names = set(_TYPEDEF.findall(pre)) | set(_TYPEDEF_STRUCT.findall(pre))
+    for m in re.finditer(r"\btypedef\s+(?:struct|union|enum)\b[^;{]*\{", pre):  # a body with ';' inside
+        depth, k = 1, m.end()
+        while depth and k < len(pre):
+            depth += (pre[k] == "{") - (pre[k] == "}")
+            k += 1
+        name = re.match(r"\s*([A-Za-z_]\w*)\s*;", pre[k:k + 200])
+        if name:
+            names.add(name.group(1))
     return tuple(sorted(n for n in names if n not in _C_KEYWORDS))
 
 
@@ -363,38 +378,61 @@ def straight_line(text: str) -> bool:
     return ";" in code and not _LOOP_WORD.search(code)
 
 
-def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = (),
-                 pure: tuple[str, ...] = (), straight: list[tuple[int, int]] | None = None) -> list[Region]:
-    """All scop regions of *path*, in file order; raises PolytuneError with file:line on bad input. *pure*:
-    functions the user says have no side effects (besides those declared so in the file). *straight*: where
-    given, the regions without a loop (straight_line) are not parsed nor returned; their (begin, end) lines
-    are appended to it."""
+def read_source(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = ()) -> str:
+    """The preprocessed text of *path*; UsageError where it cannot be read."""
     try:
         with open(path, encoding="utf-8", errors="replace"):
             pass
     except OSError as e:
         raise UsageError(f"cannot read input: {e.strerror}", path) from None
-    pre = preprocess(path, includes, defines)
+    return preprocess(path, includes, defines)
+
+
+def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = (),
+                 pure: tuple[str, ...] = (), straight: list[tuple[int, int]] | None = None,
+                 pre: str | None = None) -> list[Region]:
+    """All scop regions of *path*, in file order; raises PolytuneError with file:line on bad input. *pure*:
+    functions the user says have no side effects (besides those declared so in the file). *straight*: where
+    given, the regions without a loop (straight_line) are not parsed nor returned; their (begin, end) lines
+    are appended to it. *pre*: the preprocessed text where the caller has it (read_source)."""
+    if pre is None:
+        pre = read_source(path, includes, defines)
     typedefs = _typedef_names(pre)
     out = []
     lines = pre.splitlines(keepends=True)
     pure_functions = declared_pure(pre) | frozenset(pure)
-    for begin, end, text, at in find_regions(path, pre):
-        if straight is not None and straight_line(text):
-            straight.append((begin, end))
-            continue
+    found = find_regions(path, pre)
+    loops = [f for f in found if straight is None or not straight_line(f[2])]
+    if straight is not None:
+        straight += [(begin, end) for begin, end, text, _at in found if straight_line(text)]
+    funcs, decls, members = file_scope(pre, path, typedefs) if loops else ([], {}, {})
+    avoid = frozenset(_NAME.findall(pre))
+    for begin, end, text, at in loops:
         body = parse_region(path, text, typedefs, begin)
+        around = next((f for f in funcs if f.ast is not None and _spans(f, begin)), None)
+        code_scope = Scope(around.ast if around else None, decls, tuple(f.ast for f in funcs if f.ast is not None),
+                           members, avoid, tuple(f.name for f in funcs if f.ast is None))
         upto = "".join(line for line in lines[:at] if not _MARKER.match(line))
         after = "".join(line for line in lines[at + text.count("\n") + 1:] if not _MARKER.match(line))
-        scope = in_scope(upto)  # the declarations in scope where the region begins
-        scalars = _declared_scalars(scope)
-        out.append(Region(path, begin, end, text, body, typedefs, declared_float_scalars(scope),
-                          unrestricted_params(upto, typedefs, pre), pure_functions,
-                          {n: t for n, w in scalars.items() if (t := int_type(w)) is not None},
-                          read_after(upto, after),
-                          {n: t for n, w in scalars.items() if (t := c_spelling(w)) is not None},
-                          typedef_words(pre)))
+        floats, ints, spelled, words = scalars_in_scope(upto, pre)
+        out.append(Region(path, begin, end, text, body, typedefs, floats, unrestricted_params(upto, typedefs, pre),
+                          pure_functions, ints, read_after(upto, after), spelled, words, scope=code_scope))
     return out
+
+
+def scalars_in_scope(upto: str, pre: str) -> tuple[dict, dict, dict, dict]:
+    """The scalars declared in scope at the end of *upto* (the preprocessed text before a region; the region's
+    own declarations are read from its body): Region's float_scalars, int_types and scalar_types, and the
+    arithmetic typedefs of the file *pre* (typedef_words)."""
+    scope = in_scope(upto)
+    scalars = _declared_scalars(scope)
+    return (declared_float_scalars(scope), {n: t for n, w in scalars.items() if (t := int_type(w)) is not None},
+            {n: t for n, w in scalars.items() if (t := c_spelling(w)) is not None}, typedef_words(pre))
+
+
+def _spans(f, line: int) -> bool:
+    """Whether function *f*'s body holds original line *line*."""
+    return f.begin_line <= line <= f.end_line
 
 
 _LITERALS = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')

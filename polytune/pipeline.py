@@ -12,15 +12,17 @@ from functools import cached_property
 
 from . import timelimit
 from .errors import UnsupportedError, UsageError
-from .frontend import Region, macro_guards, read_regions
+from .frontend import Region, _typedef_names, declared_pure, macro_guards, read_regions, read_source
 from .poly.choice import ScheduleChoice, schedule_with
 from .poly.cost import choose_scheduler
 from .poly.deps import Dependences, compute_dependences
 from .poly.expand import expand
 from .poly.extract import build_scop
 from .poly.gpu import GpuSchedule, map_to_gpu
+from .poly.parallel import parallel_work
 from .poly.schedule import DEFAULT_UNROLL, BandInfo, TiledSchedule, compute_base_schedule
-from .poly.scop import Scop
+from .poly.scop import Scop, constant_work
+from .rewrite import in_user_terms, prepare
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,8 @@ class Program:
     defines: tuple[str, ...] = ()
     pure: tuple[str, ...] = ()  # the functions declared pure on the command line (--pure)
     left_out: tuple[int, ...] = ()  # the regions (by first line) analyze was asked to leave out (skip)
+    auto: bool | None = None  # region detection: True (--auto), None (where the file has no '#pragma scop')
+    remarks: tuple = ()  # detect.Remark: each loop nest found or missed by region detection
     _bands: dict = field(default_factory=dict, repr=False)
     _triton: dict = field(default_factory=dict, repr=False)  # triton_variants, by block option
 
@@ -149,36 +153,83 @@ def _words(text: str) -> frozenset[str]:
 
 
 def analyze(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = (),
-            pure: tuple[str, ...] = (), skip: tuple[int, ...] = ()) -> Program:
-    """Every region of *path* with a loop, analyzed (in this process, without a time limit); *skip*: the
-    first lines of regions to leave out (they keep their code: the ones tune's probe found too slow)."""
-    straight: list[tuple[int, int]] = []
-    regions = [r for r in read_regions(path, includes, defines, pure, straight) if r.begin_line not in skip]
+            pure: tuple[str, ...] = (), auto: bool | None = None, skip: tuple[int, ...] = (),
+            stage: Callable[[int | None, str], None] | None = None) -> Program:
+    """*path*'s regions with a loop, analyzed (in this process, without a time limit): its '#pragma scop'
+    regions, and with *auto* (None: where the file has no pragma) the loop nests region detection finds
+    (detect.py), those worth optimizing. *skip*: the first lines of regions to leave out (they keep their
+    code: the ones tune's probe found too slow). *stage*: hears (region line, what) as each stage starts."""
+    pre = read_source(path, includes, defines)
     text = _read_text(path)
+    items, straight, remarks = read_items(path, pre, text, includes, defines, pure, auto)
+    items = [(r, scop) for r, scop in items if r.begin_line not in skip]
     words = _words(text)
-    scops, warnings = [], [(b, f"{path}:{b}: note: {STRAIGHT_LINE}") for b, _e in straight]
-    for r in regions:
-        a, lines = analyze_region(r, words)
+    scops, kept, warnings = [], [], [(b, f"{path}:{b}: note: {STRAIGHT_LINE}") for b, _e in straight]
+    for r, scop in items:
+        a, lines = analyze_region(r, words, (lambda what, line=r.begin_line: stage(line, what)) if stage else
+                                  (lambda what: None), scop=scop)
+        why = _not_worth(a) if r.auto else ""
+        if why:
+            remarks = missed_instead(remarks, r, why)
+            continue
         scops.append(a)
+        kept.append(r)
         warnings += [(r.begin_line, w) for w in lines]
-    guards = macro_guards(path, text, [(r.begin_line, r.end_line) for r in regions], includes, defines)
+    guards = macro_guards(path, text, [guard_span(r) for r in kept], includes, defines)
     warnings.sort(key=lambda x: x[0])
+    remarks = sorted(remarks, key=lambda x: (x.line, x.kind))
     return Program(path, text, tuple(scops), tuple(guards), tuple(w for _b, w in warnings), tuple(includes),
-                   tuple(defines), tuple(pure), tuple(skip))
+                   tuple(defines), tuple(pure), tuple(skip), auto, tuple(remarks))
 
 
-def analyze_region(r: Region, words: frozenset[str],
-                   stage: Callable[[str], None] = lambda what: None) -> tuple[AnalyzedScop, list[str]]:
-    """One region's model, dependences and base schedule, and its warning and note lines. *stage* hears
-    each stage as it starts (a worker reports it to its parent: polytune/timelimit.py)."""
+def read_items(path: str, pre: str, text: str, includes: tuple[str, ...], defines: tuple[str, ...],
+               pure: tuple[str, ...], auto: bool | None) -> tuple[list, list[tuple[int, int]], list]:
+    """The regions to analyze, in file order, each with its Scop where detection built it (else None); the
+    (begin, end) lines of the '#pragma scop' regions without a loop; detection's remarks (detect.Remark)."""
+    straight: list[tuple[int, int]] = []
+    regions = read_regions(path, includes, defines, pure, straight, pre=pre)
+    items: list = [(r, None) for r in regions]
+    remarks: list = []
+    if auto or (auto is None and not regions and not straight):
+        from .detect import detect
+        spans = tuple((r.begin_line, r.end_line) for r in regions) + tuple(straight)
+        found = detect(path, pre, text, _typedef_names(pre), declared_pure(pre) | frozenset(pure), spans)
+        items = sorted(items + [(f.region, f.scop) for f in found.found], key=lambda x: x[0].begin_line)
+        remarks = list(found.remarks)
+    return items, straight, remarks
+
+
+def guard_span(r: Region) -> tuple[int, int]:
+    """The lines macro_guards probes for region *r* (a found region has no pragma lines: the lines around it)."""
+    return r.begin_line - r.auto, r.end_line + r.auto
+
+
+def missed_instead(remarks: list, r: Region, why: str) -> list:
+    """*remarks* with region *r*'s "found" remark replaced by a "missed" one saying *why*."""
+    from .detect import Remark
+    lines = f"line {r.begin_line}" if r.begin_line == r.end_line else f"lines {r.begin_line}-{r.end_line}"
+    return [x for x in remarks if not (x.kind == "found" and x.line == r.begin_line)] + \
+        [Remark(r.file, r.begin_line, "missed", f"loop nest of {lines} not optimized: {why}")]
+
+
+def analyze_region(r: Region, words: frozenset[str], stage: Callable[[str], None] = lambda what: None,
+                   scop: Scop | None = None) -> tuple[AnalyzedScop, list[str]]:
+    """One region's model (after the source rewrites; *scop*: where detection has built it), dependences and
+    base schedule, and its warning and note lines. *stage* hears each stage as it starts (a worker reports
+    it to its parent: polytune/timelimit.py)."""
     stage("dependence analysis")
-    scop = build_scop(r)
+    if scop is None:
+        r = prepare(r)
+        try:
+            scop = build_scop(r)
+        except UnsupportedError as e:
+            raise in_user_terms(r, e) from None
     deps = compute_dependences(scop)
     notes = [deps.fallback] if deps.fallback else []
     stage("scheduling")
     base = compute_base_schedule(scop, deps, notes=notes)
     ex = expand(scop, deps, base, words)
-    lines = [f"{r.file}:{r.begin_line}: note: {n}" for n in notes]
+    lines = list(r.notes) + [f"{r.file}:{r.begin_line}: note: {n}" for n in notes]
     shared = [a for a in scop.arrays if a.name in r.shared_params and a.ndim > 0]
     if len(shared) >= 2 and any(a.written for a in shared):
         # Like Pluto, polytune takes distinctly named arrays for distinct memory: C allows a caller to
@@ -187,6 +238,18 @@ def analyze_region(r: Region, words: frozenset[str],
                      "are assumed not to overlap (as Pluto assumes): declare them restrict, and do "
                      "not pass one array for two of them")
     return AnalyzedScop(scop, deps, base, ex and AnalyzedScop(ex.scop, ex.deps, ex.base)), lines
+
+
+def _not_worth(a: AnalyzedScop) -> str:
+    """Why a region found without pragmas is not worth optimizing ('' where it is): no loop to tile or
+    parallelize, or constant bounds with less work than a parallel loop needs (poly/parallel.py)."""
+    work = constant_work(a.scop)
+    if work is not None and work < parallel_work():
+        return f"too little work (at most {work} statement instances)"
+    ts = a.tiled((), schedule="pluto")
+    if not any(b.tiled or b.parallel_loop for b in ts.bands):
+        return "no loop to tile or parallelize"
+    return ""
 
 
 def _guarded(program: Program, k: int, code: str) -> str:
@@ -257,7 +320,16 @@ def _c_region(program: Program, opts: OptimizeOptions, k: int, a: AnalyzedScop,
         note = "isl's code generator failed on the tiled schedule: the region is left untiled"
         return _c_region(program, opts, k, a, replace(
             plain, fallback="; ".join(filter(None, [plain.fallback, note]))))
-    return _guarded(program, k, code), ts
+    return _guarded(program, k, with_prelude(a.scop, code, indent)), ts
+
+
+def with_prelude(scop: Scop, code: str, indent: int) -> str:
+    """*code* after the region's prelude (the values the rewrites read once, rewrite/members.py), in a block:
+    every version of the region and its run-time checks read them."""
+    if not scop.prelude:
+        return code
+    pad = "  " * indent
+    return f"{pad}{{\n" + "".join(f"{pad}  {d}\n" for d in scop.prelude) + code + f"{pad}}}\n"
 
 
 def _serial_version(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts: TiledSchedule,
@@ -304,7 +376,8 @@ def cuda_program(program: Program, opts: OptimizeOptions, serve: bool = False, d
                                     mapping=mapping, deps=a.deps, timing=timing)
                for k, a in enumerate(program.scops)]
     head = cuda_header(p, serve, eager_context=timing) + "\n".join(r.kernels for r in regions)
-    reps = [(a.scop.begin_line, a.scop.end_line, _guarded(program, k, r.host))
+    reps = [(a.scop.begin_line, a.scop.end_line,
+             _guarded(program, k, with_prelude(a.scop, r.host, _indent_of(program.text, a.scop.begin_line))))
             for k, (a, r) in enumerate(zip(program.scops, regions))]
     from .linkage import user_header_lines, wrap_c_headers  # the program's other C files keep C linkage
     reps += wrap_c_headers(program.text, user_header_lines(program.path, program.text, program.includes,
@@ -365,6 +438,10 @@ def generate(program: Program, opts: OptimizeOptions = OptimizeOptions()) -> Opt
     _check(opts)
     if opts.target != "c":
         for a in program.scops:
+            if opts.target == "triton" and a.scop.prelude:
+                raise UnsupportedError("the triton target does not read the values polytune reads once before "
+                                       f"the region ({a.scop.prelude[0]}): use --target c or cuda",
+                                       a.scop.file, a.scop.begin_line)
             if not a.deps.complete:
                 raise UnsupportedError(f"the GPU targets need the region's dependences ({a.deps.fallback})",
                                        a.scop.file, a.scop.begin_line)
@@ -463,23 +540,35 @@ def write_atomically(path: str, text: str) -> None:
 
 
 def optimize(path: str, opts: OptimizeOptions = OptimizeOptions(), includes: tuple[str, ...] = (),
-             defines: tuple[str, ...] = (), pure: tuple[str, ...] = (), started: float | None = None) -> OptimizeResult:
+             defines: tuple[str, ...] = (), pure: tuple[str, ...] = (), started: float | None = None,
+             auto: bool | None = None) -> OptimizeResult:
     """Python API (and `polytune optimize`): the optimized text of *path*, a report and the warning lines,
     without writing anything. Within ``opts.time_limit`` seconds of wall clock: the C target's regions are
     done one after another in a worker process, and a region not done in time keeps its original code,
     with a note naming the stage that ran out; the GPU targets' whole file is done in one worker, and
     past the limit optimize stops with an error. 0: no limit, all in this process. *started*: the
     time.monotonic() the limit counts from (the command line's: the process's start; default: now); the
-    workers end a little before it (timelimit.finish_margin), for what follows them."""
+    workers end a little before it (timelimit.finish_margin), for what follows them. *auto*: region detection
+    (analyze); the regions it found and the nests it missed are the report's ``regions_found`` and
+    ``missed``, and lines of the result's warnings."""
     _check(opts)
     if opts.time_limit == 0 or math.isinf(opts.time_limit):
-        program = analyze(path, includes, defines, pure)
-        return replace(generate(program, opts), warnings=program.warnings)
+        program = analyze(path, includes, defines, pure, auto)
+        return with_remarks(replace(generate(program, opts), warnings=program.warnings), program.remarks)
     end = time.monotonic() if started is None else started
     end += opts.time_limit - timelimit.finish_margin(opts.time_limit)
     if opts.target != "c":
-        return _whole_file_within(path, opts, includes, defines, pure, end)
-    return _c_regions_within(path, opts, includes, defines, pure, end)
+        return _whole_file_within(path, opts, includes, defines, pure, auto, end)
+    return _c_regions_within(path, opts, includes, defines, pure, auto, end)
+
+
+def with_remarks(result: OptimizeResult, remarks) -> OptimizeResult:
+    """*result* with region detection's remarks (detect.Remark) in its report and after its warnings."""
+    if not remarks:
+        return result
+    report = dict(result.report, regions_found=[r.to_record() for r in remarks if r.kind == "found"],
+                  missed=[r.to_record() for r in remarks if r.kind == "missed"])
+    return replace(result, report=report, warnings=tuple(result.warnings) + tuple(str(r) for r in remarks))
 
 
 # A region's worker is killed where the regions after it would have less than this each, up to half the
@@ -499,24 +588,30 @@ class RegionCode:
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     sizes_used: int = 0
+    missed: str = ""  # a region found without pragmas, analyzed, and not worth optimizing: why (report: None)
 
 
 def _region_worker(send, path: str, opts: OptimizeOptions, includes: tuple[str, ...], defines: tuple[str, ...],
-                   pure: tuple[str, ...], start: int, sizes: tuple[int, ...], read: tuple | None = None) -> None:
-    """A worker's job (timelimit.run): read the file (unless *read*: a former worker's regions, straight-line
-    spans and macro guards), then do its regions from index *start* on, sending ``("regions", spans,
-    read)`` first (*read* only where there are several regions: a later worker may need it),
-    ``("stage", k, what)`` as region k's stages start, and ``("region", k, RegionCode)`` as each is done."""
+                   pure: tuple[str, ...], auto: bool | None, start: int, sizes: tuple[int, ...],
+                   read: tuple | None = None) -> None:
+    """A worker's job (timelimit.run): read the file and find its regions (unless *read*: a former worker's
+    regions, straight-line spans and macro guards), then do its regions from index *start* on, sending
+    ``("regions", spans, read, remarks)`` first (*read* only where there are several regions: a later worker
+    may need it; *remarks*: region detection's), ``("stage", k, what)`` as region k's stages start, and
+    ``("region", k, RegionCode)`` as each is done."""
+    scops: dict[int, Scop] = {}  # the regions detection built (this worker's first only: isl objects stay here)
     if read is None:
         send(("stage", None, "reading the file"))
-        straight: list[tuple[int, int]] = []
-        regions = read_regions(path, includes, defines, pure, straight)  # (first: a file it cannot read)
+        pre = read_source(path, includes, defines)  # (first: a file it cannot read)
         text = _read_text(path)
-        guards = macro_guards(path, text, [(r.begin_line, r.end_line) for r in regions], includes, defines)
+        items, straight, remarks = read_items(path, pre, text, includes, defines, pure, auto)
+        regions = [r for r, _scop in items]
+        scops = {r.begin_line: scop for r, scop in items if scop is not None}
+        guards = macro_guards(path, text, [guard_span(r) for r in regions], includes, defines)
         read = (tuple(regions), tuple(straight), {r.begin_line: g for r, g in zip(regions, guards)})
         spans = sorted([(b, e, None) for b, e in straight] + [(r.begin_line, r.end_line, r) for r in regions],
                        key=lambda x: x[0])
-        send(("regions", tuple((b, e) for b, e, _r in spans), read if len(spans) > 1 else None))
+        send(("regions", tuple((b, e) for b, e, _r in spans), read if len(spans) > 1 else None, tuple(remarks)))
     else:
         text = _read_text(path)
     regions, straight, guard_of = read
@@ -529,7 +624,11 @@ def _region_worker(send, path: str, opts: OptimizeOptions, includes: tuple[str, 
             send(("region", k, RegionCode(b, e, None, {"lines": [b, e], "kept": STRAIGHT_LINE},
                                           (f"{path}:{b}: note: {STRAIGHT_LINE}",))))
             continue
-        a, lines = analyze_region(r, words, lambda what, k=k: send(("stage", k, what)))
+        a, lines = analyze_region(r, words, lambda what, k=k: send(("stage", k, what)), scop=scops.get(b))
+        why = _not_worth(a) if r.auto else ""
+        if why:
+            send(("region", k, RegionCode(b, e, None, {}, missed=why)))
+            continue
         program = Program(path, text, (a,), (guard_of.get(b, ()),), tuple(lines), includes, defines, pure)
         o = replace(opts, tile_sizes=tuple(left))
         send(("stage", k, "scheduling"))
@@ -562,6 +661,7 @@ class _Progress:
         self.done: dict[int, RegionCode] = {}
         self.sizes = list(sizes)
         self.read: tuple | None = None  # the first worker's regions, for the workers after it
+        self.remarks: tuple = ()  # region detection's (detect.Remark)
         self.restart(end)
 
     def restart(self, until: float) -> None:
@@ -571,7 +671,7 @@ class _Progress:
 
     def __call__(self, msg: tuple) -> None:
         if msg[0] == "regions":
-            self.spans, self.read = msg[1], msg[2]
+            self.spans, self.read, self.remarks = msg[1], msg[2], msg[3]
         elif msg[0] == "stage":
             k, what = msg[1], msg[2]
             if k is not None and k != self.k and self.spans is not None:  # a region starts: its deadline
@@ -583,7 +683,7 @@ class _Progress:
             del self.sizes[:msg[2].sizes_used]
 
 
-def _c_regions_within(path: str, opts: OptimizeOptions, includes, defines, pure, end: float) -> OptimizeResult:
+def _c_regions_within(path: str, opts: OptimizeOptions, includes, defines, pure, auto, end: float) -> OptimizeResult:
     """optimize's C target under its deadline *end*: workers, one after another, do the regions in order;
     the region a worker is killed in keeps its code, and the next worker goes on after it (with the tile
     sizes from where that region's would have started)."""
@@ -592,8 +692,9 @@ def _c_regions_within(path: str, opts: OptimizeOptions, includes, defines, pure,
     start = 0
     while True:
         progress.restart(end)
-        ending = timelimit.run(_region_worker, (path, opts, includes, defines, pure, start, tuple(progress.sizes),
-                                                progress.read), lambda: progress.until, progress)
+        ending = timelimit.run(_region_worker, (path, opts, includes, defines, pure, auto, start,
+                                                tuple(progress.sizes), progress.read), lambda: progress.until,
+                               progress)
         if ending.finished:
             break
         what = f"{progress.what} ran out" if ending.how == "deadline" else \
@@ -615,9 +716,14 @@ def _c_regions_within(path: str, opts: OptimizeOptions, includes, defines, pure,
             break
     text = _read_text(path)
     reports, warnings, notes, replacements = [], [], [], []
+    remarks = list(progress.remarks)
+    regions = {r.begin_line: r for r in progress.read[0]} if progress.read else {}
     for k, (b, e) in enumerate(progress.spans or ()):
         if k in progress.done:
             rc = progress.done[k]
+            if rc.missed:
+                remarks = missed_instead(remarks, regions[b], rc.missed) if b in regions else remarks
+                continue
             reports.append(rc.report)
             warnings += rc.warnings
             notes += rc.notes
@@ -626,31 +732,21 @@ def _c_regions_within(path: str, opts: OptimizeOptions, includes, defines, pure,
         else:
             reports.append({"lines": [b, e], "kept": "time limit", "ran_out": kept[k][1]})
             notes.append(kept[k][0])
-    return OptimizeResult(splice(text, replacements), {"file": path, "scops": reports,
-                                                       **({"notes": notes} if notes else {})}, tuple(warnings))
+    remarks.sort(key=lambda x: (x.line, x.kind))
+    return with_remarks(OptimizeResult(splice(text, replacements), {"file": path, "scops": reports,
+                                                                    **({"notes": notes} if notes else {})},
+                                       tuple(warnings)), remarks)
 
 
-def _whole_worker(send, path: str, opts: OptimizeOptions, includes, defines, pure) -> None:
+def _whole_worker(send, path: str, opts: OptimizeOptions, includes, defines, pure, auto) -> None:
     """A GPU target's worker: the whole file, its stages reported by region (``("stage", line, what)``)."""
     send(("stage", None, "reading the file"))
-    straight: list[tuple[int, int]] = []
-    regions = read_regions(path, includes, defines, pure, straight)
-    text = _read_text(path)
-    words = _words(text)
-    scops, warnings = [], [(b, f"{path}:{b}: note: {STRAIGHT_LINE}") for b, _e in straight]
-    for r in regions:
-        a, lines = analyze_region(r, words, lambda what, line=r.begin_line: send(("stage", line, what)))
-        scops.append(a)
-        warnings += [(r.begin_line, w) for w in lines]
-    send(("stage", regions[0].begin_line if regions else None, "code generation"))
-    guards = macro_guards(path, text, [(r.begin_line, r.end_line) for r in regions], includes, defines)
-    warnings.sort(key=lambda x: x[0])
-    program = Program(path, text, tuple(scops), tuple(guards), tuple(w for _b, w in warnings), tuple(includes),
-                      tuple(defines), tuple(pure))
-    send(("result", replace(generate(program, opts), warnings=program.warnings)))
+    program = analyze(path, includes, defines, pure, auto, stage=lambda line, what: send(("stage", line, what)))
+    send(("stage", program.scops[0].scop.begin_line if program.scops else None, "code generation"))
+    send(("result", with_remarks(replace(generate(program, opts), warnings=program.warnings), program.remarks)))
 
 
-def _whole_file_within(path: str, opts: OptimizeOptions, includes, defines, pure, end: float) -> OptimizeResult:
+def _whole_file_within(path: str, opts: OptimizeOptions, includes, defines, pure, auto, end: float) -> OptimizeResult:
     state: dict = {"line": None, "what": "reading the file", "result": None}
 
     def on_message(msg: tuple) -> None:
@@ -659,7 +755,7 @@ def _whole_file_within(path: str, opts: OptimizeOptions, includes, defines, pure
         elif msg[0] == "result":
             state["result"] = msg[1]
 
-    ending = timelimit.run(_whole_worker, (path, opts, includes, defines, pure), lambda: end, on_message)
+    ending = timelimit.run(_whole_worker, (path, opts, includes, defines, pure, auto), lambda: end, on_message)
     if ending.finished and state["result"] is not None:
         return state["result"]
     line = state["line"] or _first_region_line(_read_text(path))
@@ -670,14 +766,15 @@ def _whole_file_within(path: str, opts: OptimizeOptions, includes, defines, pure
 
 
 def slow_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] = (), pure: tuple[str, ...] = (),
-                 time_limit: float = timelimit.DEFAULT_TIME_LIMIT) -> tuple[tuple[int, ...], tuple[str, ...]]:
+                 time_limit: float = timelimit.DEFAULT_TIME_LIMIT,
+                 auto: bool | None = None) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """The first lines of the regions that optimize's default does not finish within *time_limit* (tune
     and bench leave them out: analyze's *skip*), and the note lines that say so; raises UnsupportedError
     where the file itself was not read in time. A probe in a worker (optimize): the regions that pass are
     analyzed again by the caller, in its own process, where its isl objects are needed. 0: no probe."""
     if not time_limit:
         return (), ()
-    result = optimize(path, OptimizeOptions(time_limit=time_limit), includes, defines, pure)
+    result = optimize(path, OptimizeOptions(time_limit=time_limit), includes, defines, pure, auto=auto)
     scops, notes = result.report["scops"], tuple(result.report.get("notes", ()))
     slow = tuple(s["lines"][0] for s in scops if s.get("kept") == "time limit")
     if not scops and notes:  # the file was not read within the limit

@@ -57,6 +57,7 @@ class TuneOptions:
     schedule: str = "pluto"  # the C target's schedule: "pluto", "outer", or "auto" (the faster seed's)
     unroll_jam: int = OptimizeOptions.unroll_jam  # the C target's unroll-and-jam factor (0: none)
     pure: tuple[str, ...] = ()  # functions without side effects (--pure)
+    auto: bool | None = None  # region detection: True (--auto), None where the file has no '#pragma scop'
     space: str | None = None  # the target's search space (None: its default; c: "tiles" or "schedule")
     jobs: int | None = 1  # candidates compiled at once (None: the cores); one timing at a time
     ray: str | None = None  # a Ray cluster's address ("auto": the local one, or a private instance)
@@ -222,12 +223,13 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
     the same time (their candidates meet the same timers); this tune's isl work then holds ``ISL_LOCK``."""
     if not tune_opts.analysis_time_limit >= 0:
         raise UsageError("the analysis time limit must be 0 (none) or a positive number of seconds")
-    skip, skip_notes = slow_regions(path, build.includes, build.defines, tune_opts.pure, tune_opts.analysis_time_limit)
+    skip, skip_notes = slow_regions(path, build.includes, build.defines, tune_opts.pure,
+                                    tune_opts.analysis_time_limit, tune_opts.auto)
     for line in skip_notes:
         if hasattr(progress, "note"):
             progress.note(line)
     with ISL_LOCK:
-        program = analyze(path, build.includes, build.defines, tune_opts.pure, skip)
+        program = analyze(path, build.includes, build.defines, tune_opts.pure, tune_opts.auto, skip=skip)
         if skip and not program.scops:
             raise UnsupportedError(f"no region left to tune: the analysis did not end within the time limit "
                                    f"({tune_opts.analysis_time_limit:g} s; --analysis-time-limit)", path, skip[0])

@@ -212,7 +212,8 @@ class CRunner:
             self._object_bytes = tuple((os.path.basename(o), read_bytes(o)) for o in self.objects())
         return CompileJob(os.path.abspath(self.program.path), self.program.includes, self.program.defines,
                           program_digest(self.program), tuple(variant.config), variant.build, self.build,
-                          quote_dirs(self.program), self._object_bytes, self.program.pure, self.program.left_out)
+                          quote_dirs(self.program), self._object_bytes, self.program.pure, self.program.auto,
+                          self.program.left_out)
 
     def reference_data(self) -> Reference:
         """What the time step checks variants against (after ``reference()``)."""
@@ -257,11 +258,11 @@ def remember_program(program: Program) -> None:
 
 
 def job_program(job: CompileJob) -> Program:
-    key = (job.path, tuple(job.includes), tuple(job.defines), tuple(job.pure), job.digest, tuple(job.skip))
+    key = (job.path, tuple(job.includes), tuple(job.defines), tuple(job.pure), job.auto, job.digest, tuple(job.skip))
     program = _PROGRAMS.get(key)
     if program is None:
         from ..pipeline import analyze
-        program = analyze(job.path, job.includes, job.defines, job.pure, job.skip)
+        program = analyze(job.path, job.includes, job.defines, job.pure, job.auto, skip=job.skip)
         if program_digest(program) != job.digest:
             raise PolytuneError("the file changed while it was being tuned", job.path)
         _PROGRAMS[key] = program
@@ -284,6 +285,7 @@ class CompileJob:
     quote: tuple[str, ...]
     objects: tuple[tuple[str, bytes], ...]
     pure: tuple[str, ...] = ()  # --pure: the functions the analysis takes for pure
+    auto: bool | None = None  # --auto: region detection (pipeline.analyze)
     skip: tuple[int, ...] = ()  # the regions the tuning left out (Program.left_out: too slow to analyze)
 
 

@@ -857,4 +857,5 @@ def build_scop(region: Region) -> Scop:
                 tuple(b.hoisted.values()), frozenset(b.idents | b.iterators_all | set(b.hoisted)),
                 region.source_hash, region.float_scalars, frozenset(b.hoisted),
                 unsigned=frozenset(p for p in params if (region.int_types.get(p) or (0, False))[1]),
-                scalar_types=dict(region.scalar_types))
+                scalar_types=dict(region.scalar_types),
+                prelude=region.prelude)

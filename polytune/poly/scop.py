@@ -79,6 +79,8 @@ class Scop:
     unsigned: frozenset[str] = frozenset()  # parameters of unsigned type (the C output prints them as long)
     scalar_types: dict = field(default_factory=dict)  # name -> C type (frontend.c_spelling) of the scalars
     # in scope at the region: a target that passes a value in its own types converts it to this one
+    prelude: tuple[str, ...] = ()  # declarations before everything the region's code holds (values read once,
+    # rewrite/members.py): its run-time checks and each of its versions read them
 
     @cached_property
     def domain(self) -> isl.UnionSet:
@@ -104,6 +106,24 @@ class Scop:
     @property
     def written_arrays(self) -> tuple[Array, ...]:
         return tuple(a for a in self.arrays if a.written)
+
+
+def constant_work(scop: Scop) -> int | None:
+    """An upper bound of the region's statement instances where the bounds are constants (the box around
+    each statement's domain, summed); None where a bound depends on a parameter's value."""
+    total = 0
+    for st in scop.statements:
+        dom = st.domain.intersect_params(scop.context.align_params(st.domain.get_space()))
+        if dom.is_empty():
+            continue
+        size = 1
+        for k in range(dom.dim(isl.dim_type.set)):
+            hi, lo = dom.dim_max_val(k), dom.dim_min_val(k)
+            if not (hi.is_int() and lo.is_int()):
+                return None
+            size *= max(0, hi.to_python() - lo.to_python() + 1)
+        total += size
+    return total
 
 
 def _union_set(items) -> isl.UnionSet:

@@ -184,7 +184,7 @@ class CTarget(Target):
             build = dataclasses.replace(self.build, defines=tuple(defines))
             try:
                 program = analyze(self.program.path, self.program.includes, tuple(defines), self.program.pure,
-                                  self.program.left_out)
+                                  self.program.auto, skip=self.program.left_out)
             except PolytuneError as e:
                 why = f"the file does not analyze with {' '.join('-D' + d for d in defines)}: {e}"
                 return {"error": why}, [f"polytune: warning: the tuned gain could not be re-measured ({why})"], best

@@ -7,8 +7,8 @@ int main(void) {
   int i, j, n = N;
 #pragma scop
   for (i = 0; i < n; i++) {
-    if (i == 3)
-      continue;
+    if (i == 3) { x[i] = 0;
+      continue; }
     x[i] = y[i];
   }
 #pragma endscop

@@ -8,7 +8,7 @@ int main(void) {
   int i, j, n = N;
 #pragma scop
   for (i = 0; i < n; i++)
-    x[i] = q->a;
+    x[i] = (q + i)->a;
 #pragma endscop
   printf("%g\n", A[1][1] + x[1]);
   return 0;
