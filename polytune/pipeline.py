@@ -17,6 +17,7 @@ from .poly.extract import build_scop
 from .poly.gpu import GpuSchedule, map_to_gpu
 from .poly.schedule import DEFAULT_UNROLL, BandInfo, TiledSchedule, compute_base_schedule
 from .poly.scop import Scop
+from .poly.versioning import RuntimeChecks, runtime_checks
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,11 @@ class AnalyzedScop:
         FUSE=1, the CUDA target's fuse=1)."""
         return map_to_gpu(self.scop, self.deps, fuse=True)
 
+    @cached_property
+    def checks(self) -> RuntimeChecks:
+        """What the optimized code checks at run time before it runs (poly/versioning.py)."""
+        return runtime_checks(self.cpu.scop)
+
     def gpu_mapping(self, fused: bool) -> GpuSchedule:
         """``gpu_fused`` if *fused*, else ``gpu``."""
         return self.gpu_fused if fused else self.gpu
@@ -141,13 +147,12 @@ def analyze(path: str, includes: tuple[str, ...] = (), defines: tuple[str, ...] 
         ex = expand(scop, deps, base, frozenset(re.findall(r"[A-Za-z_]\w*", text)))
         scops.append(AnalyzedScop(scop, deps, base, ex and AnalyzedScop(ex.scop, ex.deps, ex.base)))
         warnings += [f"{path}:{r.begin_line}: note: {n}" for n in notes]
-        shared = [a for a in scop.arrays if a.name in r.shared_params and a.ndim > 0]
-        if len(shared) >= 2 and any(a.written for a in shared):
-            # Like Pluto, polytune takes distinctly named arrays for distinct memory: C allows a caller to
-            # pass one array for two parameters (`smooth(A, A)`), and the transformed code is then wrong.
-            warnings.append(f"{path}:{r.begin_line}: warning: the array parameters {', '.join(a.name for a in shared)} "
-                            "are assumed not to overlap (as Pluto assumes): declare them restrict, and do "
-                            "not pass one array for two of them")
+        checks = scops[-1].checks
+        if checks:
+            # C allows a caller to pass one array for two parameters (`smooth(A, A)`), and a flattened
+            # subscript may leave its row: the optimized code runs where neither happens, the original else
+            warnings.append(f"{path}:{r.begin_line}: note: the optimized code runs where a run-time check "
+                            f"holds, the original code otherwise: {checks.describe()}")
     guards = macro_guards(path, text, [(r.begin_line, r.end_line) for r in regions], includes, defines)
     return Program(path, text, tuple(scops), tuple(guards), tuple(warnings), tuple(includes), tuple(defines),
                    tuple(pure))
@@ -199,14 +204,19 @@ def c_regions(program: Program, opts: OptimizeOptions = OptimizeOptions(),
 
 def _c_region(program: Program, opts: OptimizeOptions, k: int, a: AnalyzedScop,
               ts: TiledSchedule) -> tuple[str, TiledSchedule]:
-    from .emit.c import generate_region, thread_versions
-    indent = _indent_of(program.text, a.scop.begin_line)
+    from .emit.c import fresh_prefix, generate_region, thread_versions
+    from .emit.versions import versioned
+    outside = _indent_of(program.text, a.scop.begin_line)
+    indent = outside + 2 if a.checks else outside  # (inside `if (checks) {`)
     try:
         serial = _serial_version(program, opts, a, ts, indent + 1)
         code = generate_region(a.cpu.scop, ts, parallel=opts.parallel, ivdep=opts.ivdep,
                                indent=indent + 1 if serial else indent, avoid=program.identifiers)
         if serial:
             code, ts = thread_versions(code, serial, indent), replace(ts, one_thread=True)
+        if a.checks:
+            code = versioned(a.cpu.scop, a.checks, code, original_code(program.text, a.scop), outside,
+                             fresh_prefix(a.cpu.scop, program.identifiers))
     except UnsupportedError:
         if ts.without_unroll is not None:
             return _c_region(program, opts, k, a, ts.without_unroll())  # (that one has no without_unroll)
@@ -220,6 +230,18 @@ def _c_region(program: Program, opts: OptimizeOptions, k: int, a: AnalyzedScop,
         return _c_region(program, opts, k, a, replace(
             plain, fallback="; ".join(filter(None, [plain.fallback, note]))))
     return _guarded(program, k, code), ts
+
+
+def original_code(text: str, scop: Scop) -> str:
+    """The region's code as the file has it: its lines between `#pragma scop` and `#pragma endscop` (the
+    region's lines themselves where they are not those pragmas), in a block of their own."""
+    lines = source_lines(text)
+    begin, end = scop.begin_line, scop.end_line
+    if re.match(r"\s*#\s*pragma\s+scop\b", lines[begin - 1] if begin <= len(lines) else ""):
+        begin, end = begin + 1, end - 1
+    body = "".join(lines[begin - 1:end]).rstrip("\n")
+    pad = "  " * (_indent_of(text, scop.begin_line) + 2)
+    return f"{pad}{{\n{body}\n{pad}}}\n"
 
 
 def _serial_version(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts: TiledSchedule,
@@ -398,6 +420,7 @@ def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:
             "point_order": a.model_scheduler[0][1]}
            if "model_scheduler" in a.__dict__ else {}),
         **({"expanded": [x.scalar for x in a.scop.scratch]} if a.scop.scratch else {}),
+        **({"runtime_checks": a.checks.describe()} if a.checks else {}),
     }
 
 

@@ -17,6 +17,7 @@ class Access:
     array: str
     relation: isl.Map
     is_write: bool
+    may: bool = False  # a write that may not happen (under a data-dependent condition): it kills nothing
 
 
 @dataclass(frozen=True)
@@ -37,12 +38,33 @@ class Statement:
     def writes(self) -> tuple[Access, ...]:
         return tuple(a for a in self.accesses if a.is_write)
 
+    @property
+    def must_writes(self) -> tuple[Access, ...]:
+        """The writes that happen whenever the statement runs (not those under a data-dependent condition)."""
+        return tuple(a for a in self.accesses if a.is_write and not a.may)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How the model's dimensions of a delinearized array (poly/delinearize.py) sit in its C subscripts: the
+    first *outer* model dimensions are the C subscripts before the last one; the others are folded into the
+    last C subscript with *strides* (C expressions, outermost first, the last "1")."""
+
+    outer: int
+    strides: tuple[str, ...]
+
+    def c_subscripts(self, dims: list[str]) -> list[str]:
+        """The C subscripts of the element whose model subscripts (C expressions) are *dims*."""
+        flat = " + ".join(d if s == "1" else f"({d}) * ({s})" for d, s in zip(dims[self.outer:], self.strides))
+        return dims[:self.outer] + [flat]
+
 
 @dataclass(frozen=True)
 class Array:
     name: str
-    ndim: int  # 0 for a scalar
+    ndim: int  # 0 for a scalar; the model's dimensions (a delinearized array has more than its C subscripts)
     written: bool
+    layout: Layout | None = None  # delinearized: how its model dimensions fold into its C subscripts
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,6 +99,12 @@ class Scop:
     local_names: frozenset[str] = frozenset()  # variables declared inside the region (dead after it)
     scratch: tuple[ScratchArray, ...] = ()  # arrays the region allocates itself (scalar expansion)
     unsigned: frozenset[str] = frozenset()  # parameters of unsigned type (the C output prints them as long)
+    derived: dict = field(default_factory=dict)  # isl parameter -> the C expression it stands for (a product
+    # of parameters that a delinearized subscript needs: `(long)c * hw`)
+    assumed: isl.Set | None = None  # parameters for which the model is exact (delinearization's assumptions);
+    # None: all. The context includes it; the output checks it at run time (poly/versioning.py)
+    may_alias: tuple[str, ...] = ()  # arrays (pointer parameters without restrict) that a caller may pass
+    # overlapping: the output checks at run time that the ranges the region touches do not overlap
 
     @cached_property
     def domain(self) -> isl.UnionSet:
@@ -91,6 +119,17 @@ class Scop:
     def writes(self) -> isl.UnionMap:
         return _union_map(a.relation.intersect_domain(st.domain)
                           for st in self.statements for a in st.writes)
+
+    @cached_property
+    def may_writes(self) -> isl.UnionMap:
+        """The writes under data-dependent conditions (they may not happen: they kill nothing)."""
+        return _union_map(a.relation.intersect_domain(st.domain)
+                          for st in self.statements for a in st.writes if a.may)
+
+    @cached_property
+    def must_writes(self) -> isl.UnionMap:
+        return _union_map(a.relation.intersect_domain(st.domain)
+                          for st in self.statements for a in st.must_writes)
 
     @cached_property
     def schedule(self) -> isl.UnionMap:
