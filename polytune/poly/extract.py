@@ -65,8 +65,10 @@ class _Builder:
     flat: dict = field(default_factory=dict)  # array -> first line of a flattened (polynomial) subscript
     scopes: dict = field(default_factory=dict)  # id(ArrayRef) -> (iterators, where) where it was read
     polys: dict = field(default_factory=dict)  # id(ArrayRef) -> its last subscript as guarded polynomials
-    guards: list = field(default_factory=list)  # the data-dependent conditions around the statement walked
-    guarded: set = field(default_factory=set)  # statements under a data-dependent condition (may-writes)
+    guards: list = field(default_factory=list)  # the data-dependent conditions around the statement walked:
+    # (condition, whether its branch is that one statement, run once per evaluation)
+    guarded: dict = field(default_factory=dict)  # statement under a data-dependent condition (its writes are
+    # may-writes) -> the index of its first access that a condition reads and it must not write (_check_guard)
     assigned: frozenset = frozenset()  # every name the region assigns (its conditions on them are data)
 
     # ---- errors -------------------------------------------------------------------------------------
@@ -332,13 +334,8 @@ class _Builder:
         domains. The condition is evaluated once in C, before the branch runs: it must read nothing the
         branches write."""
         iters = tuple(lp.iterator for lp in loops)
-        written = _assigned(node.iftrue) | _assigned(node.iffalse)
         if _assigned(node.cond):
             raise self.fail(node, f"the condition of this 'if' has a side effect: {_GEN.visit(node.cond)}")
-        both = sorted(_names(node.cond, ()) & written)
-        if both:
-            raise self.fail(node, f"the condition of this 'if' reads '{both[0]}', which its branches write "
-                                  f"(data-dependent conditions are modeled where they do not): {_GEN.visit(node.cond)}")
         data, affine = [node.cond], []
         if node.iffalse is None:
             data = []
@@ -350,13 +347,15 @@ class _Builder:
                 except NonAffine:
                     data.append(part)
         guard = data[0] if len(data) == 1 else _conjunction(data)
-        self.guards.append(guard)
+        # one statement run once per evaluation (`if (x[i] < 0) x[i] = 0;`) evaluates it as C does
+        single = node.iffalse is None and _statements(node.iftrue) == 1
+        self.guards.append((guard, single))
         try:
             self.walk(node.iftrue, loops, conds + affine)
         finally:
             self.guards.pop()
         if node.iffalse is not None:
-            self.guards.append(c_ast.UnaryOp("!", guard, coord=guard.coord))
+            self.guards.append((c_ast.UnaryOp("!", guard, coord=guard.coord), False))
             try:
                 self.walk(node.iffalse, loops, conds)
             finally:
@@ -421,11 +420,16 @@ class _Builder:
         self.where = conds
         self.collect(expr, iters, accesses, is_write=False, top=True)
         if self.guards:  # under data-dependent conditions: they are read, and the writes may not happen
-            for g in self.guards:
-                self.collect(g, iters, accesses, is_write=False)
-            guard = self.guards[0] if len(self.guards) == 1 else _conjunction(self.guards)
-            expr = c_ast.If(guard, expr, None, coord=expr.coord)
-            self.guarded.add(name)
+            for g, single in self.guards:
+                if single:  # (its reads need no check: listed first)
+                    self.collect(g, iters, accesses, is_write=False)
+            checked = len(accesses)
+            for g, single in self.guards:
+                if not single:
+                    self.collect(g, iters, accesses, is_write=False)
+            guards = [g for g, _ in self.guards]
+            expr = c_ast.If(guards[0] if len(guards) == 1 else _conjunction(guards), expr, None, coord=expr.coord)
+            self.guarded[name] = checked
         self.stmts.append((name, iters, list(conds), [lp.sign for lp in loops], expr, line, accesses, key))
 
     def collect(self, e, iters, out, is_write: bool, top: bool = False) -> None:
@@ -619,6 +623,21 @@ def _assigned(e: c_ast.Node | None) -> set[str]:
 
     visit(e)
     return out
+
+
+def _statements(e: c_ast.Node | None) -> int:
+    """How many statements a branch runs per evaluation of its condition, at least (a loop counts as 2)."""
+    if e is None or isinstance(e, (c_ast.EmptyStatement, c_ast.Pragma)):
+        return 0
+    if isinstance(e, (c_ast.For, c_ast.While, c_ast.DoWhile)):
+        return 2
+    if isinstance(e, c_ast.Compound):
+        return sum(_statements(x) for x in e.block_items or [])
+    if isinstance(e, c_ast.If):  # (both branches: each statement evaluates the conditions around it again)
+        return _statements(e.iftrue) + _statements(e.iffalse)
+    if isinstance(e, c_ast.Decl):
+        return 1 if e.init is not None else 0
+    return 1
 
 
 def _conjuncts(e: c_ast.Node) -> list[c_ast.Node]:
@@ -889,7 +908,7 @@ def build_scop(region: Region) -> Scop:
         sched.append(str(pos[len(iters)]))
         sched += ["0"] * (width - len(sched))
         schedule = isl.Map(f"{ptext} -> {{ {name}[{vars_}] -> [{', '.join(sched)}] }}", context=CTX)
-        accs = []
+        accs, nodes = [], []
         for (array, subs, is_write, node) in accesses:
             ndim = b.array_dims.get(array, len(subs)) if isinstance(subs, _Slice) else None
             if ndim is not None and ndim < len(subs):
@@ -910,6 +929,9 @@ def build_scop(region: Region) -> Scop:
                 raise UnsupportedError(f"cannot model the access {_GEN.visit(node)} (its subscripts are not "
                                        "piecewise quasi-affine)", region.file, _line(node, line)) from None
             accs.append(Access(array, rel, is_write, may=is_write and name in b.guarded))
+            nodes.append(node)
+        if name in b.guarded:
+            _check_guard(b, name, accesses, list(zip(accs, nodes)), domain, context, line)
         statements.append(Statement(name, iters, domain, schedule, _cast_unsigned(expr, iters, region), line,
                                     tuple(accs)))
     runs = [st for st in statements if not st.domain.intersect_params(context).is_empty()]
@@ -929,6 +951,27 @@ def build_scop(region: Region) -> Scop:
                 unsigned=frozenset(p for p in params if (region.int_types.get(p) or (0, False))[1]),
                 derived={name: _c_product(m) for m, name in products.items()}, assumed=assumed,
                 may_alias=shared if len(shared) >= 2 and any(a.written for a in arrays if a.name in shared) else ())
+
+
+def _check_guard(b: _Builder, name: str, accesses: list, accs: list[tuple[Access, c_ast.Node]], domain: isl.Set,
+                 context: isl.Set, line: int) -> None:
+    """C evaluates a data-dependent condition once, before its branch; the model evaluates it again with
+    each statement of the branch. The two agree where no statement of the branch writes an element its
+    conditions read (the same element at the same instance: `if (z[i - 1] > 0) z[i] = ...` is fine).
+    *accesses*: the statement's accesses as the walk found them (those of its conditions from
+    b.guarded[name] on); *accs*: its Access objects with their nodes."""
+    guard_nodes = {id(node) for (_, _, _, node) in accesses[b.guarded[name]:]}
+    reads = [(a, node) for a, node in accs if not a.is_write and id(node) in guard_nodes]
+    for w, _ in accs:
+        for r, node in reads:
+            if not w.is_write or r.array != w.array:
+                continue
+            both = w.relation.intersect(r.relation).intersect_domain(domain).intersect_params(
+                context.align_params(w.relation.get_space()))
+            if not both.is_empty():
+                raise UnsupportedError(f"a statement under a data-dependent condition writes '{w.array}', which "
+                                       "the condition reads (C reads it once, before the branch; not modeled)",
+                                       b.region.file, _line(node, line))
 
 
 def _c_product(m: tuple[str, ...]) -> str:
