@@ -70,6 +70,7 @@ class _Builder:
     guarded: dict = field(default_factory=dict)  # statement under a data-dependent condition (its writes are
     # may-writes) -> the index of its first access that a condition reads and it must not write (_check_guard)
     assigned: frozenset = frozenset()  # every name the region assigns (its conditions on them are data)
+    cond_statements: set = field(default_factory=set)  # id of each `if` whose condition is a statement
 
     # ---- errors -------------------------------------------------------------------------------------
     def fail(self, node: c_ast.Node | None, msg: str) -> UnsupportedError:
@@ -349,6 +350,20 @@ class _Builder:
         guard = data[0] if len(data) == 1 else _conjunction(data)
         # one statement run once per evaluation (`if (x[i] < 0) x[i] = 0;`) evaluates it as C does
         single = node.iffalse is None and _statements(node.iftrue) == 1
+        if not single and _names(guard, ()) & (_assigned(node.iftrue) | _assigned(node.iffalse)):
+            # its branches write what it reads (`if (d < best) { best = d; arg = c; }`): evaluated once, into
+            # a variable of the region, as C does; the branches read that variable
+            k = 0
+            while re.search(rf"\b_pt_cond{k}\b", self.region.text) or f"_pt_cond{k}" in self.hoisted:
+                k += 1
+            tmp = f"_pt_cond{k}"
+            self.hoisted[tmp] = f"int {tmp};"
+            self.idents.add(tmp)
+            self.statement(c_ast.Assignment("=", c_ast.ID(tmp, coord=node.coord), c_ast.BinaryOp(
+                "!=", guard, c_ast.Constant("int", "0"), coord=node.coord), coord=node.coord),
+                loops, conds + affine, key=id(node))
+            self.cond_statements.add(id(node))
+            guard = c_ast.ID(tmp, coord=node.coord)
         self.guards.append((guard, single))
         try:
             self.walk(node.iftrue, loops, conds + affine)
@@ -727,8 +742,9 @@ def _step(nxt, var: str) -> int | None:
     return None
 
 
-def _positions(body: c_ast.Compound) -> dict[int, list[int]]:
-    """Textual position of every statement-producing node per loop level (the even dims of 2d+1)."""
+def _positions(body: c_ast.Compound, cond_statements: frozenset | set = frozenset()) -> dict[int, list[int]]:
+    """Textual position of every statement-producing node per loop level (the even dims of 2d+1); an `if`
+    in *cond_statements* (ids) produces its condition's statement before its branches."""
     out: dict[int, list[int]] = {}
 
     def level(stmt, prefix: list[int]) -> None:
@@ -741,6 +757,9 @@ def _positions(body: c_ast.Compound) -> dict[int, list[int]]:
                 for item in node.block_items or []:
                     visit(item)
             elif isinstance(node, c_ast.If):
+                if id(node) in cond_statements:
+                    out[id(node)] = prefix + [counter[0]]
+                    counter[0] += 1
                 visit(node.iftrue)
                 visit(node.iffalse)
             elif isinstance(node, c_ast.For):
@@ -884,7 +903,7 @@ def build_scop(region: Region) -> Scop:
     context = isl.Set(f"{ptext} -> {{ : {' and '.join(f'{n} = {v}' for n, v in constants.items()) or 'true'} }}",
                       context=CTX)
     _check_unsigned(b, [isl_name(p) for p in params], ptext, context)
-    positions = _positions(region.body)
+    positions = _positions(region.body, b.cond_statements)
     depth = max(len(it) for (_, it, *_rest) in b.stmts)
     width = 2 * depth + 1
     domains = {}
