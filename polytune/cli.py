@@ -247,9 +247,9 @@ def cmd_optimize(args) -> int:
     for path in (out, args.report):
         check_output(path, (args.file,), args.force)
     program = analyze(args.file, tuple(args.includes), tuple(args.defines), tuple(args.pure))
+    result = generate(program, opts)  # (before the notes: a refusal is one line)
     for w in program.warnings:
         print(w, file=sys.stderr)
-    result = generate(program, opts)
     print(*result.report.get("notes", ()), sep="\n", end="\n" if result.report.get("notes") else "", file=sys.stderr)
     report = json.dumps(result.report, indent=2) + "\n"
     if out == "-":

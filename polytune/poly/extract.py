@@ -65,10 +65,8 @@ class _Builder:
     flat: dict = field(default_factory=dict)  # array -> first line of a flattened (polynomial) subscript
     scopes: dict = field(default_factory=dict)  # id(ArrayRef) -> (iterators, where) where it was read
     polys: dict = field(default_factory=dict)  # id(ArrayRef) -> its last subscript as guarded polynomials
-    guards: list = field(default_factory=list)  # the data-dependent conditions around the statement walked:
-    # (condition, whether its branch is that one statement, run once per evaluation)
-    guarded: dict = field(default_factory=dict)  # statement under a data-dependent condition (its writes are
-    # may-writes) -> the index of its first access that a condition reads and it must not write (_check_guard)
+    guards: list = field(default_factory=list)  # the data-dependent conditions around the statement walked
+    guarded: set = field(default_factory=set)  # statements under a data-dependent condition (may-writes)
     assigned: frozenset = frozenset()  # every name the region assigns (its conditions on them are data)
     cond_statements: set = field(default_factory=set)  # id of each `if` whose condition is a statement
 
@@ -332,8 +330,7 @@ class _Builder:
         """An `if` whose condition depends on data (array elements, values the region writes, floating-point
         values): each statement of its branches runs under it (its reads are the statement's, its writes
         may-writes), as pet and PPCG model it. Conjuncts of a plain `a && b` that are affine go to the
-        domains. The condition is evaluated once in C, before the branch runs: it must read nothing the
-        branches write."""
+        domains."""
         iters = tuple(lp.iterator for lp in loops)
         if _assigned(node.cond):
             raise self.fail(node, f"the condition of this 'if' has a side effect: {_GEN.visit(node.cond)}")
@@ -348,11 +345,12 @@ class _Builder:
                 except NonAffine:
                     data.append(part)
         guard = data[0] if len(data) == 1 else _conjunction(data)
-        # one statement run once per evaluation (`if (x[i] < 0) x[i] = 0;`) evaluates it as C does
+        # Each statement of the branches evaluates the condition again, which gives C's value where no
+        # statement of them writes what it reads, or where the branch is one statement run once per
+        # evaluation (`if (x[i] < 0) x[i] = 0;`). Otherwise (`if (d < best) { best = d; arg = c; }`) the
+        # condition is evaluated once, into a variable of the region, as C does; the branches read it.
         single = node.iffalse is None and _statements(node.iftrue) == 1
         if not single and _names(guard, ()) & (_assigned(node.iftrue) | _assigned(node.iffalse)):
-            # its branches write what it reads (`if (d < best) { best = d; arg = c; }`): evaluated once, into
-            # a variable of the region, as C does; the branches read that variable
             k = 0
             while re.search(rf"\b_pt_cond{k}\b", self.region.text) or f"_pt_cond{k}" in self.hoisted:
                 k += 1
@@ -364,13 +362,13 @@ class _Builder:
                 loops, conds + affine, key=id(node))
             self.cond_statements.add(id(node))
             guard = c_ast.ID(tmp, coord=node.coord)
-        self.guards.append((guard, single))
+        self.guards.append(guard)
         try:
             self.walk(node.iftrue, loops, conds + affine)
         finally:
             self.guards.pop()
         if node.iffalse is not None:
-            self.guards.append((c_ast.UnaryOp("!", guard, coord=guard.coord), False))
+            self.guards.append(c_ast.UnaryOp("!", guard, coord=guard.coord))
             try:
                 self.walk(node.iffalse, loops, conds)
             finally:
@@ -435,16 +433,11 @@ class _Builder:
         self.where = conds
         self.collect(expr, iters, accesses, is_write=False, top=True)
         if self.guards:  # under data-dependent conditions: they are read, and the writes may not happen
-            for g, single in self.guards:
-                if single:  # (its reads need no check: listed first)
-                    self.collect(g, iters, accesses, is_write=False)
-            checked = len(accesses)
-            for g, single in self.guards:
-                if not single:
-                    self.collect(g, iters, accesses, is_write=False)
-            guards = [g for g, _ in self.guards]
-            expr = c_ast.If(guards[0] if len(guards) == 1 else _conjunction(guards), expr, None, coord=expr.coord)
-            self.guarded[name] = checked
+            for g in self.guards:
+                self.collect(g, iters, accesses, is_write=False)
+            guard = self.guards[0] if len(self.guards) == 1 else _conjunction(self.guards)
+            expr = c_ast.If(guard, expr, None, coord=expr.coord)
+            self.guarded.add(name)
         self.stmts.append((name, iters, list(conds), [lp.sign for lp in loops], expr, line, accesses, key))
 
     def collect(self, e, iters, out, is_write: bool, top: bool = False) -> None:
@@ -927,7 +920,7 @@ def build_scop(region: Region) -> Scop:
         sched.append(str(pos[len(iters)]))
         sched += ["0"] * (width - len(sched))
         schedule = isl.Map(f"{ptext} -> {{ {name}[{vars_}] -> [{', '.join(sched)}] }}", context=CTX)
-        accs, nodes = [], []
+        accs = []
         for (array, subs, is_write, node) in accesses:
             ndim = b.array_dims.get(array, len(subs)) if isinstance(subs, _Slice) else None
             if ndim is not None and ndim < len(subs):
@@ -948,9 +941,6 @@ def build_scop(region: Region) -> Scop:
                 raise UnsupportedError(f"cannot model the access {_GEN.visit(node)} (its subscripts are not "
                                        "piecewise quasi-affine)", region.file, _line(node, line)) from None
             accs.append(Access(array, rel, is_write, may=is_write and name in b.guarded))
-            nodes.append(node)
-        if name in b.guarded:
-            _check_guard(b, name, accesses, list(zip(accs, nodes)), domain, context, line)
         statements.append(Statement(name, iters, domain, schedule, _cast_unsigned(expr, iters, region), line,
                                     tuple(accs)))
     runs = [st for st in statements if not st.domain.intersect_params(context).is_empty()]
@@ -970,27 +960,6 @@ def build_scop(region: Region) -> Scop:
                 unsigned=frozenset(p for p in params if (region.int_types.get(p) or (0, False))[1]),
                 derived={name: _c_product(m) for m, name in products.items()}, assumed=assumed,
                 may_alias=shared if len(shared) >= 2 and any(a.written for a in arrays if a.name in shared) else ())
-
-
-def _check_guard(b: _Builder, name: str, accesses: list, accs: list[tuple[Access, c_ast.Node]], domain: isl.Set,
-                 context: isl.Set, line: int) -> None:
-    """C evaluates a data-dependent condition once, before its branch; the model evaluates it again with
-    each statement of the branch. The two agree where no statement of the branch writes an element its
-    conditions read (the same element at the same instance: `if (z[i - 1] > 0) z[i] = ...` is fine).
-    *accesses*: the statement's accesses as the walk found them (those of its conditions from
-    b.guarded[name] on); *accs*: its Access objects with their nodes."""
-    guard_nodes = {id(node) for (_, _, _, node) in accesses[b.guarded[name]:]}
-    reads = [(a, node) for a, node in accs if not a.is_write and id(node) in guard_nodes]
-    for w, _ in accs:
-        for r, node in reads:
-            if not w.is_write or r.array != w.array:
-                continue
-            both = w.relation.intersect(r.relation).intersect_domain(domain).intersect_params(
-                context.align_params(w.relation.get_space()))
-            if not both.is_empty():
-                raise UnsupportedError(f"a statement under a data-dependent condition writes '{w.array}', which "
-                                       "the condition reads (C reads it once, before the branch; not modeled)",
-                                       b.region.file, _line(node, line))
 
 
 def _c_product(m: tuple[str, ...]) -> str:
