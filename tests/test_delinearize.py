@@ -224,3 +224,47 @@ def test_gpu_targets_refuse_flattened_subscripts_in_one_line(tmp_path, capsys):
     assert main(["optimize", str(src), "--target", "cuda", "-o", str(tmp_path / "g.cu")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "GPU targets do not take arrays with flattened subscripts" in err[0]
+
+
+THRESHOLD = """#include <stdio.h>
+#include <stdlib.h>
+static void threshold(int rows, int cols, const double *in, double *out, int *count)
+{
+#pragma scop
+  for (int i = 0; i < rows; i++) {
+    count[i] = 0;
+    for (int j = 0; j < cols; j++)
+      if (in[i * cols + j] > 0.5) {
+        out[i * cols + j] = in[i * cols + j];
+        count[i] += 1;
+      }
+  }
+#pragma endscop
+}
+int main(int argc, char **argv)
+{
+  int rows = atoi(argv[1]), cols = atoi(argv[2]);
+  double *in = malloc(sizeof(double) * (rows * cols + 1)), *out = malloc(sizeof(double) * (rows * cols + 1));
+  int *count = malloc(sizeof(int) * (rows + 1));
+  for (int x = 0; x < rows * cols; x++) { in[x] = (x % 9) * 0.125; out[x] = -1; }
+  threshold(rows, cols, in, out, count);
+  double s = 0;
+  for (int x = 0; x < rows * cols; x++) s += out[x] * (x % 4);
+  for (int x = 0; x < rows; x++) s += count[x];
+  printf("%.17g\\n", s);
+  return 0;
+}
+"""
+
+
+def test_flat_array_read_by_a_condition_of_two_statements(tmp_path):
+    """The condition's access of `in` belongs to both statements of its branch, each with its own domain."""
+    src = tmp_path / "t.c"
+    src.write_text(THRESHOLD)
+    scop = analyze(str(src)).scops[0].scop
+    for st in scop.statements[1:]:
+        rel = next(x.relation for x in st.reads if x.array == "in")
+        assert rel.get_tuple_name(isl.dim_type.in_) == st.name and rel.dim(isl.dim_type.out) == 2
+    ref, opt, _ = _build(tmp_path, THRESHOLD)
+    for args in ("17 13", "1 1", "0 3", "5 40"):
+        _same_output(ref, opt, args.split())

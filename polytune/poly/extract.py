@@ -931,7 +931,7 @@ def build_scop(region: Region) -> Scop:
             try:
                 if array in views:  # delinearized: the C subscripts before the last, then the view's
                     outer = _access_map(f"{ptext} -> {{ {name}[{vars_}]", "", subs[:-1]) if len(subs) > 1 else None
-                    view = views[array][1][id(node)]
+                    view = views[array][1][name, id(node)]
                     rel = view if outer is None else outer.align_params(view.get_space()).flat_range_product(
                         view.align_params(outer.get_space()))
                     rel = rel.set_tuple_name(isl.dim_type.out, isl_name(array))
@@ -990,17 +990,17 @@ def _flat_subscripts(b: _Builder) -> None:
 
 
 def _views(b: _Builder, domains: dict) -> tuple[dict, dict, isl.Set | None]:
-    """The delinearized arrays' views: array -> (strides, {id(access node): S[i] -> [dims]}); the
+    """The delinearized arrays' views: array -> (strides, {(statement, id(access node)): S[i] -> [dims]}); the
     parameters standing for products; the assumptions of all views (None: there are none)."""
     views: dict = {}
     products: dict = {}
     assumed = None
     for array, first in sorted(b.flat.items()):
-        nodes, flats = [], []
+        keys, flats = [], []
         for (name, iters, _, _, _, _, accesses, _) in b.stmts:
             for (a, _subs, _w, node) in accesses:
-                if a == array and id(node) not in {id(x) for x, _ in nodes}:
-                    nodes.append((node, name))
+                if a == array and (name, id(node)) not in keys:  # (a condition's node is in several statements)
+                    keys.append((name, id(node)))
                     flats.append(FlatAccess(domains[name], iters, tuple(b.polys[id(node)])))
         try:
             view = delinearize(flats, products)
@@ -1012,7 +1012,7 @@ def _views(b: _Builder, domains: dict) -> tuple[dict, dict, isl.Set | None]:
             raise UnsupportedError(f"non-affine subscript of '{array}' (no parametric row length to recover "
                                    "its dimensions from)", b.region.file, first)
         products = view.products
-        views[array] = (view.strides, {id(node): m for (node, _), m in zip(nodes, view.maps)})
+        views[array] = (view.strides, dict(zip(keys, view.maps)))
         assumed = view.assumed if assumed is None else assumed.align_params(view.assumed.get_space()) \
             .intersect(view.assumed.align_params(assumed.get_space()))
     return views, products, assumed

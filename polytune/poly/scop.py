@@ -55,8 +55,8 @@ class Layout:
 
     def c_subscripts(self, dims: list[str]) -> list[str]:
         """The C subscripts of the element whose model subscripts (C expressions) are *dims*."""
-        flat = " + ".join(d if s == "1" else f"({d}) * ({s})" for d, s in zip(dims[self.outer:], self.strides))
-        return dims[:self.outer] + [flat]
+        terms = [d if s == "1" else f"({d}) * ({s})" for d, s in zip(dims[self.outer:], self.strides) if d != "0"]
+        return dims[:self.outer] + [" + ".join(terms) or "0"]
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,11 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from .islutil import CTX, isl_name, sets_of
+from ..errors import UnsupportedError
+from .islutil import CTX, bounded, isl_name, sets_of
 from .scop import Scop
+
+CHECK_OPERATIONS = 2_000_000  # (a safety net, as the other quotas)
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,7 +62,17 @@ def constants_context(scop: Scop) -> isl.Set:
 
 
 def runtime_checks(scop: Scop) -> RuntimeChecks:
-    """The checks *scop*'s optimized code needs (empty, and false as a truth value, where it needs none)."""
+    """The checks *scop*'s optimized code needs (empty, and false as a truth value, where it needs none).
+    UnsupportedError where isl cannot compute them within its quota (the region is refused, not assumed)."""
+    try:
+        return bounded(lambda: _checks(scop), CHECK_OPERATIONS)
+    except isl.Error:
+        raise UnsupportedError("cannot compute the run-time checks of the region (its assumptions or the "
+                               "ranges of its arrays) within isl's operation limit", scop.file,
+                               scop.begin_line) from None
+
+
+def _checks(scop: Scop) -> RuntimeChecks:
     assumed = None
     if scop.assumed is not None:
         base = constants_context(scop)
