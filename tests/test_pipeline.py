@@ -224,3 +224,21 @@ def test_overlapping_array_parameters_are_checked_at_run_time(tmp_path, capsys):
                              f"code otherwise: no overlap of {checked}"]
         else:
             assert not lines, err
+
+
+def test_const_declarations_inside_the_region_are_hoisted_assignable(tmp_path):
+    """`const double aik = A[i][k];` in the region is hoisted as `double aik;` and assigned where it stood
+    (with `const` kept, the output did not compile: the assignment, and scalar expansion's array of it)."""
+    src = tmp_path / "c.c"
+    src.write_text("#include <stdio.h>\n#define N 50\ndouble A[N][N], B[N][N], C[N][N];\nint main(void) {\n"
+                   "  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) "
+                   "{ A[i][j] = (i + j) % 5; B[i][j] = (i * j) % 3; C[i][j] = 0; }\n#pragma scop\n"
+                   "  for (int i = 0; i < N; i++)\n    for (int k = 0; k < N; k++) {\n"
+                   "      const double aik = A[i][k];\n      double *const unused = 0;\n"
+                   "      for (int j = 0; j < N; j++)\n        C[i][j] += aik * B[k][j];\n    }\n#pragma endscop\n"
+                   "  double s = 0; for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) s += C[i][j] * (i + 1);\n"
+                   "  printf(\"%g\\n\", s);\n}\n")
+    out = tmp_path / "c.opt.c"
+    assert main(["optimize", str(src), "-o", str(out)]) == 0
+    assert compile_run(str(out), str(tmp_path / "o"), ["-ffp-contract=off"], True) == \
+        compile_run(str(src), str(tmp_path / "r"), ["-ffp-contract=off"], True)

@@ -375,8 +375,15 @@ class _Builder:
                 self.guards.pop()
 
     def declare(self, decl: c_ast.Decl) -> None:
+        """Hoist a declaration of the region to its start, without its initializer (which becomes an
+        assignment) and so without a top-level `const` (`const double a = x[k];` is assigned there)."""
         bare = copy.copy(decl)
         bare.init = None
+        if decl.init is not None:
+            bare.quals = [q for q in decl.quals if q != "const"]
+            if isinstance(decl.type, (c_ast.TypeDecl, c_ast.PtrDecl)):
+                bare.type = copy.copy(decl.type)
+                bare.type.quals = [q for q in decl.type.quals if q != "const"]
         text = _GEN.visit(bare) + ";"
         old = self.hoisted.get(decl.name)
         if old is not None and old != text:
