@@ -36,7 +36,10 @@ MAIN = """int main(void) {{
     for (int j = 0; j < N; j++) {{ x[i][j] = ((i * 7 + j * 3) % 11) * 0.1 - 0.4; y[i][j] = (i + j) % 2; }} }}
   {call}
   double s = 0;
-  for (int i = 0; i < N; i++) {{ s += z[i] * (i % 7) + w[i] + idx[i]; for (int j = 0; j < N; j++) s += y[i][j] * (j % 3); }}
+  for (int i = 0; i < N; i++) {{
+    s += z[i] * (i % 7) + w[i] + idx[i];
+    for (int j = 0; j < N; j++) s += y[i][j] * (j % 3);
+  }}
   printf("%.17g\\n", s);
   return 0;
 }}
