@@ -635,9 +635,10 @@ def _overlapping(pre: str, func: str, positions: tuple[int, ...]) -> set[int]:
     """Of *positions* (parameter indexes of *func*), those that some caller may pass memory overlapping
     another's: all of them unless *func* is `static` and every use of its name in the translation unit is
     a call; else those of a call where two arguments have the same base name (`A`, `*A`, `A[1]`, `(T *)A`),
-    an argument is not a name (`p + 1`), or both are parameters of the calling function (not restrict: its
-    own callers decide). Distinct names otherwise count as distinct arrays (a pointer copied from
-    another, `p = A; f(A, p)`, is not followed)."""
+    an argument is not a name (`p + 1`), or a base is not proven a distinct object (`_distinct_object`:
+    an array declared at file scope or in the caller, or a pointer of the caller assigned only the result
+    of an allocation; a parameter of the caller, or a pointer copied from another, `p = A; f(A, p)`, is
+    not one)."""
     text = _LITERAL.sub('""', "\n".join(line for line in pre.splitlines() if not _MARKER.match(line)))
     everything = set(positions)
     if not re.search(rf"\bstatic\b[^;{{}}()]*\b{re.escape(func)}\s*\(", text):
@@ -650,6 +651,7 @@ def _overlapping(pre: str, func: str, positions: tuple[int, ...]) -> set[int]:
         if args is None:
             return everything  # its address is taken: a call through the pointer is not seen
         caller = _caller_params(text, m.start())
+        body = _function_text(text, m.start())
         bases = {}
         for pos in positions:
             if pos >= len(args):
@@ -660,8 +662,87 @@ def _overlapping(pre: str, func: str, positions: tuple[int, ...]) -> set[int]:
             bases[pos] = base
         for a in positions:
             for b in positions:
-                if a < b and (bases[a] == bases[b] or (bases[a] in caller and bases[b] in caller)):
+                if a < b and (bases[a] == bases[b] or not all(
+                        x not in caller and _distinct_object(text, body, x) for x in (bases[a], bases[b]))):
                     found |= {a, b}
+    return found
+
+
+_ALLOCATORS = ("malloc", "calloc", "aligned_alloc", "_mm_malloc", "polybench_alloc_data")
+_NOT_TYPES = _OTHER_KEYWORDS | {"typedef"}
+
+
+def _function_text(text: str, at: int) -> str:
+    """The body of the function that contains position *at* (from its '{' to its '}')."""
+    depth, start = 0, 0
+    for m in re.finditer(r"[{}]", text[:at]):
+        if m.group(0) == "{" and depth == 0:
+            start = m.start()
+        depth += 1 if m.group(0) == "{" else -1
+    for m in re.finditer(r"[{}]", text[at:]):
+        depth += 1 if m.group(0) == "{" else -1
+        if depth == 0:
+            return text[start:at + m.end()]
+    return text[start:]
+
+
+def _declarations(chunk: str) -> list[str]:
+    """The declarators of the declaration statements of *chunk* at its top level of braces (`double A[N],
+    *p = x` gives `A[N]` and `*p = x`): statements that start with a type."""
+    out = []
+    for stmt in re.split(r"[;{}]", chunk):
+        head = re.match(r"\s*((?:[A-Za-z_]\w*\s+)+|(?:[A-Za-z_]\w*\s*)(?=[*(]))", stmt)
+        if not head or set(head.group(1).split()) & _NOT_TYPES:
+            continue
+        depth, start = 0, head.end()
+        for k in range(head.end(), len(stmt) + 1):
+            ch = stmt[k] if k < len(stmt) else ","
+            depth += (ch in "([") - (ch in ")]")
+            if ch == "," and depth == 0:
+                out.append(stmt[start:k].strip())
+                start = k + 1
+    return out
+
+
+def _distinct_object(text: str, body: str, name: str) -> bool:
+    """Whether *name* (an argument's base in the caller's *body*) is its own object: an array declared at
+    file scope or in the caller, or a pointer declared in the caller that is only assigned the result of an
+    allocation (`malloc`, `calloc`, PolyBench's `polybench_alloc_data`, ...; casts allowed)."""
+    depth, outside = 0, []
+    for ch in text:
+        depth += (ch == "{") - (ch == "}")
+        outside.append(";" if ch in "{}" else ch if depth == 0 else " ")
+    decls = _declarations("".join(outside)) + _declarations(body)
+    if any(re.match(rf"{re.escape(name)}\s*\[", d) for d in decls):
+        return True
+    if not any(re.match(rf"(?:\*\s*)+{re.escape(name)}\b|\(\s*\*\s*{re.escape(name)}\s*\)", d)
+               for d in _declarations(body)):
+        return False
+    n = re.escape(name)
+    if re.search(rf"(?:\+\+|--)\s*{n}\b|\b{n}\s*(?:\+\+|--|[-+*/|&^]=)|&\s*{n}\b", body):
+        return False  # changed otherwise, or its address taken
+    found = False
+    assign = re.compile(rf"(?<![\w.>])(?:\(\s*\*\s*)?{re.escape(name)}\s*\)?\s*(?:\[[^\]]*\]\s*)*=(?!=)")
+    for m in assign.finditer(body):
+        rhs = body[m.end():]
+        depth, end = 0, len(rhs)
+        for k, ch in enumerate(rhs):
+            depth += (ch in "([") - (ch in ")]")
+            if (ch in ",;" and depth == 0) or depth < 0:
+                end = k
+                break
+        value, prev = rhs[:end].strip(), None
+        while value != prev:
+            prev = value
+            cast = _CAST.match(value)
+            if cast and value[cast.end():].strip():
+                value = value[cast.end():].strip()
+            if value.startswith("(") and value.endswith(")") \
+                    and _call_args(value[:-1] + ")", 0) == [value[1:-1].strip()]:
+                value = value[1:-1].strip()
+        if not re.match(rf"(?:{'|'.join(_ALLOCATORS)})\s*\(", value):
+            return False
+        found = True
     return found
 
 

@@ -22,6 +22,7 @@ from .poly.gpu import GpuSchedule, map_to_gpu
 from .poly.parallel import parallel_work
 from .poly.schedule import DEFAULT_UNROLL, BandInfo, TiledSchedule, compute_base_schedule
 from .poly.scop import Scop, constant_work
+from .poly.versioning import RuntimeChecks, runtime_checks
 from .rewrite import in_user_terms, prepare
 
 
@@ -95,6 +96,11 @@ class AnalyzedScop:
         """The GPU mapping of the whole-component schedule with input reuse (fewer, fused kernels; Triton's
         FUSE=1, the CUDA target's fuse=1)."""
         return map_to_gpu(self.scop, self.deps, fuse=True)
+
+    @cached_property
+    def checks(self) -> RuntimeChecks:
+        """What the optimized code checks at run time before it runs (poly/versioning.py)."""
+        return runtime_checks(self.cpu.scop)
 
     def gpu_mapping(self, fused: bool) -> GpuSchedule:
         """``gpu_fused`` if *fused*, else ``gpu``."""
@@ -230,14 +236,14 @@ def analyze_region(r: Region, words: frozenset[str], stage: Callable[[str], None
     base = compute_base_schedule(scop, deps, notes=notes)
     ex = expand(scop, deps, base, words)
     lines = list(r.notes) + [f"{r.file}:{r.begin_line}: note: {n}" for n in notes]
-    shared = [a for a in scop.arrays if a.name in r.shared_params and a.ndim > 0]
-    if len(shared) >= 2 and any(a.written for a in shared):
-        # Like Pluto, polytune takes distinctly named arrays for distinct memory: C allows a caller to
-        # pass one array for two parameters (`smooth(A, A)`), and the transformed code is then wrong.
-        lines.append(f"{r.file}:{r.begin_line}: warning: the array parameters {', '.join(a.name for a in shared)} "
-                     "are assumed not to overlap (as Pluto assumes): declare them restrict, and do "
-                     "not pass one array for two of them")
-    return AnalyzedScop(scop, deps, base, ex and AnalyzedScop(ex.scop, ex.deps, ex.base)), lines
+    analyzed = AnalyzedScop(scop, deps, base, ex and AnalyzedScop(ex.scop, ex.deps, ex.base))
+    checks = analyzed.checks
+    if checks:
+        # C allows a caller to pass one array for two parameters (`smooth(A, A)`), and a flattened
+        # subscript may leave its row: the optimized code runs where neither happens, the original else
+        lines.append(f"{r.file}:{r.begin_line}: note: the optimized code runs where a run-time check "
+                     f"holds, the original code otherwise: {checks.describe()}")
+    return analyzed, lines
 
 
 def _not_worth(a: AnalyzedScop) -> str:
@@ -300,14 +306,19 @@ def c_regions(program: Program, opts: OptimizeOptions = OptimizeOptions(),
 
 def _c_region(program: Program, opts: OptimizeOptions, k: int, a: AnalyzedScop,
               ts: TiledSchedule) -> tuple[str, TiledSchedule]:
-    from .emit.c import generate_region, thread_versions
-    indent = _indent_of(program.text, a.scop.begin_line)
+    from .emit.c import fresh_prefix, generate_region, thread_versions
+    from .emit.versions import versioned
+    outside = _indent_of(program.text, a.scop.begin_line)
+    indent = outside + 2 if a.checks else outside  # (inside `if (checks) {`)
     try:
         serial = _serial_version(program, opts, a, ts, indent + 1)
         code = generate_region(a.cpu.scop, ts, parallel=opts.parallel, ivdep=opts.ivdep,
                                indent=indent + 1 if serial else indent, avoid=program.identifiers)
         if serial:
             code, ts = thread_versions(code, serial, indent), replace(ts, one_thread=True)
+        if a.checks:
+            code = versioned(a.cpu.scop, a.checks, code, original_code(program.text, a.scop), outside,
+                             fresh_prefix(a.cpu.scop, program.identifiers))
     except UnsupportedError:
         if ts.without_unroll is not None:
             return _c_region(program, opts, k, a, ts.without_unroll())  # (that one has no without_unroll)
@@ -320,7 +331,7 @@ def _c_region(program: Program, opts: OptimizeOptions, k: int, a: AnalyzedScop,
         note = "isl's code generator failed on the tiled schedule: the region is left untiled"
         return _c_region(program, opts, k, a, replace(
             plain, fallback="; ".join(filter(None, [plain.fallback, note]))))
-    return _guarded(program, k, with_prelude(a.scop, code, indent)), ts
+    return _guarded(program, k, with_prelude(a.scop, code, outside)), ts
 
 
 def with_prelude(scop: Scop, code: str, indent: int) -> str:
@@ -330,6 +341,18 @@ def with_prelude(scop: Scop, code: str, indent: int) -> str:
         return code
     pad = "  " * indent
     return f"{pad}{{\n" + "".join(f"{pad}  {d}\n" for d in scop.prelude) + code + f"{pad}}}\n"
+
+
+def original_code(text: str, scop: Scop) -> str:
+    """The region's code as the file has it: its lines between `#pragma scop` and `#pragma endscop` (the
+    region's lines themselves where they are not those pragmas), in a block of their own."""
+    lines = source_lines(text)
+    begin, end = scop.begin_line, scop.end_line
+    if re.match(r"\s*#\s*pragma\s+scop\b", lines[begin - 1] if begin <= len(lines) else ""):
+        begin, end = begin + 1, end - 1
+    body = "".join(lines[begin - 1:end]).rstrip("\n")
+    pad = "  " * (_indent_of(text, scop.begin_line) + 2)
+    return f"{pad}{{\n{body}\n{pad}}}\n"
 
 
 def _serial_version(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts: TiledSchedule,
@@ -522,6 +545,7 @@ def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:
             "point_order": a.model_scheduler[0][1]}
            if "model_scheduler" in a.__dict__ else {}),
         **({"expanded": [x.scalar for x in a.scop.scratch]} if a.scop.scratch else {}),
+        **({"runtime_checks": a.checks.describe()} if a.checks else {}),
     }
 
 

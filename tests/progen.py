@@ -28,6 +28,7 @@ coefficients of an assignment sum to at most 1, accumulations add an eighth.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 
 NMAX = 9
@@ -473,6 +474,29 @@ def large_program(seed: int) -> Program:
     n = r.choice((50, 100, 300, 1000, 2000))
     shape = "in one loop" if in_loop else "straight-line"
     return Program(seed, large_region(n, in_loop, seed), 1, f"{n} statements {shape}")
+
+
+_ELEMENT = re.compile(r"\b([ABC])\[([^\[\]]*)\]\[([^\[\]]*)\]")
+
+
+def flattened(prog: Program, pointers: bool = False) -> Program:
+    """The same program with flat arrays: `A[x][y]` becomes `A[(x) * w + (y)]` over `A[SIZE * SIZE]`, the
+    row length w a run-time value (the program's first argument, SIZE when absent: then it prints what
+    *prog* prints; a smaller w overlaps the rows, and the optimized program must still print what the flat
+    original prints). *pointers*: the kernels take the arrays as pointer parameters of a function that is
+    not static (their overlap is checked at run time)."""
+    arrays = [a for a in "ABC" if re.search(rf"\b{a}\[{SIZE}\]\[", prog.source)]
+    src = re.sub(rf"\b([ABC])\[{SIZE}\]\[{SIZE}\]", rf"\1[{SIZE} * {SIZE}]", prog.source)
+    src = _ELEMENT.sub(lambda m: f"{m.group(1)}[({m.group(2)}) * w + ({m.group(3)})]", src)
+    extra = "".join(f", double *{a}" for a in arrays) if pointers else ""
+    src = re.sub(r"static double (kernel\d+)\(int n, double s\)",
+                 (r"double \1" if pointers else r"static double \1") + f"(int n, double s, int w{extra})", src)
+    src = re.sub(r"(kernel\d+)\((ns\[n\], [^()]*)\)", rf"\1(\2, w{''.join(', ' + a for a in arrays)})"
+                 if pointers else r"\1(\2, w)", src)
+    src = src.replace("#include <stdio.h>", "#include <stdio.h>\n#include <stdlib.h>", 1)
+    src = src.replace("int main(void)\n{\n", "int main(int argc, char **argv)\n{\n"
+                      f"  int w = argc > 1 ? atoi(argv[1]) : {SIZE};\n", 1)
+    return Program(prog.seed, src, prog.kernels, prog.summary + ", flat" + (", pointers" if pointers else ""))
 
 
 if __name__ == "__main__":  # pragma: no cover

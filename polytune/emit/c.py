@@ -17,7 +17,7 @@ from ..poly.parallel import parallel_work, with_work
 from ..poly.promote import Occurrence, ast_text, promotable, refs_of, replace_refs
 from ..poly.schedule import TiledSchedule
 from ..poly.scop import Scop
-from .printer import COUNTER_TYPE, Printer, fresh_prefix, param_expr, strip, substitute
+from .printer import COUNTER_TYPE, Printer, fresh_prefix, param_expr, statement_text, strip, substitute
 from .printer import list_ as _list  # (a test replaces it to feed _in_order plain lists)
 
 
@@ -70,7 +70,7 @@ class _OpenMPPrinter(Printer):
                 walk(x.mark_get_node())
             elif t == isl.ast_node_type.user:
                 st = self.scop.statement(x.user_get_expr().op_get_arg(0).id_get_id().get_name())
-                written.update(a.array for a in st.writes)
+                written.update(a.array for a in st.must_writes)
 
         walk(loop.for_get_body())
         return scalars <= written
@@ -166,7 +166,7 @@ class _OpenMPPrinter(Printer):
             super().user(call, indent)
             return
         body = replace_refs(self.statement_body(call), self.replacing.pop(0))
-        self.emit(self.gen.visit(body) + ";", indent)
+        self.emit(statement_text(self.gen, body), indent)
 
     def loop(self, n: isl.AstNode, indent: int, pragma: tuple[str, str] | None) -> None:
         """The loop *n* with the pragma an enclosing mark asks for."""
@@ -482,9 +482,12 @@ class _DumpPrinter(Printer):
 
     def user(self, call: isl.AstExpr, indent: int) -> None:
         name = call.op_get_arg(0).id_get_id().get_name()
-        array = next(a.name for a in self.scop.arrays if isl_name(a.name) == name)
-        subs = "".join(f"[{strip(self.expr(call.op_get_arg(i + 1)))}]" for i in range(call.op_get_n_arg() - 1))
-        self.emit(f"polytune_dump((double)({array}{subs}));", indent)
+        array = next(a for a in self.scop.arrays if isl_name(a.name) == name)
+        dims = [strip(self.expr(call.op_get_arg(i + 1))) for i in range(call.op_get_n_arg() - 1)]
+        if array.layout is not None:  # a delinearized array: its C subscripts
+            dims = array.layout.c_subscripts(dims)
+        subs = "".join(f"[{d}]" for d in dims)
+        self.emit(f"polytune_dump((double)({array.name}{subs}));", indent)
 
 
 def generate_dump(scop: Scop, indent: int = 1, avoid: frozenset[str] = frozenset()) -> str:

@@ -61,6 +61,8 @@ class Printer:
             name = e.id_get_id().get_name()
             if name in self.scop.constants:
                 return str(self.scop.constants[name])
+            if name in self.scop.derived:  # a product of parameters (poly/delinearize.py)
+                return f"({self.scop.derived[name]})"
             name = _c_name(name, self.scop.params)
             # generated bounds count in signed arithmetic (`-n + 2`): an unsigned parameter would wrap
             return f"((long){name})" if name in self.scop.unsigned else name
@@ -148,7 +150,15 @@ class Printer:
         subst = dict(zip(st.iterators, map(self.body_arg, args)))
         subst.update(self.renamed)
         body = substitute(st.body, subst)
-        self.emit(self.gen.visit(body) + ";", indent)
+        self.emit(statement_text(self.gen, body), indent)
+
+
+def statement_text(gen: c_generator.CGenerator, body: c_ast.Node) -> str:
+    """A statement body as one line of C: `x = ...;`, or under its data-dependent condition (extract keeps
+    it as an `if` node) `if (c) x = ...;`."""
+    if isinstance(body, c_ast.If):
+        return f"if ({gen.visit(body.cond)}) {statement_text(gen, body.iftrue)}"
+    return gen.visit(body) + ";"
 
 
 def strip(text: str) -> str:

@@ -52,7 +52,9 @@ class ScalarInfo:
     without_false: isl.UnionMap  # flow (all arrays) + anti and output through the other arrays
     flow: dict  # scalar name -> its flow dependences
     exposed: dict  # scalar name -> read instances with no writer in the region (isl.UnionSet)
-    writes: dict  # scalar name -> instances that write it (isl.UnionSet)
+    writes: dict  # scalar name -> instances that surely write it (isl.UnionSet)
+    may_writes: dict = field(default_factory=dict)  # scalar name -> instances that may write it (under a
+    # data-dependent condition)
 
 
 def instance_order(scop: Scop) -> isl.MultiUnionPwAff:
@@ -82,16 +84,29 @@ def _reversed(sched: isl.UnionMap) -> isl.UnionMap:
     return sched.apply_range(neg)
 
 
-def _false_dependences(writes: isl.UnionMap, reads: isl.UnionMap, sched: isl.UnionMap):
+def flow_info(sinks: isl.UnionMap, writes: isl.UnionMap, may: isl.UnionMap | None,
+              sched: isl.UnionMap) -> isl.UnionFlow:
+    """isl's dataflow analysis of *sinks* from *writes* in the order *sched*; the writes also in *may*
+    (under data-dependent conditions: they may not happen) are may-sources, which kill nothing (pet's and
+    PPCG's model), the others must-sources."""
+    info = isl.UnionAccessInfo.from_sink(sinks)
+    if may is None or may.is_empty():
+        info = info.set_must_source(writes)
+    else:
+        info = info.set_must_source(writes.subtract(may)).set_may_source(may)
+    return info.set_schedule_map(sched).compute_flow()
+
+
+def _false_dependences(writes: isl.UnionMap, reads: isl.UnionMap, sched: isl.UnionMap,
+                       may: isl.UnionMap | None = None):
     """The direct output dependences (each write from the last earlier write of its element) and anti
     dependences (each read to the next write of its element: its last writer in reversed order). With the
     reads as isl may-sources (the last write and the reads since) isl took 7 s instead of 0.9 s on a
     strided, min-bounded nest; the pairs are the same, plus write-after-write pairs with reads between
-    them, which the may-source analysis left to transitivity."""
-    output = isl.UnionAccessInfo.from_sink(writes).set_must_source(writes).set_schedule_map(sched) \
-        .compute_flow().get_may_dependence()
-    anti = isl.UnionAccessInfo.from_sink(reads).set_must_source(writes).set_schedule_map(_reversed(sched)) \
-        .compute_flow().get_may_dependence().reverse().subtract(output)
+    them, which the may-source analysis left to transitivity. Writes in *may* kill nothing: a write depends
+    on every may-write since the last must-write, a read on every may-write up to the next must-write."""
+    output = flow_info(writes, writes, may, sched).get_may_dependence()
+    anti = flow_info(reads, writes, may, _reversed(sched)).get_may_dependence().reverse().subtract(output)
     return anti, output
 
 
@@ -100,30 +115,30 @@ def _scalar_info(scop: Scop, flow: isl.UnionMap) -> ScalarInfo | None:
     names = [a.name for a in scop.arrays if a.ndim == 0 and a.written]
     if not names:
         return None
-    sched, reads, writes = scop.schedule, scop.reads, scop.writes
+    sched, reads, writes, may = scop.schedule, scop.reads, scop.writes, scop.may_writes
     space = isl.UnionSet.empty(writes.get_space())
     per = {}
     for s in names:
         one = isl.UnionSet(isl.Set(f"{{ {s}[] }}", context=scop.context.get_ctx()))
         space = space.union(one)
         per[s] = (reads.intersect_range(one), writes.intersect_range(one))
-    anti, output = _false_dependences(writes.subtract_range(space), reads.subtract_range(space), sched)
-    sflow, exposed, wdom = {}, {}, {}
+    anti, output = _false_dependences(writes.subtract_range(space), reads.subtract_range(space), sched, may)
+    sflow, exposed, wdom, mdom = {}, {}, {}, {}
     for s, (r, w) in per.items():
-        f = isl.UnionAccessInfo.from_sink(r).set_must_source(w).set_schedule_map(sched).compute_flow()
+        f = flow_info(r, w, may, sched)
         sflow[s] = f.get_may_dependence()
         exposed[s] = f.get_may_no_source().domain()
-        wdom[s] = w.domain()
-    return ScalarInfo(flow.union(anti).union(output).coalesce(), sflow, exposed, wdom)
+        wdom[s] = w.subtract(may).domain()
+        mdom[s] = w.intersect(may).domain()
+    return ScalarInfo(flow.union(anti).union(output).coalesce(), sflow, exposed, wdom, mdom)
 
 
 def _exact(scop: Scop) -> Dependences:
     sched = scop.schedule
-    reads, writes = scop.reads, scop.writes
+    reads, writes, may = scop.reads, scop.writes, scop.may_writes
     # Each step has its own quota: one quota over all of them let a 16-statement nest spend 90 s in the
     # anti/output step after the flow step had used little; per step, both stop in seconds.
-    result = bounded(isl.UnionAccessInfo.from_sink(reads).set_must_source(writes).set_schedule_map(sched)
-                     .compute_flow, DATAFLOW_OPERATIONS)
+    result = bounded(lambda: flow_info(reads, writes, may, sched), DATAFLOW_OPERATIONS)
     flow = result.get_may_dependence()
     # Every read that follows some write of its element must have a last writer. isl's dataflow analysis
     # has been seen to drop one (a strided, disjunctive domain) without reporting the read as having no
@@ -135,7 +150,7 @@ def _exact(scop: Scop) -> Dependences:
                           DATAFLOW_OPERATIONS)
     if not bounded(memory_flow.is_empty, DATAFLOW_OPERATIONS):
         flow = bounded(lambda: ordered(writes.apply_range(reads.reverse()), order), DATAFLOW_OPERATIONS)
-    anti, output = bounded(lambda: _false_dependences(writes, reads, sched), DATAFLOW_OPERATIONS)
+    anti, output = bounded(lambda: _false_dependences(writes, reads, sched, may), DATAFLOW_OPERATIONS)
     flow = flow.coalesce()
     try:
         scalars = bounded(lambda: _scalar_info(scop, flow), DATAFLOW_OPERATIONS)

@@ -81,6 +81,8 @@ def webs(scop: Scop, deps: Dependences) -> list[Web]:
         return []
     out = []
     for s, flow in deps.scalars.flow.items():
+        if s in deps.scalars.may_writes and not deps.scalars.may_writes[s].is_empty():
+            continue  # written under a data-dependent condition: the copy back could take a stale element
         users = [st for st in scop.statements if any(a.array == s for a in st.accesses)]
         parent = {st.name: st.name for st in users}
 

@@ -10,8 +10,9 @@ from pycparser import c_ast, c_generator
 
 from ..errors import UnsupportedError
 from ..frontend import Region, c_spelling, int_type
+from .delinearize import DelinearizeError, FlatAccess, Poly, delinearize
 from .islutil import CTX, isl_name
-from .scop import Access, Array, Scop, Statement
+from .scop import Access, Array, Layout, Scop, Statement
 
 # Functions without side effects that statement bodies may call.
 PURE_FUNCTIONS = frozenset(
@@ -72,6 +73,13 @@ class _Builder:
     scoped: dict = field(default_factory=dict)  # name -> C type (c_spelling) of the names the region
     # declares, a loop's iterator while its loop is read; None for a type that is not arithmetic
     iterator_types: dict = field(default_factory=dict)  # statement name -> {iterator: its C type}
+    flat: dict = field(default_factory=dict)  # array -> first line of a flattened (polynomial) subscript
+    scopes: dict = field(default_factory=dict)  # id(ArrayRef) -> (iterators, where) where it was read
+    polys: dict = field(default_factory=dict)  # id(ArrayRef) -> its last subscript as guarded polynomials
+    guards: list = field(default_factory=list)  # the data-dependent conditions around the statement walked
+    guarded: set = field(default_factory=set)  # statements under a data-dependent condition (may-writes)
+    assigned: frozenset = frozenset()  # every name the region assigns (its conditions on them are data)
+    cond_statements: set = field(default_factory=set)  # id of each `if` whose condition is a statement
 
     # ---- errors -------------------------------------------------------------------------------------
     def fail(self, node: c_ast.Node | None, msg: str) -> UnsupportedError:
@@ -265,6 +273,35 @@ class _Builder:
             raise NonAffine("function call")
         raise NonAffine(type(e).__name__)
 
+    def poly_pieces(self, e: c_ast.Node, iters: tuple[str, ...]) -> list[tuple[str, Poly]]:
+        """A subscript as guarded polynomials in the iterators and parameters, products kept (`i*n + j`: for
+        delinearization); NonAffine for anything else (divisions, array elements, calls)."""
+        if isinstance(e, c_ast.Constant):
+            value = _const(e)
+            if value is None:
+                raise NonAffine(f"non-integer constant {e.value}")
+            return [("true", Poly.const(value))]
+        if isinstance(e, c_ast.ID):
+            self.idents.add(e.name)
+            if e.name not in iters and e.name in self.region.float_scalars:
+                raise NonAffine(f"'{e.name}' is a floating-point value")
+            if e.name not in iters:
+                self.params.setdefault(e.name, _line(e, self.region.begin_line))
+            return [("true", Poly.name(e.name))]
+        if isinstance(e, c_ast.Cast):
+            return self.poly_pieces(e.expr, iters)
+        if isinstance(e, c_ast.UnaryOp) and e.op in ("-", "+"):
+            return [(g, -x if e.op == "-" else x) for g, x in self.poly_pieces(e.expr, iters)]
+        if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-", "*"):
+            left, right = self.poly_pieces(e.left, iters), self.poly_pieces(e.right, iters)
+            op = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}[e.op]
+            return [(_and(ga, gb), op(a, b)) for ga, a in left for gb, b in right]
+        if isinstance(e, c_ast.TernaryOp):
+            c = self.condition(e.cond, iters)
+            return [(_and(c, g), x) for g, x in self.poly_pieces(e.iftrue, iters)] + \
+                   [(_and(f"not ({c})", g), x) for g, x in self.poly_pieces(e.iffalse, iters)]
+        raise NonAffine(f"operator '{e.op}'" if isinstance(e, (c_ast.BinaryOp, c_ast.UnaryOp)) else type(e).__name__)
+
     def truth_value(self, e: c_ast.Node, iters: tuple[str, ...]) -> list[tuple[str, str]]:
         """A comparison or logical expression used as an integer: 1 where it holds, 0 elsewhere."""
         c = self.condition(e, iters)
@@ -309,10 +346,12 @@ class _Builder:
             self.where = conds
             self.reading = f"condition:{_GEN.visit(node.cond)}"
             try:
+                if _names(node.cond, iters) & self.assigned:
+                    raise NonAffine("reads a value the region writes")
                 c = self.condition(node.cond, iters)
-            except NonAffine as e:
-                why = f"depends on data: an {e}" if str(e) == "array element" else str(e)
-                raise self.fail(node, f"non-affine condition in 'if' ({why}): {_GEN.visit(node.cond)}") from None
+            except NonAffine:
+                self.data_condition(node, loops, conds)
+                return
             self.walk(node.iftrue, loops, conds + [c])
             if node.iffalse is not None:
                 self.walk(node.iffalse, loops, conds + [f"not ({c})"])
@@ -336,10 +375,65 @@ class _Builder:
             raise self.fail(node, f"{what or type(node).__name__ + ' statement'} inside the scop "
                                   "is not supported")
 
+    def data_condition(self, node: c_ast.If, loops: list[_Loop], conds: list[str]) -> None:
+        """An `if` whose condition depends on data (array elements, values the region writes, floating-point
+        values): each statement of its branches runs under it (its reads are the statement's, its writes
+        may-writes), as pet and PPCG model it. Conjuncts of a plain `a && b` that are affine go to the
+        domains."""
+        iters = tuple(lp.iterator for lp in loops)
+        if _assigned(node.cond):
+            raise self.fail(node, f"the condition of this 'if' has a side effect: {_GEN.visit(node.cond)}")
+        data, affine = [node.cond], []
+        if node.iffalse is None:
+            data = []
+            for part in _conjuncts(node.cond):
+                try:
+                    if _names(part, iters) & self.assigned:
+                        raise NonAffine("data")
+                    affine.append(self.condition(part, iters))
+                except NonAffine:
+                    data.append(part)
+        guard = data[0] if len(data) == 1 else _conjunction(data)
+        # Each statement of the branches evaluates the condition again, which gives C's value where no
+        # statement of them writes what it reads, or where the branch is one statement run once per
+        # evaluation (`if (x[i] < 0) x[i] = 0;`). Otherwise (`if (d < best) { best = d; arg = c; }`) the
+        # condition is evaluated once, into a variable of the region, as C does; the branches read it.
+        single = node.iffalse is None and _statements(node.iftrue) == 1
+        if not single and _names(guard, ()) & (_assigned(node.iftrue) | _assigned(node.iffalse)):
+            k = 0
+            while re.search(rf"\b_pt_cond{k}\b", self.region.text) or f"_pt_cond{k}" in self.hoisted:
+                k += 1
+            tmp = f"_pt_cond{k}"
+            self.hoisted[tmp] = f"int {tmp};"
+            self.idents.add(tmp)
+            self.statement(c_ast.Assignment("=", c_ast.ID(tmp, coord=node.coord), c_ast.BinaryOp(
+                "!=", guard, c_ast.Constant("int", "0"), coord=node.coord), coord=node.coord),
+                loops, conds + affine, key=id(node))
+            self.cond_statements.add(id(node))
+            guard = c_ast.ID(tmp, coord=node.coord)
+        self.guards.append(guard)
+        try:
+            self.walk(node.iftrue, loops, conds + affine)
+        finally:
+            self.guards.pop()
+        if node.iffalse is not None:
+            self.guards.append(c_ast.UnaryOp("!", guard, coord=guard.coord))
+            try:
+                self.walk(node.iffalse, loops, conds)
+            finally:
+                self.guards.pop()
+
     def declare(self, decl: c_ast.Decl) -> None:
+        """Hoist a declaration of the region to its start, without its initializer (which becomes an
+        assignment) and so without a top-level `const` (`const double a = x[k];` is assigned there)."""
         self.scoped[decl.name] = self.decl_type(decl)
         bare = copy.copy(decl)
         bare.init = None
+        if decl.init is not None:
+            bare.quals = [q for q in decl.quals if q != "const"]
+            if isinstance(decl.type, (c_ast.TypeDecl, c_ast.PtrDecl)):
+                bare.type = copy.copy(decl.type)
+                bare.type.quals = [q for q in decl.type.quals if q != "const"]
         text = _GEN.visit(bare) + ";"
         old = self.hoisted.get(decl.name)
         if old is not None and old != text:
@@ -410,6 +504,12 @@ class _Builder:
         accesses: list[tuple[str, list[str], bool, c_ast.Node]] = []
         self.where = conds
         self.collect(expr, iters, accesses, is_write=False, top=True)
+        if self.guards:  # under data-dependent conditions: they are read, and the writes may not happen
+            for g in self.guards:
+                self.collect(g, iters, accesses, is_write=False)
+            guard = self.guards[0] if len(self.guards) == 1 else _conjunction(self.guards)
+            expr = c_ast.If(guard, expr, None, coord=expr.coord)
+            self.guarded.add(name)
         self.stmts.append((name, iters, list(conds), [lp.sign for lp in loops], expr, line, accesses, key))
         self.iterator_types[name] = {i: self.c_type(i) for i in iters}
 
@@ -513,11 +613,19 @@ class _Builder:
         self.idents.add(node.name)
         self.reading = "subscript"
         pieces = []
-        for s in subs:
+        self.scopes[id(e)] = (iters, list(self.where))
+        for k, s in enumerate(subs):
             try:
                 pieces.append(self.pieces(s, iters))
             except NonAffine as err:
-                raise self.fail(e, f"non-affine subscript ({err}): {_GEN.visit(e)}") from None
+                try:  # the last subscript may be flattened by hand (`A[i*n + j]`): poly/delinearize.py
+                    if k < len(subs) - 1:
+                        raise
+                    self.polys[id(e)] = self.poly_pieces(s, iters)
+                except NonAffine:
+                    raise self.fail(e, f"non-affine subscript ({err}): {_GEN.visit(e)}") from None
+                self.flat.setdefault(node.name, _line(e, self.region.begin_line))
+                pieces.append(None)  # (the view's dimensions, once every access of the array is known)
         self.note_array(e, node.name, len(subs))
         out.append((node.name, pieces, is_write, e))
 
@@ -547,6 +655,85 @@ class _Builder:
         old = self.array_dims.setdefault(name, ndim)
         if old != ndim:
             raise self.fail(node, f"'{name}' is used with {old} and with {ndim} subscripts")
+
+
+def _names(e: c_ast.Node, iters: tuple[str, ...]) -> set[str]:
+    """The variables an expression reads (array names included; not called functions, not *iters*)."""
+    out: set[str] = set()
+
+    def visit(n: c_ast.Node) -> None:
+        if isinstance(n, c_ast.ID):
+            if n.name not in iters:
+                out.add(n.name)
+            return
+        if isinstance(n, c_ast.FuncCall):
+            if n.args is not None:
+                visit(n.args)
+            return
+        if isinstance(n, c_ast.StructRef):
+            visit(n.name)
+            return
+        for _, child in n.children():
+            visit(child)
+
+    visit(e)
+    return out
+
+
+def _assigned(e: c_ast.Node | None) -> set[str]:
+    """The variables a statement or expression assigns (the base name of an assigned element)."""
+    out: set[str] = set()
+
+    def base(n: c_ast.Node) -> None:
+        while isinstance(n, (c_ast.ArrayRef, c_ast.StructRef)):
+            n = n.name
+        while isinstance(n, c_ast.UnaryOp) and n.op == "*":
+            n = n.expr
+        if isinstance(n, c_ast.ID):
+            out.add(n.name)
+
+    def visit(n: c_ast.Node | None) -> None:
+        if n is None:
+            return
+        if isinstance(n, c_ast.Assignment):
+            base(n.lvalue)
+        elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--"):
+            base(n.expr)
+        elif isinstance(n, c_ast.Decl) and n.name:
+            out.add(n.name)
+        for _, child in n.children():
+            visit(child)
+
+    visit(e)
+    return out
+
+
+def _statements(e: c_ast.Node | None) -> int:
+    """How many statements a branch runs per evaluation of its condition, at least (a loop counts as 2)."""
+    if e is None or isinstance(e, (c_ast.EmptyStatement, c_ast.Pragma)):
+        return 0
+    if isinstance(e, (c_ast.For, c_ast.While, c_ast.DoWhile)):
+        return 2
+    if isinstance(e, c_ast.Compound):
+        return sum(_statements(x) for x in e.block_items or [])
+    if isinstance(e, c_ast.If):  # (both branches: each statement evaluates the conditions around it again)
+        return _statements(e.iftrue) + _statements(e.iffalse)
+    if isinstance(e, c_ast.Decl):
+        return 1 if e.init is not None else 0
+    return 1
+
+
+def _conjuncts(e: c_ast.Node) -> list[c_ast.Node]:
+    if isinstance(e, c_ast.BinaryOp) and e.op == "&&":
+        return _conjuncts(e.left) + _conjuncts(e.right)
+    return [e]
+
+
+def _conjunction(parts: list[c_ast.Node]) -> c_ast.Node:
+    out = parts[0]
+    for p in parts[1:]:
+        out = c_ast.BinaryOp("&&", out, p, coord=out.coord)
+    return out
 
 
 def _and(a: str, b: str) -> str:
@@ -623,8 +810,9 @@ def _step(nxt, var: str) -> int | None:
     return None
 
 
-def _positions(body: c_ast.Compound) -> dict[int, list[int]]:
-    """Textual position of every statement-producing node per loop level (the even dims of 2d+1)."""
+def _positions(body: c_ast.Compound, cond_statements: frozenset | set = frozenset()) -> dict[int, list[int]]:
+    """Textual position of every statement-producing node per loop level (the even dims of 2d+1); an `if`
+    in *cond_statements* (ids) produces its condition's statement before its branches."""
     out: dict[int, list[int]] = {}
 
     def level(stmt, prefix: list[int]) -> None:
@@ -637,6 +825,9 @@ def _positions(body: c_ast.Compound) -> dict[int, list[int]]:
                 for item in node.block_items or []:
                     visit(item)
             elif isinstance(node, c_ast.If):
+                if id(node) in cond_statements:
+                    out[id(node)] = prefix + [counter[0]]
+                    counter[0] += 1
                 visit(node.iftrue)
                 visit(node.iffalse)
             elif isinstance(node, c_ast.For):
@@ -782,7 +973,7 @@ def _check_unsigned(b: _Builder, params: list[str], ptext: str, context: isl.Set
 
 def build_scop(region: Region) -> Scop:
     """Model *region* with isl; raises UnsupportedError (file:line) for constructs outside the model."""
-    b = _Builder(region)
+    b = _Builder(region, assigned=frozenset(_assigned(region.body)))
     try:
         b.walk(region.body, [], [])
     except RecursionError:
@@ -793,6 +984,7 @@ def build_scop(region: Region) -> Scop:
     written = set()
     for (_, _, _, _, _, _, accesses, _) in b.stmts:
         written |= {a for (a, _, w, _) in accesses if w}
+    _flat_subscripts(b)
     _check_iterators_used_outside(b)
     _check_iterators_read_after(b)
     for p, line in b.params.items():
@@ -813,18 +1005,23 @@ def build_scop(region: Region) -> Scop:
     context = isl.Set(f"{ptext} -> {{ : {' and '.join(f'{n} = {v}' for n, v in constants.items()) or 'true'} }}",
                       context=CTX)
     _check_unsigned(b, [isl_name(p) for p in params], ptext, context)
-    positions = _positions(region.body)
+    positions = _positions(region.body, b.cond_statements)
     depth = max(len(it) for (_, it, *_rest) in b.stmts)
     width = 2 * depth + 1
-    statements = []
-    for (name, iters, conds, signs, expr, line, accesses, key) in b.stmts:
+    domains = {}
+    for (name, iters, conds, _signs, _expr, line, _accesses, _key) in b.stmts:
         vars_ = ", ".join(isl_name(i) for i in iters)
         cons = " and ".join(f"({c})" for c in conds) or "true"
         try:
-            domain = isl.Set(f"{ptext} -> {{ {name}[{vars_}] : {cons} }}", context=CTX)
+            domains[name] = isl.Set(f"{ptext} -> {{ {name}[{vars_}] : {cons} }}", context=CTX)
         except isl.Error:
             raise UnsupportedError("cannot model the iteration domain (its bounds and conditions are not "
                                    "piecewise quasi-affine)", region.file, line) from None
+    views, products, assumed = _views(b, domains)
+    statements = []
+    for (name, iters, _conds, signs, expr, line, accesses, key) in b.stmts:
+        vars_ = ", ".join(isl_name(i) for i in iters)
+        domain = domains[name]
         pos = positions[key]
         sched = []
         for k in range(len(iters)):
@@ -841,21 +1038,92 @@ def build_scop(region: Region) -> Scop:
             if array not in written and not subs and not ndim:
                 continue  # a read-only scalar is a constant of the region
             try:
-                rel = _access_map(f"{ptext} -> {{ {name}[{vars_}]", isl_name(array), subs, ndim)
+                if array in views:  # delinearized: the C subscripts before the last, then the view's
+                    outer = _access_map(f"{ptext} -> {{ {name}[{vars_}]", "", subs[:-1]) if len(subs) > 1 else None
+                    view = views[array][1][name, id(node)]
+                    rel = view if outer is None else outer.align_params(view.get_space()).flat_range_product(
+                        view.align_params(outer.get_space()))
+                    rel = rel.set_tuple_name(isl.dim_type.out, isl_name(array))
+                else:
+                    rel = _access_map(f"{ptext} -> {{ {name}[{vars_}]", isl_name(array), subs, ndim)
             except isl.Error:
                 raise UnsupportedError(f"cannot model the access {_GEN.visit(node)} (its subscripts are not "
                                        "piecewise quasi-affine)", region.file, _line(node, line)) from None
-            accs.append(Access(array, rel, is_write))
+            accs.append(Access(array, rel, is_write, may=is_write and name in b.guarded))
         statements.append(Statement(name, iters, domain, schedule, _cast_iterators(expr, b.iterator_types[name]), line,
                                     tuple(accs)))
     runs = [st for st in statements if not st.domain.intersect_params(context).is_empty()]
     if runs:  # a statement that runs for no parameter value is dead code (the GPU mapping failed on one)
         statements = runs
-    arrays = tuple(Array(n, d, n in written) for n, d in sorted(b.array_dims.items()))
+    arrays = tuple(Array(n, d, n in written) if n not in views else
+                   Array(n, d - 1 + len(views[n][0]), n in written,
+                         Layout(d - 1, tuple(_c_product(m) for m in views[n][0])))
+                   for n, d in sorted(b.array_dims.items()))
+    if assumed is not None:
+        context = context.align_params(assumed.get_space()).intersect(assumed.align_params(context.get_space()))
+    shared = tuple(a.name for a in arrays if a.name in region.shared_params and a.ndim > 0)
     return Scop(region.file, region.begin_line, region.end_line, params, constants, context,
                 tuple(statements), arrays,
                 tuple(b.hoisted.values()), frozenset(b.idents | b.iterators_all | set(b.hoisted)),
                 region.source_hash, region.float_scalars, frozenset(b.hoisted),
                 unsigned=frozenset(p for p in params if (region.int_types.get(p) or (0, False))[1]),
                 scalar_types=dict(region.scalar_types),
-                prelude=region.prelude)
+                prelude=region.prelude,
+                derived={name: _c_product(m) for m, name in products.items()}, assumed=assumed,
+                may_alias=shared if len(shared) >= 2 and any(a.written for a in arrays if a.name in shared) else ())
+
+
+def _c_product(m: tuple[str, ...]) -> str:
+    """A product of C names as C text, computed in 64 bits (`(long)c * hw`); "1" for the empty product."""
+    return " * ".join([f"(long){m[0]}", *m[1:]]) if len(m) > 1 else (m[0] if m else "1")
+
+
+def _flat_subscripts(b: _Builder) -> None:
+    """Every access of an array that some access indexes with a flattened subscript gets its last subscript
+    as polynomials (b.polys), for the array's view; an array also used otherwise is refused."""
+    for (_, _, _, _, _, line, accesses, _) in b.stmts:
+        for (array, subs, _w, node) in accesses:
+            if array not in b.flat:
+                continue
+            if isinstance(subs, _Slice) or not isinstance(node, c_ast.ArrayRef):
+                raise UnsupportedError(f"'{array}' is indexed with flattened subscripts and used whole here "
+                                       "(not modeled)", b.region.file, _line(node, line))
+            if id(node) in b.polys:
+                continue
+            its, where = b.scopes[id(node)]
+            b.where = where
+            try:
+                b.polys[id(node)] = b.poly_pieces(node.subscript, its)
+            except NonAffine as err:
+                raise UnsupportedError(f"'{array}' is indexed with flattened subscripts, and here with one that "
+                                       f"is not a polynomial ({err}): {_GEN.visit(node)}", b.region.file,
+                                       _line(node, line)) from None
+
+
+def _views(b: _Builder, domains: dict) -> tuple[dict, dict, isl.Set | None]:
+    """The delinearized arrays' views: array -> (strides, {(statement, id(access node)): S[i] -> [dims]}); the
+    parameters standing for products; the assumptions of all views (None: there are none)."""
+    views: dict = {}
+    products: dict = {}
+    assumed = None
+    for array, first in sorted(b.flat.items()):
+        keys, flats = [], []
+        for (name, iters, _, _, _, _, accesses, _) in b.stmts:
+            for (a, _subs, _w, node) in accesses:
+                if a == array and (name, id(node)) not in keys:  # (a condition's node is in several statements)
+                    keys.append((name, id(node)))
+                    flats.append(FlatAccess(domains[name], iters, tuple(b.polys[id(node)])))
+        try:
+            view = delinearize(flats, products)
+        except (DelinearizeError, isl.Error) as err:
+            why = str(err) if isinstance(err, DelinearizeError) else "isl cannot model its view"
+            raise UnsupportedError(f"cannot recover the dimensions of '{array}' from its flattened subscripts: "
+                                   f"{why}", b.region.file, first) from None
+        if view is None:
+            raise UnsupportedError(f"non-affine subscript of '{array}' (no parametric row length to recover "
+                                   "its dimensions from)", b.region.file, first)
+        products = view.products
+        views[array] = (view.strides, dict(zip(keys, view.maps)))
+        assumed = view.assumed if assumed is None else assumed.align_params(view.assumed.get_space()) \
+            .intersect(view.assumed.align_params(assumed.get_space()))
+    return views, products, assumed

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from ..errors import UnsupportedError
 from .bands import member_map
 from .deps import Dependences
 from .islutil import CTX, isl_name, maps_of, sets_of
@@ -98,12 +99,27 @@ def compute_gpu_base(scop: Scop, deps: Dependences, fuse: bool = False) -> isl.S
 
 def map_to_gpu(scop: Scop, deps: Dependences, base: isl.Schedule | None = None,
                max_mapped: int = MAX_MAPPED, fuse: bool = False) -> GpuSchedule:
+    unsupported = gpu_unsupported(scop)
+    if unsupported:
+        raise UnsupportedError(f"the GPU targets do not take {unsupported} yet (the C target does)", scop.file,
+                               scop.begin_line)
     base = base if base is not None else compute_gpu_base(scop, deps, fuse)
     m = _Mapper(scop, deps, max_mapped)
     root = m.visit(base.get_root(), 0)
     schedule = root.get_schedule()
     check_legal(schedule, deps, scop)
     return GpuSchedule(schedule, tuple(m.kernels))
+
+
+def gpu_unsupported(scop: Scop) -> str:
+    """What of *scop* the GPU emitters cannot print ("" where nothing): they print the arrays' C subscripts
+    from the model's and run no run-time checks (arrays that may overlap are assumed not to there, as
+    Pluto and PPCG assume)."""
+    if any(a.layout is not None for a in scop.arrays) or scop.assumed is not None:
+        return "arrays with flattened subscripts"
+    if any(a.may for st in scop.statements for a in st.accesses):
+        return "data-dependent conditions"
+    return ""
 
 
 class _Mapper:

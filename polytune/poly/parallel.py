@@ -251,7 +251,8 @@ class Parallelism:
         for s, flow in self.scalars.flow.items():
             writes = self.scalars.writes[s].intersect(dom)
             inside = flow.intersect_params(self.scop.context).intersect_range(dom)
-            if writes.is_empty():
+            maybe = self.scalars.may_writes.get(s)
+            if writes.is_empty() and (maybe is None or maybe.intersect(dom).is_empty()):
                 continue  # not written in this loop: only read, nothing to privatize
             if not inside.is_subset(same) or not self.scalars.exposed[s].intersect(dom).is_empty():
                 return None

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 
-from .deps import Dependences
+from .deps import Dependences, flow_info
 from .deps import _false_dependences as false_dependences_of
 from .islutil import bounded, maps_of, sets_of
 from .scop import Scop
@@ -38,8 +38,10 @@ class ArrayFlow:
     flow: isl.UnionMap  # its flow dependences (last writer -> read)
     exposed: isl.UnionSet  # its read instances with no writer in the region
     writes: isl.UnionMap  # instance -> element written
+    must: isl.UnionMap  # instance -> element surely written (not under a data-dependent condition)
     accesses: isl.UnionMap  # instance -> element read or written
     false: isl.UnionMap  # its direct anti and output dependences
+    flat: bool = False  # delinearized (its copy would be sized in rows of the model, not of C): not private
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,18 +93,17 @@ def _array_flows(scop: Scop, deps: Dependences) -> ArrayPrivatization | None:
     names = [a.name for a in scop.arrays if a.ndim > 0 and a.written]
     if not names:
         return None
-    sched = scop.schedule
+    sched, may = scop.schedule, scop.may_writes
     out = {}
     try:
         for name in names:
             one = _array_space(scop, name)
             r, w = scop.reads.intersect_range(one), scop.writes.intersect_range(one)
-            f = bounded(lambda r=r, w=w: isl.UnionAccessInfo.from_sink(r).set_must_source(w)
-                        .set_schedule_map(sched).compute_flow(), ANALYSIS_OPERATIONS)
-            anti, output = bounded(lambda r=r, w=w: false_dependences_of(w, r, sched), ANALYSIS_OPERATIONS)
-            ndim = next(a.ndim for a in scop.arrays if a.name == name)
-            out[name] = ArrayFlow(name, ndim, f.get_may_dependence(), f.get_may_no_source().domain(), w,
-                                  r.union(w), anti.union(output))
+            f = bounded(lambda r=r, w=w: flow_info(r, w, may, sched), ANALYSIS_OPERATIONS)
+            anti, output = bounded(lambda r=r, w=w: false_dependences_of(w, r, sched, may), ANALYSIS_OPERATIONS)
+            array = next(a for a in scop.arrays if a.name == name)
+            out[name] = ArrayFlow(name, array.ndim, f.get_may_dependence(), f.get_may_no_source().domain(), w,
+                                  w.subtract(may), r.union(w), anti.union(output), array.layout is not None)
         scalars = [a.name for a in scop.arrays if a.ndim == 0 and a.written]
         sfalse = isl.UnionMap.empty(deps.flow.get_space())
         if scalars:
@@ -111,7 +112,7 @@ def _array_flows(scop: Scop, deps: Dependences) -> ArrayPrivatization | None:
                 one = _array_space(scop, s)
                 space = one if space is None else space.union(one)
             anti, output = bounded(lambda: false_dependences_of(scop.writes.intersect_range(space),
-                                                                scop.reads.intersect_range(space), sched),
+                                                                scop.reads.intersect_range(space), sched, may),
                                    ANALYSIS_OPERATIONS)
             sfalse = anti.union(output)
     except isl.Error:
@@ -132,7 +133,7 @@ def private_copy(info: ArrayFlow, dom: isl.UnionSet, iters: isl.UnionMap,
     """Whether array *info* can be private to the loop whose iterations *iters* gives (instance -> outer
     dimensions and the loop's value, for the instances *dom* of the subtree); the copy if so."""
     writes = info.writes.intersect_domain(dom).intersect_params(context)
-    if writes.is_empty():
+    if info.flat or writes.is_empty():
         return None
     same = iters.apply_range(iters.reverse())
     inside = info.flow.intersect_params(context).intersect_range(dom)
@@ -146,7 +147,8 @@ def private_copy(info: ArrayFlow, dom: isl.UnionSet, iters: isl.UnionMap,
     pts = ps[0].intersect_params(context.align_params(ps[0].get_space()))
     last_pts = pts.lexmax()
     elems = iters.reverse().apply_range(writes)  # loop value -> elements written there
-    if not elems.range().is_subset(elems.intersect_domain(isl.UnionSet(last_pts)).range()):
+    surely = iters.reverse().apply_range(info.must.intersect_domain(dom).intersect_params(context))
+    if not elems.range().is_subset(surely.intersect_domain(isl.UnionSet(last_pts)).range()):
         return None
     last = pts.dim_max(0)
     # the copy: rows of the first subscript from 0 up to the largest touched

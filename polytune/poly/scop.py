@@ -17,6 +17,7 @@ class Access:
     array: str
     relation: isl.Map
     is_write: bool
+    may: bool = False  # a write that may not happen (under a data-dependent condition): it kills nothing
 
 
 @dataclass(frozen=True)
@@ -37,12 +38,33 @@ class Statement:
     def writes(self) -> tuple[Access, ...]:
         return tuple(a for a in self.accesses if a.is_write)
 
+    @property
+    def must_writes(self) -> tuple[Access, ...]:
+        """The writes that happen whenever the statement runs (not those under a data-dependent condition)."""
+        return tuple(a for a in self.accesses if a.is_write and not a.may)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How the model's dimensions of a delinearized array (poly/delinearize.py) sit in its C subscripts: the
+    first *outer* model dimensions are the C subscripts before the last one; the others are folded into the
+    last C subscript with *strides* (C expressions, outermost first, the last "1")."""
+
+    outer: int
+    strides: tuple[str, ...]
+
+    def c_subscripts(self, dims: list[str]) -> list[str]:
+        """The C subscripts of the element whose model subscripts (C expressions) are *dims*."""
+        terms = [d if s == "1" else f"({d}) * ({s})" for d, s in zip(dims[self.outer:], self.strides) if d != "0"]
+        return dims[:self.outer] + [" + ".join(terms) or "0"]
+
 
 @dataclass(frozen=True)
 class Array:
     name: str
-    ndim: int  # 0 for a scalar
+    ndim: int  # 0 for a scalar; the model's dimensions (a delinearized array has more than its C subscripts)
     written: bool
+    layout: Layout | None = None  # delinearized: how its model dimensions fold into its C subscripts
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,6 +103,12 @@ class Scop:
     # in scope at the region: a target that passes a value in its own types converts it to this one
     prelude: tuple[str, ...] = ()  # declarations before everything the region's code holds (values read once,
     # rewrite/members.py): its run-time checks and each of its versions read them
+    derived: dict = field(default_factory=dict)  # isl parameter -> the C expression it stands for (a product
+    # of parameters that a delinearized subscript needs: `(long)c * hw`)
+    assumed: isl.Set | None = None  # parameters for which the model is exact (delinearization's assumptions);
+    # None: all. The context includes it; the output checks it at run time (poly/versioning.py)
+    may_alias: tuple[str, ...] = ()  # arrays (pointer parameters without restrict) that a caller may pass
+    # overlapping: the output checks at run time that the ranges the region touches do not overlap
 
     @cached_property
     def domain(self) -> isl.UnionSet:
@@ -95,6 +123,17 @@ class Scop:
     def writes(self) -> isl.UnionMap:
         return _union_map(a.relation.intersect_domain(st.domain)
                           for st in self.statements for a in st.writes)
+
+    @cached_property
+    def may_writes(self) -> isl.UnionMap:
+        """The writes under data-dependent conditions (they may not happen: they kill nothing)."""
+        return _union_map(a.relation.intersect_domain(st.domain)
+                          for st in self.statements for a in st.writes if a.may)
+
+    @cached_property
+    def must_writes(self) -> isl.UnionMap:
+        return _union_map(a.relation.intersect_domain(st.domain)
+                          for st in self.statements for a in st.must_writes)
 
     @cached_property
     def schedule(self) -> isl.UnionMap:

@@ -1,0 +1,191 @@
+"""Delinearization: the multi-dimensional view of an array whose subscripts are flattened by hand.
+
+`A[i*n + j]` is not affine (a product of an iterator and a parameter), and read as one dimension it would
+not tell rows apart; read as `A[i][j]` of `n` columns it is affine and exact, as long as `0 <= j < n`.
+Polly's method (Grosser, Ramanujam, Pouchet, Sadayappan, Pop: "On recovering multi-dimensional arrays in
+Polly", IMPACT 2015), on polynomials of C names instead of LLVM's SCEVs:
+1. *terms*: every monomial of every subscript of the array that holds a loop iterator; its parameter
+   factors (the constant factor left out: `2*i*n` counts as `n`) are a *stride*;
+2. *sizes*: the strides, with 1, must form a chain under divisibility (1 | hw | c*hw), the same for all
+   accesses of the array; the dimension sizes are the quotients of neighbours: [*][c][hw]. Strides that do
+   not nest (`A[i*n + j]` beside `A[i*m + j]`) are refused;
+3. *subscripts*: each monomial goes to the dimension of the largest stride that divides it, divided by it
+   (`x[((b*c + i)*hw) + j]` -> x[b][i][j]; `A[(i + 1)*n + j]` -> A[i + 1][j]); a product of parameters left
+   in a dimension becomes a parameter of its own (`products`);
+4. *assumptions*: the view is exact (two accesses touch one element iff their multi-dimensional subscripts
+   are equal) where every dimension but the outermost stays in [0, size) on the access's whole domain.
+   isl projects the points where one does not onto the parameters; the rest is `assumed` (`lda >= K` for
+   `w[i*lda + k]`, k < K). Where the domains do not imply it, the output checks it at run time and runs the
+   original code when it fails (poly/versioning.py).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import islpy as isl
+
+from .islutil import CTX, isl_name
+
+Monomial = tuple[str, ...]  # C names, sorted, with repeats; () is the constant 1
+
+
+class DelinearizeError(Exception):
+    """The flattened subscripts of an array have no common multi-dimensional view."""
+
+
+@dataclass(frozen=True)
+class Poly:
+    """A polynomial with integer coefficients in C names (iterators and parameters)."""
+
+    terms: tuple[tuple[Monomial, int], ...] = ()
+
+    @staticmethod
+    def of(coefficients: Mapping[Monomial, int]) -> Poly:
+        return Poly(tuple(sorted((m, c) for m, c in coefficients.items() if c)))
+
+    @staticmethod
+    def const(c: int) -> Poly:
+        return Poly.of({(): c})
+
+    @staticmethod
+    def name(n: str) -> Poly:
+        return Poly.of({(n,): 1})
+
+    def __add__(self, other: Poly) -> Poly:
+        out = dict(self.terms)
+        for m, c in other.terms:
+            out[m] = out.get(m, 0) + c
+        return Poly.of(out)
+
+    def __neg__(self) -> Poly:
+        return Poly(tuple((m, -c) for m, c in self.terms))
+
+    def __sub__(self, other: Poly) -> Poly:
+        return self + (-other)
+
+    def __mul__(self, other: Poly) -> Poly:
+        out: dict[Monomial, int] = {}
+        for m1, c1 in self.terms:
+            for m2, c2 in other.terms:
+                m = tuple(sorted(m1 + m2))
+                out[m] = out.get(m, 0) + c1 * c2
+        return Poly.of(out)
+
+    def names(self) -> set[str]:
+        return {n for m, _ in self.terms for n in m}
+
+
+@dataclass(frozen=True)
+class FlatAccess:
+    """One access of the array: its statement's domain (`S[i, j, ...]`, the iterators' C names in
+    *iterators*, same order) and its flattened subscript as guarded pieces (isl condition text over the
+    iterators and parameters, disjoint; the polynomial where it holds)."""
+
+    domain: isl.Set
+    iterators: tuple[str, ...]
+    pieces: tuple[tuple[str, Poly], ...]
+
+
+@dataclass(frozen=True, eq=False)
+class View:
+    """The multi-dimensional view of an array: its strides (outermost dimension first, the last is 1),
+    per access the map `S[i, ...] -> [d0, d1, ...]` (the range unnamed, not restricted to the domain), the
+    parameters for which the view is exact, and the parameters that stand for products of parameters."""
+
+    strides: tuple[Monomial, ...]
+    maps: tuple[isl.Map, ...]
+    assumed: isl.Set
+    products: dict  # monomial -> isl parameter name (those given, and those this view added)
+
+    @property
+    def sizes(self) -> tuple[Monomial, ...]:
+        """The size of every dimension but the outermost (outermost first)."""
+        return tuple(_quotient(a, b) for a, b in zip(self.strides, self.strides[1:]))
+
+
+def _quotient(a: Monomial, b: Monomial) -> Monomial | None:
+    """a / b as monomials (None where b does not divide a)."""
+    rest = list(a)
+    for n in b:
+        if n not in rest:
+            return None
+        rest.remove(n)
+    return tuple(rest)
+
+
+def _text(m: Monomial) -> str:
+    return " * ".join(m) or "1"
+
+
+def delinearize(accesses: Sequence[FlatAccess], products: Mapping[Monomial, str] | None = None) -> View | None:
+    """The view of the array that *accesses* are all the accesses of (see the module docstring); None where
+    no subscript has a parametric stride (nothing to recover). *products*: parameters already standing for
+    products (names `_pt_P<k>`; new ones are numbered on). Raises DelinearizeError where the strides do not
+    nest or a monomial multiplies two iterators."""
+    strides: set[Monomial] = {()}
+    for acc in accesses:
+        for _guard, poly in acc.pieces:
+            for m, _c in poly.terms:
+                its = [n for n in m if n in acc.iterators]
+                if len(its) > 1:
+                    raise DelinearizeError(f"a product of loop iterators ({' * '.join(its)})")
+                if its:
+                    strides.add(_quotient(m, (its[0],)))
+    if strides == {()}:
+        return None
+    chain = sorted(strides, key=len, reverse=True)  # outermost first
+    for outer, inner in zip(chain, chain[1:]):
+        if len(outer) == len(inner) or _quotient(outer, inner) is None:
+            raise DelinearizeError(f"its flattened subscripts have strides {_text(inner)} and {_text(outer)}, "
+                                   "neither a multiple of the other")
+    products = dict(products or {})
+
+    def term(m: Monomial) -> str:
+        if len(m) <= 1:
+            return isl_name(m[0]) if m else "1"
+        if m not in products:
+            products[m] = f"_pt_P{len(products)}"
+        return products[m]
+
+    per_access = []
+    for acc in accesses:
+        pieces = []
+        for guard, poly in acc.pieces:
+            dims: list[list[str]] = [[] for _ in chain]
+            for m, c in poly.terms:
+                its = [n for n in m if n in acc.iterators]
+                params = _quotient(m, tuple(its))
+                k = next(k for k, s in enumerate(chain) if _quotient(params, s) is not None)
+                dims[k].append(f"{c} * {term(tuple(its) + _quotient(params, chain[k]))}")
+            pieces.append((guard, [" + ".join(d) or "0" for d in dims]))
+        per_access.append(pieces)
+    sizes = [term(_quotient(a, b)) for a, b in zip(chain, chain[1:])]
+    maps, assumed = [], None
+    for acc, pieces in zip(accesses, per_access):
+        params = _params(acc, products)
+        names = ", ".join(isl_name(i) for i in acc.iterators)
+        head = f"[{', '.join(params)}] -> {{ {acc.domain.get_tuple_name()}[{names}] -> "
+        rel = None
+        for guard, dims in pieces:
+            piece = isl.Map(f"{head}[{', '.join(dims)}] : {guard} }}", context=CTX)
+            rel = piece if rel is None else rel.union(piece)
+        maps.append(rel)
+        elements = rel.intersect_domain(acc.domain.align_params(rel.get_space().domain())).range()
+        ds = [f"d{k}" for k in range(len(chain))]
+        out = " or ".join(f"{d} < 0 or {d} >= {s}" for d, s in zip(ds[1:], sizes))
+        bad = isl.Set(f"[{', '.join(params)}] -> {{ [{', '.join(ds)}] : {out} }}", context=CTX)
+        bad = elements.align_params(bad.get_space()).intersect(bad.align_params(elements.get_space())).params()
+        ok = isl.Set.universe(bad.get_space()).subtract(bad)
+        assumed = ok if assumed is None else assumed.align_params(ok.get_space()).intersect(
+            ok.align_params(assumed.get_space()))
+    return View(tuple(chain), tuple(maps), assumed.coalesce(), products)
+
+
+def _params(acc: FlatAccess, products: Mapping[Monomial, str]) -> list[str]:
+    """The isl parameters an access's map may name: its domain's, its polynomial's other names, products."""
+    out = [acc.domain.get_dim_name(isl.dim_type.param, k) for k in range(acc.domain.dim(isl.dim_type.param))]
+    for _guard, poly in acc.pieces:
+        out += [isl_name(n) for n in sorted(poly.names()) if n not in acc.iterators]
+    out += list(products.values())
+    return list(dict.fromkeys(out))
