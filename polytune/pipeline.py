@@ -10,6 +10,7 @@ from functools import cached_property
 from .errors import UnsupportedError, UsageError
 from .frontend import macro_guards, read_regions
 from .poly.choice import ScheduleChoice, schedule_with
+from .poly.contraction import Blocks
 from .poly.cost import choose_scheduler
 from .poly.deps import Dependences, compute_dependences
 from .poly.expand import expand
@@ -31,6 +32,7 @@ class OptimizeOptions:
     # or "model" (the one the cost model ranks first, per scop: poly/cost.py)
     unroll_jam: int = DEFAULT_UNROLL  # unroll-and-jam factor of a point loop into the innermost (0: none)
     choice: ScheduleChoice | None = None  # every schedule alternative at once (overrides schedule, unroll_jam)
+    blocks: Blocks = Blocks()  # contraction bands as packed blocks (poly/contraction.py, emit/blis.py); off: tiled
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,11 +52,13 @@ class AnalyzedScop:
 
     def tiled(self, sizes: tuple[int, ...], tile: bool = True, parallel: bool = True,
               schedule: str = "pluto", unroll_jam: int = DEFAULT_UNROLL,
-              choice: ScheduleChoice | None = None, wavefront: bool = True) -> TiledSchedule:
+              choice: ScheduleChoice | None = None, wavefront: bool = True,
+              blocks: Blocks | None = Blocks()) -> TiledSchedule:
         """*schedule*: pluto, outer, or model (the one poly/cost.py ranks first); *choice* overrides it.
-        *wavefront*: False keeps the tiles of a band that has no parallel tile loop in their order."""
+        *wavefront*: False keeps the tiles of a band that has no parallel tile loop in their order. *blocks*:
+        contraction bands as packed blocks (None or off: tiled as any band)."""
         if self.expanded is not None:
-            return self.expanded.tiled(sizes, tile, parallel, schedule, unroll_jam, choice, wavefront)
+            return self.expanded.tiled(sizes, tile, parallel, schedule, unroll_jam, choice, wavefront, blocks)
         if choice is None:
             scheduler, order = self.model_scheduler[0] if schedule == "model" else (schedule, "stride")
             choice = ScheduleChoice(scheduler=scheduler, point_order=order, unroll=unroll_jam,
@@ -63,7 +67,7 @@ class AnalyzedScop:
         if choice.fusion == "smart":
             base = self.base_outer if choice.scheduler == "outer" else self.base
         return schedule_with(self.scop, self.deps, choice, sizes, tile=tile, parallel=parallel, base=base,
-                             wavefront=wavefront)
+                             wavefront=wavefront, blocks=blocks if tile else None)
 
     @cached_property
     def model_scheduler(self) -> tuple[tuple[str, str], dict]:
@@ -177,7 +181,7 @@ def schedules(program: Program, opts: OptimizeOptions) -> list[TiledSchedule]:
     out = []
     for a in program.scops:
         ts = a.tiled(tuple(sizes), tile=opts.tile, parallel=opts.parallel, schedule=opts.schedule,
-                     unroll_jam=opts.unroll_jam, choice=opts.choice)
+                     unroll_jam=opts.unroll_jam, choice=opts.choice, blocks=opts.blocks)
         del sizes[:len(ts.tile_sizes)]
         out.append(ts)
     return out
@@ -215,7 +219,7 @@ def _c_region(program: Program, opts: OptimizeOptions, k: int, a: AnalyzedScop,
         # isl's AST builder fails on some tiled strided domains ("input involves unknown divs": random
         # program 82281): the region untiled, under the same scheduler, and a note that says so
         plain = a.tiled((), tile=False, parallel=opts.parallel, schedule=opts.schedule,
-                        unroll_jam=opts.unroll_jam, choice=opts.choice)
+                        unroll_jam=opts.unroll_jam, choice=opts.choice, blocks=opts.blocks)
         note = "isl's code generator failed on the tiled schedule: the region is left untiled"
         return _c_region(program, opts, k, a, replace(
             plain, fallback="; ".join(filter(None, [plain.fallback, note]))))
@@ -232,7 +236,7 @@ def _serial_version(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts
     from .emit.c import generate_region
     try:
         serial = a.tiled(ts.tile_sizes, tile=opts.tile, parallel=opts.parallel, schedule=opts.schedule,
-                         unroll_jam=opts.unroll_jam, choice=opts.choice, wavefront=False)
+                         unroll_jam=opts.unroll_jam, choice=opts.choice, wavefront=False, blocks=opts.blocks)
         return generate_region(a.cpu.scop, serial, parallel=opts.parallel, ivdep=opts.ivdep, indent=indent,
                                avoid=program.identifiers)
     except UnsupportedError:

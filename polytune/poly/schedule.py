@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from .bands import band_nodes, is_short, member_of
+from .contraction import Blocks, isolate, worth_blocking
 from .deps import Dependences, instance_order, ordered
 from .islutil import CTX, ISL_LOCK, bounded, maps_of, sets_of
 from .legality import IllegalSchedule, check_legal
@@ -211,16 +212,20 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
                   parallel: bool = True, base: isl.Schedule | None = None,
                   unroll: int = DEFAULT_UNROLL, omp_schedule: str = "auto",
                   privatize_arrays: bool = True, point_order: str = "stride", reuse: bool = False,
-                  wavefront: bool = True) -> TiledSchedule:
+                  wavefront: bool = True, blocks: Blocks | None = None) -> TiledSchedule:
     """The tiled, parallel schedule of *base*. *omp_schedule*: the OpenMP schedule clause of the parallel
     loops: static (none printed), dynamic, or auto (static, except on a loop over a triangle, see
     `schedule_clause` in parallel.py). *privatize_arrays*: private copies of scratch arrays (privatize.py).
     *point_order*: stride (the best access strides innermost) or vector (the same among the point loops
     along which no statement depends on itself, where there are such). *reuse*: tile a band only where a
-    reuse would otherwise miss the cache (reuse.py; optimize's model), not every permutable band."""
+    reuse would otherwise miss the cache (reuse.py; optimize's model), not every permutable band. *blocks*:
+    contraction bands get subtrees of their own, printed as packed blocks (contraction.py; None or off: not)."""
     if not deps.complete:  # no dependences known: the original order, nothing transformed or marked
         return TiledSchedule(original_order(scop), (), ())
     base = base if base is not None else compute_base_schedule(scop, deps)
+    if blocks is not None and blocks.on:
+        # contraction bands in subtrees of their own, printed as packed blocks (contraction.py, emit/blis.py)
+        base, _found = isolate(base, scop, deps, blocks, worth_blocking)
 
     def transform(u: int) -> TiledSchedule:
         t = Transformer(scop, deps.all.intersect_params(scop.context), list(tile_sizes), tile, parallel,
