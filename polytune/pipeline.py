@@ -398,6 +398,8 @@ def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:
         ],
         "tile_sizes": list(ts.tile_sizes),
         "one_thread_version": ts.one_thread,
+        **({"contractions": [{"statement": c.statement, "rows": c.i, "columns": c.j, "k": c.k, "outer": list(c.outer)}
+                             for c in ts.contractions]} if ts.contractions else {}),
         **({"scheduler_costs": a.model_scheduler[1], "scheduler": a.model_scheduler[0][0],
             "point_order": a.model_scheduler[0][1]}
            if "model_scheduler" in a.__dict__ else {}),

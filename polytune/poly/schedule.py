@@ -45,6 +45,7 @@ class TiledSchedule:
     private_arrays: dict = field(default_factory=dict)  # loop depth -> its PrivateArray copies
     fallback: str = ""  # what was done instead of the transformations, when isl ran out of its quota
     one_thread: bool = False  # the C code has a version for one thread, its tiles in order (no wavefront)
+    contractions: tuple = ()  # contraction.Contraction of each band printed as packed blocks
     # the same schedule without unroll-and-jam, computed when asked: where a band was unrolled and jammed,
     # isl's AST builder may fail on the copies, and the code is then generated from this one (emit's AST
     # build is the test: building an AST only to ask whether it builds cost 40% of a candidate's generation)
@@ -225,7 +226,9 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
     base = base if base is not None else compute_base_schedule(scop, deps)
     if blocks is not None and blocks.on:
         # contraction bands in subtrees of their own, printed as packed blocks (contraction.py, emit/blis.py)
-        base, _found = isolate(base, scop, deps, blocks, worth_blocking)
+        base, found = isolate(base, scop, deps, blocks, worth_blocking)
+    else:
+        found = ()
 
     def transform(u: int) -> TiledSchedule:
         t = Transformer(scop, deps.all.intersect_params(scop.context), list(tile_sizes), tile, parallel,
@@ -238,7 +241,7 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
         root = t.visit(base.get_root(), inside_parallel=False)
         schedule = root.get_schedule()
         check_legal(schedule, deps, scop)
-        return TiledSchedule(schedule, tuple(t.bands), tuple(t.used_sizes), dict(t.copies))
+        return TiledSchedule(schedule, tuple(t.bands), tuple(t.used_sizes), dict(t.copies), contractions=found)
 
     def checked(u: int) -> TiledSchedule:
         try:
@@ -248,7 +251,8 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
             # scheduler respected every dependence; the check confirms it), no loop marked.
             check_legal(base, deps, scop)
             return TiledSchedule(base, (), (), fallback="tiling and parallelization exceeded their isl operation "
-                                                        "limit: the schedule is left untiled and sequential")
+                                                        "limit: the schedule is left untiled and sequential",
+                                 contractions=found)
 
     ts = checked(unroll)
     if unroll and any(b.unroll_jam for b in ts.bands):
