@@ -21,6 +21,7 @@ that the tiler leaves alone and the C printer replaces by the packed, blocked co
 from __future__ import annotations
 
 import itertools
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -390,7 +391,8 @@ def worth_blocking(scop: Scop, st: Statement, c: Contraction, l1: int | None = N
     matrices of one outer iteration fit in half the L1 cache together (8-byte elements): the plain loops
     then find every operand in L1, and the packing's copies and the partial tiles of small sizes cost
     more than the micro-kernel saves (benchmarks/unseen/batched_gemm.c, 16 x 16 x 16: 0.78x of gcc's
-    build of the original blocked, 1.3x tiled). Unknown sizes count as large."""
+    build of the original blocked, 1.3x tiled). Unknown sizes count as large. The environment's
+    POLYTUNE_BLOCK_MIN_BYTES replaces the half of L1 (the tests set 0: their sizes are small)."""
     e = extents(scop, st, c)
     if e["k"] is not None and e["k"] < 4:
         return False
@@ -398,9 +400,11 @@ def worth_blocking(scop: Scop, st: Statement, c: Contraction, l1: int | None = N
         return False
     if None in e.values():
         return True
-    from ..machine import cache_sizes  # (the machine the code is built for: -march=native)
-    l1 = l1 or cache_sizes()[1]
-    return 8 * (e["i"] * e["k"] + e["k"] * e["j"] + e["i"] * e["j"]) > l1 // 2
+    least = os.environ.get("POLYTUNE_BLOCK_MIN_BYTES")
+    if least is None:
+        from ..machine import cache_sizes  # (the machine the code is built for: -march=native)
+        least = (l1 or cache_sizes()[1]) // 2
+    return 8 * (e["i"] * e["k"] + e["k"] * e["j"] + e["i"] * e["j"]) > int(least)
 
 
 # ---------------------------------------------------------------------------------------- the tree
