@@ -260,7 +260,6 @@ def contraction_program(seed: int) -> Program:
     ext = {v: r.choice(["n", "n + 3", "2 * n + 1", "n - 1"]) for v in "ijk"}
     if tri:
         ext["j"] = ext["i"]
-    nb = "NB" if batch else ""
     bsub = "[b]" if batch else ""
     a = r.choice([("A", "[i][k]"), ("A", "[k][i]")])
     b = r.choice([("B", "[k][j]"), ("B", "[j][k]")])
@@ -313,7 +312,8 @@ def contraction_program(seed: int) -> Program:
     src += ["      }", "  for (n = 0; n <= NMAX; n += 3)", "    kernel(n, 1.5, 0.75);" if ty == "double" else
             "    kernel(n, 3, 2);", f"  for (b = 0; b < {'NB' if batch else 1}; b++)",
             f"    for (i = 0; i < {2 * CMAX + 4}; i++)", f"      for (j = 0; j < {2 * CMAX + 4}; j++)",
-            '        printf("' + ("%.17g" if ty == "double" else "%d") + f'\\n", C{bsub}[i][j]);', "  return 0;", "}", ""]
+            '        printf("' + ("%.17g" if ty == "double" else "%d") + f'\\n", C{bsub}[i][j]);',
+            "  return 0;", "}", ""]
     summary = ", ".join(filter(None, [ty, "batch" if batch else "", tri, "beta" if beta else "",
                                       "two products" if second else "", "".join(order), a[1], b[1], c[1], form]))
     return Program(seed, "\n".join(src), 1, summary)
