@@ -17,7 +17,8 @@ from polytune.poly.contraction import Blocks, isolate, parse_blocks, recognize
 from polytune.poly.schedule import compute_base_schedule
 
 POLYBENCH = os.path.join(ROOT, "tests", "data", "polybench")
-HEAD = "#define N 40\ndouble A[N][N], B[N][N], C[N][N], D[N][N], E[N][N][N], alpha;\nvoid f(int n) {\n  int i, j, k, l, t;\n"
+HEAD = ("#define N 40\ndouble A[N][N], B[N][N], C[N][N], D[N][N], E[N][N][N], alpha;\n"
+        "void f(int n) {\n  int i, j, k, l, t;\n")
 
 
 def _region(tmp_path, body: str) -> str:
