@@ -36,15 +36,27 @@ def vector_registers() -> int:
     return 32 if "avx512f" in flags or not flags else 16
 
 
+def _cpuinfo(key: str) -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.split(":")[0].strip() == key:
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
 def fma_units() -> int:
-    """Vector FMA instructions of the full width issued per cycle, as the micro-kernel model counts them:
-    2 on Intel cores since Haswell and AMD Zen 2+, 1 on Zen 1 (its two 128-bit pipes split each 256-bit
-    FMA). A guess from the flags: Zen 1 is told apart by lacking the flags its successors added."""
-    flags = cpu_flags()
-    if "fma" not in flags:
+    """Full-width vector FMA instructions issued per cycle, as the micro-kernel model counts them: 2 on Intel
+    cores since Haswell and AMD's since Zen 2, 1 on AMD family 23 models below 0x30 (Zen 1 and Zen+, whose two
+    128-bit pipes split each 256-bit FMA), 1 without FMA."""
+    if "fma" not in cpu_flags():
         return 1
-    if "svm" in flags and "clwb" not in flags and "avx512f" not in flags:  # AMD before Zen 2
-        return 1
+    family, model = _cpuinfo("cpu family"), _cpuinfo("model")
+    if _cpuinfo("vendor_id") == "AuthenticAMD" and family.isdigit() and model.isdigit():
+        if int(family) < 23 or (int(family) == 23 and int(model) < 0x30):
+            return 1
     return 2
 
 
