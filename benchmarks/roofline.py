@@ -38,7 +38,8 @@ sys.path.insert(0, REPO)
 FLOPS = {
     "gemm": lambda s: 2 * s["NI"] * s["NJ"] * s["NK"],
     "2mm": lambda s: 2 * s["NI"] * s["NJ"] * s["NK"] + 2 * s["NI"] * s["NL"] * s["NJ"],
-    "3mm": lambda s: 2 * s["NI"] * s["NJ"] * s["NK"] + 2 * s["NJ"] * s["NL"] * s["NM"] + 2 * s["NI"] * s["NL"] * s["NJ"],
+    "3mm": lambda s: 2 * s["NI"] * s["NJ"] * s["NK"] + 2 * s["NJ"] * s["NL"] * s["NM"]
+    + 2 * s["NI"] * s["NL"] * s["NJ"],
     "syrk": lambda s: s["M"] * s["N"] * (s["N"] + 1),
     "syr2k": lambda s: 2 * s["M"] * s["N"] * (s["N"] + 1),
     "symm": lambda s: 2 * s["M"] * s["M"] * s["N"],
@@ -64,13 +65,14 @@ BLAS_CODE = {
            "def run():\n E = blas.dgemm(1.0, A, B)\n F = blas.dgemm(1.0, C, D)\n blas.dgemm(1.0, E, F)",
     "syrk": "A=r(N,M); C=r(N,N)\ndef run(): blas.dsyrk(1.5, A, 1.2, C, lower=1, overwrite_c=1)",
     "syr2k": "A=r(N,M); B=r(N,M); C=r(N,N)\ndef run(): blas.dsyr2k(1.5, A, B, 1.2, C, lower=1, overwrite_c=1)",
-    "symm": "A=r(M,M); B=r(M,N); C=r(M,N)\ndef run(): blas.dsymm(1.5, A, B, 1.2, C, side=0, lower=1, overwrite_c=1)",
+    "symm": "A=r(M,M); B=r(M,N); C=r(M,N)\n"
+            "def run(): blas.dsymm(1.5, A, B, 1.2, C, side=0, lower=1, overwrite_c=1)",
     "trmm": "A=r(M,M); B=r(M,N)\ndef run(): blas.dtrmm(1.5, A, B, side=0, lower=1, trans_a=1, diag=1, overwrite_b=1)",
     "doitgen": "A=r(NR*NQ,NP); C4=r(NP,NP)\ndef run(): blas.dgemm(1.0, A, C4)",
     "covariance": "D=r(N,M)\ndef run():\n X = np.asfortranarray(D - D.mean(axis=0))\n"
                   " blas.dsyrk(1.0 / (N - 1), X, trans=1, lower=0)",
-    "correlation": "D=r(N,M)\ndef run():\n X = D - D.mean(axis=0)\n X = np.asfortranarray(X / (np.sqrt(N) * X.std(axis=0)))\n"
-                   " blas.dsyrk(1.0, X, trans=1, lower=0)",
+    "correlation": "D=r(N,M)\ndef run():\n X = D - D.mean(axis=0)\n"
+                   " X = np.asfortranarray(X / (np.sqrt(N) * X.std(axis=0)))\n blas.dsyrk(1.0, X, trans=1, lower=0)",
 }
 BLAS_MAIN = """
 import os, sys, time, json
@@ -191,11 +193,14 @@ def build(args, tmp: str) -> dict[str, dict[str, str]]:
         opt = os.path.join(tmp, f"{k}.polytune.c")
         sh([sys.executable, "-m", "polytune", "optimize", src, "-o", opt, f"-I{util}", f"-I{kdir}",
             f"-D{args.dataset}_DATASET", "-DPOLYBENCH_TIME"], dict(os.environ, PYTHONPATH=REPO))
-        for v, cc, flags, file in [("gcc", "gcc", ["-O3", "-march=native"], src),
-                                   ("polytune", "gcc", ["-O3", "-march=native", "-fopenmp"], opt)] + \
-                ([("polly19", clang, ["-O3", "-march=native", *polly, "-fopenmp"], src)] if polly else []) + \
-                ([("pluto", "gcc", ["-O3", "-march=native", "-fopenmp"], os.path.join(args.pluto, k + ".pluto.c"))]
-                 if args.pluto and os.path.exists(os.path.join(args.pluto, k + ".pluto.c")) else []):
+        omp = ["-O3", "-march=native", "-fopenmp"]
+        pluto = os.path.join(args.pluto, k + ".pluto.c") if args.pluto else ""
+        todo = [("gcc", "gcc", ["-O3", "-march=native"], src)] * ("gcc" in args.variants) \
+            + [("polytune", "gcc", omp, opt)] \
+            + [("polly19", clang, ["-O3", "-march=native", *(polly or []), "-fopenmp"], src)] \
+            * bool(polly and "polly19" in args.variants) \
+            + [("pluto", "gcc", omp, pluto)] * bool(pluto and "pluto" in args.variants and os.path.exists(pluto))
+        for v, cc, flags, file in todo:
             exe = os.path.join(tmp, f"{k}.{v}")
             sh([cc, *flags, *defs, file, harness, "-o", exe, "-lm"])
             exes[v] = exe
@@ -213,9 +218,10 @@ def run(args) -> None:
     with tempfile.TemporaryDirectory(prefix="roofline-") as tmp:
         ceilings = machine_ceilings(tmp, threads)
         exes = build(args, tmp)
-        times: dict = {k: {str(t): {v: [] for v in [*exes[k], "openblas"]} for t in threads} for k in args.kernels}
+        blas = ["openblas"] if "openblas" in args.variants else []
+        times: dict = {k: {str(t): {v: [] for v in [*exes[k], *blas]} for t in threads} for k in args.kernels}
         for rnd in range(args.rounds):
-            jobs = [(k, t, v) for k in args.kernels for t in threads for v in [*exes[k], "openblas"]]
+            jobs = [(k, t, v) for k in args.kernels for t in threads for v in [*exes[k], *blas]]
             random.Random(rnd).shuffle(jobs)
             for k, t, v in jobs:
                 env = dict(os.environ, OMP_NUM_THREADS=str(t), OPENBLAS_NUM_THREADS=str(t))
@@ -228,16 +234,19 @@ def run(args) -> None:
                     out = sh([*pin, exes[k][v]], env)
                 times[k][str(t)][v].append(float(out.split()[-1]))
             print(f"round {rnd + 1}/{args.rounds} done", file=sys.stderr)
-    load = os.getloadavg()
-    rec = {"dataset": args.dataset, "threads": threads, "rounds": args.rounds, "cpus": args.cpus,
-           "load_after": load, "ceilings": ceilings, "kernels": {}}
+            _write(args, threads, rnd + 1, ceilings, headers, times)  # (each round: an interrupted run keeps them)
+    print(table(json.load(open(args.out))))
+
+
+def _write(args, threads, rounds, ceilings, headers, times) -> None:
+    rec = {"dataset": args.dataset, "threads": threads, "rounds": rounds, "cpus": args.cpus,
+           "load_after": os.getloadavg(), "ceilings": ceilings, "kernels": {}}
     for k in args.kernels:
         s = sizes_of(headers[k], args.dataset)
         rec["kernels"][k] = {"sizes": s, "flops": FLOPS[k](s) if k in FLOPS else None,
                              "bytes": BYTES[k](s) if k in BYTES else None, "times": times[k]}
     with open(args.out, "w") as f:
         json.dump(rec, f, indent=1)
-    print(table(rec))
 
 
 def table(rec: dict) -> str:
@@ -252,18 +261,22 @@ def table(rec: dict) -> str:
         peak = c["measured_gflops_per_core"] * t
         lines += [f"**{t} thread(s)** (peak {peak:.1f} GFLOP/s)", "",
                   "| kernel | " + " | ".join(f"{v} GFLOP/s" for v in variants) +
-                  " | polytune / OpenBLAS | polytune / peak | polytune / Polly 19 |", "|---" * (len(variants) + 4) + "|"]
+                  " | polytune / OpenBLAS | polytune / peak | polytune / Polly 19 |",
+                  "|---" * (len(variants) + 4) + "|"]
         for k, kr in rec["kernels"].items():
             med = {v: statistics.median(x) for v, x in kr["times"][str(t)].items() if x}
             work = kr["flops"]
             rate = {v: (work / s / 1e9 if work else None) for v, s in med.items()}
             cells = [f"{rate[v]:.2f}" if rate.get(v) else "-" for v in variants]
-            frac = (lambda a, b: f"{rate[a] / rate[b]:.0%}" if rate.get(a) and rate.get(b) else "-")
-            lines.append(f"| {k} | " + " | ".join(cells) + f" | {frac('polytune', 'openblas')} | "
+            lines.append(f"| {k} | " + " | ".join(cells) + f" | {_fraction(rate, 'polytune', 'openblas')} | "
                          + (f"{rate['polytune'] / peak:.0%}" if rate.get("polytune") else "-") +
-                         f" | {frac('polytune', 'polly19')} |")
+                         f" | {_fraction(rate, 'polytune', 'polly19')} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _fraction(rate: dict, a: str, b: str) -> str:
+    return f"{rate[a] / rate[b]:.0%}" if rate.get(a) and rate.get(b) else "-"
 
 
 def plot(rec: dict, path: str) -> None:
@@ -304,6 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--cpus")
     p.add_argument("--pluto")
+    p.add_argument("--variants", default="gcc,polytune,polly19,pluto,openblas",
+                   help="which programs to time (polytune always)")
     p.add_argument("--out", default="roofline.json")
     p.add_argument("--plot")
     p = sub.add_parser("table")
@@ -312,6 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.cmd == "run":
         args.kernels = args.kernels.split(",")
+        args.variants = args.variants.split(",")
         run(args)
         rec = json.load(open(args.out))
     else:
