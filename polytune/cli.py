@@ -77,6 +77,10 @@ def _shape(p: argparse.ArgumentParser) -> None:
                    help="a schedule alternative (overrides --schedule and --unroll-jam): scheduler=pluto|outer, "
                         "fusion=smart|max|none, omp_schedule=auto|static|dynamic, privatize_arrays=1|0, "
                         "point_order=stride|vector, unroll=U, tiling=all|reuse")
+    p.add_argument("--blocks", metavar="off|NAME=VALUE,...",
+                   help="contraction bands (C[..] += A[..] * B[..]) as packed blocks: off (tiled as other bands), "
+                        "or block sizes mr=ROWS,nv=VECTORS,kc=K,mc=M,nc=N,pack_a=1|0 (0 or missing: the "
+                        "analytical model's, the default)")
     _unroll_jam(p)
     p.add_argument("--target", default="c", choices=TARGET_NAMES,
                    help="code to emit: c (C with OpenMP, the default), cuda (host code and kernels) or "
@@ -251,7 +255,13 @@ def _options(args):
                            tile_sizes=parse_sizes(args.tile_sizes, args.tile_sizes_file), target=args.target,
                            block=block, schedule=args.schedule,
                            choice=parse_choice(args.choice) if getattr(args, "choice", None) else None,
-                           **_jam(args), **({} if limit is None else {"time_limit": limit}))
+                           **_jam(args), **_blocks(args), **({} if limit is None else {"time_limit": limit}))
+
+
+def _blocks(args) -> dict:
+    """--blocks as options, where given."""
+    from .poly.contraction import parse_blocks
+    return {"blocks": parse_blocks(args.blocks)} if getattr(args, "blocks", None) else {}
 
 
 def cmd_optimize(args) -> int:

@@ -14,6 +14,7 @@ from . import timelimit
 from .errors import UnsupportedError, UsageError
 from .frontend import Region, _typedef_names, declared_pure, macro_guards, read_regions, read_source
 from .poly.choice import ScheduleChoice, schedule_with
+from .poly.contraction import Blocks
 from .poly.cost import choose_scheduler
 from .poly.deps import Dependences, compute_dependences
 from .poly.expand import expand
@@ -40,6 +41,7 @@ class OptimizeOptions:
     # optimize's wall-clock limit in seconds (0: none): each region's isl work runs in a worker process, and
     # a region not done by then keeps its original code, with a note (polytune/timelimit.py)
     time_limit: float = timelimit.DEFAULT_TIME_LIMIT
+    blocks: Blocks = Blocks()  # contraction bands as packed blocks (poly/contraction.py, emit/blis.py); off: tiled
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,11 +61,13 @@ class AnalyzedScop:
 
     def tiled(self, sizes: tuple[int, ...], tile: bool = True, parallel: bool = True,
               schedule: str = "pluto", unroll_jam: int = DEFAULT_UNROLL,
-              choice: ScheduleChoice | None = None, wavefront: bool = True) -> TiledSchedule:
+              choice: ScheduleChoice | None = None, wavefront: bool = True,
+              blocks: Blocks | None = Blocks()) -> TiledSchedule:
         """*schedule*: pluto, outer, or model (the one poly/cost.py ranks first); *choice* overrides it.
-        *wavefront*: False keeps the tiles of a band that has no parallel tile loop in their order."""
+        *wavefront*: False keeps the tiles of a band that has no parallel tile loop in their order. *blocks*:
+        contraction bands as packed blocks (None or off: tiled as any band)."""
         if self.expanded is not None:
-            return self.expanded.tiled(sizes, tile, parallel, schedule, unroll_jam, choice, wavefront)
+            return self.expanded.tiled(sizes, tile, parallel, schedule, unroll_jam, choice, wavefront, blocks)
         if choice is None:
             scheduler, order = self.model_scheduler[0] if schedule == "model" else (schedule, "stride")
             choice = ScheduleChoice(scheduler=scheduler, point_order=order, unroll=unroll_jam,
@@ -72,7 +76,7 @@ class AnalyzedScop:
         if choice.fusion == "smart":
             base = self.base_outer if choice.scheduler == "outer" else self.base
         return schedule_with(self.scop, self.deps, choice, sizes, tile=tile, parallel=parallel, base=base,
-                             wavefront=wavefront)
+                             wavefront=wavefront, blocks=blocks if tile else None)
 
     @cached_property
     def model_scheduler(self) -> tuple[tuple[str, str], dict]:
@@ -278,7 +282,7 @@ def schedules(program: Program, opts: OptimizeOptions) -> list[TiledSchedule]:
     out = []
     for a in program.scops:
         ts = a.tiled(tuple(sizes), tile=opts.tile, parallel=opts.parallel, schedule=opts.schedule,
-                     unroll_jam=opts.unroll_jam, choice=opts.choice)
+                     unroll_jam=opts.unroll_jam, choice=opts.choice, blocks=opts.blocks)
         del sizes[:len(ts.tile_sizes)]
         out.append(ts)
     return out
@@ -316,7 +320,7 @@ def _c_region(program: Program, opts: OptimizeOptions, k: int, a: AnalyzedScop,
         # isl's AST builder fails on some tiled strided domains ("input involves unknown divs": random
         # program 82281): the region untiled, under the same scheduler, and a note that says so
         plain = a.tiled((), tile=False, parallel=opts.parallel, schedule=opts.schedule,
-                        unroll_jam=opts.unroll_jam, choice=opts.choice)
+                        unroll_jam=opts.unroll_jam, choice=opts.choice, blocks=opts.blocks)
         note = "isl's code generator failed on the tiled schedule: the region is left untiled"
         return _c_region(program, opts, k, a, replace(
             plain, fallback="; ".join(filter(None, [plain.fallback, note]))))
@@ -342,7 +346,7 @@ def _serial_version(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts
     from .emit.c import generate_region
     try:
         serial = a.tiled(ts.tile_sizes, tile=opts.tile, parallel=opts.parallel, schedule=opts.schedule,
-                         unroll_jam=opts.unroll_jam, choice=opts.choice, wavefront=False)
+                         unroll_jam=opts.unroll_jam, choice=opts.choice, wavefront=False, blocks=opts.blocks)
         return generate_region(a.cpu.scop, serial, parallel=opts.parallel, ivdep=opts.ivdep, indent=indent,
                                avoid=program.identifiers)
     except UnsupportedError:
@@ -518,6 +522,8 @@ def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:
         ],
         "tile_sizes": list(ts.tile_sizes),
         "one_thread_version": ts.one_thread,
+        **({"contractions": [{"statement": c.statement, "rows": c.i, "columns": c.j, "k": c.k, "outer": list(c.outer)}
+                             for c in ts.contractions]} if ts.contractions else {}),
         **({"scheduler_costs": a.model_scheduler[1], "scheduler": a.model_scheduler[0][0],
             "point_order": a.model_scheduler[0][1]}
            if "model_scheduler" in a.__dict__ else {}),

@@ -372,6 +372,12 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
             if hasattr(target, "describe_best"):
                 best_build = target.describe_best(space.names, result.best.config)
         target.finish(runner, result.best, space.names)
+    slower = _ratio(original, result.best)
+    if slower is not None and slower < 1:
+        # (never hand a user a slower program without saying so)
+        confirm_warnings = list(confirm_warnings) + [
+            f"polytune: warning: the best variant found is slower than the original ({slower:.2f}x of its speed): "
+            "keep the original program"]
     report = TuneReport(
         file=path, machine=machine_id(), target=tune_opts.target, compiler=target.compiler(),
         threads=build.threads if build.threads is not None else os.environ.get("OMP_NUM_THREADS"),
