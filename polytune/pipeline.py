@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -402,17 +403,38 @@ def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:
 
 
 def write_atomically(path: str, text: str) -> None:
-    """Write the whole file or nothing (no half-written output on failure)."""
+    """Write the whole file or nothing (no half-written output on failure). The file gets the mode an ordinary
+    write gives it: a file it replaces keeps its own (``--force`` on a 0644 input leaves it 0644), a new one
+    0666 less the umask (the temporary file it is written through is created 0600)."""
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".polytune-", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as f:
             f.write(text)
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except OSError:  # a new file
+            mode = 0o666 & ~current_umask()
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def current_umask() -> int:
+    """The process's umask (read from /proc where it is there: setting it to read it races with other threads)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def optimize(path: str, opts: OptimizeOptions = OptimizeOptions(), includes: tuple[str, ...] = (),

@@ -483,7 +483,7 @@ def compare_dumps(ref: np.ndarray | None, got: np.ndarray, rtol: float) -> str:
         same = close
     bad = np.flatnonzero(~same)
     k = int(bad[0])
-    return f"{bad.size} of {ref.size} values differ (first at #{k}: {got[k]!r} instead of {ref[k]!r})"
+    return f"{bad.size} of {ref.size} values differ (first at #{k}: {float(got[k])!r} instead of {float(ref[k])!r})"
 
 
 

@@ -35,8 +35,13 @@ CLANG_NAMES = ("clang", *(f"clang-{v}" for v in range(19, 13, -1)))
 CFLAGS = ("-O3", "-march=native")
 SEARCHES = ("hill", "exhaustive", "random", "coordesc")
 POLLY_INSTALL = "Debian/Ubuntu: apt-get install clang-14, or clang-19 libpolly-19-dev"
-TIME_RE = re.compile(r"^time:\s*([-+0-9.eE]+)", re.M)
-POLYBENCH_TIME_RE = re.compile(r"^\s*([0-9]+\.[0-9]+)\s*$", re.M)  # PolyBench's -DPOLYBENCH_TIME line
+# The timer lines bench reads (nothing else a program prints is ever taken for its time): a "time: SECONDS"
+# line, as every program of benchmarks/ prints, or, where the program is built with -D POLYBENCH_TIME, the line
+# PolyBench's polybench_timer_print() writes, printf("%0.6f\n"): digits, a point and exactly six digits
+TIME_RE = re.compile(r"^time:[ \t]*([-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?)[ \t]*s?[ \t]*$", re.M)
+POLYBENCH_TIME_RE = re.compile(r"^([0-9]+\.[0-9]{6})$", re.M)
+TIMER_WANTED = ("a 'time: SECONDS' line on stdout, or PolyBench's timer (-D POLYBENCH_TIME, with "
+                "--with utilities/polybench.c)")
 CHECKSUM_RE = re.compile(r"^checksum:\s*(\S+)", re.M)
 PROBE_C = "int main(void) { double a[64]; for (int i = 0; i < 64; i++) a[i] = 2.0 * i; return (int)a[3] - 6; }\n"
 
@@ -275,7 +280,31 @@ class RunOutcome:
     error: str | None = None
 
 
-def run_once(exe: str, threads: int, timeout: float, program: ProgramBuild = ProgramBuild()) -> RunOutcome:
+def polybench_timer(defines: Sequence[str]) -> bool:
+    """Whether the program is built with PolyBench's timer on (-D POLYBENCH_TIME): then its timer's line counts."""
+    return any(d.split("=", 1)[0].strip() == "POLYBENCH_TIME" for d in defines)
+
+
+def find_time(stdout: str, polybench: bool = False) -> re.Match | str:
+    """The line of *stdout* that gives the program's time (its group 1: seconds), or why there is none. Only
+    a line bench understands counts (``TIME_RE``; with *polybench*, also ``POLYBENCH_TIME_RE``), exactly one,
+    never another number the program prints (a checksum printed with %.3f is no time)."""
+    for regex, what in ((TIME_RE, "'time:'"), *(((POLYBENCH_TIME_RE, "PolyBench timer"),) if polybench else ())):
+        found = list(regex.finditer(stdout))
+        if len(found) > 1:
+            return f"printed {len(found)} {what} lines, where bench reads one"
+        if found:
+            if not math.isfinite(float(found[0].group(1))) or float(found[0].group(1)) < 0:
+                return f"printed the time {found[0].group(1)!r}"
+            return found[0]
+    shown = next((ln.strip() for ln in stdout.splitlines() if ln.strip()), "")
+    printed = f" (it printed {shown[:40]!r}{' ...' if len(stdout.strip().splitlines()) > 1 else ''})" if shown \
+        else " (it printed nothing on stdout)"
+    return f"printed no time{printed}: bench reads {TIMER_WANTED}"
+
+
+def run_once(exe: str, threads: int, timeout: float, program: ProgramBuild = ProgramBuild(),
+             polybench: bool = False) -> RunOutcome:
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     try:
         proc = subprocess.run([exe, *program.args], capture_output=True, text=True, env=env, timeout=timeout,
@@ -284,16 +313,16 @@ def run_once(exe: str, threads: int, timeout: float, program: ProgramBuild = Pro
         return RunOutcome(error=f"ran past {timeout:.0f} s")
     if proc.returncode != 0:
         return RunOutcome(error=f"exit status {proc.returncode}")
-    t = TIME_RE.search(proc.stdout) or POLYBENCH_TIME_RE.search(proc.stdout)
-    if t is None:
-        return RunOutcome(error="printed no time (a 'time: SECONDS' line, or PolyBench's, with -DPOLYBENCH_TIME)")
+    t = find_time(proc.stdout, polybench)
+    if isinstance(t, str):
+        return RunOutcome(error=t)
     cs = CHECKSUM_RE.search(proc.stdout)
     rest = proc.stdout[:t.start()] + proc.stdout[t.end():]
     return RunOutcome(float(t.group(1)), cs.group(1) if cs else None, (rest, proc.stderr))
 
 
 def run_session(builds: Sequence[Build], runs: int, threads: int, timeout: float,
-                program: ProgramBuild = ProgramBuild()) -> None:
+                program: ProgramBuild = ProgramBuild(), polybench: bool = False) -> None:
     """Interleaved rounds: round r runs every build once, starting with build r mod n."""
     live = [b for b in builds if b.exe]
     for r in range(runs):
@@ -301,13 +330,32 @@ def run_session(builds: Sequence[Build], runs: int, threads: int, timeout: float
         for b in live[k:] + live[:k]:
             if b.error:
                 continue
-            o = run_once(b.exe, threads, timeout, program)
+            o = run_once(b.exe, threads, timeout, program, polybench)
             if o.error:
                 b.error = f"run: {o.error}"
                 continue
             b.times.append(o.time)
             b.checksum = o.checksum
             b.output = b.output or o.output
+
+
+def check_timer(spec: KernelSpec, opts: BenchOptions, workdir: str) -> None:
+    """Refuse, before any tuning, a kernel whose program gives bench no time it can read (``find_time``): its
+    original is built as the session builds gcc -O3's and run once. A UsageError names the file."""
+    defines = tuple(opts.defines if spec.defines is None else spec.defines)
+    flags = [*(f"-I{d}" for d in opts.includes), *(f"-D{d}" for d in defines)]
+    objects = compile_objects(opts.program, [opts.gcc, *CFLAGS, *flags], os.path.join(workdir, "objects"))
+    exe = os.path.join(workdir, f"timer-check-{kernel_name(spec.path)}")
+    gcc = Compiler("gcc", (opts.gcc, *CFLAGS))
+    built = compile_build(Build("gcc", ""), gcc.command(spec.path, exe, opts.includes, defines,
+                                                        opts.program.link_flags(objects)))
+    if built.error:
+        raise UsageError(f"the original program does not build with {opts.gcc}: "
+                         f"{built.error.removeprefix('compile: ')}", spec.path)
+    o = run_once(exe, opts.nthreads, opts.run_timeout, opts.program, polybench_timer(defines))
+    os.unlink(exe)
+    if o.error:
+        raise UsageError(f"bench cannot time this program: its original (gcc -O3) {o.error}", spec.path)
 
 
 def checksums_agree(a: str | None, b: str | None, rtol: float = 1e-6) -> bool | None:
@@ -544,7 +592,7 @@ def kernel_session(prep: Prepared, opts: BenchOptions, tools: Toolchain, workdir
             by_config[config] = builds[label] = b
     distinct = list({id(b): b for b in builds.values()}.values())
     log(f"{name}: session of {len(distinct)} programs x {opts.runs} interleaved runs ...")
-    run_session(distinct, opts.runs, opts.nthreads, opts.run_timeout, opts.program)
+    run_session(distinct, opts.runs, opts.nthreads, opts.run_timeout, opts.program, polybench_timer(defines))
     entry["variants"] = variant_entries(builds, configs)
     entry["finished"], entry["load_end"] = _stamp_time(), _load()
     for label, v in entry["variants"].items():
@@ -604,6 +652,8 @@ def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None
     log = log or (lambda s: print(s, file=sys.stderr, flush=True))
     with tempfile.TemporaryDirectory(prefix="polytune-bench-") as workdir:
         tools = detect_toolchain(opts, workdir)
+        for spec in kernels:  # before any tuning: a program whose time bench cannot read is refused
+            check_timer(spec, opts, workdir)
         notes = [*tools.notes, *load_note(_load(), os.cpu_count() or 1, opts.nthreads)]
         for n in notes:
             log(n)
@@ -743,4 +793,26 @@ def main_from_args(args) -> int:
     if args.report:
         written = write_outputs(results, args.report)
         print(f"polytune: {len(written)} files written to {args.report}", file=sys.stderr)
-    return 0
+    untimed = untimed_kernels(results)
+    for line in untimed:
+        print(f"polytune: error: {line}", file=sys.stderr)
+    return 1 if untimed else 0
+
+
+def untimed_kernels(results: dict) -> list[str]:
+    """One line per kernel whose session timed no variant, or none of polytune's where it built some: the bench
+    then exits non-zero."""
+    out = []
+    for k in results["kernels"]:
+        variants = k["variants"]
+        ours = {lb: v for lb, v in variants.items() if lb not in BASELINES}
+        for group, what in ((variants, "no variant"), (ours, "none of polytune's variants")):
+            if group and not any(v["median"] is not None for v in group.values()):
+                label, why = next(((lb, v["error"]) for lb, v in group.items() if v["error"]), (None, None))
+                out.append(f"{k['name']}: {what} was timed"
+                           + (f" ({LABELS.get(label, label)}: {why})" if why else ""))
+                break
+        else:
+            if not variants:
+                out.append(f"{k['name']}: no variant was timed (none was built)")
+    return out
