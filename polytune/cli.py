@@ -432,14 +432,40 @@ def check_compiler(cc: str | None, option: str) -> None:
         raise UsageError(f"{option}: compiler not found: {cc}")
 
 
-def cmd_tune(args) -> int:
+def tune_options(args, seed=None) -> TuneOptions:
+    """The TuneOptions of a tune command line (*seed*: --seed parsed)."""
+    from .tune import default_cache_path
+    return TuneOptions(strategy=args.strategy, fit=args.fit, degree=args.degree,
+                       shortest_hop=args.shortest_hop, sweep=args.sweep, again=args.again,
+                       seed=args.seed if seed is None else seed, alpha=args.alpha or None,
+                       max_iterations=args.max_iterations, max_evals=args.max_evals,
+                       time_limit=args.time_limit, domains=tuple(args.domain), samples=args.samples,
+                       eps=args.eps, rng_seed=args.rng_seed,
+                       cache=None if args.no_cache else (args.cache or default_cache_path()),
+                       parallel=not args.no_parallel, target=args.target, schedule=args.schedule,
+                       pure=tuple(args.pure), space=args.space, jobs=args.jobs, ray=args.ray,
+                       confirm_runs=args.confirm_runs,
+                       confirm_defines=tuple(args.confirm_define) if args.confirm_define is not None else None,
+                       **_jam(args))
+
+
+def build_config(args):
+    """How a tune command line builds and runs the program (its target's BuildConfig)."""
     from .measure.c import shell_flags
+    target = get_target(args.target)
+    cls, extra = target.build_class, {k: getattr(args, k) for k in target.build_options}
+    given = {k: v for k, v in (("cc", args.cc), ("cflags", shell_flags(args.cflags) if args.cflags else None),
+                               ("rtol", args.rtol)) if v is not None}
+    return cls(includes=tuple(args.includes), defines=tuple(args.defines) + tuple(args.param), runs=args.runs,
+               program=_build(args, args.sources), **extra, **given)
+
+
+def cmd_tune(args) -> int:
     from .outpath import check_output
     from .outpath import write_output as write_atomically
     from .search import parse_domain
     from .tune import (
         TuneInterrupted,
-        default_cache_path,
         describe,
         progress_printer,
         summary,
@@ -460,24 +486,9 @@ def cmd_tune(args) -> int:
         from .study.bench import has_matplotlib
         if not has_matplotlib():
             raise UsageError("--plot needs matplotlib: pip install -e '.[plots]'")
-    opts = TuneOptions(strategy=args.strategy, fit=args.fit, degree=args.degree,
-                       shortest_hop=args.shortest_hop, sweep=args.sweep, again=args.again, seed=seed,
-                       alpha=args.alpha or None,
-                       max_iterations=args.max_iterations, max_evals=args.max_evals,
-                       time_limit=args.time_limit, domains=tuple(args.domain), samples=args.samples,
-                       eps=args.eps, rng_seed=args.rng_seed,
-                       cache=None if args.no_cache else (args.cache or default_cache_path()),
-                       parallel=not args.no_parallel, target=args.target, schedule=args.schedule,
-                       pure=tuple(args.pure), space=args.space, jobs=args.jobs, ray=args.ray,
-                       confirm_runs=args.confirm_runs,
-                       confirm_defines=tuple(args.confirm_define) if args.confirm_define is not None else None,
-                       **_jam(args))
+    opts = tune_options(args, seed)
     target = get_target(args.target)
-    cls, extra = target.build_class, {k: getattr(args, k) for k in target.build_options}
-    given = {k: v for k, v in (("cc", args.cc), ("cflags", shell_flags(args.cflags) if args.cflags else None),
-                               ("rtol", args.rtol)) if v is not None}
-    build = cls(includes=tuple(args.includes), defines=tuple(args.defines) + tuple(args.param), runs=args.runs,
-                program=_build(args, args.sources), **extra, **given)
+    build = build_config(args)
     if not target.gpu:
         note = wait_passively_when_loaded(args.threads)
         if note:

@@ -324,11 +324,50 @@ def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, 
     for begin, end, text, at in find_regions(path, pre):
         body = parse_region(path, text, typedefs, begin)
         upto = "".join(line for line in lines[:at] if not _MARKER.match(line))  # the declarations in scope
+        check_declared(body, upto, path, begin)
         after = "".join(line for line in lines[at + text.count("\n") + 1:] if not _MARKER.match(line))
         out.append(Region(path, begin, end, text, body, typedefs, declared_float_scalars(upto),
                           unrestricted_params(upto, typedefs, pre), pure_functions,
                           declared_int_scalars(upto + text), read_after(upto, after)))
     return out
+
+
+class _Names(c_ast.NodeVisitor):
+    """The variables a region reads or writes (ID nodes, not the names of called functions or struct fields),
+    in order, and the names it declares itself."""
+
+    def __init__(self) -> None:
+        self.used: list[c_ast.ID] = []
+        self.declared: set[str] = set()
+
+    def visit_Decl(self, node: c_ast.Decl) -> None:
+        if node.name:
+            self.declared.add(node.name)
+        self.generic_visit(node)
+
+    def visit_ID(self, node: c_ast.ID) -> None:
+        self.used.append(node)
+
+    def visit_FuncCall(self, node: c_ast.FuncCall) -> None:
+        if node.args is not None:
+            self.visit(node.args)
+
+    def visit_StructRef(self, node: c_ast.StructRef) -> None:
+        self.visit(node.name)
+
+
+def check_declared(body: c_ast.Compound, upto: str, path: str, begin: int) -> None:
+    """Refuse a region that uses a variable declared nowhere before it (C declares before use): one line,
+    instead of an output that then fails in the compiler. A name that occurs anywhere in the preprocessed text
+    before the region passes (its headers too: the check never refuses a declared name, and leaves the rest
+    to the compiler)."""
+    names = _Names()
+    names.visit(body)
+    before = set(_NAME.findall(_LITERALS.sub('""', upto)))
+    for node in names.used:
+        if node.name not in before and node.name not in names.declared:
+            raise ParseError(f"'{node.name}' is not declared (the scop uses it, and nothing before declares it)",
+                             path, _line(node, begin))
 
 
 _LITERALS = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')

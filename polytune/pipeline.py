@@ -28,8 +28,8 @@ class OptimizeOptions:
     target: str = "c"
     ivdep: bool = True
     block: tuple[int, ...] = ()  # GPU thread-block shape x[,y[,z]]; () -> the defaults (1024 / 32x32 / 32x8x4)
-    schedule: str = "pluto"  # CPU schedule: "pluto" (tiling hyperplanes, skewing), "outer" (outer parallelism)
-    # or "model" (the one the cost model ranks first, per scop: poly/cost.py)
+    schedule: str = "model"  # CPU schedule: "pluto" (tiling hyperplanes, skewing), "outer" (outer parallelism)
+    # or "model" (the one the cost model ranks first, per scop: poly/cost.py); `polytune optimize`'s default too
     unroll_jam: int = DEFAULT_UNROLL  # unroll-and-jam factor of a point loop into the innermost (0: none)
     choice: ScheduleChoice | None = None  # every schedule alternative at once (overrides schedule, unroll_jam)
 

@@ -69,7 +69,7 @@ class TuneOptions:
     unroll_jam: int = OptimizeOptions.unroll_jam  # the C target's unroll-and-jam factor (0: none)
     pure: tuple[str, ...] = ()  # functions without side effects (--pure)
     space: str | None = None  # the target's search space (None: its default; c: "tiles" or "schedule")
-    jobs: int | None = 1  # candidates compiled at once (None: the cores); one timing at a time
+    jobs: int | None = None  # candidates compiled at once (None: the cores, as tune's); one timing at a time
     ray: str | None = None  # a Ray cluster's address ("auto": the local one, or a private instance)
     confirm_runs: int = 5  # the best, the seed and optimize's default re-run in turn at most this often after the
     # search, fewer where the verdict is clear after 3 (Target.confirm_best; 0: not re-measured, the best is kept)

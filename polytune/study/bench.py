@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from ..errors import PolytuneError, UsageError
 from ..measure.build import Build as ProgramBuild
 from ..measure.build import compile_objects
+from ..units import fmt_time
 from .records import LABELS, SCANS, StrategySpec, _finite, found, tuning_entry  # noqa: F401 (bench's API)
 
 BASELINES = ("gcc", "clang", "polly")
@@ -108,7 +109,7 @@ class BenchOptions:
     program: ProgramBuild = ProgramBuild()  # every kernel's other sources, libraries and arguments
     jobs: int | None = 1  # tuning candidates compiled at once (tune --jobs; None: the cores)
     ray: str | None = None  # tuning candidates on a Ray cluster (tune --ray)
-    tunes_at_once: int | None = 1  # tuning runs (kernel x strategy) at once over the workers; None: see plan_tunes
+    tunes_at_once: int | None = None  # tuning runs (kernel x strategy) at once over the workers; None: plan_tunes
 
     @property
     def nthreads(self) -> int:
@@ -528,8 +529,9 @@ def record_tuning(prep: Prepared, s: StrategySpec, result: dict | None, error: s
         return
     prep.entry["tuning"][s.label] = result
     best = found(result)
-    log(f"{prep.entry['name']}: {s.label}: " + (f"best {describe(best['config'], prep.loops)} {best['median']:.4g} s"
-                                               if best else "no verified configuration")
+    log(f"{prep.entry['name']}: {s.label}: "
+        + (f"best {describe(best['config'], prep.loops)} {fmt_time(best['median'])}" if best
+           else "no verified configuration")
         + f", {result['evals']} evaluations, {result['search_time']:.1f} s, {result['stop_reason']}")
 
 
@@ -578,10 +580,11 @@ def kernel_session(prep: Prepared, opts: BenchOptions, tools: Toolchain, workdir
             if config in by_config:
                 builds[label] = by_config[config]
                 continue
-            b = Build(label, f"polytune optimize --tile-sizes {','.join(map(str, config or (32,)))} -o OUT.c; "
+            b = Build(label, f"polytune optimize --schedule pluto --tile-sizes {','.join(map(str, config or (32,)))} "
+                             "-o OUT.c; "
                              f"{tools.polytune.shown} OUT.c {shown_link} -lm".replace("  ", " "))
             try:
-                text = generate(program, OptimizeOptions(tile_sizes=config or ())).text
+                text = generate(program, OptimizeOptions(tile_sizes=config or (), schedule="pluto")).text  # tuned
             except PolytuneError as e:
                 b.error = f"polytune: {e}"
             else:
@@ -601,7 +604,36 @@ def kernel_session(prep: Prepared, opts: BenchOptions, tools: Toolchain, workdir
         elif v["checksum_ok"] is False:
             what = f"checksum {v['checksum']}" if v["checksum"] else f"output ({v['output_differs']})"
             entry["notes"].append(f"{LABELS.get(label, label)}: {what} differs from gcc -O3's")
+    entry["notes"] += slower_warnings(entry["variants"], opts.nthreads, _load())
     return entry
+
+
+def slower_warnings(variants: dict[str, dict], threads: int, load: list[float] | None) -> list[str]:
+    """A warning for each of polytune's variants slower than gcc -O3's program, and each tuned one slower than
+    the seed, in the session, with the advice that fits (a loaded machine, a region too short for threads)."""
+    from ..tune import loaded
+    from ..units import fmt_ratio
+    from ..workers.identity import usable_cores
+    med = {lb: v["median"] for lb, v in variants.items() if v["median"]}
+    gcc, seed = med.get("gcc"), med.get("seed")
+    if load and loaded(load[0], usable_cores(), threads):
+        advice = "the machine is loaded: use --threads 1, or a quiet machine"
+    elif gcc and gcc < 1e-3 and threads > 1:
+        advice = (f"the region runs for {fmt_time(gcc)}: starting threads costs more than they save at this size; "
+                  "use --threads 1, or a larger problem size (-D)")
+    else:
+        advice = "keep gcc's program"
+    out = []
+    for lb, t in med.items():
+        if lb in BASELINES:
+            continue
+        if gcc and t > gcc:
+            out.append(f"warning: {LABELS.get(lb, lb)} is {fmt_ratio(t / gcc)} slower than gcc -O3's program "
+                       f"({fmt_time(t)} against {fmt_time(gcc)}): {advice}")
+        elif seed and lb != "seed" and t > seed:
+            out.append(f"warning: {LABELS.get(lb, lb)} is slower than the seed in the session ({fmt_time(t)} "
+                       f"against {fmt_time(seed)}): its search's gain did not hold")
+    return out
 
 
 def variant_entries(builds: dict[str, Build], configs: dict[str, tuple | None]) -> dict[str, dict]:
@@ -636,12 +668,14 @@ def _stamp_time() -> str:
 def load_note(load: list[float] | None, cores: int, threads: int) -> list[str]:
     """A warning when other processes keep cores busy: OpenMP programs wait at every barrier for a thread
     that is not running, so their times blow up (10x and more) on an oversubscribed machine."""
-    if not load or load[0] <= 0.25 * cores:
+    from ..tune import loaded
+    if not load or not loaded(load[0], cores, threads):
         return []
     plural = "s" if threads != 1 else ""
+    advice = "use --threads 1, or a quiet machine" if threads > 1 else "use a quiet machine"
     return [f"note: load average {load[0]:.2f} on {cores} cores at the start: other processes compete for the "
             f"cores, so the timings are distorted (OpenMP programs with {threads} thread{plural} the most: a "
-            "thread that is not running holds up every barrier)"]
+            f"thread that is not running holds up every barrier); {advice}"]
 
 
 def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None = None,
@@ -649,12 +683,14 @@ def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None
     """Benchmark every kernel; returns the results document (see :func:`write_outputs`)."""
     from .. import __version__
     from ..measure.cache import machine_id
+    from ..tune import omp_environment
     log = log or (lambda s: print(s, file=sys.stderr, flush=True))
     with tempfile.TemporaryDirectory(prefix="polytune-bench-") as workdir:
         tools = detect_toolchain(opts, workdir)
         for spec in kernels:  # before any tuning: a program whose time bench cannot read is refused
             check_timer(spec, opts, workdir)
-        notes = [*tools.notes, *load_note(_load(), os.cpu_count() or 1, opts.nthreads)]
+        from ..workers.identity import usable_cores
+        notes = [*tools.notes, *load_note(_load(), usable_cores(), opts.nthreads)]
         for n in notes:
             log(n)
         results = {
@@ -662,7 +698,7 @@ def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None
             "started": _stamp_time(), "finished": None, "command": opts.command, "threads": opts.nthreads,
             "runs": opts.runs, "strategies": [s.label for s in opts.strategies], "max_evals": opts.max_evals,
             "jobs": opts.jobs, **({"ray": opts.ray} if opts.ray else {}),
-            "exhaustive_max": opts.exhaustive_max, "load_start": _load(),
+            "exhaustive_max": opts.exhaustive_max, "load_start": _load(), "omp_env": omp_environment(),
             "compilers": {c.name: {"command": c.shown, "version": c.version} for c in tools.baselines}
             | {"polytune": {"command": tools.polytune.shown, "version": tools.polytune.version}},
             "notes": notes, "kernels": [],
@@ -770,6 +806,19 @@ def command_line(args) -> str:
     return " ".join(parts)
 
 
+def bench_options(args) -> BenchOptions:
+    """The BenchOptions of a bench command line."""
+    compilers = tuple(c.strip() for c in args.compilers.split(",") if c.strip())
+    return BenchOptions(strategies=parse_strategies(args.strategies), compilers=compilers, threads=args.threads,
+                        runs=args.runs, max_evals=args.max_evals, time_limit=args.time_limit,
+                        exhaustive_max=args.exhaustive_max, includes=tuple(args.includes),
+                        defines=tuple(args.defines), gcc=args.gcc, clang=args.clang,
+                        polly_flags=tuple(args.polly_flags.split()) if args.polly_flags else None,
+                        cache=args.cache, command=command_line(args), program=args.program,
+                        jobs=getattr(args, "jobs", 1), ray=getattr(args, "ray", None),
+                        tunes_at_once=getattr(args, "tunes_at_once", None))
+
+
 def main_from_args(args) -> int:
     """`polytune bench` (the parser is in :mod:`polytune.cli`)."""
     if args.runs < 1:
@@ -778,17 +827,10 @@ def main_from_args(args) -> int:
     unknown = set(compilers) - set(BASELINES)
     if unknown:
         raise UsageError(f"unknown compiler(s) {', '.join(sorted(unknown))} (choose from gcc, clang, polly)")
-    opts = BenchOptions(strategies=parse_strategies(args.strategies), compilers=compilers, threads=args.threads,
-                        runs=args.runs, max_evals=args.max_evals, time_limit=args.time_limit,
-                        exhaustive_max=args.exhaustive_max, includes=tuple(args.includes),
-                        defines=tuple(args.defines), gcc=args.gcc, clang=args.clang,
-                        polly_flags=tuple(args.polly_flags.split()) if args.polly_flags else None,
-                        cache=args.cache, command=command_line(args), program=args.program,
-                        jobs=getattr(args, "jobs", 1), ray=getattr(args, "ray", None),
-                        tunes_at_once=getattr(args, "tunes_at_once", None))
+    opts = bench_options(args)
     check_tunes_at_once(opts)  # before the compilers are probed: a bad option prints nothing else
     kernels = [KernelSpec(p) for p in kernel_files(args.paths)]
-    results = run_bench(kernels, opts)
+    results = run_bench(kernels, opts, log=(lambda line: None) if getattr(args, "quiet", False) else None)
     print_tables(results)
     if args.report:
         written = write_outputs(results, args.report)
