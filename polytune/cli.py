@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import re
 import sys
 
@@ -471,7 +473,6 @@ def cmd_tune(args) -> int:
         summary,
         tune,
         untimed_reason,
-        wait_passively_when_loaded,
         write_report,
     )
     for path in (args.output, args.report, args.tile_sizes_out):
@@ -489,14 +490,11 @@ def cmd_tune(args) -> int:
     opts = tune_options(args, seed)
     target = get_target(args.target)
     build = build_config(args)
-    if not target.gpu:
-        note = wait_passively_when_loaded(args.threads)
-        if note:
-            _note(args, note)
     progress = progress_printer(sys.stderr)
     progress.level = 0 if args.quiet else 1 + args.verbose
     try:
-        res = tune(args.file, opts, build, progress=progress)
+        with _wait_policy(args, not target.gpu):
+            res = tune(args.file, opts, build, progress=progress)
     except TuneInterrupted as stop:
         res = stop.result
         if args.report:
@@ -527,14 +525,30 @@ def cmd_tune(args) -> int:
 
 def cmd_bench(args) -> int:
     from .study.bench import main_from_args
-    from .tune import wait_passively_when_loaded
     check_ray(args.ray)
     check_compiler(args.gcc, "--gcc")
     args.program = _build(args, args.sources)  # every kernel's other sources, libraries, arguments
-    note = wait_passively_when_loaded(args.threads)
+    with _wait_policy(args):
+        return main_from_args(args)
+
+
+@contextlib.contextmanager
+def _wait_policy(args, applies: bool = True):
+    """OMP_WAIT_POLICY=passive for the command's runs where the machine is loaded (tune.wait_passively_when_loaded,
+    with its note), the environment as it was afterwards (main() may be called in a process that goes on)."""
+    from .tune import wait_passively_when_loaded
+    saved = os.environ.get("OMP_WAIT_POLICY")
+    note = wait_passively_when_loaded(args.threads) if applies else None
     if note:
         _note(args, note)
-    return main_from_args(args)
+    try:
+        yield
+    finally:
+        if note:
+            if saved is None:
+                os.environ.pop("OMP_WAIT_POLICY", None)
+            else:
+                os.environ["OMP_WAIT_POLICY"] = saved
 
 
 COMMANDS = {"optimize": cmd_optimize, "inspect": cmd_inspect, "tune": cmd_tune, "bench": cmd_bench}
@@ -590,8 +604,8 @@ def _unknown(rest: list[str], parser: argparse.ArgumentParser, command: str | No
 def _check_command(argv: list[str]) -> None:
     """An unknown command, with the command it most likely meant."""
     import difflib
-    command = next((a for a in argv if not a.startswith("-")), None)
-    if command is None or command in COMMANDS or argv.index(command) > 0 and argv[0] not in ("-v", "-q"):
+    command = argv[0] if argv and not argv[0].startswith("-") else None
+    if command is None or command in COMMANDS:
         return
     near = difflib.get_close_matches(command, list(COMMANDS), n=1, cutoff=0.6)
     raise UsageError(f"unknown command '{command}' (choose from {', '.join(COMMANDS)})"

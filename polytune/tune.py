@@ -767,7 +767,8 @@ def slower_warnings(r: TuneReport) -> list[str]:
     orig = _median(r.original)
     if orig and best > orig:
         if loaded:
-            advice = "the machine is loaded: tune with --threads 1, or on a quiet machine"
+            advice = "the machine is loaded: tune " + ("on a quiet machine" if threads == 1 else
+                                                       "with --threads 1, or on a quiet machine")
         elif threads != 1 and orig < 1e-3:
             advice = (f"the region runs for {fmt_time(orig)}: starting threads costs more than they save at this "
                       "size; tune with --threads 1 or --no-parallel, or at the size the program runs (-D)")

@@ -121,7 +121,7 @@ def test_broken_other_source_names_its_line(capsys, tmp_path, libdir):
 
 def test_program_arguments_are_for_tune_and_bench_only(capsys):
     err = _one_line_error(capsys, main(["optimize", PROG, "--", "40"]))
-    assert err == "program arguments (after --) apply to tune and bench, not optimize"
+    assert err == "polytune: error: program arguments (after --) apply to tune and bench, not optimize"
 
 
 def test_bench_links_other_sources_and_passes_arguments(libdir, tmp_path, capsys):

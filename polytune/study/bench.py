@@ -617,7 +617,8 @@ def slower_warnings(variants: dict[str, dict], threads: int, load: list[float] |
     med = {lb: v["median"] for lb, v in variants.items() if v["median"]}
     gcc, seed = med.get("gcc"), med.get("seed")
     if load and loaded(load[0], usable_cores(), threads):
-        advice = "the machine is loaded: use --threads 1, or a quiet machine"
+        advice = "the machine is loaded: use " + ("a quiet machine" if threads == 1 else
+                                                  "--threads 1, or a quiet machine")
     elif gcc and gcc < 1e-3 and threads > 1:
         advice = (f"the region runs for {fmt_time(gcc)}: starting threads costs more than they save at this size; "
                   "use --threads 1, or a larger problem size (-D)")
