@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 
 from conftest import ROOT
 
 spec = importlib.util.spec_from_file_location("readme_samples", os.path.join(ROOT, "benchmarks", "readme_samples.py"))
-samples = importlib.util.module_from_spec(spec)
+samples = sys.modules["readme_samples"] = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(samples)
 
 
