@@ -54,7 +54,7 @@ CONDITIONAL = tuple(re.compile(p) for p in (
     r"^polytune: warning: the tuned configuration is not the fastest when its program is run again ",
     r"^polytune: warning: optimize's default is faster than ",
     r"^\w[\w-]*: warning: [\w ()]+ is (?:#x )?slower than ",
-    r"^\[ *#\] \w+ +[\w#+=\- ]+ (?:T|pruned|wrong_answer|timeout|runtime|compile)(?: \((?:cached|again)\))? best "
+    r"^\[ *#\] \w+ +[\w#+=\- ]+ (?:T|pruned|wrong_answer|timeout|runtime|compile)(?: \((?:cached|again)\))? fastest "
     r"(?:T [\w#+=\- ]+|-) evals # T(?: on \S+)?$",
     r"^now: ",
     r"^seed [\w#+=\- ]+: T \((?:# run|median of # runs)\)$",

@@ -493,7 +493,9 @@ def cmd_tune(args) -> int:
     progress = progress_printer(sys.stderr)
     progress.level = 0 if args.quiet else 1 + args.verbose
     try:
-        with _wait_policy(args, not target.gpu):
+        with _wait_policy(args, not target.gpu) as note:
+            if note and not args.quiet:
+                progress.pending.append(note)  # said once the program is analyzed and its original measured
             res = tune(args.file, opts, build, progress=progress)
     except TuneInterrupted as stop:
         res = stop.result
@@ -509,6 +511,7 @@ def cmd_tune(args) -> int:
     if res.best_text is not None:
         if args.output:
             write_atomically(args.output, res.best_text)
+            _note(args, f"polytune: the best program -> {args.output}")
         if args.tile_sizes_out:
             sizes = res.report.best_build["tile_sizes"] if res.report.best_build else res.best_config
             write_atomically(args.tile_sizes_out, "".join(f"{v}\n" for v in sizes))  # the schedule's sizes only
@@ -528,21 +531,20 @@ def cmd_bench(args) -> int:
     check_ray(args.ray)
     check_compiler(args.gcc, "--gcc")
     args.program = _build(args, args.sources)  # every kernel's other sources, libraries, arguments
-    with _wait_policy(args):
+    with _wait_policy(args) as note:
+        args.notes = [note] if note else []  # said after the kernels' timers are checked
         return main_from_args(args)
 
 
 @contextlib.contextmanager
 def _wait_policy(args, applies: bool = True):
-    """OMP_WAIT_POLICY=passive for the command's runs where the machine is loaded (tune.wait_passively_when_loaded,
-    with its note), the environment as it was afterwards (main() may be called in a process that goes on)."""
+    """OMP_WAIT_POLICY=passive for the command's runs where the machine is loaded (tune.wait_passively_when_loaded;
+    yields its note), the environment as it was afterwards (main() may be called in a process that goes on)."""
     from .tune import wait_passively_when_loaded
     saved = os.environ.get("OMP_WAIT_POLICY")
     note = wait_passively_when_loaded(args.threads) if applies else None
-    if note:
-        _note(args, note)
     try:
-        yield
+        yield note
     finally:
         if note:
             if saved is None:

@@ -490,13 +490,13 @@ def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):
     return pool, True, compiles + max(1, len(timers)), close, info
 
 
-# The legend printed above the progress lines.
+# The legend printed above the progress lines (the last line only where the space has schedule coordinates).
 LEGEND = ("[eval] phase  configuration (each tile size named by its loop; schedule coordinates where not Pluto's "
-          "default)  time or why it has none  best so far\n"
-          "  pruned: its first run was over 2x slower than the best so far, so it was not run again; "
-          "wrong_answer: its results differ from the original's\n"
-          "  --space schedule: phase start measures optimize's default and the other scheduler, tiles the tile-only "
-          "search's path from the seed, then the whole space from the fastest\n")
+          "default)  time or why it has none  fastest so far (the summary says which one was adopted, and why)\n"
+          "  pruned: its first run was over 2x slower than the fastest so far, so it was not run again; "
+          "wrong_answer: its results differ from the original's\n")
+LEGEND_SCHEDULE = ("  --space schedule: phase start measures optimize's default and the other scheduler, tiles the "
+                   "tile-only search's path from the seed, then the whole space from the fastest\n")
 
 
 def _load1() -> float | None:
@@ -591,10 +591,14 @@ class ProgressPrinter:
         self.holding: dict[int, tuple[str, str]] = {}  # candidate (ticket) -> (worker, "compile LABEL")
         self._lock = threading.Lock()
         self.level = 1  # 0 (-q): warnings only, no progress lines; 2 (-v): also why each failed candidate failed
+        self.pending: list[str] = []  # notes said once the search starts (label), after the original's measurement
 
     def label(self, labels: tuple[str, ...], space: SearchSpace | None = None) -> None:
         self.labels = tuple(labels)
         self.space = space
+        for line in self.pending:
+            self.note(line)
+        self.pending.clear()
 
     def note(self, line: str) -> None:
         self.stream.write(line + "\n")
@@ -615,6 +619,8 @@ class ProgressPrinter:
         m = rec.measurement
         if not self.started:
             self.stream.write(LEGEND)
+            if self.space is not None and any(p.is_categorical for p in self.space.params):
+                self.stream.write(LEGEND_SCHEDULE)
             self.started = True
         if m.ok and m.value < self.best[0]:
             self.best = (m.value, m.config)
@@ -629,7 +635,7 @@ class ProgressPrinter:
         width = max(24, len(self._show(m.config)))
         on = f"  on {m.extra['worker']}" if m.extra.get("worker") else ""
         self.stream.write(f"[{rec.index:3d}] {rec.phase:6s} {self._show(m.config):{width}s} {what:18s} "
-                          f"best {b}  evals {rec.index}  {rec.elapsed:.1f} s{on}\n")
+                          f"fastest {b}  evals {rec.index}  {rec.elapsed:.1f} s{on}\n")
         if self.level > 1 and not m.ok and m.detail:
             self.stream.write(f"      {m.error.value if m.error else 'failed'}: {m.detail.strip()[:300]}\n")
         with self._lock:

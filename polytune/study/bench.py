@@ -672,16 +672,18 @@ def load_note(load: list[float] | None, cores: int, threads: int) -> list[str]:
     from ..tune import loaded
     if not load or not loaded(load[0], cores, threads):
         return []
-    plural = "s" if threads != 1 else ""
-    advice = "use --threads 1, or a quiet machine" if threads > 1 else "use a quiet machine"
+    if threads > 1:
+        return [f"note: load average {load[0]:.2f} on {cores} cores at the start: other processes compete for the "
+                f"cores, so the timings are distorted (OpenMP programs with {threads} threads the most: a thread "
+                "that is not running holds up every barrier); use --threads 1, or a quiet machine"]
     return [f"note: load average {load[0]:.2f} on {cores} cores at the start: other processes compete for the "
-            f"cores, so the timings are distorted (OpenMP programs with {threads} thread{plural} the most: a "
-            f"thread that is not running holds up every barrier); {advice}"]
+            "cores, so the timings are distorted; use a quiet machine"]
 
 
 def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None = None,
-              checkpoint: Callable[[dict], object] | None = None) -> dict:
-    """Benchmark every kernel; returns the results document (see :func:`write_outputs`)."""
+              checkpoint: Callable[[dict], object] | None = None, notes: Sequence[str] = ()) -> dict:
+    """Benchmark every kernel; returns the results document (see :func:`write_outputs`). *notes*: the caller's,
+    said with the bench's own once the kernels' timers are checked."""
     from .. import __version__
     from ..measure.cache import machine_id
     from ..tune import omp_environment
@@ -691,7 +693,7 @@ def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None
         for spec in kernels:  # before any tuning: a program whose time bench cannot read is refused
             check_timer(spec, opts, workdir)
         from ..workers.identity import usable_cores
-        notes = [*tools.notes, *load_note(_load(), usable_cores(), opts.nthreads)]
+        notes = [*notes, *tools.notes, *load_note(_load(), usable_cores(), opts.nthreads)]
         for n in notes:
             log(n)
         results = {
@@ -831,7 +833,8 @@ def main_from_args(args) -> int:
     opts = bench_options(args)
     check_tunes_at_once(opts)  # before the compilers are probed: a bad option prints nothing else
     kernels = [KernelSpec(p) for p in kernel_files(args.paths)]
-    results = run_bench(kernels, opts, log=(lambda line: None) if getattr(args, "quiet", False) else None)
+    results = run_bench(kernels, opts, log=(lambda line: None) if getattr(args, "quiet", False) else None,
+                        notes=getattr(args, "notes", ()))
     print_tables(results)
     if args.report:
         written = write_outputs(results, args.report)
