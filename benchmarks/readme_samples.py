@@ -60,10 +60,12 @@ CONDITIONAL = tuple(re.compile(p) for p in (
     r"^seed [\w#+=\- ]+: T \((?:# run|median of # runs)\)$",
     r"^best = the seed [\w#+=\- ]+: T \((?:# run|median of # runs)\)(?: \(measured again before the search "
     r"stopped; its first #: T\))?; no configuration was adopted over it$",
-    r"^best [\w#+=\- ]+: T \((?:# run|median of # runs)\)(?:, adopted: (?:significantly )?faster than the seed "
-    r"\(.*\)|, kept: .*|, adopted although .*)?$",
-    r"^fastest measured [\w#+=\- ]+: T \((?:# run|median of # runs)\), not adopted: not (?:significantly )?faster "
-    r"than the best \(.*\)$",
+    r"^(?:best|search's best) [\w#+=\- ]+: T \((?:# run|median of # runs)\)(?:, adopted: (?:significantly )?faster "
+    r"(?:by ranks )?than the seed \(.*\)|, adopted although .*)?$",
+    r"^best = the \w+ [\w#+=\- ]+: kept, the search's best was slower when the programs were run again \(# "
+    r"interleaved runs each: .*\)$",
+    r"^fastest measured [\w#+=\- ]+: T \((?:# run|median of # runs)\), not adopted: .*faster than (?:the best|the "
+    r"search's best) \(.*\)$",
     r"^speedup over (?:seed|optimize's default|original): #x$",
     r"^re-measured in the program \(",
 ))

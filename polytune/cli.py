@@ -144,7 +144,8 @@ def _shape(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="polytune", description="Polyhedral tiling/parallelization with an empirical tuner")
+    parser = _Parser(prog="polytune", description="Polyhedral tiling/parallelization with an empirical tuner",
+                     epilog="polytune COMMAND --help lists that command's options; README.md has the details")
     parser.add_argument("--version", action="version", version=f"polytune {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="{optimize,tune,bench,inspect}")
     p = sub.add_parser("optimize", help="write the program with every scop region tiled and parallelized")
@@ -156,7 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("tune", help="tune by measurement: tile sizes (c), GPU mapping (cuda) or launch "
                                             "configuration (triton), by hill climbing from the default",
                        usage="polytune tune FILE.c [MORE.c ...] [-I DIR] [-D NAME] [-l LIB] [-L DIR] "
-                             "[--ldflags FLAGS] [options] [-- PROGRAM ARGUMENTS]")
+                             "[--ldflags FLAGS] [options] [-- PROGRAM ARGUMENTS]",
+                       description="Tune by measurement: every candidate is built into your program, verified "
+                                   "against the original and timed (polytune times the scop regions itself); the "
+                                   "summary names the seed, the adopted best and the fastest measured.")
     _common(p)
     p.add_argument("sources", nargs="*", default=[], metavar="MORE.c",
                    help="the program's other sources (compiled once, unchanged) or object files and archives, "
@@ -245,7 +249,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "private local instance); needs pip install 'polytune[ray]' (docs/CLUSTER.md)")
     p.add_argument("--plot", metavar="FILE", help="draw the search (PNG): a heatmap with the path for two "
                                                   "parameters, else time per evaluation with the incumbent")
-    p = sub.add_parser("bench", help="gcc -O3, clang -O3, Polly, polytune's seed and tuned kernels side by side")
+    p = sub.add_parser("bench", help="gcc -O3, clang -O3, Polly, polytune's seed and tuned kernels side by side",
+                       description="Tune each kernel, then run the original under gcc -O3, clang -O3 and Polly and "
+                                   "polytune's programs in interleaved rounds. A program's time is the line it "
+                                   "prints: 'time: SECONDS' on stdout, or PolyBench's timer (-D POLYBENCH_TIME, "
+                                   "--with utilities/polybench.c); a program that prints neither is refused.")
     p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR", help="kernels (.c with a scop; a directory: its *.c)")
     p.add_argument("--report", metavar="OUT_DIR", help="write results.json, results.csv, summary.md, figures")
     p.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR",

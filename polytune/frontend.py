@@ -138,7 +138,8 @@ def _cpp_error(stderr: str, path: str) -> PolytuneError:
     for line in stderr.splitlines():
         m = re.match(r"^(.*?):(\d+):(?:\d+:)?\s*(?:fatal )?error:\s*(.*)$", line)
         if m:
-            return ParseError(f"preprocessor: {m.group(3)}", m.group(1), int(m.group(2)))
+            hint = " (give its directory with -I)" if m.group(3).endswith(": No such file or directory") else ""
+            return ParseError(f"preprocessor: {m.group(3)}{hint}", m.group(1), int(m.group(2)))
     first = stderr.strip().splitlines()[0] if stderr.strip() else "preprocessor failed"
     return ParseError(f"preprocessor: {first}", path)
 

@@ -687,34 +687,38 @@ def _test(report: TuneReport):
 
 def _decision(report: TuneReport, labels) -> list[str]:
     """The seed, the adopted best and the fastest configuration measured, each with the test that decided
-    between them in words."""
-    test, seed, best = _test(report), report.seed, report.best
+    between them in words; where the re-run after the search kept another program than the search's best, that
+    too."""
+    test, seed, best, replaced = _test(report), report.seed, report.best, report.search_best
+    adopted = replaced or best  # what the search adopted
     name = lambda m: describe(m.config, labels, report.space)  # noqa: E731
+    what = "the search's best" if replaced is not None else "the best"
     lines = []
-    if best is not None and seed is not None and best.config == seed.config:
-        again = len(best.times) > len(seed.times)
-        lines.append(f"best = the seed {name(best)}: {_timed(best)}"
+    if adopted is not None and seed is not None and adopted.config == seed.config:
+        again = len(adopted.times) > len(seed.times)
+        lines.append(f"best = the seed {name(adopted)}: {_timed(adopted)}"
                      + (f" (measured again before the search stopped; its first {len(seed.times)}: "
                         f"{fmt_time(seed.value)})" if again else "") + "; no configuration was adopted over it")
     else:
         if seed is not None:
             lines.append(f"seed {name(seed)}: {_timed(seed)}")
-        if report.search_best is not None:
-            sb = report.search_best
-            lines.append(f"search's best {name(sb)}: {_timed(sb)}, not kept: slower than the "
-                         f"{(report.program_gain or {}).get('kept', 'seed')} when the programs were run again")
-        if best is not None:
+        if adopted is not None:
             why = ""
-            if report.search_best is not None:
-                why = ", kept: the fastest when the programs were run again"
-            elif seed is not None and seed.ok:
-                why = f", adopted: {test.explain(best, seed, 'the seed')}" if best.value < seed.value \
+            if seed is not None and seed.ok:
+                why = f", adopted: {test.explain(adopted, seed, 'the seed')}" if adopted.value < seed.value \
                     else ", adopted although its median is not lower than the seed's"
-            lines.append(f"best {name(best)}: {_timed(best)}{why}")
+            label = "search's best" if replaced is not None else "best"
+            lines.append(f"{label} {name(adopted)}: {_timed(adopted)}{why}")
+    if replaced is not None and best is not None:
+        pg = report.program_gain or {}
+        medians = ", ".join(f"{k} {fmt_time(v / 1e3)}" for k, v in (pg.get("median_ms") or {}).items())
+        lines.append(f"best = the {pg.get('kept', 'seed')} {name(best)}: kept, the search's best was slower when "
+                     f"the programs were run again ({pg.get('runs', '?')} interleaved runs each: {medians})")
     fastest = fastest_measured(report)
-    if fastest is not None and best is not None and fastest.config != best.config and fastest.value < best.value:
+    if fastest is not None and adopted is not None and fastest.config != adopted.config \
+            and fastest.value < adopted.value:
         lines.append(f"fastest measured {name(fastest)}: {_timed(fastest)}, not adopted: "
-                     f"{test.explain(fastest, best, 'the best')}")
+                     f"{test.explain(fastest, adopted, what)}")
     return lines
 
 

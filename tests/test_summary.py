@@ -160,3 +160,17 @@ def test_bench_warns_where_polytunes_programs_are_slower_than_gccs_or_the_seed()
     out = bench.slower_warnings({"gcc": v(1.0), "seed": v(0.5), "hill": v(0.6)}, 2, [0.1, 0.1, 0.1])
     assert out == ["warning: hill is slower than the seed in the session (600 ms against 500 ms): its search's "
                    "gain did not hold"]
+
+
+def test_a_search_best_that_the_re_run_did_not_keep_is_said_so():
+    seed, found = m((32, 32), 0.0236, 0.0236, 0.0240), m((64, 32), 0.0160, 0.0164, 0.0165)
+    pg = {"median_ms": {"best": 28.5, "seed": 27.3}, "kept": "seed", "runs": 5, "max_runs": 5}
+    text = summary(report(m((), 0.0013, 0.0013, 0.0013), seed, seed, [seed, found], search_best=found,
+                          program_gain=pg))
+    lines = text.splitlines()
+    assert lines[1] == "seed i=32 j=32: 23.6 ms (median of 3 runs)"
+    assert lines[2].startswith("search's best i=64 j=32: 16.4 ms (median of 3 runs), adopted: significantly faster "
+                               "than the seed (Welch p=")
+    assert lines[3] == ("best = the seed i=32 j=32: kept, the search's best was slower when the programs were run "
+                        "again (5 interleaved runs each: best 28.5 ms, seed 27.3 ms)")
+    assert "fastest measured" not in text and "no configuration was adopted" not in text

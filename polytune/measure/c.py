@@ -184,7 +184,9 @@ class CRunner:
         text = instrument(self.program, original_regions(self.program))
         exe, ct, err = self.compile(text, "reference")
         if exe is None:
-            raise PolytuneError(f"the original program does not build with {self.build.cc}: {err}",
+            hint = " (give the program's other sources after the file, e.g. PolyBench's utilities/polybench.c, " \
+                "or its libraries with -l)" if "undefined reference" in err else ""
+            raise PolytuneError(f"the original program does not build with {self.build.cc}: {err}{hint}",
                                 self.program.path)
         dump = exe + ".dump"
         r = self.run(exe, dump, None, output=True)
