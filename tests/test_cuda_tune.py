@@ -133,7 +133,8 @@ def test_limits_reject_a_configuration_before_it_is_compiled():
 @needs_gxx
 def test_tune_on_the_emulator_searches_mappings_and_rechecks_the_gain_in_the_program(emulated_gpu):
     build = CudaBuildConfig(cc=FAKE_NVCC, cflags=("-O1",), defines=("N=20",), runs=1)
-    r = tune(os.path.join(GPU_DIR, "matmul_vanilla.c"), TuneOptions(target="cuda", cache=None, max_evals=4, jobs=1), build)
+    r = tune(os.path.join(GPU_DIR, "matmul_vanilla.c"), TuneOptions(target="cuda", cache=None, max_evals=4, jobs=1),
+             build)
     rep = r.report.to_json()
     names = [p["name"] for p in rep["space"]]
     assert dict(zip(names, rep["seed"]["config"]))["tiling"] == 0 and rep["seed"]["error"] is None
