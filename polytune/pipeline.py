@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import stat
 import tempfile
 import time
 from collections.abc import Callable
@@ -34,8 +35,8 @@ class OptimizeOptions:
     target: str = "c"
     ivdep: bool = True
     block: tuple[int, ...] = ()  # GPU thread-block shape x[,y[,z]]; () -> the defaults (1024 / 32x32 / 32x8x4)
-    schedule: str = "pluto"  # CPU schedule: "pluto" (tiling hyperplanes, skewing), "outer" (outer parallelism)
-    # or "model" (the one the cost model ranks first, per scop: poly/cost.py)
+    schedule: str = "model"  # CPU schedule: "pluto" (tiling hyperplanes, skewing), "outer" (outer parallelism)
+    # or "model" (the one the cost model ranks first, per scop: poly/cost.py); `polytune optimize`'s default too
     unroll_jam: int = DEFAULT_UNROLL  # unroll-and-jam factor of a point loop into the innermost (0: none)
     choice: ScheduleChoice | None = None  # every schedule alternative at once (overrides schedule, unroll_jam)
     # optimize's wall-clock limit in seconds (0: none): each region's isl work runs in a worker process, and
@@ -532,17 +533,38 @@ def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:
 
 
 def write_atomically(path: str, text: str) -> None:
-    """Write the whole file or nothing (no half-written output on failure)."""
+    """Write the whole file or nothing (no half-written output on failure). The file gets the mode an ordinary
+    write gives it: a file it replaces keeps its own (``--force`` on a 0644 input leaves it 0644), a new one
+    0666 less the umask (the temporary file it is written through is created 0600)."""
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".polytune-", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as f:
             f.write(text)
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except OSError:  # a new file
+            mode = 0o666 & ~current_umask()
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def current_umask() -> int:
+    """The process's umask (read from /proc where it is there: setting it to read it races with other threads)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def optimize(path: str, opts: OptimizeOptions = OptimizeOptions(), includes: tuple[str, ...] = (),
