@@ -32,7 +32,7 @@ def run_kernel(name: str, args) -> dict:
     row = {"kernel": name}
     t0 = time.perf_counter()
     try:
-        hill = tune(src, TuneOptions(strategy="hill", domains=domains, cache=None,
+        hill = tune(src, TuneOptions(strategy="hill", domains=domains, cache=None, jobs=1,
                                      max_evals=args.max_evals), build)
     except PolytuneError as e:
         row["error"] = str(e)
@@ -51,7 +51,7 @@ def run_kernel(name: str, args) -> dict:
     if seed_rec and seed_rec["median"]:
         row["seed_eval_s"] = seed_rec["compile_time"] + (args.runs + 1) * seed_rec["median"]
     if name in args.exhaustive:
-        ex = tune(src, TuneOptions(strategy="exhaustive", domains=domains, cache=None), build)
+        ex = tune(src, TuneOptions(strategy="exhaustive", domains=domains, cache=None, jobs=1), build)
         er = ex.report.to_json()
         row["exhaustive"] = er["best"]["median"] if er["best"] else None
         row["exhaustive_config"] = er["best"]["config"] if er["best"] else None

@@ -147,7 +147,8 @@ def _cpp_error(stderr: str, path: str) -> PolytuneError:
     for line in stderr.splitlines():
         m = re.match(r"^(.*?):(\d+):(?:\d+:)?\s*(?:fatal )?error:\s*(.*)$", line)
         if m:
-            return ParseError(f"preprocessor: {m.group(3)}", m.group(1), int(m.group(2)))
+            hint = " (give its directory with -I)" if m.group(3).endswith(": No such file or directory") else ""
+            return ParseError(f"preprocessor: {m.group(3)}{hint}", m.group(1), int(m.group(2)))
     first = stderr.strip().splitlines()[0] if stderr.strip() else "preprocessor failed"
     return ParseError(f"preprocessor: {first}", path)
 
@@ -413,6 +414,7 @@ def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, 
         code_scope = Scope(around.ast if around else None, decls, tuple(f.ast for f in funcs if f.ast is not None),
                            members, avoid, tuple(f.name for f in funcs if f.ast is None))
         upto = "".join(line for line in lines[:at] if not _MARKER.match(line))
+        check_declared(body, upto, path, begin)
         after = "".join(line for line in lines[at + text.count("\n") + 1:] if not _MARKER.match(line))
         floats, ints, spelled, words = scalars_in_scope(upto, pre)
         out.append(Region(path, begin, end, text, body, typedefs, floats, unrestricted_params(upto, typedefs, pre),
@@ -433,6 +435,42 @@ def scalars_in_scope(upto: str, pre: str) -> tuple[dict, dict, dict, dict]:
 def _spans(f, line: int) -> bool:
     """Whether function *f*'s body holds original line *line*."""
     return f.begin_line <= line <= f.end_line
+class _Names(c_ast.NodeVisitor):
+    """The variables a region reads or writes (ID nodes, not the names of called functions or struct fields),
+    in order, and the names it declares itself."""
+
+    def __init__(self) -> None:
+        self.used: list[c_ast.ID] = []
+        self.declared: set[str] = set()
+
+    def visit_Decl(self, node: c_ast.Decl) -> None:
+        if node.name:
+            self.declared.add(node.name)
+        self.generic_visit(node)
+
+    def visit_ID(self, node: c_ast.ID) -> None:
+        self.used.append(node)
+
+    def visit_FuncCall(self, node: c_ast.FuncCall) -> None:
+        if node.args is not None:
+            self.visit(node.args)
+
+    def visit_StructRef(self, node: c_ast.StructRef) -> None:
+        self.visit(node.name)
+
+
+def check_declared(body: c_ast.Compound, upto: str, path: str, begin: int) -> None:
+    """Refuse a region that uses a variable declared nowhere before it (C declares before use): one line,
+    instead of an output that then fails in the compiler. A name that occurs anywhere in the preprocessed text
+    before the region passes (its headers too: the check never refuses a declared name, and leaves the rest
+    to the compiler)."""
+    names = _Names()
+    names.visit(body)
+    before = set(_NAME.findall(_LITERALS.sub('""', upto)))
+    for node in names.used:
+        if node.name not in before and node.name not in names.declared:
+            raise ParseError(f"'{node.name}' is not declared (the scop uses it, and nothing before declares it)",
+                             path, _line(node, begin))
 
 
 _LITERALS = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')

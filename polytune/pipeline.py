@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import stat
 import tempfile
 import time
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from . import timelimit
 from .errors import UnsupportedError, UsageError
 from .frontend import Region, _typedef_names, declared_pure, macro_guards, read_regions, read_source
 from .poly.choice import ScheduleChoice, schedule_with
+from .poly.contraction import Blocks
 from .poly.cost import choose_scheduler
 from .poly.deps import Dependences, compute_dependences
 from .poly.expand import expand
@@ -34,13 +36,14 @@ class OptimizeOptions:
     target: str = "c"
     ivdep: bool = True
     block: tuple[int, ...] = ()  # GPU thread-block shape x[,y[,z]]; () -> the defaults (1024 / 32x32 / 32x8x4)
-    schedule: str = "pluto"  # CPU schedule: "pluto" (tiling hyperplanes, skewing), "outer" (outer parallelism)
-    # or "model" (the one the cost model ranks first, per scop: poly/cost.py)
+    schedule: str = "model"  # CPU schedule: "pluto" (tiling hyperplanes, skewing), "outer" (outer parallelism)
+    # or "model" (the one the cost model ranks first, per scop: poly/cost.py); `polytune optimize`'s default too
     unroll_jam: int = DEFAULT_UNROLL  # unroll-and-jam factor of a point loop into the innermost (0: none)
     choice: ScheduleChoice | None = None  # every schedule alternative at once (overrides schedule, unroll_jam)
     # optimize's wall-clock limit in seconds (0: none): each region's isl work runs in a worker process, and
     # a region not done by then keeps its original code, with a note (polytune/timelimit.py)
     time_limit: float = timelimit.DEFAULT_TIME_LIMIT
+    blocks: Blocks = Blocks()  # contraction bands as packed blocks (poly/contraction.py, emit/blis.py); off: tiled
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,11 +63,13 @@ class AnalyzedScop:
 
     def tiled(self, sizes: tuple[int, ...], tile: bool = True, parallel: bool = True,
               schedule: str = "pluto", unroll_jam: int = DEFAULT_UNROLL,
-              choice: ScheduleChoice | None = None, wavefront: bool = True) -> TiledSchedule:
+              choice: ScheduleChoice | None = None, wavefront: bool = True,
+              blocks: Blocks | None = Blocks()) -> TiledSchedule:
         """*schedule*: pluto, outer, or model (the one poly/cost.py ranks first); *choice* overrides it.
-        *wavefront*: False keeps the tiles of a band that has no parallel tile loop in their order."""
+        *wavefront*: False keeps the tiles of a band that has no parallel tile loop in their order. *blocks*:
+        contraction bands as packed blocks (None or off: tiled as any band)."""
         if self.expanded is not None:
-            return self.expanded.tiled(sizes, tile, parallel, schedule, unroll_jam, choice, wavefront)
+            return self.expanded.tiled(sizes, tile, parallel, schedule, unroll_jam, choice, wavefront, blocks)
         if choice is None:
             scheduler, order = self.model_scheduler[0] if schedule == "model" else (schedule, "stride")
             choice = ScheduleChoice(scheduler=scheduler, point_order=order, unroll=unroll_jam,
@@ -73,7 +78,7 @@ class AnalyzedScop:
         if choice.fusion == "smart":
             base = self.base_outer if choice.scheduler == "outer" else self.base
         return schedule_with(self.scop, self.deps, choice, sizes, tile=tile, parallel=parallel, base=base,
-                             wavefront=wavefront)
+                             wavefront=wavefront, blocks=blocks if tile else None)
 
     @cached_property
     def model_scheduler(self) -> tuple[tuple[str, str], dict]:
@@ -284,7 +289,7 @@ def schedules(program: Program, opts: OptimizeOptions) -> list[TiledSchedule]:
     out = []
     for a in program.scops:
         ts = a.tiled(tuple(sizes), tile=opts.tile, parallel=opts.parallel, schedule=opts.schedule,
-                     unroll_jam=opts.unroll_jam, choice=opts.choice)
+                     unroll_jam=opts.unroll_jam, choice=opts.choice, blocks=opts.blocks)
         del sizes[:len(ts.tile_sizes)]
         out.append(ts)
     return out
@@ -327,7 +332,7 @@ def _c_region(program: Program, opts: OptimizeOptions, k: int, a: AnalyzedScop,
         # isl's AST builder fails on some tiled strided domains ("input involves unknown divs": random
         # program 82281): the region untiled, under the same scheduler, and a note that says so
         plain = a.tiled((), tile=False, parallel=opts.parallel, schedule=opts.schedule,
-                        unroll_jam=opts.unroll_jam, choice=opts.choice)
+                        unroll_jam=opts.unroll_jam, choice=opts.choice, blocks=opts.blocks)
         note = "isl's code generator failed on the tiled schedule: the region is left untiled"
         return _c_region(program, opts, k, a, replace(
             plain, fallback="; ".join(filter(None, [plain.fallback, note]))))
@@ -365,7 +370,7 @@ def _serial_version(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts
     from .emit.c import generate_region
     try:
         serial = a.tiled(ts.tile_sizes, tile=opts.tile, parallel=opts.parallel, schedule=opts.schedule,
-                         unroll_jam=opts.unroll_jam, choice=opts.choice, wavefront=False)
+                         unroll_jam=opts.unroll_jam, choice=opts.choice, wavefront=False, blocks=opts.blocks)
         return generate_region(a.cpu.scop, serial, parallel=opts.parallel, ivdep=opts.ivdep, indent=indent,
                                avoid=program.identifiers)
     except UnsupportedError:
@@ -541,6 +546,8 @@ def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:
         ],
         "tile_sizes": list(ts.tile_sizes),
         "one_thread_version": ts.one_thread,
+        **({"contractions": [{"statement": c.statement, "rows": c.i, "columns": c.j, "k": c.k, "outer": list(c.outer)}
+                             for c in ts.contractions]} if ts.contractions else {}),
         **({"scheduler_costs": a.model_scheduler[1], "scheduler": a.model_scheduler[0][0],
             "point_order": a.model_scheduler[0][1]}
            if "model_scheduler" in a.__dict__ else {}),
@@ -550,17 +557,38 @@ def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:
 
 
 def write_atomically(path: str, text: str) -> None:
-    """Write the whole file or nothing (no half-written output on failure)."""
+    """Write the whole file or nothing (no half-written output on failure). The file gets the mode an ordinary
+    write gives it: a file it replaces keeps its own (``--force`` on a 0644 input leaves it 0644), a new one
+    0666 less the umask (the temporary file it is written through is created 0600)."""
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".polytune-", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as f:
             f.write(text)
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except OSError:  # a new file
+            mode = 0o666 & ~current_umask()
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def current_umask() -> int:
+    """The process's umask (read from /proc where it is there: setting it to read it races with other threads)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def optimize(path: str, opts: OptimizeOptions = OptimizeOptions(), includes: tuple[str, ...] = (),

@@ -25,10 +25,22 @@ from .measure.pooled import Bound, PooledMeasure
 from .measure.runner import Memo
 from .pipeline import OptimizeOptions, Program, analyze, slow_regions
 from .poly.islutil import ISL_LOCK
-from .search import Budget, EvalRecord, SearchOptions, SearchResult, SearchSpace, SerialPool, Step, run_search
+from .search import (
+    Budget,
+    EvalRecord,
+    SearchInterrupted,
+    SearchOptions,
+    SearchResult,
+    SearchSpace,
+    SerialPool,
+    Step,
+    run_search,
+)
+from .search.budget import StopReason
 from .search.phases import LOCAL, phased_search
 from .targets import get_target
 from .timelimit import DEFAULT_TIME_LIMIT
+from .units import fmt_ratio, fmt_time
 
 SEEDS = ("pluto", "origin", "model")
 
@@ -59,7 +71,7 @@ class TuneOptions:
     pure: tuple[str, ...] = ()  # functions without side effects (--pure)
     auto: bool | None = None  # region detection: True (--auto), None where the file has no '#pragma scop'
     space: str | None = None  # the target's search space (None: its default; c: "tiles" or "schedule")
-    jobs: int | None = 1  # candidates compiled at once (None: the cores); one timing at a time
+    jobs: int | None = None  # candidates compiled at once (None: the cores, as tune's); one timing at a time
     ray: str | None = None  # a Ray cluster's address ("auto": the local one, or a private instance)
     confirm_runs: int = 5  # the best, the seed and optimize's default re-run in turn at most this often after the
     # search, fewer where the verdict is clear after 3 (Target.confirm_best; 0: not re-measured, the best is kept)
@@ -110,6 +122,8 @@ class TuneReport:
     spans: dict | None = None  # seconds of search_time's parts: original, workers (overlapped with it where both
     # are), search, confirm, close
     sweep: bool = False  # hill: coordinate sweeps after converging
+    threshold: float = 0.0  # the relative margin of the search's improvement test (coordesc: --eps)
+    omp_env: dict = field(default_factory=dict)  # the OpenMP variables the runs saw (omp_environment)
 
     @property
     def speedup_over_seed(self) -> float | None:
@@ -143,6 +157,8 @@ class TuneReport:
         }
         if self.warnings:
             out["warnings"] = list(self.warnings)
+        if self.omp_env:
+            out["omp_env"] = dict(self.omp_env)
         if self.spans:
             out["spans"] = {k: round(v, 3) if isinstance(v, float) else v for k, v in self.spans.items()}
         out.update(self.target_info)
@@ -265,6 +281,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
             spans[key] = time.perf_counter() - start
 
     t0 = time.perf_counter()
+    interrupted = False
     try:
         if tune_opts.ray is not None and (not hasattr(runner, "job") or getattr(runner, "local_only", False)):
             raise UsageError(f"--ray needs a target that compiles and times apart (the {tune_opts.target} "
@@ -286,7 +303,8 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         if original is None:
             original = timed("original", _exclusive, runner.reference,
                              _local_timing_cpus(build) if use_pool and tune_opts.ray is None else None)
-        noisy = noise_warning(original, load, os.cpu_count() or 1)
+        from .workers.identity import usable_cores
+        noisy = noise_warning(original, load, usable_cores(), threads=build.threads)
         if noisy and hasattr(progress, "note"):
             progress.note(noisy)
         if hasattr(progress, "label"):
@@ -337,22 +355,31 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
             target.prebuild(runner, space.names, workers)  # what the re-run needs, compiled beside the search
         phased = None
         search_start = time.perf_counter()
-        if tune_opts.strategy in LOCAL and any(p.is_categorical for p in space.params) and len(starts) > 1:
-            # the schedule space: the starts, the tile-only path, then the whole space (search/phases.py)
-            phased = phased_search(space, None, tune_opts.strategy, starts, options, budget, on_eval, pool=pool)
-            result = phased.search
-        else:
-            result = run_search(space, None, tune_opts.strategy, seed, options, budget, on_eval, pool=pool)
+        try:
+            if tune_opts.strategy in LOCAL and any(p.is_categorical for p in space.params) and len(starts) > 1:
+                # the schedule space: the starts, the tile-only path, then the whole space (search/phases.py)
+                phased = phased_search(space, None, tune_opts.strategy, starts, options, budget, on_eval,
+                                       pool=pool)
+                result = phased.search
+            else:
+                result = run_search(space, None, tune_opts.strategy, seed, options, budget, on_eval, pool=pool)
+        except SearchInterrupted as stop:  # Ctrl-C: what was measured so far is reported (TuneInterrupted)
+            result, interrupted = stop.result, True
         spans["search"] = time.perf_counter() - search_start
-        confirm_start = time.perf_counter()
-        program_check, confirm_warnings, kept = target.confirm_best(
-            runner, result.seed, result.best, space.names, phased.starts if phased else {}, tune_opts.confirm_runs,
-            tune_opts.confirm_defines, workers=workers)
-        spans["confirm"] = time.perf_counter() - confirm_start
-        search_best = None
-        if kept is not result.best:
-            search_best = result.best
-            result = dataclasses.replace(result, best=kept)
+        program_check, confirm_warnings, search_best = None, [], None
+        if not interrupted:
+            confirm_start = time.perf_counter()
+            try:
+                program_check, confirm_warnings, kept = target.confirm_best(
+                    runner, result.seed, result.best, space.names, phased.starts if phased else {},
+                    tune_opts.confirm_runs, tune_opts.confirm_defines, workers=workers)
+            except KeyboardInterrupt:
+                kept, interrupted = result.best, True
+                result = dataclasses.replace(result, stop_reason=StopReason.INTERRUPTED)
+            spans["confirm"] = time.perf_counter() - confirm_start
+            if kept is not result.best:
+                search_best = result.best
+                result = dataclasses.replace(result, best=kept)
         for line in confirm_warnings:
             if hasattr(progress, "note"):
                 progress.note(line)
@@ -372,6 +399,12 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
             if hasattr(target, "describe_best"):
                 best_build = target.describe_best(space.names, result.best.config)
         target.finish(runner, result.best, space.names)
+    slower = _ratio(original, result.best)
+    if slower is not None and slower < 1:
+        # (never hand a user a slower program without saying so)
+        confirm_warnings = list(confirm_warnings) + [
+            f"polytune: warning: the best variant found is slower than the original ({slower:.2f}x of its speed): "
+            "keep the original program"]
     report = TuneReport(
         file=path, machine=machine_id(), target=tune_opts.target, compiler=target.compiler(),
         threads=build.threads if build.threads is not None else os.environ.get("OMP_NUM_THREADS"),
@@ -383,8 +416,20 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         warnings=skip_notes + ((noisy,) if noisy else ()) + tuple(confirm_warnings), program_gain=program_check,
         schedule_choice=schedule_choice, workers=workers_info, best_build=best_build,
         starts=phased.starts if phased else None, climbed_from=phased.climbed_from if phased else None,
-        search_best=search_best, spans=spans, sweep=tune_opts.sweep)
+        search_best=search_best, spans=spans, sweep=tune_opts.sweep,
+        threshold=tune_opts.eps if tune_opts.strategy == "coordesc" else 0.0, omp_env=omp_environment())
+    if interrupted:
+        raise TuneInterrupted(TuneResult(program, space, result, original, best_text, report))
     return TuneResult(program, space, result, original, best_text, report)
+
+
+class TuneInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a tune's search or its re-run: ``result`` is what was measured until then (its report's
+    stop reason ``interrupted``), the workers closed."""
+
+    def __init__(self, result: TuneResult):
+        super().__init__("tune interrupted")
+        self.result = result
 
 
 def _exclusive(measure, cpus: tuple[int, ...] | None = None):
@@ -466,13 +511,13 @@ def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):
     return pool, True, compiles + max(1, len(timers)), close, info
 
 
-# The legend printed above the progress lines.
+# The legend printed above the progress lines (the last line only where the space has schedule coordinates).
 LEGEND = ("[eval] phase  configuration (each tile size named by its loop; schedule coordinates where not Pluto's "
-          "default)  time or why it has none  best so far\n"
-          "  pruned: its first run was over 2x slower than the best so far, so it was not run again; "
-          "wrong_answer: its results differ from the original's\n"
-          "  --space schedule: phase start measures optimize's default and the other scheduler, tiles the tile-only "
-          "search's path from the seed, then the whole space from the fastest\n")
+          "default)  time or why it has none  fastest so far (the summary says which one was adopted, and why)\n"
+          "  pruned: its first run was over 2x slower than the fastest so far, so it was not run again; "
+          "wrong_answer: its results differ from the original's\n")
+LEGEND_SCHEDULE = ("  --space schedule: phase start measures optimize's default and the other scheduler, tiles the "
+                   "tile-only search's path from the seed, then the whole space from the fastest\n")
 
 
 def _load1() -> float | None:
@@ -482,22 +527,63 @@ def _load1() -> float | None:
         return None
 
 
-def noise_warning(original: Measurement, load: float | None, cores: int, spread: float = 0.25) -> str | None:
-    """One line when timings are too noisy to trust: the original's repeated runs spread more than *spread*
-    of their median (max - min), or the load average at the start was above the number of cores."""
-    why = []
+def loaded(load: float | None, cores: int, threads: int | None = None) -> bool:
+    """Whether other processes compete for the cores a run of *threads* threads (None: every core) needs: the
+    load average is above the cores it leaves free, plus 0.75. One busy process beside a run that takes every
+    core is enough: an OpenMP thread that is not running holds up every barrier."""
+    threads = min(threads or cores, cores)
+    return load is not None and load > cores - threads + 0.75
+
+
+def noise_warning(original: Measurement, load: float | None, cores: int, spread: float = 0.25,
+                  threads: int | None = None) -> str | None:
+    """One line when timings are too noisy to trust, with the advice that fits: the original's repeated runs
+    spread more than *spread* of their median (max - min): more runs; or the machine was loaded at the start
+    (``loaded``): one thread, or a quiet machine."""
+    why, advice = [], []
     times = [t for t in original.times if t > 0]
     if len(times) >= 2:
         med = sorted(times)[len(times) // 2]
         rel = (max(times) - min(times)) / med if med > 0 else 0.0
         if rel > spread:
             why.append(f"the original's {len(times)} runs spread {100 * rel:.0f}% of their median")
-    if load is not None and load > cores:
+            advice.append("use --runs 5 or more")
+    if loaded(load, cores, threads):
         why.append(f"load average {load:.1f} on {cores} cores")
+        advice.append("tune with --threads 1, or on a quiet machine" if (threads or cores) > 1
+                      else "tune on a quiet machine")
     if not why:
         return None
-    return (f"polytune: warning: timings are noisy ({'; '.join(why)}): speedups may be wrong; use --runs 5 or "
-            "more, or a quieter machine")
+    return f"polytune: warning: timings are noisy ({'; '.join(why)}): speedups may be wrong; {', or '.join(advice)}"
+
+
+# What OpenMP programs do at a barrier by default (libgomp: spin ~300000 times, milliseconds, before sleeping)
+# costs a time slice per barrier when a thread of the team is not running: on a 2-core machine with one
+# busy process, PolyBench's SMALL 2mm at 2 threads took 53 ms instead of 2.8 ms with OMP_WAIT_POLICY=passive
+# (docs/DESIGN.md, "A loaded machine"). The variables a user sets to choose the waiting themselves:
+WAIT_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")
+
+
+def wait_passively_when_loaded(threads: int | None, load: float | None = None, cores: int | None = None,
+                               environ=os.environ) -> str | None:
+    """On a loaded machine (``loaded``), the programs that tune and bench run (the original, the variants, the
+    baselines alike) get OMP_WAIT_POLICY=passive in *environ* (this process's: every run and local worker
+    inherits it), unless the user set one of ``WAIT_VARIABLES``: threads then sleep at a barrier instead of
+    spinning while a thread of theirs waits for a core. Returns the note saying so (None: nothing set)."""
+    from .workers.identity import usable_cores
+    load = _load1() if load is None else load
+    cores = cores or usable_cores()
+    if (threads or cores) < 2 or not loaded(load, cores, threads) or any(v in environ for v in WAIT_VARIABLES):
+        return None
+    environ["OMP_WAIT_POLICY"] = "passive"
+    return (f"polytune: note: load average {load:.1f} on {cores} cores: the programs run with "
+            "OMP_WAIT_POLICY=passive (OpenMP threads sleep at a barrier instead of spinning while another waits "
+            "for a core); run yours the same way on a loaded machine, or set OMP_WAIT_POLICY to choose")
+
+
+def omp_environment(environ=os.environ) -> dict:
+    """The OpenMP variables the runs saw (the report keeps them)."""
+    return {k: environ[k] for k in (*WAIT_VARIABLES, "OMP_PROC_BIND", "OMP_PLACES") if k in environ}
 
 
 def describe(config, labels: tuple[str, ...] | None, space: SearchSpace | None = None,
@@ -525,10 +611,15 @@ class ProgressPrinter:
         self.started = False
         self.holding: dict[int, tuple[str, str]] = {}  # candidate (ticket) -> (worker, "compile LABEL")
         self._lock = threading.Lock()
+        self.level = 1  # 0 (-q): warnings only, no progress lines; 2 (-v): also why each failed candidate failed
+        self.pending: list[str] = []  # notes said once the search starts (label), after the original's measurement
 
     def label(self, labels: tuple[str, ...], space: SearchSpace | None = None) -> None:
         self.labels = tuple(labels)
         self.space = space
+        for line in self.pending:
+            self.note(line)
+        self.pending.clear()
 
     def note(self, line: str) -> None:
         self.stream.write(line + "\n")
@@ -549,19 +640,25 @@ class ProgressPrinter:
         m = rec.measurement
         if not self.started:
             self.stream.write(LEGEND)
+            if self.space is not None and any(p.is_categorical for p in self.space.params):
+                self.stream.write(LEGEND_SCHEDULE)
             self.started = True
         if m.ok and m.value < self.best[0]:
             self.best = (m.value, m.config)
-        what = f"{m.value:.4f} s" if m.ok else f"{m.error.value}"
+        if self.level < 1:
+            return
+        what = fmt_time(m.value) if m.ok else f"{m.error.value}"
         if m.cached:
             what += " (cached)"
         if getattr(rec, "again", False):
             what += " (again)"
-        b = f"{self.best[0]:.4f} s {self._show(self.best[1])}" if self.best[1] is not None else "-"
+        b = f"{fmt_time(self.best[0])} {self._show(self.best[1])}" if self.best[1] is not None else "-"
         width = max(24, len(self._show(m.config)))
         on = f"  on {m.extra['worker']}" if m.extra.get("worker") else ""
         self.stream.write(f"[{rec.index:3d}] {rec.phase:6s} {self._show(m.config):{width}s} {what:18s} "
-                          f"best {b}  evals {rec.index}  {rec.elapsed:.1f} s{on}\n")
+                          f"fastest {b}  evals {rec.index}  {rec.elapsed:.1f} s{on}\n")
+        if self.level > 1 and not m.ok and m.detail:
+            self.stream.write(f"      {m.error.value if m.error else 'failed'}: {m.detail.strip()[:300]}\n")
         with self._lock:
             holding = sorted(self.holding.values())
         if on and holding:
@@ -578,37 +675,100 @@ def _median(m: Measurement | None) -> float | None:
     return m.value if m is not None and math.isfinite(m.value) else None
 
 
+def _timed(m: Measurement | None) -> str:
+    """A measurement's median and how many runs it is the median of, or why it has none."""
+    if m is None:
+        return "-"
+    if not m.ok:
+        return m.error.value if m.error else "-"
+    n = len(m.times)
+    return f"{fmt_time(m.value)} ({'1 run' if n == 1 else f'median of {n} runs'})"
+
+
+def fastest_measured(report: TuneReport) -> Measurement | None:
+    """The configuration with the lowest median among every evaluation that has a time, a configuration
+    measured twice judged by both measurements' times (as the search judges it)."""
+    times: dict[tuple, tuple[float, ...]] = {}
+    first: dict[tuple, Measurement] = {}
+    for r in report.evaluations:
+        m = r.measurement
+        if m.ok:
+            times[m.config] = times.get(m.config, ()) + m.times
+            first.setdefault(m.config, m)
+    if not times:
+        return None
+    both = [dataclasses.replace(first[c], times=t) for c, t in times.items()]
+    return min(both, key=lambda m: m.value)
+
+
+def _test(report: TuneReport):
+    from .search.compare import ImprovementTest
+    return ImprovementTest(report.alpha, report.threshold)
+
+
+def _decision(report: TuneReport, labels) -> list[str]:
+    """The seed, the adopted best and the fastest configuration measured, each with the test that decided
+    between them in words; where the re-run after the search kept another program than the search's best, that
+    too."""
+    test, seed, best, replaced = _test(report), report.seed, report.best, report.search_best
+    adopted = replaced or best  # what the search adopted
+    name = lambda m: describe(m.config, labels, report.space)  # noqa: E731
+    what = "the search's best" if replaced is not None else "the best"
+    lines = []
+    if adopted is not None and seed is not None and adopted.config == seed.config:
+        again = len(adopted.times) > len(seed.times)
+        lines.append(f"best = the seed {name(adopted)}: {_timed(adopted)}"
+                     + (f" (measured again before the search stopped; its first {len(seed.times)}: "
+                        f"{fmt_time(seed.value)})" if again else "") + "; no configuration was adopted over it")
+    else:
+        if seed is not None:
+            lines.append(f"seed {name(seed)}: {_timed(seed)}")
+        if adopted is not None:
+            why = ""
+            if seed is not None and seed.ok:
+                why = f", adopted: {test.explain(adopted, seed, 'the seed')}" if adopted.value < seed.value \
+                    else ", adopted although its median is not lower than the seed's"
+            label = "search's best" if replaced is not None else "best"
+            lines.append(f"{label} {name(adopted)}: {_timed(adopted)}{why}")
+    if replaced is not None and best is not None:
+        pg = report.program_gain or {}
+        medians = ", ".join(f"{k} {fmt_time(v / 1e3)}" for k, v in (pg.get("median_ms") or {}).items())
+        lines.append(f"best = the {pg.get('kept', 'seed')} {name(best)}: kept, the search's best was slower when "
+                     f"the programs were run again ({pg.get('runs', '?')} interleaved runs each: {medians})")
+    fastest = fastest_measured(report)
+    if fastest is not None and adopted is not None and fastest.config != adopted.config \
+            and fastest.value < adopted.value:
+        lines.append(f"fastest measured {name(fastest)}: {_timed(fastest)}, not adopted: "
+                     f"{test.explain(fastest, adopted, what)}")
+    return lines
+
+
 def summary(res: TuneResult) -> str:
+    """What the tune found, honestly: the original, the seed, the adopted best and the fastest configuration
+    measured (with the test that decided between them), the speedups, and warnings where the best is slower
+    than the original or the seed, or the timings are not to be trusted."""
     r = res.report
     orig = _median(r.original)
-    lines = [f"original: {orig:.4f} s" if orig else "original: not timed (the reference ran on the CPU)"]
+    lines = [f"original: {_timed(r.original)}" if orig else "original: not timed (the reference ran on the CPU)"]
     if r.schedule_choice:
-        seeds = ", ".join(f"{k} {v['median']:.4f} s" if v and v["median"] else f"{k} failed"
+        seeds = ", ".join(f"{k} {fmt_time(v['median'])}" if v and v["median"] else f"{k} failed"
                           for k, v in r.schedule_choice["seeds"].items())
         lines.append(f"schedule: {r.schedule_choice['chosen']} (tile-32 seeds: {seeds})")
-    if r.seed:
-        s, med = r.seed, _median(r.seed)
-        lines.append(f"seed {describe(s.config, r.loops, r.space)}: "
-                     + (f"{med:.4f} s" if med else s.error.value if s.error else "-"))
     for label, m in (r.starts or {}).items():
         if label != "seed":
             what = "optimize's default" if label.startswith("default") else f"--schedule {label}"
-            lines.append(f"start {label} ({what}): " + (f"{_median(m):.4f} s" if _median(m) else
-                                                       m.error.value if m.error else "-"))
-    if r.search_best:
-        lines.append(f"search's best {describe(r.search_best.config, r.loops, r.space)}: "
-                     f"{_median(r.search_best):.4f} s (not kept: slower when its program was run again)")
+            lines.append(f"start {label} ({what}): {_timed(m)}")
+    lines += _decision(r, r.loops)
     if r.best:
-        lines.append(f"best {describe(r.best.config, r.loops, r.space)}: {_median(r.best):.4f} s")
         if r.best_build and r.best_build.get("optimize_args"):
             lines.append(f"optimize it with: polytune optimize {r.file} " + " ".join(r.best_build["optimize_args"]))
-        if r.speedup_over_seed:
-            lines.append(f"speedup over seed: {r.speedup_over_seed:.2f}x")
+        if r.speedup_over_seed and r.seed is not None and r.seed.config != r.best.config:
+            lines.append(f"speedup over seed: {fmt_ratio(r.speedup_over_seed)}")
         default = (r.starts or {}).get("default")
         if default is not None and _ratio(default, r.best):
-            lines.append(f"speedup over optimize's default: {_ratio(default, r.best):.2f}x")
+            lines.append(f"speedup over optimize's default: {fmt_ratio(_ratio(default, r.best))}")
         if r.speedup_over_original:
-            lines.append(f"speedup over original: {r.speedup_over_original:.2f}x")
+            lines.append(f"speedup over original: {fmt_ratio(r.speedup_over_original)}")
     else:
         lines.append("no configuration produced a verified result")
     pg = r.program_gain or {}
@@ -616,13 +776,55 @@ def summary(res: TuneResult) -> str:
         runs = f"{pg['runs']} runs each, in turn" if pg.get("max_runs", pg["runs"]) == pg["runs"] else \
             f"{pg['runs']} of at most {pg['max_runs']} runs each, in turn: the verdict was clear"
         lines.append(f"re-measured in the program ({runs}): "
-                     + ", ".join(f"{k} {v:.4g} ms" for k, v in pg["median_ms"].items()) + f"; kept: {pg['kept']}")
+                     + ", ".join(f"{k} {fmt_time(v / 1e3)}" for k, v in pg["median_ms"].items())
+                     + f"; kept: {pg['kept']}")
     lines.append(f"evaluations: {r.evals}, search time: {r.search_time:.1f} s, stopped: {r.stop_reason}")
     if r.workers:
         where = f"Ray {r.workers['ray']}, {len(r.workers['timers'])} timer(s)" if "ray" in r.workers else "locally"
         lines.append(f"workers: {r.workers['jobs']} compiling at once, {where}")
-    lines += list(r.warnings)
+    lines += list(r.warnings) + slower_warnings(r)
     return "\n".join(lines)
+
+
+def slower_warnings(r: TuneReport) -> list[str]:
+    """A warning where the adopted best is slower than the original program or than the seed, with the
+    advice that fits: a loaded machine, threads on a region too short for them, or noise."""
+    out = []
+    best = _median(r.best)
+    if best is None:
+        return out
+    threads = r.threads if isinstance(r.threads, int) else None
+    loaded = any("load average" in w for w in r.warnings)
+    orig = _median(r.original)
+    if orig and best > orig:
+        if loaded:
+            advice = "the machine is loaded: tune " + ("on a quiet machine" if threads == 1 else
+                                                       "with --threads 1, or on a quiet machine")
+        elif threads != 1 and orig < 1e-3:
+            advice = (f"the region runs for {fmt_time(orig)}: starting threads costs more than they save at this "
+                      "size; tune with --threads 1 or --no-parallel, or at the size the program runs (-D)")
+        else:
+            advice = "keep the original"
+        out.append(f"polytune: warning: the best variant is {fmt_ratio(best / orig)} slower than the original "
+                   f"program ({fmt_time(best)} against {fmt_time(orig)}): {advice}")
+    seed = _median(r.seed)
+    if seed and best > seed and r.seed is not None and r.seed.config != r.best.config:
+        out.append(f"polytune: warning: the adopted best is slower than the seed in the search's measurements "
+                   f"({fmt_time(best)} against {fmt_time(seed)}): the difference is noise; use --runs 5 or more")
+    return out
+
+
+def untimed_reason(r: TuneReport) -> str:
+    """One line saying why no variant was timed: what became of the evaluations."""
+    kinds: dict[str, int] = {}
+    detail = ""
+    for e in r.evaluations:
+        m = e.measurement
+        if not m.ok:
+            kinds[m.error.value if m.error else "no runs"] = kinds.get(m.error.value if m.error else "no runs", 0) + 1
+            detail = detail or m.detail.strip().splitlines()[0][:160] if m.detail.strip() else detail
+    what = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])) or "none measured"
+    return f"no variant was timed ({r.evals} evaluations: {what}" + (f"; first: {detail}" if detail else "") + ")"
 
 
 def write_report(path: str, report: TuneReport) -> None:

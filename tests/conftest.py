@@ -13,6 +13,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The tests' sizes are small: without this, the branch to a serial copy (poly/parallel.py: PARALLEL_WORK)
 # would run their parallel loops serially, and the parallel code would go untested. Subprocesses inherit it.
 os.environ.setdefault("POLYTUNE_PARALLEL_WORK", "0")
+# and so are their contractions: packed blocks even where the three matrices fit in L1 (poly/contraction.py)
+os.environ.setdefault("POLYTUNE_BLOCK_MIN_BYTES", "0")
 KERNELS = os.path.join(ROOT, "benchmarks", "pluto")
 # How the CPU emulation of generated CUDA (tests/data/cuda_emu.h) is compiled. -fno-ivopts: gcc 12.2's
 # induction-variable optimization miscompiles some kernels' loops on the host at -O1

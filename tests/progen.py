@@ -499,6 +499,83 @@ def flattened(prog: Program, pointers: bool = False) -> Program:
     return Program(prog.seed, src, prog.kernels, prog.summary + ", flat" + (", pointers" if pointers else ""))
 
 
+# ---------------------------------------------------------------------------------------------- contractions
+CMAX = 29  # the largest trip count of a contraction's loops (several blocks of small block sizes)
+
+
+def contraction_program(seed: int) -> Program:
+    """A random contraction (poly/contraction.py's shapes), seeded by one integer: `C[..] op= [alpha *] A[..] *
+    B[..] [+ second product]` over rows i, columns j and k, in a random loop order, with transposed operands
+    and result, an optional batch loop (outermost or innermost of the free ones), triangular bounds (j <= i,
+    j >= i + c), extents that differ per loop and depend on n (smaller than a block at small n), an optional
+    beta scaling before, double or int elements. ``main`` runs the kernel for several n and prints every
+    element (exact: the packed code keeps each element's operations in order)."""
+    r = random.Random(seed)
+    ty = r.choice(["double", "double", "int"])
+    batch = r.random() < 0.3
+    tri = r.choice(["", "", "j <= i", "j >= i + 1", "j <= i + 2"])
+    ext = {v: r.choice(["n", "n + 3", "2 * n + 1", "n - 1"]) for v in "ijk"}
+    if tri:
+        ext["j"] = ext["i"]
+    bsub = "[b]" if batch else ""
+    a = r.choice([("A", "[i][k]"), ("A", "[k][i]")])
+    b = r.choice([("B", "[k][j]"), ("B", "[j][k]")])
+    c = r.choice([("C", "[i][j]"), ("C", "[i][j]"), ("C", "[j][i]")])
+    alpha = r.choice(["", "alpha * "]) if ty == "double" else r.choice(["", "3 * "])
+    second = r.random() < 0.25
+    prod = f"{alpha}{a[0]}{bsub}{a[1]} * {b[0]}{bsub}{b[1]}"
+    if second:
+        prod += f" + {b[0]}{bsub}{a[1].replace('i', 'j')} * {a[0]}{bsub}{b[1].replace('j', 'i')}"
+    w = f"{c[0]}{bsub}{c[1]}"
+    form = r.choice(["+=", "-=", "= w +", "= w -"])
+    stmt = f"{w} = {w} {form.split()[2]} ({prod});" if form.startswith("=") else f"{w} {form} {prod};"
+    order = r.sample("ijk", 3)
+    if tri and order.index("j") < order.index("i"):
+        order.remove("i")
+        order.insert(order.index("j"), "i")  # (the triangle's bound j <= i needs i outside j)
+    loops = []
+    for v in order:
+        hi = f"{ext[v]}"
+        if v == "j" and tri:
+            lo, hi = {"j <= i": ("0", "i + 1"), "j >= i + 1": ("i + 1", hi),
+                      "j <= i + 2": ("0", f"(i + 3 < {ext['j']} ? i + 3 : {ext['j']})")}[tri]
+        else:
+            lo = "0"
+        loops.append(f"for ({v} = {lo}; {v} < {hi}; {v}++)")
+    if batch:
+        loops.insert(r.choice([0, 1]) if order[0] != "j" or not tri else 0, "for (b = 0; b < NB; b++)")
+    beta = r.random() < 0.4 and not batch
+    body = []
+    if beta:
+        scale = "beta" if ty == "double" else "2"
+        body += [f"for (i = 0; i < {ext['i']}; i++)", f"  for (j = 0; j < {ext['j']}; j++)",
+                 f"    {c[0]}{c[1]} *= {scale};"]
+    indent = ""
+    for lp in loops:
+        body.append(indent + lp)
+        indent += "  "
+    body.append(indent + stmt)
+    dims = f"[{2 * CMAX + 4}][{2 * CMAX + 4}]"
+    decl = ", ".join(f"{x}{'[NB]' if batch else ''}{dims}" for x in "ABC")
+    src = ["#include <stdio.h>", "", f"#define NMAX {CMAX // 2}", "#define NB 3", f"static {ty} {decl};", "",
+           f"static void kernel(int n, {ty} alpha, {ty} beta)", "{", "  int b, i, j, k;", "#pragma scop"]
+    src += ["  " + line for line in body]
+    src += ["#pragma endscop", "  (void)alpha; (void)beta;", "}", "", "int main(void)", "{",
+            "  int b, i, j, n;", f"  for (b = 0; b < {'NB' if batch else 1}; b++)",
+            f"    for (i = 0; i < {2 * CMAX + 4}; i++)", f"      for (j = 0; j < {2 * CMAX + 4}; j++) {{"]
+    for q, x in enumerate("ABC"):
+        val = f"(i * {7 + 2 * q} + j * {3 + q} + b + {q}) % 17"
+        src.append(f"        {x}{bsub}[i][j] = " + (f"({val}) * 0.125 - 1.0;" if ty == "double" else f"{val} - 8;"))
+    src += ["      }", "  for (n = 0; n <= NMAX; n += 3)", "    kernel(n, 1.5, 0.75);" if ty == "double" else
+            "    kernel(n, 3, 2);", f"  for (b = 0; b < {'NB' if batch else 1}; b++)",
+            f"    for (i = 0; i < {2 * CMAX + 4}; i++)", f"      for (j = 0; j < {2 * CMAX + 4}; j++)",
+            '        printf("' + ("%.17g" if ty == "double" else "%d") + f'\\n", C{bsub}[i][j]);',
+            "  return 0;", "}", ""]
+    summary = ", ".join(filter(None, [ty, "batch" if batch else "", tri, "beta" if beta else "",
+                                      "two products" if second else "", "".join(order), a[1], b[1], c[1], form]))
+    return Program(seed, "\n".join(src), 1, summary)
+
+
 if __name__ == "__main__":  # pragma: no cover
     import sys
 

@@ -333,7 +333,8 @@ def test_tunes_go_one_at_a_time_without_workers_and_asking_for_more_is_an_error(
 def test_a_bad_tunes_at_once_is_one_line_and_exit_2_before_anything_else(timed_kernel, capsys):
     assert main(["bench", timed_kernel, "--tunes-at-once", "0", "--jobs", "2"]) == 2
     cap = capsys.readouterr()
-    assert cap.err.strip().splitlines() == ["--tunes-at-once must be at least 1"] and cap.out == ""
+    assert cap.err.strip().splitlines() == ["polytune: error: --tunes-at-once: must be at least 1, got 0"] \
+        and cap.out == ""
 
 
 def test_tunes_at_once_default_to_one_per_timer_and_at_least_two():

@@ -133,7 +133,8 @@ def test_limits_reject_a_configuration_before_it_is_compiled():
 @needs_gxx
 def test_tune_on_the_emulator_searches_mappings_and_rechecks_the_gain_in_the_program(emulated_gpu):
     build = CudaBuildConfig(cc=FAKE_NVCC, cflags=("-O1",), defines=("N=20",), runs=1)
-    r = tune(os.path.join(GPU_DIR, "matmul_vanilla.c"), TuneOptions(target="cuda", cache=None, max_evals=4), build)
+    r = tune(os.path.join(GPU_DIR, "matmul_vanilla.c"), TuneOptions(target="cuda", cache=None, max_evals=4, jobs=1),
+             build)
     rep = r.report.to_json()
     names = [p["name"] for p in rep["space"]]
     assert dict(zip(names, rep["seed"]["config"]))["tiling"] == 0 and rep["seed"]["error"] is None
@@ -236,7 +237,7 @@ def test_cuda_candidates_compile_on_workers_and_take_the_path_of_one_worker(emul
     _replayed_gpu_times(monkeypatch)
     path = os.path.join(GPU_DIR, "reduction_vanilla.c")
     build = CudaBuildConfig(cc=FAKE_NVCC, cflags=("-O1",), defines=("N=20", "M=30"), runs=1)
-    opts = TuneOptions(target="cuda", cache=None, max_evals=6, alpha=None, confirm_runs=0)
+    opts = TuneOptions(target="cuda", cache=None, max_evals=6, alpha=None, confirm_runs=0, jobs=1)
     one = tune(path, opts, build)
     two = tune(path, dataclasses.replace(opts, jobs=2), build)
     assert [(r.config, r.measurement.value) for r in one.search.evaluations] == \

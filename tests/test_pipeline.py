@@ -91,11 +91,15 @@ def test_untiled_kernels(reference, tmp_path):
 
 
 def test_report_and_structure(tmp_path):
-    """gemm gets a 3-d tiled band with a parallel tile loop and the i,k,j point order; seidel a wavefront."""
+    """gemm's product is a contraction printed as packed blocks; without blocks it gets a 3-d tiled band with a
+    parallel tile loop and the i,k,j point order; seidel a wavefront."""
     import json
     rep = tmp_path / "r.json"
+    assert main(["optimize", os.path.join(KERNELS, "gemm.c"), "-o", str(tmp_path / "g.c"), "--report", str(rep)]) == 0
+    r = json.loads(rep.read_text())["scops"][0]
+    assert [(c["statement"], c["rows"], c["columns"], c["k"]) for c in r["contractions"]] == [("S1", "i", "j", "k")]
     assert main(["optimize", os.path.join(KERNELS, "gemm.c"), "-o", str(tmp_path / "g.c"), "--report", str(rep),
-                 "--tile-sizes", "16,32,8"]) == 0
+                 "--tile-sizes", "16,32,8", "--blocks", "off"]) == 0
     r = json.loads(rep.read_text())["scops"][0]
     tiled = [b for b in r["bands"] if b["tiled"]]
     assert tiled and tiled[0]["members"] == 3 and tiled[0]["tile_sizes"] == [16, 32, 8]

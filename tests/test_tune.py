@@ -59,7 +59,7 @@ def test_faults_are_recorded_and_search_finishes(kernel, monkeypatch):
     _faulty(monkeypatch)
     build = BuildConfig(cflags=("-O1",), runs=2, threads=1, timeout_factor=2.0, timeout_slack=1.0)
     res = tune(kernel, TuneOptions(strategy="exhaustive", domains=("4,8,16,32,64", "32", "32"), cache=None,
-                                   alpha=None), build)
+                                   alpha=None, jobs=1), build)
     errors = {m.config[0]: m.measurement.error for m in res.search.evaluations for m in [m]}
     assert errors[16] == ErrorKind.COMPILE
     assert errors[64] == ErrorKind.RUNTIME
@@ -73,7 +73,7 @@ def test_killed_tune_resumes_from_cache(kernel, tmp_path, monkeypatch):
     cache = str(tmp_path / "cache.sqlite")
     # (confirm_runs=0: the best re-run against the seed would be a fresh, noisy measurement, not a replay)
     opts = TuneOptions(strategy="exhaustive", domains=("8,16,32", "16,32", "32"), cache=cache, alpha=None,
-                       confirm_runs=0)
+                       confirm_runs=0, jobs=1)
     calls = []
     real = measure.CRunner.measure
 
@@ -103,7 +103,7 @@ def test_killed_tune_resumes_from_cache(kernel, tmp_path, monkeypatch):
 
 def test_editing_the_kernel_invalidates_the_cache(kernel, tmp_path):
     cache = str(tmp_path / "cache.sqlite")
-    opts = TuneOptions(strategy="exhaustive", domains=("16,32", "32", "32"), cache=cache, alpha=None)
+    opts = TuneOptions(strategy="exhaustive", domains=("16,32", "32", "32"), cache=cache, alpha=None, jobs=1)
     tune(kernel, opts, FAST)
     with open(kernel) as f:
         text = f.read()

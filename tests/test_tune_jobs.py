@@ -72,7 +72,7 @@ def test_cli_tune_jobs_end_to_end_reports_the_workers(kernel, tmp_path):
 
 def test_cli_tune_rejects_zero_jobs(kernel, capsys):
     assert main(["tune", kernel, "--jobs", "0"]) == 2
-    assert "--jobs must be at least 1" in capsys.readouterr().err
+    assert "--jobs/-j: must be at least 1, got 0" in capsys.readouterr().err
 
 
 def test_progress_shows_what_each_worker_holds():

@@ -15,6 +15,7 @@ from polytune.measure.c import BuildConfig
 from polytune.measure.cache import workload_key
 from polytune.pipeline import OptimizeOptions, analyze, generate
 from polytune.poly.choice import ScheduleChoice, coordinates
+from polytune.poly.contraction import BLOCK_COORDINATES
 from polytune.search import Budget, SearchOptions, run_search
 from polytune.targets.c import CTarget, choice_of
 from polytune.tune import TuneOptions, make_target, summary, tune
@@ -30,12 +31,15 @@ def target_of(name: str, **opts) -> CTarget:
 def test_schedule_space_is_the_tile_sizes_then_one_categorical_coordinate_per_choice_field():
     t = target_of("syrk")
     tiles, space = t.space(), t.space(kind="schedule")
-    assert space.names == tiles.names + tuple(coordinates())
-    for p, values in zip(space.params[len(tiles.params):], coordinates().values()):
+    sizes = tuple(p.name for p in t.parameters())
+    blocks = tuple(BLOCK_COORDINATES)  # (syrk's product is printed as packed blocks: their coordinates last)
+    assert tiles.names == sizes + blocks
+    assert space.names == sizes + tuple(coordinates()) + blocks
+    for p, values in zip(space.params[len(sizes):], coordinates().values()):
         assert p.is_categorical and len(p.categories) == len(values)
         assert choice_of({p.name: 0}) == ScheduleChoice()  # the first category is Pluto's default
     assert space.decode(t.seed(space))["fusion"] == "smart"
-    assert t.labels(space)[-len(coordinates()):] == tuple(coordinates())
+    assert t.labels(space)[len(sizes):len(sizes) + len(coordinates())] == tuple(coordinates())
 
 
 def test_schedule_space_starts_from_the_tile_only_seed():
@@ -94,7 +98,7 @@ def test_every_coordinate_value_gives_a_verified_variant(name):
 def test_mixed_search_moves_tiles_first_and_never_ends_slower_than_its_seed():
     """On a surface where every other schedule is slower, the mixed search measures the tile-only
     neighbourhood first and, with the budget of a tile-only search, ends no slower than the seed."""
-    t = target_of("syrk")
+    t = target_of("gramschmidt")  # (no contraction: its tile space is tile sizes only)
     tiles, space = t.space(), t.space(kind="schedule")
     n = len(tiles.params)
 

@@ -12,7 +12,7 @@ from pycparser import c_ast
 
 from ..errors import UnsupportedError
 from ..poly.islutil import CTX, ISL_LOCK, bounded, isl_name, sets_of
-from ..poly.marks import IvdepMark, ParallelMark, SimdMark, mark_of, marks_of
+from ..poly.marks import ContractionMark, IvdepMark, ParallelMark, SimdMark, mark_of, marks_of
 from ..poly.parallel import parallel_work, with_work
 from ..poly.promote import Occurrence, ast_text, promotable, refs_of, replace_refs
 from ..poly.schedule import TiledSchedule
@@ -33,9 +33,14 @@ class _OpenMPPrinter(Printer):
         self.counters: list[str] = []  # the counters of the loops being printed, outermost first
         self.replacing: list[dict[int, str]] | None = None  # per statement of the loop printed: see promote
         self.scalars = 0  # promoted elements so far (their names: prefix_0, prefix_1, ...)
+        self.in_parallel = 0  # OpenMP parallel loops around the code being printed
 
     def mark(self, n: isl.AstNode, indent: int, pragma) -> None:
         mark = mark_of(n)
+        if isinstance(mark, ContractionMark):
+            from .blis import print_contraction  # (blis prints through this printer)
+            print_contraction(self, mark, n, indent, self.parallel and not self.in_parallel)
+            return
         inner = None
         private = self.private(mark.private, mark.lastprivate) if isinstance(mark, (ParallelMark, SimdMark)) else ""
         if isinstance(mark, (ParallelMark, SimdMark)) and mark.lastprivate \
@@ -188,6 +193,7 @@ class _OpenMPPrinter(Printer):
                 self.for_(n, indent + 1, None)
                 self.emit("}", indent)
                 return
+        parallel_loop = bool(pragma) and pragma[0] == it and pragma[1].startswith("#pragma omp parallel")
         if pragma and pragma[0] == it:
             private_arrays = pragma[3] if len(pragma) > 3 else ()
             ivdep = pragma[1] == "#pragma GCC ivdep"
@@ -237,7 +243,9 @@ class _OpenMPPrinter(Printer):
         renamed = self.renamed
         if copies:
             self.renamed = {**renamed, **self.private_copies(it, copies, indent + 1)}
+        self.in_parallel += parallel_loop
         self.node(n.for_get_body(), indent + 1, pragma)
+        self.in_parallel -= parallel_loop
         self.renamed = renamed
         self.emit("}", indent)
         for c in copies:

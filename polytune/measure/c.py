@@ -184,7 +184,9 @@ class CRunner:
         text = instrument(self.program, original_regions(self.program))
         exe, ct, err = self.compile(text, "reference")
         if exe is None:
-            raise PolytuneError(f"the original program does not build with {self.build.cc}: {err}",
+            hint = " (give the program's other sources after the file, e.g. PolyBench's utilities/polybench.c, " \
+                "or its libraries with -l)" if "undefined reference" in err else ""
+            raise PolytuneError(f"the original program does not build with {self.build.cc}: {err}{hint}",
                                 self.program.path)
         dump = exe + ".dump"
         r = self.run(exe, dump, None, output=True)
@@ -486,7 +488,7 @@ def compare_dumps(ref: np.ndarray | None, got: np.ndarray, rtol: float) -> str:
         same = close
     bad = np.flatnonzero(~same)
     k = int(bad[0])
-    return f"{bad.size} of {ref.size} values differ (first at #{k}: {got[k]!r} instead of {ref[k]!r})"
+    return f"{bad.size} of {ref.size} values differ (first at #{k}: {float(got[k])!r} instead of {float(ref[k])!r})"
 
 
 

@@ -107,8 +107,21 @@ class ReduceMark:
     index: int
 
 
-Mark = ParallelMark | SimdMark | IvdepMark | KernelMark | TileMark | SharedMark | FullMark | PointsMark | ReduceMark
-_MARKS = (ParallelMark, SimdMark, IvdepMark, KernelMark, TileMark, SharedMark, FullMark, PointsMark, ReduceMark)
+@dataclass(frozen=True, eq=False)
+class ContractionMark:
+    """Above the (row, column, k) band of a contraction statement (poly/contraction.py): the C printer
+    prints the packed, blocked code for it (emit/blis.py) with these *blocks* (None: the model's)."""
+
+    kind: ClassVar[str] = "contraction"
+    statement: str
+    contraction: object  # poly.contraction.Contraction
+    blocks: object = None  # emit.blis.Blocks
+
+
+Mark = ParallelMark | SimdMark | IvdepMark | KernelMark | TileMark | SharedMark | FullMark | PointsMark | ReduceMark \
+    | ContractionMark
+_MARKS = (ParallelMark, SimdMark, IvdepMark, KernelMark, TileMark, SharedMark, FullMark, PointsMark, ReduceMark,
+          ContractionMark)
 
 
 def mark_id(mark: Mark) -> isl.Id:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import islpy as isl
 
 from .bands import band_nodes, is_short, member_of
+from .contraction import Blocks, isolate, worth_blocking
 from .deps import Dependences, instance_order, ordered
 from .islutil import CTX, ISL_LOCK, bounded, maps_of, sets_of
 from .legality import IllegalSchedule, check_legal
@@ -50,6 +51,7 @@ class TiledSchedule:
     private_arrays: dict = field(default_factory=dict)  # loop depth -> its PrivateArray copies
     fallback: str = ""  # what was done instead of the transformations, when isl ran out of its quota
     one_thread: bool = False  # the C code has a version for one thread, its tiles in order (no wavefront)
+    contractions: tuple = ()  # contraction.Contraction of each band printed as packed blocks
     # the same schedule without unroll-and-jam, computed when asked: where a band was unrolled and jammed,
     # isl's AST builder may fail on the copies, and the code is then generated from this one (emit's AST
     # build is the test: building an AST only to ask whether it builds cost 40% of a candidate's generation)
@@ -230,16 +232,22 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
                   parallel: bool = True, base: isl.Schedule | None = None,
                   unroll: int = DEFAULT_UNROLL, omp_schedule: str = "auto",
                   privatize_arrays: bool = True, point_order: str = "stride", reuse: bool = False,
-                  wavefront: bool = True) -> TiledSchedule:
+                  wavefront: bool = True, blocks: Blocks | None = None) -> TiledSchedule:
     """The tiled, parallel schedule of *base*. *omp_schedule*: the OpenMP schedule clause of the parallel
     loops: static (none printed), dynamic, or auto (static, except on a loop over a triangle, see
     `schedule_clause` in parallel.py). *privatize_arrays*: private copies of scratch arrays (privatize.py).
     *point_order*: stride (the best access strides innermost) or vector (the same among the point loops
     along which no statement depends on itself, where there are such). *reuse*: tile a band only where a
-    reuse would otherwise miss the cache (reuse.py; optimize's model), not every permutable band."""
+    reuse would otherwise miss the cache (reuse.py; optimize's model), not every permutable band. *blocks*:
+    contraction bands get subtrees of their own, printed as packed blocks (contraction.py; None or off: not)."""
     if not deps.complete:  # no dependences known: the original order, nothing transformed or marked
         return TiledSchedule(original_order(scop), (), ())
     base = base if base is not None else compute_base_schedule(scop, deps)
+    if blocks is not None and blocks.on:
+        # contraction bands in subtrees of their own, printed as packed blocks (contraction.py, emit/blis.py)
+        base, found = isolate(base, scop, deps, blocks, worth_blocking)
+    else:
+        found = ()
 
     def transform(u: int) -> TiledSchedule:
         t = Transformer(scop, deps.all.intersect_params(scop.context), list(tile_sizes), tile, parallel,
@@ -252,7 +260,7 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
         root = t.visit(base.get_root(), inside_parallel=False)
         schedule = root.get_schedule()
         check_legal(schedule, deps, scop)
-        return TiledSchedule(schedule, tuple(t.bands), tuple(t.used_sizes), dict(t.copies))
+        return TiledSchedule(schedule, tuple(t.bands), tuple(t.used_sizes), dict(t.copies), contractions=found)
 
     def checked(u: int) -> TiledSchedule:
         try:
@@ -262,7 +270,8 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
             # scheduler respected every dependence; the check confirms it), no loop marked.
             check_legal(base, deps, scop)
             return TiledSchedule(base, (), (), fallback="tiling and parallelization exceeded their isl operation "
-                                                        "limit: the schedule is left untiled and sequential")
+                                                        "limit: the schedule is left untiled and sequential",
+                                 contractions=found)
 
     ts = checked(unroll)
     if unroll and any(b.unroll_jam for b in ts.bands):

@@ -11,6 +11,7 @@ from .deps import Dependences, ScalarInfo
 from .diamond import concurrent_start
 from .fission import ordered_pieces, sequence_filters
 from .islutil import CTX, sets_of
+from .marks import ContractionMark, mark_of
 from .parallel import Clauses, Parallelism, mark_member
 from .point_order import PointOrder, permute
 from .privatize import PrivateArray
@@ -81,6 +82,8 @@ class Transformer(Parallelism, PointOrder, Reuse):
         above by their original members put the marks of a band below a tiled one at a depth no loop has,
         and the printer dropped them)."""
         depth = node.get_tree_depth()
+        if isinstance(mark_of(node), ContractionMark):
+            return node  # printed as packed blocks (emit/blis.py): no tiling, no marks below
         if node.get_type() == isl.schedule_node_type.band:
             node, found_parallel = self.transform_band(node, inside_parallel, node.get_schedule_depth())
             inside_parallel = inside_parallel or found_parallel

@@ -29,6 +29,7 @@ from ..errors import PolytuneError, UsageError
 from ..measure.build import Build as ProgramBuild
 from ..measure.build import compile_objects
 from ..timelimit import DEFAULT_TIME_LIMIT
+from ..units import fmt_time
 from .records import LABELS, SCANS, StrategySpec, _finite, found, tuning_entry  # noqa: F401 (bench's API)
 
 BASELINES = ("gcc", "clang", "polly")
@@ -36,8 +37,13 @@ CLANG_NAMES = ("clang", *(f"clang-{v}" for v in range(19, 13, -1)))
 CFLAGS = ("-O3", "-march=native")
 SEARCHES = ("hill", "exhaustive", "random", "coordesc")
 POLLY_INSTALL = "Debian/Ubuntu: apt-get install clang-14, or clang-19 libpolly-19-dev"
-TIME_RE = re.compile(r"^time:\s*([-+0-9.eE]+)", re.M)
-POLYBENCH_TIME_RE = re.compile(r"^\s*([0-9]+\.[0-9]+)\s*$", re.M)  # PolyBench's -DPOLYBENCH_TIME line
+# The timer lines bench reads (nothing else a program prints is ever taken for its time): a "time: SECONDS"
+# line, as every program of benchmarks/ prints, or, where the program is built with -D POLYBENCH_TIME, the line
+# PolyBench's polybench_timer_print() writes, printf("%0.6f\n"): digits, a point and exactly six digits
+TIME_RE = re.compile(r"^time:[ \t]*([-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?)[ \t]*s?[ \t]*$", re.M)
+POLYBENCH_TIME_RE = re.compile(r"^([0-9]+\.[0-9]{6})$", re.M)
+TIMER_WANTED = ("a 'time: SECONDS' line on stdout, or PolyBench's timer (-D POLYBENCH_TIME, with "
+                "--with utilities/polybench.c)")
 CHECKSUM_RE = re.compile(r"^checksum:\s*(\S+)", re.M)
 PROBE_C = "int main(void) { double a[64]; for (int i = 0; i < 64; i++) a[i] = 2.0 * i; return (int)a[3] - 6; }\n"
 
@@ -104,7 +110,7 @@ class BenchOptions:
     program: ProgramBuild = ProgramBuild()  # every kernel's other sources, libraries and arguments
     jobs: int | None = 1  # tuning candidates compiled at once (tune --jobs; None: the cores)
     ray: str | None = None  # tuning candidates on a Ray cluster (tune --ray)
-    tunes_at_once: int | None = 1  # tuning runs (kernel x strategy) at once over the workers; None: see plan_tunes
+    tunes_at_once: int | None = None  # tuning runs (kernel x strategy) at once over the workers; None: plan_tunes
     analysis_time_limit: float = DEFAULT_TIME_LIMIT  # seconds: a region analyzed longer is left out (as tune)
 
     @property
@@ -277,7 +283,31 @@ class RunOutcome:
     error: str | None = None
 
 
-def run_once(exe: str, threads: int, timeout: float, program: ProgramBuild = ProgramBuild()) -> RunOutcome:
+def polybench_timer(defines: Sequence[str]) -> bool:
+    """Whether the program is built with PolyBench's timer on (-D POLYBENCH_TIME): then its timer's line counts."""
+    return any(d.split("=", 1)[0].strip() == "POLYBENCH_TIME" for d in defines)
+
+
+def find_time(stdout: str, polybench: bool = False) -> re.Match | str:
+    """The line of *stdout* that gives the program's time (its group 1: seconds), or why there is none. Only
+    a line bench understands counts (``TIME_RE``; with *polybench*, also ``POLYBENCH_TIME_RE``), exactly one,
+    never another number the program prints (a checksum printed with %.3f is no time)."""
+    for regex, what in ((TIME_RE, "'time:'"), *(((POLYBENCH_TIME_RE, "PolyBench timer"),) if polybench else ())):
+        found = list(regex.finditer(stdout))
+        if len(found) > 1:
+            return f"printed {len(found)} {what} lines, where bench reads one"
+        if found:
+            if not math.isfinite(float(found[0].group(1))) or float(found[0].group(1)) < 0:
+                return f"printed the time {found[0].group(1)!r}"
+            return found[0]
+    shown = next((ln.strip() for ln in stdout.splitlines() if ln.strip()), "")
+    printed = f" (it printed {shown[:40]!r}{' ...' if len(stdout.strip().splitlines()) > 1 else ''})" if shown \
+        else " (it printed nothing on stdout)"
+    return f"printed no time{printed}: bench reads {TIMER_WANTED}"
+
+
+def run_once(exe: str, threads: int, timeout: float, program: ProgramBuild = ProgramBuild(),
+             polybench: bool = False) -> RunOutcome:
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     try:
         proc = subprocess.run([exe, *program.args], capture_output=True, text=True, env=env, timeout=timeout,
@@ -286,16 +316,16 @@ def run_once(exe: str, threads: int, timeout: float, program: ProgramBuild = Pro
         return RunOutcome(error=f"ran past {timeout:.0f} s")
     if proc.returncode != 0:
         return RunOutcome(error=f"exit status {proc.returncode}")
-    t = TIME_RE.search(proc.stdout) or POLYBENCH_TIME_RE.search(proc.stdout)
-    if t is None:
-        return RunOutcome(error="printed no time (a 'time: SECONDS' line, or PolyBench's, with -DPOLYBENCH_TIME)")
+    t = find_time(proc.stdout, polybench)
+    if isinstance(t, str):
+        return RunOutcome(error=t)
     cs = CHECKSUM_RE.search(proc.stdout)
     rest = proc.stdout[:t.start()] + proc.stdout[t.end():]
     return RunOutcome(float(t.group(1)), cs.group(1) if cs else None, (rest, proc.stderr))
 
 
 def run_session(builds: Sequence[Build], runs: int, threads: int, timeout: float,
-                program: ProgramBuild = ProgramBuild()) -> None:
+                program: ProgramBuild = ProgramBuild(), polybench: bool = False) -> None:
     """Interleaved rounds: round r runs every build once, starting with build r mod n."""
     live = [b for b in builds if b.exe]
     for r in range(runs):
@@ -303,13 +333,32 @@ def run_session(builds: Sequence[Build], runs: int, threads: int, timeout: float
         for b in live[k:] + live[:k]:
             if b.error:
                 continue
-            o = run_once(b.exe, threads, timeout, program)
+            o = run_once(b.exe, threads, timeout, program, polybench)
             if o.error:
                 b.error = f"run: {o.error}"
                 continue
             b.times.append(o.time)
             b.checksum = o.checksum
             b.output = b.output or o.output
+
+
+def check_timer(spec: KernelSpec, opts: BenchOptions, workdir: str) -> None:
+    """Refuse, before any tuning, a kernel whose program gives bench no time it can read (``find_time``): its
+    original is built as the session builds gcc -O3's and run once. A UsageError names the file."""
+    defines = tuple(opts.defines if spec.defines is None else spec.defines)
+    flags = [*(f"-I{d}" for d in opts.includes), *(f"-D{d}" for d in defines)]
+    objects = compile_objects(opts.program, [opts.gcc, *CFLAGS, *flags], os.path.join(workdir, "objects"))
+    exe = os.path.join(workdir, f"timer-check-{kernel_name(spec.path)}")
+    gcc = Compiler("gcc", (opts.gcc, *CFLAGS))
+    built = compile_build(Build("gcc", ""), gcc.command(spec.path, exe, opts.includes, defines,
+                                                        opts.program.link_flags(objects)))
+    if built.error:
+        raise UsageError(f"the original program does not build with {opts.gcc}: "
+                         f"{built.error.removeprefix('compile: ')}", spec.path)
+    o = run_once(exe, opts.nthreads, opts.run_timeout, opts.program, polybench_timer(defines))
+    os.unlink(exe)
+    if o.error:
+        raise UsageError(f"bench cannot time this program: its original (gcc -O3) {o.error}", spec.path)
 
 
 def checksums_agree(a: str | None, b: str | None, rtol: float = 1e-6) -> bool | None:
@@ -490,8 +539,9 @@ def record_tuning(prep: Prepared, s: StrategySpec, result: dict | None, error: s
         return
     prep.entry["tuning"][s.label] = result
     best = found(result)
-    log(f"{prep.entry['name']}: {s.label}: " + (f"best {describe(best['config'], prep.loops)} {best['median']:.4g} s"
-                                               if best else "no verified configuration")
+    log(f"{prep.entry['name']}: {s.label}: "
+        + (f"best {describe(best['config'], prep.loops)} {fmt_time(best['median'])}" if best
+           else "no verified configuration")
         + f", {result['evals']} evaluations, {result['search_time']:.1f} s, {result['stop_reason']}")
 
 
@@ -540,10 +590,11 @@ def kernel_session(prep: Prepared, opts: BenchOptions, tools: Toolchain, workdir
             if config in by_config:
                 builds[label] = by_config[config]
                 continue
-            b = Build(label, f"polytune optimize --tile-sizes {','.join(map(str, config or (32,)))} -o OUT.c; "
+            b = Build(label, f"polytune optimize --schedule pluto --tile-sizes {','.join(map(str, config or (32,)))} "
+                             "-o OUT.c; "
                              f"{tools.polytune.shown} OUT.c {shown_link} -lm".replace("  ", " "))
             try:
-                text = generate(program, OptimizeOptions(tile_sizes=config or ())).text
+                text = generate(program, OptimizeOptions(tile_sizes=config or (), schedule="pluto")).text  # tuned
             except PolytuneError as e:
                 b.error = f"polytune: {e}"
             else:
@@ -554,7 +605,7 @@ def kernel_session(prep: Prepared, opts: BenchOptions, tools: Toolchain, workdir
             by_config[config] = builds[label] = b
     distinct = list({id(b): b for b in builds.values()}.values())
     log(f"{name}: session of {len(distinct)} programs x {opts.runs} interleaved runs ...")
-    run_session(distinct, opts.runs, opts.nthreads, opts.run_timeout, opts.program)
+    run_session(distinct, opts.runs, opts.nthreads, opts.run_timeout, opts.program, polybench_timer(defines))
     entry["variants"] = variant_entries(builds, configs)
     entry["finished"], entry["load_end"] = _stamp_time(), _load()
     for label, v in entry["variants"].items():
@@ -563,7 +614,37 @@ def kernel_session(prep: Prepared, opts: BenchOptions, tools: Toolchain, workdir
         elif v["checksum_ok"] is False:
             what = f"checksum {v['checksum']}" if v["checksum"] else f"output ({v['output_differs']})"
             entry["notes"].append(f"{LABELS.get(label, label)}: {what} differs from gcc -O3's")
+    entry["notes"] += slower_warnings(entry["variants"], opts.nthreads, _load())
     return entry
+
+
+def slower_warnings(variants: dict[str, dict], threads: int, load: list[float] | None) -> list[str]:
+    """A warning for each of polytune's variants slower than gcc -O3's program, and each tuned one slower than
+    the seed, in the session, with the advice that fits (a loaded machine, a region too short for threads)."""
+    from ..tune import loaded
+    from ..units import fmt_ratio
+    from ..workers.identity import usable_cores
+    med = {lb: v["median"] for lb, v in variants.items() if v["median"]}
+    gcc, seed = med.get("gcc"), med.get("seed")
+    if load and loaded(load[0], usable_cores(), threads):
+        advice = "the machine is loaded: use " + ("a quiet machine" if threads == 1 else
+                                                  "--threads 1, or a quiet machine")
+    elif gcc and gcc < 1e-3 and threads > 1:
+        advice = (f"the region runs for {fmt_time(gcc)}: starting threads costs more than they save at this size; "
+                  "use --threads 1, or a larger problem size (-D)")
+    else:
+        advice = "keep gcc's program"
+    out = []
+    for lb, t in med.items():
+        if lb in BASELINES:
+            continue
+        if gcc and t > gcc:
+            out.append(f"warning: {LABELS.get(lb, lb)} is {fmt_ratio(t / gcc)} slower than gcc -O3's program "
+                       f"({fmt_time(t)} against {fmt_time(gcc)}): {advice}")
+        elif seed and lb != "seed" and t > seed:
+            out.append(f"warning: {LABELS.get(lb, lb)} is slower than the seed in the session ({fmt_time(t)} "
+                       f"against {fmt_time(seed)}): its search's gain did not hold")
+    return out
 
 
 def variant_entries(builds: dict[str, Build], configs: dict[str, tuple | None]) -> dict[str, dict]:
@@ -598,23 +679,31 @@ def _stamp_time() -> str:
 def load_note(load: list[float] | None, cores: int, threads: int) -> list[str]:
     """A warning when other processes keep cores busy: OpenMP programs wait at every barrier for a thread
     that is not running, so their times blow up (10x and more) on an oversubscribed machine."""
-    if not load or load[0] <= 0.25 * cores:
+    from ..tune import loaded
+    if not load or not loaded(load[0], cores, threads):
         return []
-    plural = "s" if threads != 1 else ""
+    if threads > 1:
+        return [f"note: load average {load[0]:.2f} on {cores} cores at the start: other processes compete for the "
+                f"cores, so the timings are distorted (OpenMP programs with {threads} threads the most: a thread "
+                "that is not running holds up every barrier); use --threads 1, or a quiet machine"]
     return [f"note: load average {load[0]:.2f} on {cores} cores at the start: other processes compete for the "
-            f"cores, so the timings are distorted (OpenMP programs with {threads} thread{plural} the most: a "
-            "thread that is not running holds up every barrier)"]
+            "cores, so the timings are distorted; use a quiet machine"]
 
 
 def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None = None,
-              checkpoint: Callable[[dict], object] | None = None) -> dict:
-    """Benchmark every kernel; returns the results document (see :func:`write_outputs`)."""
+              checkpoint: Callable[[dict], object] | None = None, notes: Sequence[str] = ()) -> dict:
+    """Benchmark every kernel; returns the results document (see :func:`write_outputs`). *notes*: the caller's,
+    said with the bench's own once the kernels' timers are checked."""
     from .. import __version__
     from ..measure.cache import machine_id
+    from ..tune import omp_environment
     log = log or (lambda s: print(s, file=sys.stderr, flush=True))
     with tempfile.TemporaryDirectory(prefix="polytune-bench-") as workdir:
         tools = detect_toolchain(opts, workdir)
-        notes = [*tools.notes, *load_note(_load(), os.cpu_count() or 1, opts.nthreads)]
+        for spec in kernels:  # before any tuning: a program whose time bench cannot read is refused
+            check_timer(spec, opts, workdir)
+        from ..workers.identity import usable_cores
+        notes = [*notes, *tools.notes, *load_note(_load(), usable_cores(), opts.nthreads)]
         for n in notes:
             log(n)
         results = {
@@ -622,7 +711,7 @@ def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None
             "started": _stamp_time(), "finished": None, "command": opts.command, "threads": opts.nthreads,
             "runs": opts.runs, "strategies": [s.label for s in opts.strategies], "max_evals": opts.max_evals,
             "jobs": opts.jobs, **({"ray": opts.ray} if opts.ray else {}),
-            "exhaustive_max": opts.exhaustive_max, "load_start": _load(),
+            "exhaustive_max": opts.exhaustive_max, "load_start": _load(), "omp_env": omp_environment(),
             "compilers": {c.name: {"command": c.shown, "version": c.version} for c in tools.baselines}
             | {"polytune": {"command": tools.polytune.shown, "version": tools.polytune.version}},
             "notes": notes, "kernels": [],
@@ -730,15 +819,10 @@ def command_line(args) -> str:
     return " ".join(parts)
 
 
-def main_from_args(args) -> int:
-    """`polytune bench` (the parser is in :mod:`polytune.cli`)."""
-    if args.runs < 1:
-        raise UsageError("--runs must be at least 1")
+def bench_options(args) -> BenchOptions:
+    """The BenchOptions of a bench command line."""
     compilers = tuple(c.strip() for c in args.compilers.split(",") if c.strip())
-    unknown = set(compilers) - set(BASELINES)
-    if unknown:
-        raise UsageError(f"unknown compiler(s) {', '.join(sorted(unknown))} (choose from gcc, clang, polly)")
-    opts = BenchOptions(strategies=parse_strategies(args.strategies), compilers=compilers, threads=args.threads,
+    return BenchOptions(strategies=parse_strategies(args.strategies), compilers=compilers, threads=args.threads,
                         runs=args.runs, max_evals=args.max_evals, time_limit=args.time_limit,
                         exhaustive_max=args.exhaustive_max, includes=tuple(args.includes),
                         defines=tuple(args.defines), gcc=args.gcc, clang=args.clang,
@@ -748,13 +832,47 @@ def main_from_args(args) -> int:
                         tunes_at_once=getattr(args, "tunes_at_once", None),
                         **({} if getattr(args, "analysis_time_limit", None) is None else
                            {"analysis_time_limit": args.analysis_time_limit}))
+
+
+def main_from_args(args) -> int:
+    """`polytune bench` (the parser is in :mod:`polytune.cli`)."""
+    if args.runs < 1:
+        raise UsageError("--runs must be at least 1")
+    compilers = tuple(c.strip() for c in args.compilers.split(",") if c.strip())
+    unknown = set(compilers) - set(BASELINES)
+    if unknown:
+        raise UsageError(f"unknown compiler(s) {', '.join(sorted(unknown))} (choose from gcc, clang, polly)")
+    opts = bench_options(args)
     if not opts.analysis_time_limit >= 0:
         raise UsageError("--analysis-time-limit must be 0 (none) or a positive number of seconds")
     check_tunes_at_once(opts)  # before the compilers are probed: a bad option prints nothing else
     kernels = [KernelSpec(p) for p in kernel_files(args.paths)]
-    results = run_bench(kernels, opts)
+    results = run_bench(kernels, opts, log=(lambda line: None) if getattr(args, "quiet", False) else None,
+                        notes=getattr(args, "notes", ()))
     print_tables(results)
     if args.report:
         written = write_outputs(results, args.report)
         print(f"polytune: {len(written)} files written to {args.report}", file=sys.stderr)
-    return 0
+    untimed = untimed_kernels(results)
+    for line in untimed:
+        print(f"polytune: error: {line}", file=sys.stderr)
+    return 1 if untimed else 0
+
+
+def untimed_kernels(results: dict) -> list[str]:
+    """One line per kernel whose session timed no variant, or none of polytune's where it built some: the bench
+    then exits non-zero."""
+    out = []
+    for k in results["kernels"]:
+        variants = k["variants"]
+        ours = {lb: v for lb, v in variants.items() if lb not in BASELINES}
+        for group, what in ((variants, "no variant"), (ours, "none of polytune's variants")):
+            if group and not any(v["median"] is not None for v in group.values()):
+                label, why = next(((lb, v["error"]) for lb, v in group.items() if v["error"]), (None, None))
+                out.append(f"{k['name']}: {what} was timed"
+                           + (f" ({LABELS.get(label, label)}: {why})" if why else ""))
+                break
+        else:
+            if not variants:
+                out.append(f"{k['name']}: no variant was timed (none was built)")
+    return out

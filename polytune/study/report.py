@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import UsageError
+from ..units import fmt_ratio, fmt_time
 
 BASELINE_ORDER = ("gcc", "clang", "polly", "seed")
 SEEDS = ("hill", "hill:origin", "hill:model")
@@ -176,16 +177,15 @@ def geomean(xs: Iterable[float | None]) -> float | None:
 
 
 def fs(t: float | None) -> str:
-    """Seconds."""
-    if t is None:
-        return "-"
-    return f"{t:.4f}" if t >= 0.01 else f"{t:.3g}"
+    """A time with its unit, three significant figures (``polytune.units``): 7.19 s, 61.2 us."""
+    return fmt_time(t)
 
 
 def fx(r: float | None, bold: bool = False) -> str:
+    """A speedup, three significant figures: never 0.00x from rounding."""
     if r is None:
         return "-"
-    return f"**{r:.2f}x**" if bold else f"{r:.2f}x"
+    return f"**{fmt_ratio(r)}**" if bold else fmt_ratio(r)
 
 
 def fc(config) -> str:
@@ -245,7 +245,7 @@ def times_table(benches: Sequence[dict]) -> Table:
     kernels = all_kernels(benches)
     labels = variant_order(kernels)
     rows = [(k["name"], *(fs(session(k, lb)) for lb in labels)) for k in kernels]
-    return Table("times", "Median region time (s), interleaved session", ("kernel", *map(display, labels)),
+    return Table("times", "Median region time, interleaved session", ("kernel", *map(display, labels)),
                  tuple(rows))
 
 
@@ -273,7 +273,7 @@ def rq1(benches: Sequence[dict], label: str = "hill") -> tuple[Table, dict]:
                      fc(cfg(t)), fx(ratio(seed_s, tuned_s)), fx(search), str(t["evals"])))
     rows.append(("geometric mean", "", "", "", "", fx(geomean(v[0] for v in data.values()), True),
                  fx(geomean(v[1] for v in data.values()), True), ""))
-    return Table("rq1", "Tuned over Pluto-default seed", ("kernel", "params", "seed 32 (s)", f"{label} (s)",
+    return Table("rq1", "Tuned over Pluto-default seed", ("kernel", "params", "seed 32", f"{label}",
                                                               f"{label} config", "speedup (session)",
                                                               "speedup (search's own runs)", "evals"),
                  tuple(rows)), data
@@ -291,7 +291,7 @@ def rq2(benches: Sequence[dict], label: str = "hill") -> Table:
                      str(t["evals"]), str(t["compilations"]), str(t["runs"]), t["stop_reason"]))
     g = geomean(over)
     rows.append(("geometric mean", "", "", f"**{g:.1f}x**" if g else "-", "", "", "", ""))
-    return Table("rq2", "Search overhead", ("kernel", "search (s)", "one seed evaluation (s)", "overhead",
+    return Table("rq2", "Search overhead", ("kernel", "search (s)", "one seed evaluation", "overhead",
                                             "evaluations", "compilations", "program runs", "stopped"), tuple(rows))
 
 
@@ -315,7 +315,7 @@ def rq4(benches: Sequence[dict]) -> Table:
                          f"{best / ex_best:.3f}" if best and ex_best else "-",
                          f"{session(k, lb) / ex_session:.3f}" if session(k, lb) and ex_session else "-",
                          str(t["evals"]), f"{t['search_time']:.1f}"))
-    return Table("rq4", "Search cost", ("kernel", "strategy", "best config", "best (search, s)", "best (session, s)",
+    return Table("rq4", "Search cost", ("kernel", "strategy", "best config", "best (search)", "best (session)",
                                         "/ exhaustive (search)", "/ exhaustive (session)", "evaluations",
                                         "search (s)"), tuple(rows))
 
@@ -334,8 +334,8 @@ def rq5(benches: Sequence[dict]) -> Table:
                          (s.get("error") or "-"), str(t["iterations"]), str(t["evals"]), f"{t['search_time']:.1f}",
                          t["stop_reason"], fc(cfg(t)), fs(session(k, lb)),
                          fx(ratio(ref, session(k, lb)))))
-    return Table("rq5", "Starting point", ("kernel", "seed", "start", "start (s)", "moves", "evaluations",
-                                           "search (s)", "stopped", "final config", "final (session, s)",
+    return Table("rq5", "Starting point", ("kernel", "seed", "start", "start time", "moves", "evaluations",
+                                           "search (s)", "stopped", "final config", "final (session)",
                                            "vs seed pluto"), tuple(rows))
 
 
@@ -357,7 +357,7 @@ def rq6(benches: Sequence[dict]) -> Table:
                          fx(ratio(ref, session(k, lb))), str(t["evals"]), f"{t['search_time']:.1f}",
                          f"{t['search_time'] / ref_t['search_time']:.1f}x" if ref_t["search_time"] else "-",
                          t["stop_reason"]))
-    return Table("rq6", "Next-candidate strategies", ("kernel", "variant", "final config", "final (session, s)",
+    return Table("rq6", "Next-candidate strategies", ("kernel", "variant", "final config", "final (session)",
                                                       "speedup vs hill", "evaluations", "search (s)",
                                                       "search time vs hill", "stopped"), tuple(rows))
 

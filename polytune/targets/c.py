@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-import glob
 import math
 import os
 import re
@@ -12,6 +11,7 @@ from concurrent.futures import CancelledError
 from functools import partial
 
 from ..errors import PolytuneError
+from ..machine import cache_sizes
 from ..measure.c import (
     BuildConfig,
     Compiled,
@@ -27,6 +27,7 @@ from ..measure.measurement import Config, Measurement, to_record
 from ..measure.runner import Variant
 from ..pipeline import OptimizeOptions, Program, analyze, generate
 from ..poly.choice import ScheduleChoice, coordinates
+from ..poly.contraction import BLOCK_COORDINATES, Blocks, blocks_of, blocks_text
 from ..poly.schedule import DEFAULT_TILE, access_dims
 from ..search import Parameter, SearchSpace, pow2_domain
 from ..workers.base import Done, WorkerLost
@@ -86,8 +87,31 @@ class CTarget(Target):
         return params
 
     def extra_parameters(self, kind: str) -> list[Parameter]:
-        """--space schedule: the schedule coordinates, after the tile sizes."""
-        return choice_parameters() if kind == "schedule" else []
+        """--space schedule: the schedule coordinates, after the tile sizes; in either space, where some band is
+        a contraction printed as packed blocks, the block coordinates last (block_parameters)."""
+        return (choice_parameters() if kind == "schedule" else []) + self.block_parameters()
+
+    def block_parameters(self) -> list[Parameter]:
+        """The packed code's coordinates (poly/contraction.py BLOCK_COORDINATES: on/off, mr, nv, kc, mc, nc,
+        packing of A; the model's values first), where optimize's default prints some band as packed blocks."""
+        if "_blocked" not in self.__dict__:
+            self._blocked = any(a.tiled((), tile=self.opts.tile, parallel=False, schedule=self.opts.schedule,
+                                        unroll_jam=self.opts.unroll_jam).contractions for a in self.program.scops)
+        if not self._blocked:
+            return []
+        return [Parameter.categorical(name, tuple(category_name(v) for v in values))
+                for name, values in BLOCK_COORDINATES.items()]
+
+    def _split_blocks(self, names: tuple[str, ...], config: Config) -> tuple[tuple, tuple, Blocks | None, set]:
+        """The configuration without its block coordinates, and the Blocks they give (None: no such
+        coordinates), with the block coordinates the code reads (all of them, or only `blocked` when off)."""
+        rest = [(n, v) for n, v in zip(names, config) if n not in BLOCK_COORDINATES]
+        mine = {n: BLOCK_COORDINATES[n][v] for n, v in zip(names, config) if n in BLOCK_COORDINATES}
+        if not mine:
+            return tuple(names), tuple(config), None, set()
+        blocks = blocks_of(mine)
+        reads = set(mine) if blocks.on else {"blocked"}
+        return tuple(n for n, _ in rest), tuple(v for _, v in rest), blocks, reads
 
     def tile_counts(self, choice: ScheduleChoice) -> tuple[int, ...]:
         """How many tile sizes each scop takes under *choice* (computed once per structure)."""
@@ -124,11 +148,14 @@ class CTarget(Target):
         seed's schedule choice is added)."""
         extra = len(space.params) - len(self.parameters())
         if isinstance(how, tuple) and extra and len(how) == len(space.params) - extra:
-            return how + choice_config(self.seed_choice())
+            nblocks = len(self.block_parameters())
+            return how + (choice_config(self.seed_choice()) if extra > nblocks else ()) + (0,) * nblocks
         return super().seed(space, how)
 
     def named_seed(self, space: SearchSpace, how: str) -> Config | None:
-        choice = choice_config(self.seed_choice()) if any(p.is_categorical for p in space.params) else ()
+        schedule = any(p.name in coordinates() for p in space.params)
+        blocks = (0,) * sum(p.name in BLOCK_COORDINATES for p in space.params)  # (the model's, blocked)
+        choice = (choice_config(self.seed_choice()) if schedule else ()) + blocks
         n = len(space.params) - len(choice)
         if how == "pluto":
             return (DEFAULT_TILE,) * n + choice
@@ -154,14 +181,16 @@ class CTarget(Target):
         own output ("default": the model's choice; where scops differ in it, one start per distinct choice,
         "default1", ...: a configuration holds one choice for all scops) and the other scheduler's default
         (what --schedule auto compares). The tile-only space has the seed alone."""
-        if not any(p.is_categorical for p in space.params):
+        if not any(p.name in coordinates() for p in space.params):
             return [("seed", seed)]
-        tiles = (DEFAULT_TILE,) * (len(space.params) - len(coordinates()))
+        blocks = (0,) * sum(p.name in BLOCK_COORDINATES for p in space.params)
+        tiles = (DEFAULT_TILE,) * (len(space.params) - len(coordinates()) - len(blocks))
         models = self.default_choice()
-        out = [("seed", seed)] + [("default" if k == 0 else f"default{k}", tiles + choice_config(c))
+        out = [("seed", seed)] + [("default" if k == 0 else f"default{k}", tiles + choice_config(c) + blocks)
                                   for k, c in enumerate(models)]
         other = "outer" if self.seed_choice().scheduler == "pluto" else "pluto"
-        return out + [(other, tiles + choice_config(ScheduleChoice(scheduler=other, unroll=self.opts.unroll_jam)))]
+        return out + [(other, tiles + choice_config(ScheduleChoice(scheduler=other, unroll=self.opts.unroll_jam))
+                       + blocks)]
 
     def confirm_best(self, runner: CRunner, seed: Measurement | None, best: Measurement | None,
                      names: tuple[str, ...], starts: dict[str, Measurement], runs: int,
@@ -328,10 +357,13 @@ class CTarget(Target):
         return Variant((), (), opts, frozenset(), lambda: generate(self.program, opts).text)
 
     def variant(self, names: tuple[str, ...], config: Config) -> Variant:
-        if any(n in coordinates() for n in names):
-            opts, reads = self.choice_options(tuple(names), tuple(config))
+        rest_names, rest, blocks, block_reads = self._split_blocks(tuple(names), tuple(config))
+        if any(n in coordinates() for n in rest_names):
+            opts, reads = self.choice_options(rest_names, rest)
         else:
-            opts, reads = self.options_for(config), frozenset(names)
+            opts, reads = self.options_for(rest), frozenset(rest_names)
+        if blocks is not None:
+            opts, reads = dataclasses.replace(opts, blocks=blocks), reads | block_reads
         return Variant(tuple(config), tuple(names), opts, reads, lambda: generate(self.program, opts).text)
 
     def labels(self, space: SearchSpace) -> tuple[str, ...]:
@@ -357,10 +389,16 @@ class CTarget(Target):
         schedule choice (optimize --choice)."""
         opts = self.variant(names, config).build
         out = {"tile_sizes": list(opts.tile_sizes)}
+        blocks = ["--blocks", blocks_text(opts.blocks)] if opts.blocks != Blocks() else []
         if opts.choice is not None:
             out["choice"] = opts.choice.to_record()
             out["optimize_args"] = (["--tile-sizes", ",".join(map(str, opts.tile_sizes))] if opts.tile_sizes else []) \
-                + ["--choice", choice_text(opts.choice)]
+                + ["--choice", choice_text(opts.choice)] + blocks
+        elif blocks:
+            out["optimize_args"] = (["--tile-sizes", ",".join(map(str, opts.tile_sizes))] if opts.tile_sizes
+                                    else []) + blocks
+        if any(n in BLOCK_COORDINATES for n in names):
+            out["blocks"] = dataclasses.asdict(opts.blocks)
         return out
 
     @classmethod
@@ -436,25 +474,6 @@ def member_names(schedule: str, members: int) -> list[str]:
                 best = ((-depth, len(expr)), expr)
         out.append(best[1] if best else f"t{m}")
     return out
-
-
-def cache_sizes() -> dict[int, int]:
-    """Data/unified cache size per level (bytes) from sysfs; conservative defaults where unknown."""
-    sizes: dict[int, int] = {}
-    for d in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
-        try:
-            level = int(open(os.path.join(d, "level")).read())
-            kind = open(os.path.join(d, "type")).read().strip()
-            text = open(os.path.join(d, "size")).read().strip()
-        except (OSError, ValueError):
-            continue
-        if kind == "Instruction":
-            continue
-        mult = {"K": 1024, "M": 1024 * 1024}.get(text[-1], 1)
-        sizes[level] = int(text.rstrip("KM")) * mult
-    sizes.setdefault(1, 32 * 1024)
-    sizes.setdefault(2, 512 * 1024)
-    return sizes
 
 
 def model_seed(program: Program, opts: OptimizeOptions) -> tuple[int, ...]:

@@ -15,6 +15,7 @@ import logging
 import multiprocessing
 import os
 import queue
+import signal
 import socket
 import sys
 import tempfile
@@ -196,10 +197,8 @@ class LocalPool:
             return ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="polytune-compile")
         methods = multiprocessing.get_all_start_methods()
         ctx = multiprocessing.get_context(self._mp_context if self._mp_context in methods else "spawn")
-        if self.compile_cpus:
-            return ProcessPoolExecutor(max_workers=self.jobs, mp_context=ctx, initializer=pin_cpus,
-                                       initargs=(self.compile_cpus,))
-        return ProcessPoolExecutor(max_workers=self.jobs, mp_context=ctx)
+        return ProcessPoolExecutor(max_workers=self.jobs, mp_context=ctx, initializer=start_compile_worker,
+                                   initargs=(self.compile_cpus or (),))
 
     def _emit(self, cand: _Candidate, stage: Stage, worker: str) -> None:
         if self._on_progress is not None:
@@ -337,6 +336,14 @@ def split_cores(timing: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     if not 0 < timing < len(cores):
         return None
     return tuple(cores[:timing]), tuple(cores[timing:])
+
+
+def start_compile_worker(cpus: tuple[int, ...]) -> None:
+    """A compile process's start: Ctrl-C (SIGINT, sent to the whole process group by the terminal) is the
+    tuning process's to handle (it stops the search, then closes this pool), not a traceback here; on *cpus*."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if cpus:
+        pin_cpus(cpus)
 
 
 def pin_cpus(cpus: tuple[int, ...]) -> None:

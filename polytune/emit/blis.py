@@ -1,0 +1,458 @@
+"""BLIS's structure for a contraction band (poly/contraction.py), printed in place of its loops.
+
+    for jc in columns by NC:                 B's block of NC columns
+      for pc in k by KC:                     pack B[pc:pc+KC, jc:jc+NC] into micro-panels of NR columns
+        for ic in rows by MC:  (OpenMP)      pack A[ic:ic+MC, pc:pc+KC] into micro-panels of MR rows
+          for jr, ir in the block by NR, MR: the micro-kernel: MR x NR elements of W in registers
+                                             (MR x NV vectors) for the whole KC loop
+
+The micro-kernel is written with GCC vector extensions (`vector_size`, which gcc and clang compile to the
+widest FMA the -march has): each k step loads NV vectors of each B operand and broadcasts one element of
+each A operand per row. W's element is loaded into its register before a block of k and stored after it,
+and the core (the products) is added in k's order: every element sees the original's operations in the
+original order (`W = W + alpha*A * B`, the operand `alpha*A` packed as the original computed it), so the
+result is bit-identical to the original's under the same -ffp-contract. Edge tiles go through a small
+buffer (loaded, computed by the same kernel, written back); in a triangular domain (syrk's j <= i) a tile
+is skipped when a constraint fails at all its corners and goes through the buffer, its elements written
+back under the domain's test, when some fail at some corners: the full tiles have no test at all.
+
+Where the element types differ from the micro-kernel's (a float operand of a double sum, a long double W),
+a compile-time test (`__builtin_types_compatible_p`) keeps the original loops, which are printed beside.
+
+Block sizes: `Blocks` (the tuner's coordinates; 0 = the analytical model's value, `model_blocks`).
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, replace
+
+import islpy as isl
+from pycparser import c_ast
+
+from .. import machine
+from ..poly.contraction import Blocks, Contraction, domain_pieces
+from ..poly.islutil import CTX, isl_name
+from ..poly.parallel import parallel_work
+from .printer import list_, strip, substitute
+
+# the element types the micro-kernel is written for (vectors of other types, _Bool or long double, are
+# not valid GCC vector types): W's type where it is one of these, else double (and then the test fails)
+_VECTOR_TYPES = ("float", "double", "int", "long", "unsigned int", "unsigned long", "short", "long long")
+
+
+FMA_LATENCY = 5  # cycles of a dependent FMA (Haswell, Zen 1: 5; Skylake: 4): the conservative one
+
+
+def micro_tile(registers: int | None = None, fma: int | None = None, lanes: int | None = None) -> tuple[int, int]:
+    """(mr, nv) of the micro-kernel after Low et al. ("Analytical modeling is enough for high-performance
+    BLIS", TOMS 2016): enough independent accumulators to hide the FMA latency, mr * nr >= lanes *
+    FMA_LATENCY * FMA units; nr = ceil(sqrt(that) / lanes) vectors (a square-ish tile loads the fewest
+    operands per FMA); then as many rows as the registers hold beside the nv vectors of B and one
+    broadcast of A (mr * nv + nv + 1 <= registers), at most 16. *lanes*: 8-byte elements per vector.
+    AVX2 with 16 registers, one 256-bit FMA per cycle (Zen 1): 6 x 2 vectors (6 x 8 doubles, BLIS's
+    haswell and zen kernels)."""
+    regs = registers or machine.vector_registers()
+    units = fma or machine.fma_units()
+    vl = lanes or max(1, machine.vector_bytes() // 8)
+    need = vl * FMA_LATENCY * units
+    nv = max(1, math.ceil(math.sqrt(need) / vl))
+    mr = max(1, math.ceil(need / (nv * vl)))
+    while (mr + 1) * nv + nv + 1 <= regs and mr < 16:
+        mr += 1
+    while mr * nv + nv + 1 > regs and mr > 1:
+        mr -= 1
+    return mr, nv
+
+
+def model_blocks() -> Blocks:
+    """The model's blocks for this machine: (mr, nv) from the registers (`micro_tile`); kc so that a micro-panel
+    of B (kc x nr) takes half of L1 (the A micro-panel and W's tile stream through the rest); mc so that
+    the packed A block (mc x kc) takes half of L2; nc so that the packed B panel (kc x nc) takes half of
+    L3. kc, mc and nc are in bytes here (divided by the element size in the C code, `_sizes`)."""
+    mr, nv = micro_tile()
+    caches = machine.cache_sizes()
+    return Blocks(True, mr, nv, caches[1] // 2, caches[2] // 2, caches[3] // 2)
+
+
+@dataclass
+class _Names:
+    p: str
+
+    def __getattr__(self, name: str) -> str:
+        return f"{self.p}_{name}"
+
+
+class _Linear:
+    """Affine constraints of the domain with the row and column loops as coefficients and the rest (the
+    parameters, the outer loops) as printed C text."""
+
+    def __init__(self, printer, b: isl.BasicSet, ctx: isl.Set, dims: dict[str, int]):
+        self.printer, self.b, self.ctx, self.dims = printer, b, ctx, dims
+
+    def rest(self, con: isl.Constraint) -> str:
+        aff = con.get_aff()
+        for d in range(aff.dim(isl.dim_type.in_)):
+            aff = aff.set_coefficient_val(isl.dim_type.in_, d, isl.Val.zero(CTX))
+        pa = isl.PwAff.from_aff(aff).project_domain_on_params()
+        return self.text(pa)
+
+    def text(self, pa: isl.PwAff) -> str:
+        ctx = self.ctx.align_params(pa.get_space())
+        pa = pa.align_params(ctx.get_space())
+        return strip(self.printer.expr(isl.AstBuild.from_context(ctx).expr_from_pw_aff(pa.gist_params(ctx))))
+
+
+def _bounds(b: isl.BasicSet, d: int) -> tuple[isl.PwAff, isl.PwAff]:
+    """The least and greatest value of set dimension *d* of *b* as functions of the parameters."""
+    s = isl.Set.from_basic_set(b)
+    n = s.dim(isl.dim_type.set)
+    others = [x for x in range(n) if x != d]
+    for x in reversed(others):
+        s = s.project_out(isl.dim_type.set, x, 1)
+    return s.dim_min(0), s.dim_max(0)
+
+
+def _first_call(n: isl.AstNode) -> isl.AstExpr | None:
+    t = n.get_type()
+    if t == isl.ast_node_type.user:
+        return n.user_get_expr()
+    if t == isl.ast_node_type.block:
+        for c in list_(n.block_get_children()):
+            found = _first_call(c)
+            if found is not None:
+                return found
+        return None
+    if t == isl.ast_node_type.for_:
+        return _first_call(n.for_get_body())
+    if t == isl.ast_node_type.if_:
+        return _first_call(n.if_get_then_node())
+    if t == isl.ast_node_type.mark:
+        return _first_call(n.mark_get_node())
+    return None
+
+
+def _contiguous_along(node: c_ast.Node, loop: str) -> bool:
+    """Whether the operand's first array reference has *loop* in its last subscript (reads along it are
+    contiguous)."""
+    while isinstance(node, (c_ast.BinaryOp, c_ast.UnaryOp, c_ast.Cast)):
+        if isinstance(node, c_ast.BinaryOp):
+            left = _first_ref(node.left)
+            node = node.left if left is not None else node.right
+        else:
+            node = node.expr
+    ref = _first_ref(node)
+    if ref is None:
+        return False
+    ids: set[str] = set()
+
+    class V(c_ast.NodeVisitor):
+        def visit_ID(self, n):
+            ids.add(n.name)
+
+    V().visit(ref.subscript)
+    return loop in ids
+
+
+def _first_ref(node: c_ast.Node) -> c_ast.ArrayRef | None:
+    if isinstance(node, c_ast.ArrayRef):
+        return node
+    for _, child in node.children():
+        found = _first_ref(child)
+        if found is not None:
+            return found
+    return None
+
+
+def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool) -> None:
+    """The packed, blocked code of the contraction under the AST mark node *n* (its child: the original
+    loops, printed as the fallback), through *printer* (emit/c.py's). *parallel*: OpenMP inside it (False
+    where an enclosing loop is parallel already, or without OpenMP)."""
+    c: Contraction = mark.contraction
+    scop = printer.scop
+    st = scop.statement(c.statement)
+    child = n.mark_get_node()
+    call = _first_call(child)
+    blocks = mark.blocks or Blocks()
+    model = model_blocks()
+    blk = replace(blocks, **{f: getattr(model, f) for f in ("mr", "nv", "kc", "mc", "nc") if not getattr(blocks, f)})
+    x = _Names(printer.prefix)
+    outer_param = {o: f"{x.p}_o{k}" for k, o in enumerate(c.outer)}
+    b = domain_pieces(scop, st, c, lambda o: outer_param[o])
+    emit = printer.emit
+    gen = printer.gen
+    args = [strip(printer.expr(call.op_get_arg(k + 1))) for k in range(call.op_get_n_arg() - 1)]
+    outer_values = {o: args[st.iterators.index(o)] for o in c.outer}
+
+    def at(node: c_ast.Node, values: dict[str, str]) -> str:
+        subst = {o: outer_param[o] for o in c.outer}
+        subst.update({it: v if re.fullmatch(r"-?\w+", v) else f"({v})" for it, v in values.items()})
+        subst.update(printer.renamed)
+        return gen.visit(substitute(node, subst))
+
+    zeros = {v: "0" for v in st.iterators}
+    ctx = scop.context.align_params(b.get_space())
+    lin = _Linear(printer, b, isl.Set.universe(b.get_space().params()).intersect_params(ctx), {})
+    pos = {b.get_dim_name(isl.dim_type.set, d): d for d in range(b.dim(isl.dim_type.set))}
+    di, dj, dk = (pos[isl_name(v)] for v in (c.i, c.j, c.k))
+    ranges = {}
+    for name, d in (("i", di), ("j", dj), ("k", dk)):
+        lo, hi = _bounds(b, d)
+        ranges[name] = (lin.text(lo), lin.text(hi))
+    ij_cons, param_cons = [], []
+    for con in b.get_constraints():
+        ci = con.get_coefficient_val(isl.dim_type.set, di).to_python()
+        cj = con.get_coefficient_val(isl.dim_type.set, dj).to_python()
+        ck = con.get_coefficient_val(isl.dim_type.set, dk).to_python()
+        if ck:
+            continue
+        rest = lin.rest(con)
+        if ci or cj:
+            # a bound of the box itself needs no test (the tiles lie in the box)
+            if not (ci and cj):
+                continue
+            ij_cons.append((ci, cj, rest))
+        else:
+            param_cons.append(f"({rest}) {'==' if con.is_equality() else '>='} 0")
+
+    na, nb = len(c.a_operands), len(c.b_operands)
+    vb = machine.vector_bytes()
+    pack_a = blocks.pack_a
+    all_ops = list(c.operands)
+    index = {id(o): k for k, o in enumerate(all_ops)}
+    a_ops = [o for o in all_ops if o.side == "a"]
+    b_ops = [o for o in all_ops if o.side == "b"]
+
+    # ---- the block ---------------------------------------------------------------------------------
+    i0 = indent
+    emit(f"{{ /* contraction {c.statement}: packed blocks of ({c.i}, {c.j}, {c.k}) (emit/blis.py) */", i0)
+    i1 = i0 + 1
+    w0 = at(c.write_node, zeros)
+    generic = ", ".join(f"{t}: ({t})0" for t in _VECTOR_TYPES)
+    emit(f"typedef __typeof__(_Generic(({w0}), {generic}, default: (double)0)) {x.T};", i1)
+    emit(f"typedef {x.T} {x.V} __attribute__((vector_size({vb})));", i1)
+    same = [f"__builtin_types_compatible_p(__typeof__({w0}), {x.T})"]
+    same += [f"__builtin_types_compatible_p(__typeof__({at(o.node, zeros)}), {x.T})" for o in all_ops]
+    emit(f"if ({' && '.join(same)}) {{", i1)
+    i2 = i1 + 1
+    for o in c.outer:
+        emit(f"const long {outer_param[o]} = {outer_values[o]};", i2)
+    emit(f"const long {x.i0} = {ranges['i'][0]}, {x.i1} = ({ranges['i'][1]}) + 1;", i2)
+    emit(f"const long {x.j0} = {ranges['j'][0]}, {x.j1} = ({ranges['j'][1]}) + 1;", i2)
+    emit(f"const long {x.k0} = {ranges['k'][0]}, {x.k1} = ({ranges['k'][1]}) + 1;", i2)
+    guard = [f"{x.i0} < {x.i1}", f"{x.j0} < {x.j1}", f"{x.k0} < {x.k1}"] + param_cons
+    emit(f"if ({' && '.join(guard)}) {{", i2)
+    i3 = i2 + 1
+    mr, nv = blk.mr, blk.nv
+    emit(f"enum {{ {x.MR} = {mr}, {x.VL} = {vb} / sizeof({x.T}), {x.NR} = {nv} * {x.VL}, "
+         f"{x.NA} = {na}, {x.NB} = {nb} }};", i3)
+    _sizes(emit, x, blk, blocks, i3)
+    emit(f"const long {x.KC} = {x.kcm} < {x.k1} - {x.k0} ? {x.kcm} : {x.k1} - {x.k0};", i3)
+    emit(f"const long {x.NC} = {x.ncm} < {x.j1} - {x.j0} + {x.NR} - 1 ? {x.ncm} / {x.NR} * {x.NR} + "
+         f"({x.ncm} < {x.NR}) * {x.NR} : ({x.j1} - {x.j0} + {x.NR} - 1) / {x.NR} * {x.NR};", i3)
+    emit(f"long {x.MC} = {x.mcm} < {x.i1} - {x.i0} + {x.MR} - 1 ? {x.mcm} / {x.MR} * {x.MR} + "
+         f"({x.mcm} < {x.MR}) * {x.MR} : ({x.i1} - {x.i0} + {x.MR} - 1) / {x.MR} * {x.MR};", i3)
+    if c.unit_columns:
+        wi1 = at(c.write_node, {c.i: "1", c.j: "0", c.k: "0"})
+        wi0 = at(c.write_node, {c.i: "0", c.j: "0", c.k: "0"})
+        emit(f"const long {x.crs} = (long)(&{wi1} - &{wi0});", i3)
+    work = f"({x.i1} - {x.i0}) * ({x.j1} - {x.j0}) * ({x.k1} - {x.k0}) >= {parallel_work()}L"
+    if parallel:
+        emit("#ifdef _OPENMP", 0)
+        emit("extern int omp_get_max_threads(void);", i3)
+        emit(f"if ({work}) {{  /* a block of rows for every thread */", i3)
+        emit(f"const long {x.share} = (({x.i1} - {x.i0} + omp_get_max_threads() - 1) / omp_get_max_threads() "
+             f"+ {x.MR} - 1) / {x.MR} * {x.MR};", i3 + 1)
+        emit(f"if ({x.share} < {x.MC}) {x.MC} = {x.share};", i3 + 1)
+        emit("}", i3)
+        emit("#endif", 0)
+    emit(f"char *const {x.Braw} = __builtin_malloc(sizeof({x.T}) * {x.NB} * {x.KC} * {x.NC} + 64);", i3)
+    emit(f"if (!{x.Braw}) __builtin_abort();", i3)
+    emit(f"{x.T} *const {x.Bp} = ({x.T} *)({x.Braw} + (64 - (unsigned long){x.Braw} % 64) % 64);", i3)
+    if parallel:
+        emit(f"#pragma omp parallel if({work})", i3)
+    emit("{", i3)
+    i4 = i3 + 1
+    if pack_a:
+        emit(f"char *const {x.Araw} = __builtin_malloc(sizeof({x.T}) * {x.NA} * {x.KC} * {x.MC} + 64);", i4)
+        emit(f"if (!{x.Araw}) __builtin_abort();", i4)
+        emit(f"{x.T} *const {x.Ap} = ({x.T} *)({x.Araw} + (64 - (unsigned long){x.Araw} % 64) % 64);", i4)
+    emit(f"for (long {x.jc} = {x.j0}; {x.jc} < {x.j1}; {x.jc} += {x.NC}) {{", i4)
+    i5 = i4 + 1
+    emit(f"const long {x.nc} = {x.NC} < {x.j1} - {x.jc} ? {x.NC} : {x.j1} - {x.jc};", i5)
+    emit(f"for (long {x.pc} = {x.k0}; {x.pc} < {x.k1}; {x.pc} += {x.KC}) {{", i5)
+    i6 = i5 + 1
+    emit(f"const long {x.kc} = {x.KC} < {x.k1} - {x.pc} ? {x.KC} : {x.k1} - {x.pc};", i6)
+    # pack B: micro-panel q holds, for each k, NB operands of NR columns
+    if parallel:
+        emit("#pragma omp for schedule(static)", i6)
+    emit(f"for (long {x.jr} = 0; {x.jr} < {x.nc}; {x.jr} += {x.NR}) {{", i6)
+    i7 = i6 + 1
+    emit(f"{x.T} *const {x.q} = {x.Bp} + {x.jr} * {x.kc} * {x.NB};", i7)
+    emit(f"const long {x.cols} = {x.NR} < {x.nc} - {x.jr} ? {x.NR} : {x.nc} - {x.jr};", i7)
+    for t, o in enumerate(b_ops):
+        val = at(o.node, {c.j: f"{x.jc} + {x.jr} + {x.cc}", c.k: f"{x.pc} + {x.pp}"})
+        dst = f"{x.q}[({x.pp} * {x.NB} + {t}) * {x.NR} + {x.cc}]"
+        if _contiguous_along(o.node, c.j) or not _contiguous_along(o.node, c.k):
+            emit(f"for (long {x.pp} = 0; {x.pp} < {x.kc}; {x.pp}++) {{", i7)
+            emit(f"for (long {x.cc} = 0; {x.cc} < {x.cols}; {x.cc}++) {dst} = {val};", i7 + 1)
+            emit(f"for (long {x.cc} = {x.cols}; {x.cc} < {x.NR}; {x.cc}++) {dst} = 0;", i7 + 1)
+            emit("}", i7)
+        else:
+            emit(f"for (long {x.cc} = 0; {x.cc} < {x.cols}; {x.cc}++)", i7)
+            emit(f"for (long {x.pp} = 0; {x.pp} < {x.kc}; {x.pp}++) {dst} = {val};", i7 + 1)
+            emit(f"for (long {x.cc} = {x.cols}; {x.cc} < {x.NR}; {x.cc}++)", i7)
+            emit(f"for (long {x.pp} = 0; {x.pp} < {x.kc}; {x.pp}++) {dst} = 0;", i7 + 1)
+    emit("}", i6)
+    if parallel:
+        emit("#pragma omp for schedule(dynamic, 1)", i6)
+    emit(f"for (long {x.ic} = {x.i0}; {x.ic} < {x.i1}; {x.ic} += {x.MC}) {{", i6)
+    emit(f"const long {x.mc} = {x.MC} < {x.i1} - {x.ic} ? {x.MC} : {x.i1} - {x.ic};", i7)
+    if pack_a:
+        emit(f"for (long {x.ir} = 0; {x.ir} < {x.mc}; {x.ir} += {x.MR}) {{", i7)
+        i8 = i7 + 1
+        emit(f"{x.T} *const {x.q} = {x.Ap} + {x.ir} * {x.kc} * {x.NA};", i8)
+        emit(f"const long {x.rows} = {x.MR} < {x.mc} - {x.ir} ? {x.MR} : {x.mc} - {x.ir};", i8)
+        for t, o in enumerate(a_ops):
+            val = at(o.node, {c.i: f"{x.ic} + {x.ir} + {x.rr}", c.k: f"{x.pc} + {x.pp}"})
+            dst = f"{x.q}[({x.pp} * {x.NA} + {t}) * {x.MR} + {x.rr}]"
+            if _contiguous_along(o.node, c.k):
+                emit(f"for (long {x.rr} = 0; {x.rr} < {x.rows}; {x.rr}++)", i8)
+                emit(f"for (long {x.pp} = 0; {x.pp} < {x.kc}; {x.pp}++) {dst} = {val};", i8 + 1)
+                emit(f"for (long {x.rr} = {x.rows}; {x.rr} < {x.MR}; {x.rr}++)", i8)
+                emit(f"for (long {x.pp} = 0; {x.pp} < {x.kc}; {x.pp}++) {dst} = 0;", i8 + 1)
+            else:
+                emit(f"for (long {x.pp} = 0; {x.pp} < {x.kc}; {x.pp}++) {{", i8)
+                emit(f"for (long {x.rr} = 0; {x.rr} < {x.rows}; {x.rr}++) {dst} = {val};", i8 + 1)
+                emit(f"for (long {x.rr} = {x.rows}; {x.rr} < {x.MR}; {x.rr}++) {dst} = 0;", i8 + 1)
+                emit("}", i8)
+        emit("}", i7)
+    emit(f"for (long {x.jr} = 0; {x.jr} < {x.nc}; {x.jr} += {x.NR}) {{", i7)
+    i8 = i7 + 1
+    emit(f"for (long {x.ir} = 0; {x.ir} < {x.mc}; {x.ir} += {x.MR}) {{", i8)
+    i9 = i8 + 1
+    emit(f"const long {x.I} = {x.ic} + {x.ir}, {x.J} = {x.jc} + {x.jr};", i9)
+    emit(f"const long {x.rows} = {x.MR} < {x.i1} - {x.I} ? {x.MR} : {x.i1} - {x.I};", i9)
+    emit(f"const long {x.cols} = {x.NR} < {x.j1} - {x.J} ? {x.NR} : {x.j1} - {x.J};", i9)
+    full = [f"{x.rows} == {x.MR}", f"{x.cols} == {x.NR}"]
+    empty = []
+    for ci, cj, rest in ij_cons:
+        lo_i, hi_i = (x.I, f"{x.I} + {x.rows} - 1") if ci > 0 else (f"{x.I} + {x.rows} - 1", x.I)
+        lo_j, hi_j = (x.J, f"{x.J} + {x.cols} - 1") if cj > 0 else (f"{x.J} + {x.cols} - 1", x.J)
+        least = f"{_term(ci, lo_i)} + {_term(cj, lo_j)} + ({rest})"
+        most = f"{_term(ci, hi_i)} + {_term(cj, hi_j)} + ({rest})"
+        full.append(f"{least} >= 0")
+        empty.append(f"{most} < 0")
+    if empty:
+        emit(f"if ({' || '.join(empty)}) continue;", i9)
+    inside = " && ".join(f"{_term(ci, x.ii)} + {_term(cj, x.jj)} + ({rest}) >= 0" for ci, cj, rest in ij_cons)
+    emit(f"const int {x.full} = {' && '.join(full)};", i9)
+    emit(f"{x.T} {x.tile}[{x.MR} * {x.NR}] __attribute__((aligned(64)));", i9)
+    emit(f"{x.T} *{x.cp};", i9)
+    emit(f"long {x.rs};", i9)
+    wij = at(c.write_node, {c.i: x.ii, c.j: x.jj})
+    if c.unit_columns:
+        emit(f"if ({x.full}) {{", i9)
+        emit(f"{x.cp} = &{at(c.write_node, {c.i: x.I, c.j: x.J})};", i9 + 1)
+        emit(f"{x.rs} = {x.crs};", i9 + 1)
+        emit("} else {", i9)
+    else:
+        emit("{", i9)
+    i10 = i9 + 1
+    emit(f"{x.cp} = {x.tile};", i10)
+    emit(f"{x.rs} = {x.NR};", i10)
+    emit(f"for (long {x.rr} = 0; {x.rr} < {x.MR}; {x.rr}++)", i10)
+    emit(f"for (long {x.cc} = 0; {x.cc} < {x.NR}; {x.cc}++) {{", i10 + 1)
+    emit(f"const long {x.ii} = {x.I} + {x.rr}, {x.jj} = {x.J} + {x.cc};", i10 + 2)
+    cond = f"{x.rr} < {x.rows} && {x.cc} < {x.cols}" + (f" && {inside}" if inside else "")
+    emit(f"{x.tile}[{x.rr} * {x.NR} + {x.cc}] = {cond} ? {wij} : 0;", i10 + 2)
+    emit("}", i10 + 1)
+    emit("}", i9)
+    _kernel(emit, x, c, mr, nv, pack_a, a_ops, index, at, i9)
+    emit(f"if ({x.cp} == {x.tile})", i9)
+    emit(f"for (long {x.rr} = 0; {x.rr} < {x.rows}; {x.rr}++)", i9 + 1)
+    emit(f"for (long {x.cc} = 0; {x.cc} < {x.cols}; {x.cc}++) {{", i9 + 2)
+    emit(f"const long {x.ii} = {x.I} + {x.rr}, {x.jj} = {x.J} + {x.cc};", i9 + 3)
+    if inside:
+        emit(f"if ({inside})", i9 + 3)
+    emit(f"{wij} = {x.tile}[{x.rr} * {x.NR} + {x.cc}];", i9 + 3 + bool(inside))
+    emit("}", i9 + 2)
+    emit("}", i8)  # ir
+    emit("}", i7)  # jr
+    emit("}", i6)  # ic
+    emit("}", i5)  # pc
+    emit("}", i4)  # jc
+    if pack_a:
+        emit(f"__builtin_free({x.Araw});", i4)
+    emit("}", i3)  # parallel
+    emit(f"__builtin_free({x.Braw});", i3)
+    emit("}", i2)  # guard
+    emit("} else {", i1)
+    printer.node(child, i2, None)
+    emit("}", i1)
+    emit("}", i0)
+
+
+def _term(coefficient: int, value: str) -> str:
+    return f"({value})" if coefficient == 1 else f"-({value})"
+
+
+def _sizes(emit, x: _Names, blk: Blocks, asked: Blocks, indent: int) -> None:
+    """kcm, mcm, ncm: the block sizes in elements. The model's are byte budgets (model_blocks) divided by
+    the panel's other extent times the element size; tuned ones are element counts."""
+    def size(field: str, budget_of: str) -> str:
+        v = getattr(asked, field)
+        if v:
+            return str(v)
+        return f"{getattr(blk, field)}L / ({budget_of} * (long)sizeof({x.T}))"
+
+    emit(f"const long {x.kcm} = {size('kc', x.NR)} > 0 ? {size('kc', x.NR)} : 1;", indent)
+    emit(f"const long {x.mcm} = {size('mc', x.kcm)} > 0 ? {size('mc', x.kcm)} : 1;", indent)
+    emit(f"const long {x.ncm} = {size('nc', x.kcm)} > 0 ? {size('nc', x.kcm)} : 1;", indent)
+
+
+def _kernel(emit, x: _Names, c: Contraction, mr: int, nv: int, pack_a: bool, a_ops, index, at, indent: int) -> None:
+    """The micro-kernel: W's mr x nr tile at cp (rows rs apart) in mr x nv vector registers, updated with
+    the core for each k of the block, in k's order."""
+    a_pos = {index[id(o)]: t for t, o in enumerate(a_ops)}
+    b_pos = {index[id(o)]: t for t, o in enumerate(o for o in c.operands if o.side == "b")}
+    emit("{", indent)
+    i1 = indent + 1
+    acc = [[f"{x.p}_c{r}_{v}" for v in range(nv)] for r in range(mr)]
+    emit(f"{x.V} {', '.join(a for row in acc for a in row)};", i1)
+    for r in range(mr):
+        for v in range(nv):
+            emit(f"__builtin_memcpy(&{acc[r][v]}, {x.cp} + {r} * {x.rs} + {v} * {x.VL}, sizeof({x.V}));", i1)
+    panel = f"{x.Bp} + {x.jr} * {x.kc} * {x.NB}"
+    emit(f"const {x.V} *{x.bq} = (const {x.V} *)__builtin_assume_aligned({panel}, sizeof({x.V}));", i1)
+    if pack_a:
+        emit(f"const {x.T} *{x.aq} = {x.Ap} + {x.ir} * {x.kc} * {x.NA};", i1)
+    else:
+        rows = [f"{x.p}_row{r}" for r in range(mr)]
+        for r in range(mr):
+            emit(f"const long {rows[r]} = {x.I} + ({r} < {x.rows} ? {r} : 0);", i1)
+    emit(f"for (long {x.pp} = 0; {x.pp} < {x.kc}; {x.pp}++) {{", i1)
+    i2 = i1 + 1
+    nb = len(b_pos)
+    for k, t in b_pos.items():
+        for v in range(nv):
+            emit(f"const {x.V} {x.p}_b{k}_{v} = {x.bq}[{t} * {nv} + {v}];", i2)
+    for r in range(mr):
+        for k, t in a_pos.items():
+            if pack_a:
+                val = f"{x.aq}[{t} * {x.MR} + {r}]"
+            else:
+                val = at(a_ops[t].node, {c.i: f"{x.p}_row{r}", c.k: f"{x.pc} + {x.pp}"})
+            emit(f"const {x.T} {x.p}_a{k}_{r} = {val};", i2)
+        for v in range(nv):
+            core = re.sub(r"@a(\d+)", f"{x.p}_a\\1_{r}", c.core)
+            core = re.sub(r"@b(\d+)", f"{x.p}_b\\1_{v}", core)
+            emit(f"{acc[r][v]} = {acc[r][v]} {c.op} {core};", i2)
+    emit(f"{x.bq} += {nb} * {nv};", i2)
+    if pack_a:
+        emit(f"{x.aq} += {len(a_pos)} * {x.MR};", i2)
+    emit("}", i1)
+    for r in range(mr):
+        for v in range(nv):
+            emit(f"__builtin_memcpy({x.cp} + {r} * {x.rs} + {v} * {x.VL}, &{acc[r][v]}, sizeof({x.V}));", i1)
+    emit("}", indent)

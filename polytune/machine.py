@@ -1,0 +1,80 @@
+"""What the machine polytune runs on offers the generated code: vector width, vector registers, caches,
+cores (read from /proc/cpuinfo and sysfs; the C target compiles with -march=native for this machine)."""
+from __future__ import annotations
+
+import functools
+import glob
+import os
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_flags() -> frozenset[str]:
+    """The first processor's flags in /proc/cpuinfo (empty where there is none)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def vector_bytes() -> int:
+    """The widest SIMD register the compiler may use with -march=native: 64 (AVX-512), 32 (AVX), 16."""
+    flags = cpu_flags()
+    if "avx512f" in flags:
+        return 64
+    if "avx" in flags or "avx2" in flags:
+        return 32
+    return 16
+
+
+def vector_registers() -> int:
+    """Architectural SIMD registers: 32 with AVX-512 (or AArch64), 16 with SSE/AVX on x86-64."""
+    flags = cpu_flags()
+    return 32 if "avx512f" in flags or not flags else 16
+
+
+def _cpuinfo(key: str) -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.split(":")[0].strip() == key:
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
+def fma_units() -> int:
+    """Full-width vector FMA instructions issued per cycle, as the micro-kernel model counts them: 2 on Intel
+    cores since Haswell and AMD's since Zen 2, 1 on AMD family 23 models below 0x30 (Zen 1 and Zen+, whose two
+    128-bit pipes split each 256-bit FMA), 1 without FMA."""
+    if "fma" not in cpu_flags():
+        return 1
+    family, model = _cpuinfo("cpu family"), _cpuinfo("model")
+    if _cpuinfo("vendor_id") == "AuthenticAMD" and family.isdigit() and model.isdigit():
+        if int(family) < 23 or (int(family) == 23 and int(model) < 0x30):
+            return 1
+    return 2
+
+
+def cache_sizes() -> dict[int, int]:
+    """Data/unified cache size per level (bytes) from sysfs; conservative defaults where unknown."""
+    sizes: dict[int, int] = {}
+    for d in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
+        try:
+            level = int(open(os.path.join(d, "level")).read())
+            kind = open(os.path.join(d, "type")).read().strip()
+            text = open(os.path.join(d, "size")).read().strip()
+        except (OSError, ValueError):
+            continue
+        if kind == "Instruction":
+            continue
+        mult = {"K": 1024, "M": 1024 * 1024}.get(text[-1], 1)
+        sizes[level] = int(text.rstrip("KM")) * mult
+    sizes.setdefault(1, 32 * 1024)
+    sizes.setdefault(2, 512 * 1024)
+    sizes.setdefault(3, max(sizes[2], 4 * 1024 * 1024))
+    return sizes

@@ -1,0 +1,507 @@
+"""Contraction bands: statements `C[..] += f(A[..], B[..])` that BLIS's structure computes (emit/blis.py).
+
+A statement is a *contraction* when (all read from the polyhedral representation, not from source text):
+- it accumulates into one element: `W += E`, `W -= E`, `W = W + E`, `W = W - E` or `W = E + W`;
+- exactly one of its loops, *k*, moves no subscript of W (the reduction), and its own dependences
+  (isl's, from the statement to itself) move no loop but k, forward: each element's sum runs in k's order;
+- E splits into *operands*, maximal subexpressions that depend only on (rows, k) or only on (columns, k)
+  (alpha * A[i][k], B[k][j]), joined by +, - and * into a *core* that has both kinds (the products);
+  the loops of W split into rows (loops the A side reads), columns (the B side's) and the rest (outer:
+  a batch loop, a second free index), from the operands' subscripts;
+- no operand reads W's array, and its domain, with the outer loops fixed, is one convex polyhedron with
+  coefficients 0 or +-1 (rectangles, triangles `j <= i`), k's bounds independent of the rows and columns.
+
+The dependence condition makes the rows and columns parallel and any blocking of (rows, columns, k)
+legal; the core evaluated per k with W's element held in a register across a block of k keeps each
+element's operations exactly (the same products, added in k's order). `isolate` gives each contraction a
+subtree of its own (fission from the statements its outermost band shares it with, checked against every
+dependence): a band of its outer loops, a `ContractionMark`, and a band of its (row, column, k) loops
+that the tiler leaves alone and the C printer replaces by the packed, blocked code.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import re
+from dataclasses import dataclass, field
+
+import islpy as isl
+from pycparser import c_ast, c_generator
+
+from .deps import Dependences
+from .islutil import CTX, isl_name, sets_of
+from .legality import IllegalSchedule, check_legal
+from .marks import ContractionMark, mark_id
+from .scop import Scop, Statement
+
+_GEN = c_generator.CGenerator()
+_CORE_OPS = frozenset({"+", "-", "*"})
+MAX_CORE = 12  # nodes of the core (syr2k's two products: 7)
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """How contraction bands are printed (emit/blis.py): *on* False leaves them to the tiler like any band.
+    Block sizes: 0 takes the analytical model's value (emit/blis.py model_blocks). *mr* rows by *nv* vectors
+    of columns per micro-kernel; *kc*, *mc*, *nc* in elements; *pack_a* False reads A's operands in place (B
+    is always packed: its vectors must be contiguous)."""
+
+    on: bool = True
+    mr: int = 0
+    nv: int = 0
+    kc: int = 0
+    mc: int = 0
+    nc: int = 0
+    pack_a: bool = True
+
+
+# The tuner's coordinates of the packed code (targets/c.py adds them where a program has contraction bands):
+# 0 is the model's value; nv counts vectors (nr = nv x the vector's lanes).
+BLOCK_COORDINATES: dict[str, tuple] = {
+    "blocked": (True, False), "mr": (0, 4, 6, 8), "nv": (0, 1, 2, 3), "kc": (0, 128, 256, 512),
+    "mc": (0, 48, 96, 192, 384), "nc": (0, 1024, 2048, 4096), "pack_a": (True, False),
+}
+
+
+def blocks_of(values: dict) -> Blocks:
+    """Blocks from coordinate values by name (missing: the default)."""
+    names = {"blocked": "on"}
+    return Blocks(**{names.get(k, k): v for k, v in values.items() if k in BLOCK_COORDINATES})
+
+
+def parse_blocks(text: str) -> Blocks:
+    """`optimize --blocks`: `off`, or NAME=VALUE items (mr=6,nv=2,kc=256,mc=96,nc=2048,pack_a=1)."""
+    from ..errors import UsageError
+    if text.strip() == "off":
+        return Blocks(on=False)
+    values: dict = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or key not in BLOCK_COORDINATES:
+            raise UsageError(f"bad --blocks item '{item}' (off, or NAME=VALUE with NAME one of "
+                             f"{', '.join(BLOCK_COORDINATES)})")
+        if key in ("blocked", "pack_a"):
+            values[key] = value.lower() in ("1", "true", "yes", "on")
+        elif value.isdigit():
+            values[key] = int(value)
+        else:
+            raise UsageError(f"bad --blocks item '{item}': {key} takes a non-negative integer")
+    return blocks_of(values)
+
+
+def blocks_text(b: Blocks) -> str:
+    """*b* as optimize's --blocks takes it."""
+    if not b.on:
+        return "off"
+    return ",".join(f"{k}={int(getattr(b, k)) if isinstance(getattr(b, k), bool) else getattr(b, k)}"
+                    for k in ("mr", "nv", "kc", "mc", "nc", "pack_a"))
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A subexpression the packing evaluates once per (row, k) (side "a") or per (k, column) (side "b")."""
+
+    side: str
+    text: str  # the C text, in the statement's iterators
+    node: c_ast.Node = field(compare=False, repr=False, default=None)  # the same as pycparser's tree
+
+
+@dataclass(frozen=True)
+class Contraction:
+    """What the blocked code needs to know of one contraction statement (names are C iterators)."""
+
+    statement: str
+    outer: tuple[str, ...]  # the statement's other loops, in their order (outside the blocked code)
+    i: str  # the rows: the loop of the A side
+    j: str  # the columns: the B side, W's contiguous subscript where it has one
+    k: str  # the reduction
+    write: str  # W's C text
+    op: str  # "+" or "-": W = W op core
+    core: str  # C text with the operands as @a0, @b0, ... (placeholders)
+    operands: tuple[Operand, ...]
+    unit_columns: bool  # W's elements of consecutive columns are adjacent (its last subscript is j + ...)
+    write_node: c_ast.Node = field(compare=False, repr=False, default=None)
+
+    @property
+    def a_operands(self) -> tuple[Operand, ...]:
+        return tuple(o for o in self.operands if o.side == "a")
+
+    @property
+    def b_operands(self) -> tuple[Operand, ...]:
+        return tuple(o for o in self.operands if o.side == "b")
+
+
+def _ids(node: c_ast.Node) -> set[str]:
+    out: set[str] = set()
+
+    class V(c_ast.NodeVisitor):
+        def visit_ID(self, n):
+            out.add(n.name)
+
+        def visit_StructRef(self, n):  # (a.x: only the base is a variable)
+            self.visit(n.name)
+
+    V().visit(node)
+    return out
+
+
+def _pure(node: c_ast.Node) -> bool:
+    """Whether an operand is plain arithmetic on array elements, scalars and constants (no call, no
+    assignment, no increment): the packing may evaluate it anywhere the original did."""
+    if isinstance(node, (c_ast.ID, c_ast.Constant)):
+        return True
+    if isinstance(node, c_ast.ArrayRef):
+        return _pure(node.name) and _pure(node.subscript)
+    if isinstance(node, c_ast.BinaryOp):
+        return _pure(node.left) and _pure(node.right)
+    if isinstance(node, c_ast.UnaryOp):
+        return node.op in ("-", "+") and _pure(node.expr)
+    if isinstance(node, c_ast.Cast):
+        return _pure(node.expr)
+    return False
+
+
+def _accumulation(body: c_ast.Node) -> tuple[c_ast.Node, str, c_ast.Node] | None:
+    """(W, op, E) of `W += E`, `W -= E`, `W = W + E`, `W = W - E`, `W = E + W`; None otherwise."""
+    if not isinstance(body, c_ast.Assignment) or not isinstance(body.lvalue, c_ast.ArrayRef):
+        return None
+    w = body.lvalue
+    if body.op in ("+=", "-="):
+        return w, body.op[0], body.rvalue
+    r = body.rvalue
+    if body.op == "=" and isinstance(r, c_ast.BinaryOp) and r.op in ("+", "-"):
+        text = _GEN.visit(w)
+        if _GEN.visit(r.left) == text:
+            return w, r.op, r.right
+        if r.op == "+" and _GEN.visit(r.right) == text:
+            return w, "+", r.left  # (IEEE addition commutes exactly)
+    return None
+
+
+def _write_loops(st: Statement) -> tuple[set[str], str | None, bool]:
+    """The loops W's subscripts move, the loop of its last subscript with coefficient 1 (None where there is
+    none), and whether that loop appears in the last subscript only."""
+    w = st.writes[0].relation
+    n_in = w.dim(isl.dim_type.in_)
+    names = {isl_name(x): x for x in st.iterators}
+    moved = {names.get(w.get_dim_name(isl.dim_type.in_, d), "") for d in range(n_in)
+             if w.involves_dims(isl.dim_type.in_, d, 1)}
+    last, only = None, False
+    try:
+        pma = isl.PwMultiAff.from_map(w)
+    except isl.Error:
+        return moved, None, False
+    n_out = w.dim(isl.dim_type.out)
+    if pma.n_piece() != 1 or n_out == 0:
+        return moved, None, False
+    pieces: list = []
+    pma.foreach_piece(lambda _set, ma: pieces.append(ma))
+    ma = pieces[0]
+    for d in range(n_in):
+        if ma.get_at(n_out - 1).get_coefficient_val(isl.dim_type.in_, d).to_python() == 1:
+            name = names.get(w.get_dim_name(isl.dim_type.in_, d))
+            if name is None:
+                continue
+            others = [ma.get_at(o).get_coefficient_val(isl.dim_type.in_, d).to_python() for o in range(n_out - 1)]
+            last, only = name, not any(others)
+            break
+    return moved, last, only
+
+
+def _split(node: c_ast.Node, deps_of, a_side: set[str], b_side: set[str], operands: list, size: list):
+    """The core of *node* (C text with @a<n>/@b<n> placeholders) with its operands appended to *operands*;
+    None where it does not split into operands joined by + - *."""
+    deps = deps_of(node)
+    if deps is not None and _pure(node):
+        for side, allowed in (("a", a_side), ("b", b_side)):
+            if deps <= allowed:
+                operands.append(Operand(side, _GEN.visit(node), node))
+                return f"@{side}{len(operands) - 1}"
+    size[0] += 1
+    if size[0] > MAX_CORE:
+        return None
+    if isinstance(node, c_ast.BinaryOp) and node.op in _CORE_OPS:
+        left = _split(node.left, deps_of, a_side, b_side, operands, size)
+        right = left and _split(node.right, deps_of, a_side, b_side, operands, size)
+        return right and f"({left} {node.op} {right})"
+    if isinstance(node, c_ast.UnaryOp) and node.op == "-":
+        inner = _split(node.expr, deps_of, a_side, b_side, operands, size)
+        return inner and f"(-{inner})"
+    return None
+
+
+def recognize(scop: Scop, st: Statement, deps: Dependences | None = None) -> Contraction | None:
+    """The statement as a contraction (module docstring), or None. With *deps*, its dependences on itself
+    are checked too (isolate always passes them)."""
+    acc = _accumulation(st.body)
+    if acc is None or len(st.writes) != 1 or st.writes[0].relation.dim(isl.dim_type.out) == 0:
+        return None
+    w, op, e = acc
+    iters = set(st.iterators)
+    moved, last, last_only = _write_loops(st)
+    if "" in moved or not moved <= iters:
+        return None
+    ks = [x for x in st.iterators if x not in moved]
+    if len(ks) != 1:
+        return None
+    k = ks[0]
+    warray = st.writes[0].array
+
+    def deps_of(node: c_ast.Node) -> set[str] | None:
+        names = _ids(node)
+        if warray in names:
+            return None  # an operand reading W's array: not a contraction
+        return names & iters
+
+    free = [x for x in st.iterators if x in moved]
+    best = None
+    for roles in itertools.product("oab", repeat=len(free)):
+        rows = {x for x, r in zip(free, roles) if r == "a"}
+        cols = {x for x, r in zip(free, roles) if r == "b"}
+        if not rows or not cols:
+            continue
+        outer = {x for x, r in zip(free, roles) if r == "o"}
+        operands: list[Operand] = []
+        core = _split(e, deps_of, rows | outer | {k}, cols | outer | {k}, operands, [0])
+        if core is None or not any(o.side == "a" for o in operands) or not any(o.side == "b" for o in operands):
+            continue
+        # every row loop read by some A operand, every column loop by some B operand
+        used_a = set().union(*(_ids_text(o.text) & iters for o in operands if o.side == "a"))
+        used_b = set().union(*(_ids_text(o.text) & iters for o in operands if o.side == "b"))
+        if not (rows <= used_a and cols <= used_b and k in used_a | used_b):
+            continue
+        score = (len(outer), roles)
+        if best is None or score < best[0]:
+            best = (score, rows, cols, outer, core, operands)
+    if best is None:
+        return None
+    _, rows, cols, outer, core, operands = best
+    if last in rows:  # the vectors run along W's contiguous subscript: swap the sides
+        rows, cols = cols, rows
+        operands = [Operand("b" if o.side == "a" else "a", o.text, o.node) for o in operands]
+        core = core.replace("@a", "@x").replace("@b", "@a").replace("@x", "@b")
+    order = {x: n for n, x in enumerate(st.iterators)}
+    j = last if last in cols else max(cols, key=order.get)
+    # the row loop: the one whose subscript of W is nearest the contiguous one
+    i = max(rows, key=order.get)
+    outer_loops = tuple(x for x in st.iterators if x not in (i, j, k))
+    c = Contraction(st.name, outer_loops, i, j, k, _GEN.visit(w), op, core, tuple(operands),
+                    last == j and last_only, w)
+    if not _domain_ok(scop, st, c):
+        return None
+    if deps is not None and not own_dependences_ok(st, c, deps):
+        return None
+    return c
+
+
+def _ids_text(text: str) -> set[str]:
+    return set(re.findall(r"[A-Za-z_]\w*", text))
+
+
+def own_dependences_ok(st: Statement, c: Contraction, deps: Dependences) -> bool:
+    """Whether every dependence of the statement on itself stays within one element (all loops but k equal)
+    and goes forward along k: rows and columns are then parallel, and blocks of k keep k's order."""
+    if not deps.complete:
+        return False
+    space = st.domain.get_space()
+    own = deps.all.extract_map(isl.Space.map_from_domain_and_range(space, space))
+    if own.is_empty():
+        return True
+    delta = own.intersect_params(_context_like(own)).deltas()
+    names = [isl_name(x) for x in st.iterators]
+    cons = " and ".join(f"{n} = 0" for n, x in zip(names, st.iterators) if x != c.k)
+    kname = isl_name(c.k)
+    params = ", ".join(delta.get_dim_name(isl.dim_type.param, p) for p in range(delta.dim(isl.dim_type.param)))
+    ok = isl.Set(f"[{params}] -> {{ {st.name}[{', '.join(names)}] : {cons + ' and ' if cons else ''}{kname} >= 0 }}",
+                 context=CTX)
+    return delta.is_subset(ok)
+
+
+def _context_like(m: isl.Map) -> isl.Set:
+    return isl.Set.universe(isl.Space.params_alloc(CTX, 0)).align_params(m.get_space())
+
+
+def domain_pieces(scop: Scop, st: Statement, c: Contraction, name_of=None) -> isl.BasicSet | None:
+    """The statement's domain under the context, with the outer loops as parameters (named by *name_of*,
+    outer loop -> parameter name): one basic set with no existentials, or None."""
+    name_of = name_of or _outer_param
+    dom = st.domain.intersect_params(scop.context.align_params(st.domain.get_space()))
+    outer_pos = [st.iterators.index(x) for x in c.outer]
+    # outer loops to parameters, the last ones first (positions stay valid)
+    for n, pos in sorted(zip(c.outer, outer_pos), key=lambda t: -t[1]):
+        p = dom.dim(isl.dim_type.param)
+        dom = dom.move_dims(isl.dim_type.param, p, isl.dim_type.set, pos, 1)
+        dom = dom.set_dim_name(isl.dim_type.param, p, name_of(n))
+    dom = dom.coalesce().detect_equalities().remove_redundancies()
+    pieces = dom.get_basic_sets()
+    if len(pieces) != 1:
+        return None
+    b = pieces[0]
+    if b.dim(isl.dim_type.div) != 0:
+        return None
+    return b
+
+
+def _outer_param(name: str) -> str:
+    return f"__outer_{name}"
+
+
+def _domain_ok(scop: Scop, st: Statement, c: Contraction) -> bool:
+    """The domain is one convex polyhedron (outer loops fixed) whose constraints have coefficients 0 or +-1
+    on the row, column and k loops, k's constraints involving neither rows nor columns, and no equality
+    fixes a row, column or k."""
+    b = domain_pieces(scop, st, c)
+    if b is None:
+        return False
+    pos = {b.get_dim_name(isl.dim_type.set, d): d for d in range(b.dim(isl.dim_type.set))}
+    di, dj, dk = (pos[isl_name(x)] for x in (c.i, c.j, c.k))
+    for con in b.get_constraints():
+        co = [con.get_coefficient_val(isl.dim_type.set, d).to_python() for d in (di, dj, dk)]
+        if any(abs(x) > 1 for x in co):
+            return False
+        if con.is_equality() and any(co):
+            return False
+        if co[2] and (co[0] or co[1]):
+            return False
+    return True
+
+
+def extents(scop: Scop, st: Statement, c: Contraction) -> dict[str, int | None]:
+    """The trip counts of the row, column and k loops where they are constants (outer loops fixed: the
+    largest over them), else None."""
+    dom = st.domain.intersect_params(scop.context.align_params(st.domain.get_space()))
+    out: dict[str, int | None] = {}
+    for role, x in (("i", c.i), ("j", c.j), ("k", c.k)):
+        d = st.iterators.index(x)
+        s = dom
+        lo, hi = s.dim_min(d), s.dim_max(d)
+        try:
+            lo_v = lo.min_val() if lo.is_cst() else None
+            hi_v = hi.max_val() if hi.is_cst() else None
+        except isl.Error:
+            lo_v = hi_v = None
+        out[role] = hi_v.sub(lo_v).to_python() + 1 if lo_v is not None and hi_v is not None \
+            and lo_v.is_int() and hi_v.is_int() else None
+    return out
+
+
+def worth_blocking(scop: Scop, st: Statement, c: Contraction, l1: int | None = None) -> bool:
+    """The model's verdict on one contraction: packed blocks pay unless known trip counts leave nothing
+    to block (fewer than 4 k steps, fewer than 16 elements of W per outer iteration), or the three
+    matrices of one outer iteration fit in half the L1 cache together (8-byte elements): the plain loops
+    then find every operand in L1, and the packing's copies and the partial tiles of small sizes cost
+    more than the micro-kernel saves (benchmarks/unseen/batched_gemm.c, 16 x 16 x 16: 0.78x of gcc's
+    build of the original blocked, 1.3x tiled). Unknown sizes count as large. The environment's
+    POLYTUNE_BLOCK_MIN_BYTES replaces the half of L1 (the tests set 0: their sizes are small)."""
+    e = extents(scop, st, c)
+    if e["k"] is not None and e["k"] < 4:
+        return False
+    if e["i"] is not None and e["j"] is not None and e["i"] * e["j"] < 16:
+        return False
+    if None in e.values():
+        return True
+    least = os.environ.get("POLYTUNE_BLOCK_MIN_BYTES")
+    if least is None:
+        from ..machine import cache_sizes  # (the machine the code is built for: -march=native)
+        least = (l1 or cache_sizes()[1]) // 2
+    return 8 * (e["i"] * e["k"] + e["k"] * e["j"] + e["i"] * e["j"]) > int(least)
+
+
+# ---------------------------------------------------------------------------------------- the tree
+
+
+def _outermost_band(node: isl.ScheduleNode, name: str):
+    """The outermost band node of the subtree whose domain holds statement *name*, or None."""
+    if node.get_type() == isl.schedule_node_type.band:
+        return node if name in _stmts(node) else None
+    for k in range(node.n_children()):
+        child = node.child(k)
+        if name in _stmts(child):
+            found = _outermost_band(child, name)
+            if found is not None:
+                return found
+    return None
+
+
+def _stmts(node: isl.ScheduleNode) -> set[str]:
+    return {s.get_tuple_name() for s in sets_of(node.get_domain())}
+
+
+def _filter(scop: Scop, names: list[str]) -> isl.UnionSet:
+    out = isl.UnionSet.empty(scop.domain.get_space())
+    for st in scop.statements:
+        if st.name in names:
+            out = out.union(isl.UnionSet.from_set(st.domain))
+    return out
+
+
+def _band_of(st: Statement, loops: tuple[str, ...]) -> isl.MultiUnionPwAff:
+    names = [isl_name(x) for x in st.iterators]
+    params = ", ".join(st.domain.get_dim_name(isl.dim_type.param, p)
+                       for p in range(st.domain.dim(isl.dim_type.param)))
+    out = ", ".join(isl_name(x) for x in loops)
+    umap = isl.UnionMap(f"[{params}] -> {{ {st.name}[{', '.join(names)}] -> [{out}] }}",
+                        context=CTX).intersect_domain(isl.UnionSet.from_set(st.domain))
+    return isl.MultiUnionPwAff.from_union_map(umap)
+
+
+def _isolated(schedule: isl.Schedule, scop: Scop, st: Statement, c: Contraction, mark: ContractionMark):
+    """*schedule* with *st* split from the other statements of its outermost band (those before it in the
+    region's text first, those after it last) and its subtree replaced by: a band of its outer loops, the
+    mark, a band of (i, j, k). None where the statement is in no band."""
+    node = _outermost_band(schedule.get_root(), st.name)
+    if node is None:
+        return None
+    here = _stmts(node)
+    if here != {st.name}:
+        order = [s.name for s in scop.statements]
+        before = [s for s in order if s in here and order.index(s) < order.index(st.name)]
+        after = [s for s in order if s in here and order.index(s) > order.index(st.name)]
+        groups = [g for g in (before, [st.name], after) if g]
+        filters = isl.UnionSetList.alloc(CTX, len(groups))
+        for g in groups:
+            filters = filters.add(_filter(scop, g).intersect(node.get_domain()))
+        node = node.insert_sequence(filters).child(groups.index([st.name])).child(0)
+    leaf = node.cut()
+    band = leaf.insert_partial_schedule(_band_of(st, (c.i, c.j, c.k)))
+    marked = band.insert_mark(mark_id(mark))
+    if c.outer:
+        marked = marked.insert_partial_schedule(_band_of(st, c.outer))
+    return marked.get_schedule()
+
+
+def isolate(schedule: isl.Schedule, scop: Scop, deps: Dependences, blocks: object = None,
+            wanted=None) -> tuple[isl.Schedule, tuple[Contraction, ...]]:
+    """*schedule* with every contraction statement (module docstring) in a subtree of its own under a
+    `ContractionMark` carrying *blocks* (the block sizes: emit/blis.py), where that split is legal (checked
+    against every dependence, one statement at a time). *wanted* (Contraction -> bool) may refuse some
+    (the model: too small to gain). Returns the schedule and the contractions marked."""
+    if not deps.complete:
+        return schedule, ()
+    found: list[Contraction] = []
+    for st in scop.statements:
+        c = recognize(scop, st, deps)
+        if c is None or (wanted is not None and not wanted(scop, st, c)):
+            continue
+        try:
+            new = _isolated(schedule, scop, st, c, ContractionMark(st.name, c, blocks))
+        except isl.Error:
+            continue
+        if new is None:
+            continue
+        try:
+            check_legal(new, deps, scop)
+        except IllegalSchedule:
+            continue
+        schedule = new
+        found.append(c)
+    return schedule, tuple(found)
+
+
+def statements_in(schedule: isl.Schedule) -> list[str]:
+    """(for tests) the statements of a schedule's domain."""
+    return sorted(s.get_tuple_name() for s in sets_of(schedule.get_domain()))
+
+
+__all__ = ["BLOCK_COORDINATES", "Blocks", "Contraction", "Operand", "blocks_of", "blocks_text", "domain_pieces",
+           "extents", "isolate", "own_dependences_ok", "parse_blocks", "recognize", "worth_blocking"]

@@ -1,0 +1,184 @@
+"""Contraction bands (poly/contraction.py) and their packed, blocked code (emit/blis.py): which statements are
+contractions and which are not, and the generated code's output identical to the original's under odd sizes,
+sizes smaller than a block, transposed operands, triangular bounds, every block choice, 1, 2 and 4 threads."""
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+from conftest import ROOT
+from progen import contraction_program
+
+from polytune.cli import main
+from polytune.emit.blis import micro_tile
+from polytune.pipeline import OptimizeOptions, analyze, generate
+from polytune.poly.contraction import Blocks, isolate, parse_blocks, recognize
+from polytune.poly.schedule import compute_base_schedule
+
+POLYBENCH = os.path.join(ROOT, "tests", "data", "polybench")
+HEAD = ("#define N 40\ndouble A[N][N], B[N][N], C[N][N], D[N][N], E[N][N][N], alpha;\n"
+        "void f(int n) {\n  int i, j, k, l, t;\n")
+
+
+def _region(tmp_path, body: str) -> str:
+    path = tmp_path / "k.c"
+    path.write_text(HEAD + "#pragma scop\n" + body + "\n#pragma endscop\n}\n")
+    return str(path)
+
+
+def _contractions(path: str) -> dict[str, object]:
+    a = analyze(path).scops[0].cpu
+    return {st.name: recognize(a.scop, st, a.deps) for st in a.scop.statements}
+
+
+def _isolated(path: str) -> list[str]:
+    a = analyze(path).scops[0].cpu
+    _, found = isolate(a.base, a.scop, a.deps)
+    return [c.statement for c in found]
+
+
+def test_gemm_is_a_contraction_with_alpha_packed_with_its_operand(tmp_path):
+    path = _region(tmp_path, "for (i = 0; i < n; i++) for (j = 0; j < n; j++) {\n C[i][j] *= 0.5;\n"
+                             " for (k = 0; k < n; k++) C[i][j] += alpha * A[i][k] * B[k][j]; }")
+    c = _contractions(path)["S1"]
+    assert (c.i, c.j, c.k, c.outer, c.op) == ("i", "j", "k", (), "+")
+    assert [(o.side, o.text) for o in c.operands] == [("a", "alpha * A[i][k]"), ("b", "B[k][j]")]
+    assert c.unit_columns and _contractions(path)["S0"] is None
+    assert _isolated(path) == ["S1"]  # split from the beta scaling before it
+
+
+def test_transposed_operands_and_result_are_contractions(tmp_path):
+    path = _region(tmp_path, "for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++)\n"
+                             "  C[j][i] = C[j][i] + A[k][i] * B[j][k];")
+    c = _contractions(path)["S0"]
+    assert c is not None and c.j == "i" and c.i == "j"  # the vectors run along C's contiguous subscript
+
+
+def test_a_tensor_contraction_keeps_its_extra_free_loop_outside(tmp_path):
+    path = _region(tmp_path, "for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (l = 0; l < n; l++)\n"
+                             " for (k = 0; k < n; k++) E[i][j][l] += A[i][k] * E[k][j][l];")
+    assert _contractions(path)["S0"] is None  # (E is both W and an operand)
+    path = _region(tmp_path, "for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (l = 0; l < n; l++)\n"
+                             " for (k = 0; k < n; k++) E[i][j][l] += D[i][k] * A[k][l];")
+    c = _contractions(path)["S0"]
+    assert c.outer == ("j",) and (c.i, c.j, c.k) == ("i", "l", "k")
+
+
+def test_a_second_product_of_the_same_shape_is_one_contraction(tmp_path):
+    path = _region(tmp_path, "for (i = 0; i < n; i++) for (k = 0; k < n; k++) for (j = 0; j <= i; j++)\n"
+                             " C[i][j] += A[j][k] * alpha * B[i][k] + B[j][k] * alpha * A[i][k];")
+    c = _contractions(path)["S0"]
+    assert c.core.count("*") == 2 and len(c.a_operands) == len(c.b_operands) == 2
+
+
+@pytest.mark.parametrize("body,why", [
+    ("for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++)\n"
+     " C[i][j] += A[i][k] * B[k][j] * D[i][j];", "an extra read of an element of both rows and columns"),
+    ("for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++) for (l = 0; l < n; l++)\n"
+     " C[i][j] += E[i][k][l] * E[k][l][j];", "two reduction loops"),
+    ("for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = i + 1; k < n; k++)\n"
+     " C[i][j] += A[k][i] * C[k][j];", "an operand reads the result's array (trmm)"),
+    ("for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = n - 1; k >= 0; k--)\n"
+     " C[i][j] += A[i][k] * B[k][j];", "k runs backwards: blocks of k in order would change each sum's order"),
+    ("for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++)\n"
+     " C[i][j] = A[i][k] * B[k][j];", "no accumulation"),
+    ("for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++)\n"
+     " C[i][j] += A[i][k] / B[k][j];", "the core is not a product"),
+])
+def test_statements_that_are_not_contractions(tmp_path, body, why):
+    assert _contractions(_region(tmp_path, body))["S0"] is None, why
+
+
+def test_a_contraction_whose_rows_feed_its_next_rows_is_not_split_out(tmp_path):
+    """The outermost band holding the product also holds the statement that writes the next row of A from
+    this row's result: the split would run all products first, which a dependence forbids, so it is not
+    made. (In a time loop the product is no contraction at all: t sums into C too.)"""
+    path = _region(tmp_path, "for (i = 0; i < n - 1; i++) {\n for (j = 0; j < n; j++)\n"
+                             "  for (k = 0; k < n; k++) C[i][j] += A[i][k] * B[k][j];\n"
+                             " for (k = 0; k < n; k++) A[i + 1][k] = C[i][k] * 0.5; }")
+    assert _contractions(path)["S0"] is not None
+    assert _isolated(path) == []
+    timed = _region(tmp_path, "for (t = 0; t < 4; t++) for (i = 0; i < n; i++) for (j = 0; j < n; j++)\n"
+                              "  for (k = 0; k < n; k++) C[i][j] += A[i][k] * B[k][j];")
+    assert _contractions(timed)["S0"] is None
+
+
+def test_polybench_contractions_are_those_of_the_blas_shaped_kernels():
+    found = {}
+    for name in ("2mm", "3mm", "syrk", "syr2k", "covariance", "correlation", "trmm", "symm", "atax", "gramschmidt"):
+        a = analyze(os.path.join(POLYBENCH, name + ".c")).scops[0].cpu
+        found[name] = len(isolate(a.base, a.scop, a.deps)[1])
+    assert found == {"2mm": 2, "3mm": 3, "syrk": 1, "syr2k": 1, "covariance": 1, "correlation": 1, "trmm": 0,
+                     "symm": 0, "atax": 0, "gramschmidt": 0}
+
+
+def test_the_micro_tile_follows_low_et_al():
+    assert micro_tile(16, 1, 4) == (6, 2)  # AVX2, one 256-bit FMA per cycle (Zen 1): 6 x 8 doubles
+    assert micro_tile(32, 2, 8) == (14, 2)  # AVX-512, two FMA units: BLIS's 14 x 16 (skx)
+    mr, nv = micro_tile(16, 2, 4)
+    assert mr * nv + nv + 1 <= 16 and mr * nv * 4 >= 4 * 5 * 2
+
+
+def test_blocks_parse_and_off_leaves_the_band_to_the_tiler():
+    assert parse_blocks("mr=4,nv=3,kc=64,pack_a=0") == Blocks(True, 4, 3, 64, 0, 0, False)
+    prog = analyze(os.path.join(POLYBENCH, "syrk.c"))
+    on = generate(prog, OptimizeOptions()).text
+    off = generate(prog, OptimizeOptions(blocks=Blocks(on=False))).text
+    assert "packed blocks" in on and "packed blocks" not in off
+
+
+# ---- the generated code ------------------------------------------------------------------------------------
+BLOCKS = ["", "mr=4,nv=1,kc=3,mc=5,nc=9", "mr=8,nv=3,kc=7,mc=16,nc=24,pack_a=0", "mr=6,nv=2,kc=1,mc=1,nc=1",
+          "mr=1,nv=1,kc=256,mc=384,nc=4096", "off"]
+SEEDS = range(12)
+
+
+def _build_run(src: str, exe: str, flags: list[str], threads: tuple[int, ...]) -> list[str]:
+    subprocess.run(["gcc", *flags, src, "-o", exe, "-lm"], check=True, capture_output=True, text=True, timeout=120)
+    return [subprocess.run([exe], check=True, capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, OMP_NUM_THREADS=str(t))).stdout for t in threads]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_random_contraction_prints_what_the_original_prints(tmp_path, seed):
+    """Each random contraction (tests/progen.py contraction_program) under two block choices of the grid in
+    turn, at 1, 2 and 4 threads: every element identical (each keeps its operations and their order)."""
+    prog = contraction_program(seed)
+    src = tmp_path / "k.c"
+    src.write_text(prog.source)
+    want = _build_run(str(src), str(tmp_path / "orig"), ["-O1"], (1,))[0]
+    for blocks in (BLOCKS[seed % len(BLOCKS)], BLOCKS[(seed + 3) % len(BLOCKS)]):
+        out = tmp_path / "opt.c"
+        assert main(["optimize", str(src), "-o", str(out), *(["--blocks", blocks] if blocks else [])]) == 0
+        text = out.read_text()
+        assert ("packed blocks" in text) == (blocks != "off"), prog.summary
+        for threads, got in zip((1, 2, 4), _build_run(str(out), str(tmp_path / "opt"), ["-O1", "-fopenmp"],
+                                                      (1, 2, 4))):
+            assert got == want, (prog.summary, blocks, threads)
+
+
+@pytest.mark.parametrize("kernel", ["gemm_odd", "gemm_tt", "batched_small_gemm", "int_matmul"])
+def test_fma_contraction_keeps_the_original_results(tmp_path, kernel):
+    """-O3 -march=native (gcc contracts `c + a * b` into an FMA in both programs, the same way): the packed
+    code's output is the original's, at sizes smaller than a block and odd ones."""
+    src = os.path.join(ROOT, "benchmarks", "unseen", kernel + ".c")
+    sizes = ["-DM=7", "-DN=13", "-DK=29", "-DNB=3"]
+    want = _build_run(src, str(tmp_path / "orig"), ["-O3", "-march=native", *sizes], (1,))[0]
+    out = tmp_path / "opt.c"
+    assert main(["optimize", src, *sizes, "-o", str(out)]) == 0
+    assert "packed blocks" in out.read_text()
+    got = _build_run(str(out), str(tmp_path / "opt"), ["-O3", "-march=native", "-fopenmp", *sizes], (1, 2))
+    assert [g.split("checksum")[1] for g in got] == [want.split("checksum")[1]] * 2
+
+
+def test_the_base_schedule_is_left_for_the_tiler_without_blocks():
+    a = analyze(os.path.join(POLYBENCH, "2mm.c")).scops[0].cpu
+    base = compute_base_schedule(a.scop, a.deps)
+    assert isolate(base, a.scop, a.deps, wanted=lambda *_: False)[1] == ()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(12, 200))
+def test_random_contraction_prints_what_the_original_prints_slow(tmp_path, seed):
+    test_random_contraction_prints_what_the_original_prints(tmp_path, seed)
