@@ -857,4 +857,5 @@ def build_scop(region: Region) -> Scop:
                 tuple(b.hoisted.values()), frozenset(b.idents | b.iterators_all | set(b.hoisted)),
                 region.source_hash, region.float_scalars, frozenset(b.hoisted),
                 unsigned=frozenset(p for p in params if (region.int_types.get(p) or (0, False))[1]),
-                scalar_types=dict(region.scalar_types))
+                c_types={**region.array_types, **region.scalar_types,
+                         **{n: t for n, t in b.scoped.items() if n in b.hoisted and t}})
