@@ -197,6 +197,16 @@ def test_integer_generator_covers_the_shapes_of_issue_33():
             "if-guard"} <= seen, seen
 
 
+# 33: an unsigned char iterator compared with an unsigned int (`k > j`): its value converts to unsigned, and
+# was refused as possibly negative (an unsigned char is not; the check now knows it)
+INT_FOUND = [33]
+
+
+@pytest.mark.parametrize("seed", INT_FOUND)
+def test_random_integer_programs_that_found_a_bug(seed):
+    check_program(seed, ["default"], make=int_program, threads=(1, 2, 4))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", INT_SLOW)
 def test_random_integer_program_same_output_slow(seed):

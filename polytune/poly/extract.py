@@ -104,8 +104,8 @@ class _Builder:
     def record(self, node: c_ast.Node, iters: tuple[str, ...], pieces, why, where: list | None = None) -> None:
         """An expression that must not be negative (or, for a narrowing cast, must be in its type's range)
         where it runs: checked by `_check_unsigned` once the parameters are known."""
-        names = {i for i in iters if (self.int_of(i) or (0, False))[1]}
-        names |= {n for n, t in self.region.int_types.items() if t[1] and n not in self.scoped and n not in iters}
+        names = {i for i in iters if self.wraps(i)}  # the names whose values are not negative
+        names |= {n for n in self.region.scalar_types if self.wraps(n) and n not in self.scoped and n not in iters}
         self.unsigned.append((node, iters, list(self.where if where is None else where), pieces, why,
                               frozenset(names)))
 
