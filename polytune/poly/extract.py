@@ -394,7 +394,15 @@ class _Builder:
             first = " or ".join(f"({_and(g, f'{v} {rel} {lb}' + stride.format(v=v, lb=lb, step=step))})"
                                 for g, lb in lbs)
             self.where = conds + [first]
+            checks = len(self.unsigned)
             cond = self.condition(node.cond, new_iters)
+            # C evaluates the condition at the start and after each trip, where it held one step before:
+            # what it converts to unsigned needs to be non-negative there only (`j >= i` with an int j
+            # counting down and an unsigned i is never evaluated at j < i - 1)
+            start = " or ".join(f"({_and(g, f'{v} = {lb}')})" for g, lb in lbs)
+            before = re.sub(rf"(?<![\w.]){re.escape(v)}(?![\w.])", f"({v} - {step})", cond)
+            self.unsigned[checks:] = [(n, it, conds + [first, f"({start}) or ({before})"], p, why, names)
+                                      for n, it, _, p, why, names in self.unsigned[checks:]]
         except NonAffine as e:
             raise self.fail(node, f"non-affine loop bound ({e}): "
                                   f"for ({_GEN.visit(init)}; {_GEN.visit(node.cond)}; ...)") from None
