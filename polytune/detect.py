@@ -183,10 +183,10 @@ def _try(ctx: _File, f: Function, stmts: list, remarks: list) -> Found | None:
     text = f'# {begin} "{ctx.path}"\n' + "".join(ctx.lines[a:b + 1])
     upto = "".join(x for x in ctx.lines[:a] if not _MARKER.match(x))
     after = "".join(x for x in ctx.lines[b + 1:] if not _MARKER.match(x))
-    floats, ints, spelled, words = scalars_in_scope(upto, ctx.pre)
+    floats, ints, spelled, words, arrays = scalars_in_scope(upto, ctx.pre)
     region = Region(ctx.path, begin, end, text, c_ast.Compound(list(stmts), coord=stmts[0].coord), ctx.typedefs,
                     floats, unrestricted_params(upto, ctx.typedefs, ctx.pre), ctx.pure, ints, read_after(upto, after),
-                    spelled, words, scope=ctx.scope, auto=True)
+                    spelled, words, arrays, scope=ctx.scope, auto=True)
     try:
         region = prepare(region)
         try:

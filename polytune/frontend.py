@@ -43,6 +43,7 @@ class Region:
     read_after: frozenset[str] = frozenset()  # names the program may read after the region (read_after)
     scalar_types: dict = field(default_factory=dict)  # name -> C type (c_spelling) of the scalars in scope
     typedef_words: dict = field(default_factory=dict)  # arithmetic typedef name -> its type's words
+    array_types: dict = field(default_factory=dict)  # name -> C type of the elements of arrays in scope
     scope: Scope | None = None  # the code around the region, for the source rewrites (rewrite/)
     prelude: tuple[str, ...] = ()  # declarations the rewrites put before the region's code (values read once)
     notes: tuple[str, ...] = ()  # what the rewrites did that the user should hear of (one line each)
@@ -203,14 +204,27 @@ def declared_float_scalars(text: str) -> dict[str, str]:
 
 def _declared_scalars(text: str) -> dict[str, tuple[str, ...]]:
     """name -> the words of its type (typedefs resolved) for each scalar declared in *text*, the last
-    declaration winning (arrays, pointers and functions remove the name). A declarator ends at a `,` or
-    `;` outside parentheses, brackets and braces: an initializer may hold any of them (`unsigned i = (1)`,
-    `int k = f(a, b)`); a `(` before any `=` is a function's (or a function pointer's) declarator."""
+    declaration winning (arrays, pointers and functions remove the name)."""
+    return {n: words for n, (words, array) in _declarations(text).items() if not array}
+
+
+def declared_array_types(text: str) -> dict[str, str]:
+    """name -> the C type (c_spelling) of the elements of each array or pointer declared in *text* with an
+    arithmetic element type, the last declaration of each name winning (a scalar removes it)."""
+    return {n: t for n, (words, array) in _declarations(text).items() if array and (t := c_spelling(words))}
+
+
+def _declarations(text: str) -> dict[str, tuple[tuple[str, ...], bool]]:
+    """name -> (the words of its type, typedefs resolved; whether an array or a pointer) for each variable
+    declared in *text* with an arithmetic type, the last declaration winning (a function removes the name).
+    A declarator ends at a `,` or `;` outside parentheses, brackets and braces: an initializer may hold any
+    of them (`unsigned i = (1)`, `int k = f(a, b)`); a `(` before any `=` is a function's (or a function
+    pointer's) declarator."""
     aliases = typedef_words(text)
     types = "|".join([_SCALAR_TYPES] + [re.escape(n) for n in aliases])
     decl = re.compile(rf"\b(?:const\s+|static\s+|register\s+)*((?:{types})(?:\s+(?:{types}))*)\s+")
     starts_typed = re.compile(rf"(?:{types}|const|static)\b")
-    out: dict[str, tuple[str, ...]] = {}
+    out: dict[str, tuple[tuple[str, ...], bool]] = {}
     pos = 0
     while (m := decl.search(text, pos)) is not None:
         words = tuple(" ".join(" ".join(aliases[w]) if w in aliases else w for w in m.group(1).split()).split())
@@ -231,11 +245,12 @@ def _declared_scalars(text: str) -> dict[str, tuple[str, ...]]:
                 if starts_typed.match(d):
                     pos = start  # the next parameter of a list: the next search handles it
                     break
-                n = re.match(r"([A-Za-z_]\w*)\s*(\[)?", d)
-                if n and ch != "(" and not n.group(2) and not d.startswith("*"):
-                    out[n.group(1)] = words
-                elif n or ch == "(":
-                    out.pop(n.group(1) if n else "", None)  # an array, a pointer, a function
+                n = re.match(r"(\*[\s*]*(?:(?:const|restrict|__restrict|__restrict__|volatile)\b[\s*]*)*)?"
+                             r"([A-Za-z_]\w*)\s*(\[)?", d)
+                if n and ch != "(":
+                    out[n.group(2)] = (words, bool(n.group(1) or n.group(3)))
+                elif n:
+                    out.pop(n.group(2), None)  # a function
                 if ch != ",":
                     pos = k  # a function's parameters (after its '(') are read by the next search
                     break
@@ -416,20 +431,21 @@ def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, 
         upto = "".join(line for line in lines[:at] if not _MARKER.match(line))
         check_declared(body, upto, path, begin)
         after = "".join(line for line in lines[at + text.count("\n") + 1:] if not _MARKER.match(line))
-        floats, ints, spelled, words = scalars_in_scope(upto, pre)
+        floats, ints, spelled, words, arrays = scalars_in_scope(upto, pre)
         out.append(Region(path, begin, end, text, body, typedefs, floats, unrestricted_params(upto, typedefs, pre),
-                          pure_functions, ints, read_after(upto, after), spelled, words, scope=code_scope))
+                          pure_functions, ints, read_after(upto, after), spelled, words, arrays, scope=code_scope))
     return out
 
 
-def scalars_in_scope(upto: str, pre: str) -> tuple[dict, dict, dict, dict]:
-    """The scalars declared in scope at the end of *upto* (the preprocessed text before a region; the region's
-    own declarations are read from its body): Region's float_scalars, int_types and scalar_types, and the
-    arithmetic typedefs of the file *pre* (typedef_words)."""
+def scalars_in_scope(upto: str, pre: str) -> tuple[dict, dict, dict, dict, dict]:
+    """The scalars and arrays declared in scope at the end of *upto* (the preprocessed text before a region; the
+    region's own declarations are read from its body): Region's float_scalars, int_types and scalar_types, the
+    arithmetic typedefs of the file *pre* (typedef_words), and array_types."""
     scope = in_scope(upto)
     scalars = _declared_scalars(scope)
     return (declared_float_scalars(scope), {n: t for n, w in scalars.items() if (t := int_type(w)) is not None},
-            {n: t for n, w in scalars.items() if (t := c_spelling(w)) is not None}, typedef_words(pre))
+            {n: t for n, w in scalars.items() if (t := c_spelling(w)) is not None}, typedef_words(pre),
+            declared_array_types(scope))
 
 
 def _spans(f, line: int) -> bool:

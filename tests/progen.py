@@ -321,7 +321,8 @@ class _IntGen:
         if kind == "down":
             hi = self.pick([h for h in highs if not any(h.startswith(p) for p, pt in INT_PARAMS.items()
                                                         if _rank(pt)[1])])
-            lo = self.pick(["0", "1"] + [o for o, _ in outer])
+            # a signed iterator compared with an unsigned bound converts below 0 to a huge value: C would not stop
+            lo = self.pick(["0", "1"] + [o for o, ot in outer if not _unsigned_conversion(t, ot)])
             return f"for ({decl}{var} = {hi} - 1; {var} >= {lo}; {var}{self.pick(['--', ' -= 2'])})", t
         lo, hi = self.pick(lows), self.pick(highs)
         if lo.startswith("("):

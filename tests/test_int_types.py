@@ -70,6 +70,10 @@ OTHERS = {name: _HEAD + body + "#pragma endscop\n}\n" + _MAIN for name, body in 
               "short_times_unsigned": "  for (short s = -3; s < 3; s++)\n    A[s + 3] = s * un;\n",
               "long_minus_unsigned_stays_signed": "  for (long k = 0; k < n; k++)\n    A[k] = k - un;\n",
               "double_iterator_divides_as_double": "  for (double x = 0; x < 5; x += 1)\n    D[(int)x] = x / 2;\n",
+              # random integer program 43: `j >= i` converts j to unsigned; C never evaluates it at j < 0
+              "signed_iterator_down_to_an_unsigned_bound": "  for (unsigned u = (4 + 1) / 2; u < un + 1; u += 2)\n"
+                                                           "    for (char c = 3 - 1; c >= u; c -= 2)\n"
+                                                           "      A[u + c] = c - un;\n",
               "unsigned_parameter_in_a_body": "  for (size_t k = 1; k < 6; k++)\n    B[k] = (long)(k * un - 16);\n",
           }.items()}
 PROGRAMS = ISSUE | OTHERS

@@ -112,8 +112,8 @@ class _Builder:
     def record(self, node: c_ast.Node, iters: tuple[str, ...], pieces, why, where: list | None = None) -> None:
         """An expression that must not be negative (or, for a narrowing cast, must be in its type's range)
         where it runs: checked by `_check_unsigned` once the parameters are known."""
-        names = {i for i in iters if (self.int_of(i) or (0, False))[1]}
-        names |= {n for n, t in self.region.int_types.items() if t[1] and n not in self.scoped and n not in iters}
+        names = {i for i in iters if self.wraps(i)}  # the names whose values are not negative
+        names |= {n for n in self.region.scalar_types if self.wraps(n) and n not in self.scoped and n not in iters}
         self.unsigned.append((node, iters, list(self.where if where is None else where), pieces, why,
                               frozenset(names)))
 
@@ -488,7 +488,15 @@ class _Builder:
             first = " or ".join(f"({_and(g, f'{v} {rel} {lb}' + stride.format(v=v, lb=lb, step=step))})"
                                 for g, lb in lbs)
             self.where = conds + [first]
+            checks = len(self.unsigned)
             cond = self.condition(node.cond, new_iters)
+            # C evaluates the condition at the start and after each trip, where it held one step before:
+            # what it converts to unsigned needs to be non-negative there only (`j >= i` with an int j
+            # counting down and an unsigned i is never evaluated at j < i - 1)
+            start = " or ".join(f"({_and(g, f'{v} = {lb}')})" for g, lb in lbs)
+            before = re.sub(rf"(?<![\w.]){re.escape(v)}(?![\w.])", f"({v} - {step})", cond)
+            self.unsigned[checks:] = [(n, it, conds + [first, f"({start}) or ({before})"], p, why, names)
+                                      for n, it, _, p, why, names in self.unsigned[checks:]]
         except NonAffine as e:
             raise self.fail(node, f"non-affine loop bound ({e}): "
                                   f"for ({_GEN.visit(init)}; {_GEN.visit(node.cond)}; ...)") from None
@@ -1067,7 +1075,8 @@ def build_scop(region: Region) -> Scop:
                 tuple(b.hoisted.values()), frozenset(b.idents | b.iterators_all | set(b.hoisted)),
                 region.source_hash, region.float_scalars, frozenset(b.hoisted),
                 unsigned=frozenset(p for p in params if (region.int_types.get(p) or (0, False))[1]),
-                scalar_types=dict(region.scalar_types),
+                c_types={**region.array_types, **region.scalar_types,
+                         **{n: t for n, t in b.scoped.items() if n in b.hoisted and t}},
                 prelude=region.prelude,
                 derived={name: _c_product(m) for m, name in products.items()}, assumed=assumed,
                 may_alias=shared if len(shared) >= 2 and any(a.written for a in arrays if a.name in shared) else ())

@@ -99,8 +99,9 @@ class Scop:
     local_names: frozenset[str] = frozenset()  # variables declared inside the region (dead after it)
     scratch: tuple[ScratchArray, ...] = ()  # arrays the region allocates itself (scalar expansion)
     unsigned: frozenset[str] = frozenset()  # parameters of unsigned type (the C output prints them as long)
-    scalar_types: dict = field(default_factory=dict)  # name -> C type (frontend.c_spelling) of the scalars
-    # in scope at the region: a target that passes a value in its own types converts it to this one
+    c_types: dict = field(default_factory=dict)  # name -> C type (frontend.c_spelling) of the scalars in
+    # scope at the region and of the elements of its arrays: a target that computes in its own types (Triton)
+    # converts values to these
     prelude: tuple[str, ...] = ()  # declarations before everything the region's code holds (values read once,
     # rewrite/members.py): its run-time checks and each of its versions read them
     derived: dict = field(default_factory=dict)  # isl parameter -> the C expression it stands for (a product

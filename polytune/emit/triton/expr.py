@@ -6,7 +6,7 @@ import ast
 import re
 
 import islpy as isl
-from pycparser import c_ast
+from pycparser import c_ast, c_generator
 
 from ...errors import UnsupportedError
 from ...frontend import c_spelling
@@ -35,6 +35,10 @@ TL_TYPES = {"double": "tl.float64", "float": "tl.float32", "int": "tl.int32", "u
             "long": "tl.int64", "unsigned long": "tl.uint64", "short": "tl.int16", "unsigned short": "tl.uint16",
             "char": "tl.int8", "signed char": "tl.int8", "unsigned char": "tl.uint8", "_Bool": "tl.int1"}
 AXES = "xyz"
+_GEN = c_generator.CGenerator()
+_NARROW = {"short", "unsigned short", "char", "signed char", "unsigned char", "_Bool"}  # C promotes them to int
+_FLOATS = {"double", "float", "long double"}
+_TRUTH = {"<", "<=", ">", ">=", "==", "!=", "&&", "||"}
 
 
 _INTERNAL = re.compile(r"^(ZERO|MASK|CONFIG|cfg|bx|by|bz|tl|triton|range|float|min|max|run(_\d+)?|_kernel.*|_launch|"
@@ -148,25 +152,30 @@ class _CExpr:
                 self.k.arrays_used.add(n.name)
                 return f"tl.load({name} + ZERO, mask=MASK, other=0)"
             self.k.scalars_used.add(n.name)
-            ty = TL_TYPES.get(self.k.scop.scalar_types.get(n.name, ""))
-            if ty not in (None, "tl.int32", "tl.float64", "tl.float32"):
-                # Triton types an integer argument by its value (int32 where it fits): an unsigned, long or
-                # narrower C scalar is converted to its own type, so that C's conversions apply
+            t = self.k.scop.c_types.get(n.name, "")
+            ty = "tl.int32" if t in _NARROW else TL_TYPES.get(t)
+            if ty not in (None, "tl.float64", "tl.float32") and t != "int":
+                # Triton types an integer argument by its value (int32 where it fits): an unsigned or long C
+                # scalar is converted to its own type (a narrower one to int, as C promotes it), so that C's
+                # conversions apply
                 return f"(({name}) + ZERO).to({ty})"
             return name
         if isinstance(n, c_ast.ArrayRef):
+            if self.ctype(n) in _NARROW:  # C promotes the element to int
+                return f"({self.load(n)}).to(tl.int32)"
             return self.load(n)
         if isinstance(n, c_ast.BinaryOp):
-            a, b = self.visit(n.left), self.visit(n.right)
-            op = {"&&": "&", "||": "|"}.get(n.op, n.op)
-            return f"({a} {op} {b})"
+            a, b = self.number(n.left), self.number(n.right)
+            if n.op in _TRUTH:
+                a, b = self.visit(n.left), self.visit(n.right)
+            return f"({a} {self.operator(n.op, self.ctype(n.left), self.ctype(n.right), n)} {b})"
         if isinstance(n, c_ast.UnaryOp):
             if n.op == "-":
-                return f"(-{self.visit(n.expr)})"
+                return f"(-{self.number(n.expr)})"
             if n.op == "+":
-                return self.visit(n.expr)
+                return self.number(n.expr)
             if n.op == "!":
-                return f"({self.visit(n.expr)} == 0)"
+                return f"({self.number(n.expr)} == 0)"
             raise UnsupportedError(f"Triton target: unary operator '{n.op}'")
         if isinstance(n, c_ast.TernaryOp):
             return f"tl.where({self.visit(n.cond)}, {self.visit(n.iftrue)}, {self.visit(n.iffalse)})"
@@ -181,11 +190,93 @@ class _CExpr:
             return f"{_MATH[fn]}({', '.join(args)})"
         if isinstance(n, c_ast.Cast):
             names = " ".join(getattr(n.to_type.type.type, "names", []) or [])
-            ty = TL_TYPES.get(c_spelling(names.split()) or "")
+            t = c_spelling(names.split()) or ""
+            ty = TL_TYPES.get(t)
             if ty is None:
                 raise UnsupportedError(f"Triton target: cast to '{names}'")
-            return f"(({self.visit(n.expr)}) + ZERO).to({ty})"  # + ZERO: a loop counter is a Python int
+            text = f"(({self.number(n.expr)}) + ZERO).to({ty})"  # + ZERO: a loop counter is a Python int
+            return f"({text}).to(tl.int32)" if t in _NARROW else text  # C promotes a char or short to int
         raise UnsupportedError(f"Triton target: C construct {type(n).__name__}")
+
+    def number(self, n) -> str:
+        """*n* as Triton text where C uses it as a number: a comparison's truth value is an int (0 or 1), not
+        Triton's int1 (which does not mix with integers in `%` and `/`)."""
+        if isinstance(n, c_ast.BinaryOp) and n.op in _TRUTH or isinstance(n, c_ast.UnaryOp) and n.op == "!":
+            return f"tl.where({self.visit(n)}, ZERO + 1, ZERO)"
+        return self.visit(n)
+
+    def operator(self, op: str, a: str | None, b: str | None, node=None) -> str:
+        """The Triton operator for C's binary *op* between operands of C types *a* and *b*: `/` between
+        integers truncates (Triton's `//`, which rounds toward zero as C does; its `/` gives a float)."""
+        op = {"&&": "&", "||": "|"}.get(op, op)
+        if op != "/" or a in _FLOATS or b in _FLOATS:
+            return op
+        if a is None or b is None:
+            what = f" in '{_GEN.visit(node)}'" if node is not None else ""
+            raise UnsupportedError(f"Triton target: a division{what} whose operands' types are not known "
+                                   "(integer or floating)")
+        return "//"
+
+    def ctype(self, n) -> str | None:
+        """The C type (frontend.c_spelling) of expression *n* by C's usual arithmetic conversions; None
+        where not known."""
+        if isinstance(n, c_ast.Constant):
+            v = n.value.lower()
+            if n.type in ("float", "double"):
+                return "float" if v.endswith("f") else "double"
+            if n.type == "char":
+                return "int"
+            if not n.type.startswith(("int", "long", "unsigned")):
+                return None
+            suffix = re.search(r"[ul]*$", v).group(0)
+            return ("unsigned " if "u" in suffix else "") + ("long" if "l" in suffix else "int")
+        if isinstance(n, c_ast.ID):
+            return "long" if n.name in self.subst else self.k.scop.c_types.get(n.name)  # a counter: long
+        if isinstance(n, c_ast.ArrayRef):
+            base = n
+            while isinstance(base, c_ast.ArrayRef):
+                base = base.name
+            return self.k.scop.c_types.get(base.name) if isinstance(base, c_ast.ID) else None
+        if isinstance(n, c_ast.Cast):
+            return c_spelling(" ".join(getattr(n.to_type.type.type, "names", []) or []).split())
+        if isinstance(n, c_ast.UnaryOp):
+            return "int" if n.op == "!" else _promote(self.ctype(n.expr))
+        if isinstance(n, c_ast.BinaryOp):
+            if n.op in _TRUTH:
+                return "int"
+            if n.op in ("<<", ">>"):
+                return _promote(self.ctype(n.left))
+            return _arith(self.ctype(n.left), self.ctype(n.right))
+        if isinstance(n, c_ast.TernaryOp):
+            return _arith(self.ctype(n.iftrue), self.ctype(n.iffalse))
+        if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID):
+            fn = n.name.name
+            if fn in ("abs", "labs"):
+                return "int" if fn == "abs" else "long"
+            if fn in ("min", "max", "MIN", "MAX") and n.args and len(n.args.exprs) == 2:
+                return _arith(*(self.ctype(a) for a in n.args.exprs))
+            return "float" if fn.endswith("f") and fn[:-1] in _MATH else "double"
+        return None
+
+
+def _promote(t: str | None) -> str | None:
+    return "int" if t in _NARROW else t
+
+
+def _arith(a: str | None, b: str | None) -> str | None:
+    """C's usual arithmetic conversions of two types (frontend.c_spelling), LP64; None if one is not known."""
+    a, b = _promote(a), _promote(b)
+    if a is None or b is None:
+        return None
+    if a in _FLOATS or b in _FLOATS:
+        return "double" if "double" in (a, b) or "long double" in (a, b) else "float"
+    (x, ux), (y, uy) = ((64 if "long" in t else 32, t.startswith("unsigned")) for t in (a, b))
+    if ux == uy:
+        bits, unsigned = max(x, y), ux
+    else:
+        u, s = (x, y) if ux else (y, x)  # the unsigned operand's width, the signed one's
+        bits, unsigned = (u, True) if u >= s else (s, False)
+    return ("unsigned " if unsigned else "") + ("long" if bits == 64 else "int")
 
 
 _TIGHT = (ast.Name, ast.Constant, ast.Call, ast.Subscript, ast.Attribute)  # terms printed without parentheses

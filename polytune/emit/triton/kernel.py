@@ -10,7 +10,7 @@ from ...errors import UnsupportedError
 from ...poly.gpu import KernelInfo
 from ...poly.scop import Scop
 from ..printer import list_
-from .expr import _T, AXES, _CExpr, _py_expr, _range, _t
+from .expr import _NARROW, _T, AXES, _CExpr, _py_expr, _range, _t
 from .reduce import _Reductions
 
 
@@ -267,11 +267,15 @@ class _KernelPrinter(_Reductions):
             self.arrays_used.add(name)
         else:
             raise UnsupportedError("Triton target: assignment to something other than an array element")
-        rhs = cx.visit(body.rvalue)
+        rhs = cx.number(body.rvalue)
         p = self.fresh("p")
         self.emit(f"{p} = {addr}", indent)
         if body.op == "=":
             value = rhs
         else:
-            value = f"tl.load({p}, mask=MASK, other=0) {body.op[:-1]} ({rhs})"
+            old = f"tl.load({p}, mask=MASK, other=0)"
+            if cx.ctype(target) in _NARROW:  # C promotes a char or short element to int
+                old = f"({old}).to(tl.int32)"
+            op = cx.operator(body.op[:-1], cx.ctype(target), cx.ctype(body.rvalue), body)
+            value = f"{old} {op} ({rhs})"
         self.emit(f"tl.store({p}, {value}, mask=MASK)", indent)
