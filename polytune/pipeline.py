@@ -9,13 +9,14 @@ from functools import cached_property
 
 from .errors import UnsupportedError, UsageError
 from .frontend import macro_guards, read_regions
+from .poly.astcheck import CodegenMismatch
 from .poly.choice import ScheduleChoice, schedule_with
 from .poly.cost import choose_scheduler
 from .poly.deps import Dependences, compute_dependences
 from .poly.expand import expand
 from .poly.extract import build_scop
 from .poly.gpu import GpuSchedule, map_to_gpu
-from .poly.schedule import DEFAULT_UNROLL, BandInfo, TiledSchedule, compute_base_schedule
+from .poly.schedule import DEFAULT_UNROLL, BandInfo, TiledSchedule, compute_base_schedule, original_order
 from .poly.scop import Scop
 
 
@@ -204,22 +205,37 @@ def _c_region(program: Program, opts: OptimizeOptions, k: int, a: AnalyzedScop,
     try:
         serial = _serial_version(program, opts, a, ts, indent + 1)
         code = generate_region(a.cpu.scop, ts, parallel=opts.parallel, ivdep=opts.ivdep,
-                               indent=indent + 1 if serial else indent, avoid=program.identifiers)
+                               indent=indent + 1 if serial else indent, avoid=program.identifiers,
+                               deps=_deps_of(a))
         if serial:
             code, ts = thread_versions(code, serial, indent), replace(ts, one_thread=True)
-    except UnsupportedError:
+    except UnsupportedError as e:
         if ts.without_unroll is not None:
             return _c_region(program, opts, k, a, ts.without_unroll())  # (that one has no without_unroll)
-        if not ts.tile_sizes:
+        wrong = isinstance(e, CodegenMismatch)
+        if ts.tile_sizes:
+            # isl's AST builder fails on some tiled strided domains ("input involves unknown divs": random
+            # program 82281), or prints code that does not run the schedule (issue 33: a tile wavefront
+            # over a strided domain lost instances): the region untiled, under the same scheduler
+            plain = a.tiled((), tile=False, parallel=opts.parallel, schedule=opts.schedule,
+                            unroll_jam=opts.unroll_jam, choice=opts.choice)
+            note = (f"isl's code generator printed wrong code for the tiled schedule ({e.message})" if wrong
+                    else "isl's code generator failed on the tiled schedule") + ": the region is left untiled"
+        elif wrong and ts.bands:
+            # the untiled schedule too: the original order, as the scheduler's own fallback gives it
+            plain = TiledSchedule(original_order(a.cpu.scop), (), ())
+            note = f"isl's code generator printed wrong code for the schedule ({e.message}): the original " \
+                   "loop order is kept"
+        else:
             raise
-        # isl's AST builder fails on some tiled strided domains ("input involves unknown divs": random
-        # program 82281): the region untiled, under the same scheduler, and a note that says so
-        plain = a.tiled((), tile=False, parallel=opts.parallel, schedule=opts.schedule,
-                        unroll_jam=opts.unroll_jam, choice=opts.choice)
-        note = "isl's code generator failed on the tiled schedule: the region is left untiled"
         return _c_region(program, opts, k, a, replace(
-            plain, fallback="; ".join(filter(None, [plain.fallback, note]))))
+            plain, fallback="; ".join(filter(None, [ts.fallback, plain.fallback, note]))))
     return _guarded(program, k, code), ts
+
+
+def _deps_of(a: AnalyzedScop):
+    """The dependences the printed code of *a* must keep (None where the analysis gave up)."""
+    return a.cpu.deps.all if a.cpu.deps.complete else None
 
 
 def _serial_version(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts: TiledSchedule,
@@ -234,7 +250,7 @@ def _serial_version(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts
         serial = a.tiled(ts.tile_sizes, tile=opts.tile, parallel=opts.parallel, schedule=opts.schedule,
                          unroll_jam=opts.unroll_jam, choice=opts.choice, wavefront=False)
         return generate_region(a.cpu.scop, serial, parallel=opts.parallel, ivdep=opts.ivdep, indent=indent,
-                               avoid=program.identifiers)
+                               avoid=program.identifiers, deps=_deps_of(a))
     except UnsupportedError:
         return ""
 
