@@ -45,7 +45,9 @@ class _OpenMPPrinter(Printer):
         if isinstance(mark, ParallelMark) and self.parallel:
             clause = f" schedule({mark.clause})" if mark.clause else ""
             inner = (f"{self.prefix}{mark.depth}", f"#pragma omp parallel for{private}{clause}", (),
-                     mark.arrays, mark.work)  # arrays: private copies (poly/privatize.py)
+                     mark.arrays, mark.work,  # arrays: private copies (poly/privatize.py)
+                     None if mark.alternative is None else (f"{self.prefix}{mark.alternative}",
+                                                             "#pragma omp parallel for", (), (), None))
         elif isinstance(mark, SimdMark) and self.ivdep:
             inner = (f"{self.prefix}{mark.depth}", f"#pragma omp simd{private}")
         elif isinstance(mark, IvdepMark) and self.ivdep:
@@ -186,7 +188,8 @@ class _OpenMPPrinter(Printer):
                 self.emit(f"if ({large}) {{", indent)
                 self.for_(n, indent + 1, pragma[:4])
                 self.emit("} else {", indent)
-                self.for_(n, indent + 1, None)
+                self.for_(n, indent + 1, pragma[5] if len(pragma) > 5 else None)  # (a single tile: the
+                # alternative loop inside runs in parallel, ParallelMark.alternative)
                 self.emit("}", indent)
                 return
         if pragma and pragma[0] == it:
@@ -310,12 +313,16 @@ def _with_if(pragma: tuple, it: str, init: str, cond: str) -> tuple[tuple | None
     parallel loop, so that a run of fewer than PARALLEL_WORK statement instances (poly/parallel.py; its
     trip count, from the AST's bounds, times the work of one iteration) stays serial. No condition where
     the work is unknown or every run is large enough, no pragma (None) where every run is too small (the
-    bounds are constants)."""
+    bounds are constants). A loop with an alternative (ParallelMark.alternative) is parallel only where it
+    runs two iterations or more."""
     work = pragma[4]
+    alternative = len(pragma) > 5 and pragma[5] is not None
     bound = re.fullmatch(rf"{re.escape(it)} (<=|<) (.+)", cond)
-    if not work or not bound:
+    if not bound or not (work or alternative):
         return pragma, ""
-    least = -(-parallel_work() // work)  # iterations of a run that pays for its parallel region
+    least = -(-parallel_work() // work) if work else 0  # iterations of a run that pays for its parallel region
+    if alternative:
+        least = max(least, 2)  # one iteration (one tile) runs its alternative loop in parallel instead
     if least <= 1:
         return pragma, ""
     ub, inclusive = bound.group(2), bound.group(1) == "<="

@@ -41,6 +41,7 @@ class _Reader:
         names = [params.get_dim_name(isl.dim_type.param, k) for k in range(params.dim(isl.dim_type.param))]
         self.space = isl.Space.create_from_names(CTX, set=self.iterators, params=names)
         self.universe = isl.Set.universe(self.space)
+        self.alternatives: set[str] = set()  # counters of ParallelMark.alternative loops
         self.calls: list[tuple[isl.Map, int]] = []  # (instance -> time, number of time entries) per call
         self.loops: list[tuple[int, dict[int, int]]] = []  # per parallel loop: its time entry, and the
         # block positions on its path (time entry -> position): the time prefix of the calls inside it
@@ -142,6 +143,12 @@ class _Reader:
             if isinstance(mark, ParallelMark):  # the printer's `#pragma omp parallel for` on this counter
                 plain = self.parallel and not (mark.private or mark.lastprivate or mark.arrays)
                 marked = f"{self.prefix}{mark.depth}" if plain else None
+                if self.parallel and mark.alternative is not None:  # (in the copy for a single iteration)
+                    alternative = f"{self.prefix}{mark.alternative}"
+                    self.alternatives.add(alternative)
+                    self.walk(n.mark_get_node(), where, time, bound, marked)
+                    self.alternatives.discard(alternative)
+                    return
             elif isinstance(mark, (SimdMark, IvdepMark)):
                 marked = None
             self.walk(n.mark_get_node(), where, time, bound, marked)
@@ -166,7 +173,7 @@ class _Reader:
             if step != 1:
                 start = self.value(init, where)
                 inside = inside.intersect(counter.sub(start).mod_val(isl.Val(step, CTX)).zero_set())
-            if name == marked:
+            if name == marked or name in self.alternatives:
                 self.loops.append((len(time), {k: x.as_aff().get_constant_val().to_python()
                                                for k, x in enumerate(time) if x.is_cst()}))
             self.walk(n.for_get_body(), inside, time + [counter], bound + [name], None if name == marked else marked)
