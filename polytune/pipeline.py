@@ -14,6 +14,7 @@ from functools import cached_property
 from . import timelimit
 from .errors import UnsupportedError, UsageError
 from .frontend import Region, _typedef_names, declared_pure, macro_guards, read_regions, read_source
+from .poly.astcheck import CodegenMismatch
 from .poly.choice import ScheduleChoice, schedule_with
 from .poly.contraction import Blocks
 from .poly.cost import choose_scheduler
@@ -22,7 +23,7 @@ from .poly.expand import expand
 from .poly.extract import build_scop
 from .poly.gpu import GpuSchedule, map_to_gpu
 from .poly.parallel import parallel_work
-from .poly.schedule import DEFAULT_UNROLL, BandInfo, TiledSchedule, compute_base_schedule
+from .poly.schedule import DEFAULT_UNROLL, BandInfo, TiledSchedule, compute_base_schedule, original_order
 from .poly.scop import Scop, constant_work
 from .poly.versioning import RuntimeChecks, runtime_checks
 from .rewrite import in_user_terms, prepare
@@ -318,24 +319,34 @@ def _c_region(program: Program, opts: OptimizeOptions, k: int, a: AnalyzedScop,
     try:
         serial = _serial_version(program, opts, a, ts, indent + 1)
         code = generate_region(a.cpu.scop, ts, parallel=opts.parallel, ivdep=opts.ivdep,
-                               indent=indent + 1 if serial else indent, avoid=program.identifiers)
+                               indent=indent + 1 if serial else indent, avoid=program.identifiers,
+                               deps=_deps_of(a))
         if serial:
             code, ts = thread_versions(code, serial, indent), replace(ts, one_thread=True)
         if a.checks:
             code = versioned(a.cpu.scop, a.checks, code, original_code(program.text, a.scop), outside,
                              fresh_prefix(a.cpu.scop, program.identifiers))
-    except UnsupportedError:
+    except UnsupportedError as e:
         if ts.without_unroll is not None:
             return _c_region(program, opts, k, a, ts.without_unroll())  # (that one has no without_unroll)
-        if not ts.tile_sizes:
+        wrong = isinstance(e, CodegenMismatch)
+        if ts.tile_sizes:
+            # isl's AST builder fails on some tiled strided domains ("input involves unknown divs": random
+            # program 82281), or prints code that does not run the schedule (issue 33: a tile wavefront
+            # over a strided domain lost instances): the region untiled, under the same scheduler
+            plain = a.tiled((), tile=False, parallel=opts.parallel, schedule=opts.schedule,
+                            unroll_jam=opts.unroll_jam, choice=opts.choice, blocks=opts.blocks)
+            note = (f"isl's code generator printed wrong code for the tiled schedule ({e.message})" if wrong
+                    else "isl's code generator failed on the tiled schedule") + ": the region is left untiled"
+        elif wrong and ts.bands:
+            # the untiled schedule too: the original order, as the scheduler's own fallback gives it
+            plain = TiledSchedule(original_order(a.cpu.scop), (), ())
+            note = f"isl's code generator printed wrong code for the schedule ({e.message}): the original " \
+                   "loop order is kept"
+        else:
             raise
-        # isl's AST builder fails on some tiled strided domains ("input involves unknown divs": random
-        # program 82281): the region untiled, under the same scheduler, and a note that says so
-        plain = a.tiled((), tile=False, parallel=opts.parallel, schedule=opts.schedule,
-                        unroll_jam=opts.unroll_jam, choice=opts.choice, blocks=opts.blocks)
-        note = "isl's code generator failed on the tiled schedule: the region is left untiled"
         return _c_region(program, opts, k, a, replace(
-            plain, fallback="; ".join(filter(None, [plain.fallback, note]))))
+            plain, fallback="; ".join(filter(None, [ts.fallback, plain.fallback, note]))))
     return _guarded(program, k, with_prelude(a.scop, code, outside)), ts
 
 
@@ -360,6 +371,11 @@ def original_code(text: str, scop: Scop) -> str:
     return f"{pad}{{\n{body}\n{pad}}}\n"
 
 
+def _deps_of(a: AnalyzedScop):
+    """The dependences the printed code of *a* must keep (None where the analysis gave up)."""
+    return a.cpu.deps.all if a.cpu.deps.complete else None
+
+
 def _serial_version(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts: TiledSchedule,
                     indent: int) -> str:
     """The region's code for one thread, where *ts* runs tiles as a wavefront (the order that makes a tile
@@ -372,7 +388,7 @@ def _serial_version(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts
         serial = a.tiled(ts.tile_sizes, tile=opts.tile, parallel=opts.parallel, schedule=opts.schedule,
                          unroll_jam=opts.unroll_jam, choice=opts.choice, wavefront=False, blocks=opts.blocks)
         return generate_region(a.cpu.scop, serial, parallel=opts.parallel, ivdep=opts.ivdep, indent=indent,
-                               avoid=program.identifiers)
+                               avoid=program.identifiers, deps=_deps_of(a))
     except UnsupportedError:
         return ""
 
@@ -541,7 +557,8 @@ def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:
              "concurrent_start": b.concurrent_start,
              "unroll_jam": None if b.unroll_jam is None else
              {"point_member": b.unroll_jam[0], "factor": b.unroll_jam[1]},
-             "point_loop_order": list(b.point_order), "sequence_at": b.sequence_at, "sunk": b.sunk}
+             "point_loop_order": list(b.point_order), "sequence_at": b.sequence_at, "sunk": b.sunk,
+             "parallel_loop_alternative": b.parallel_alternative}
             for b in ts.bands
         ],
         "tile_sizes": list(ts.tile_sizes),

@@ -25,9 +25,11 @@ EMU_CXXFLAGS = ("-O1", "-fno-ivopts", "-w")  # (tests/data/fake_nvcc.py compiles
 SMALL = ["-DN=13", "-DTSTEPS=3", "-DNC=3", "-DD=7"]
 
 
-def compile_run(src: str, exe: str, flags: list[str], openmp: bool, threads: int = 2) -> str:
-    """*src* built with gcc -O2 into *exe* and run on *threads* OpenMP threads: its output. A build of the same
-    file, flags and inputs earlier in this process is reused (copied to *exe*) instead of compiled again."""
+def compile_run(src: str, exe: str, flags: list[str], openmp: bool, threads: int = 2,
+                env: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> str:
+    """*src* built with gcc -O2 into *exe* and run on *threads* OpenMP threads (more variables: *env*; its
+    arguments: *args*): its output. A build of the same file, flags and inputs earlier in this process is
+    reused (copied to *exe*) instead of compiled again."""
     cmd = ["gcc", "-O2", *(["-fopenmp"] if openmp else []), *flags, src, "-o", exe, "-lm"]
     key = _build_key(src, cmd[:-3])
     if key in _BUILT:
@@ -36,8 +38,8 @@ def compile_run(src: str, exe: str, flags: list[str], openmp: bool, threads: int
         subprocess.run(cmd, check=True, capture_output=True, text=True)
         _BUILT[key] = os.path.join(_built_dir(), f"{len(_BUILT)}.exe")
         shutil.copy2(exe, _BUILT[key])
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    return subprocess.run([exe], check=True, capture_output=True, text=True, env=env, timeout=60).stdout
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), **(env or {}))
+    return subprocess.run([exe, *args], check=True, capture_output=True, text=True, env=env, timeout=60).stdout
 
 
 _BUILT: dict[tuple, str] = {}  # build key -> a private copy of the executable

@@ -23,7 +23,11 @@ coefficients of an assignment sum to at most 1, accumulations add an eighth.
 
 ``int_program(seed)`` makes another class of programs: C's integer types and conversions (see there).
 
-``python tests/progen.py SEED`` prints one program (``--ints``: of int_program).
+``guarded_program(seed)`` makes another class (issue 33): guards and subscripts with ``%`` and ``/``, loops
+counting down by steps, parameters read from argv.
+
+``python tests/progen.py SEED`` prints one program (``--ints``: of int_program; ``--guarded``: of the guarded
+class).
 """
 from __future__ import annotations
 
@@ -577,9 +581,134 @@ def contraction_program(seed: int) -> Program:
     return Program(seed, "\n".join(src), 1, summary)
 
 
+# ---- guarded programs (issue 33, item 4): guards and subscripts with `%` and `/`, loops counting down
+# with steps, parameters read from argv at run time. Its own generator: `guarded_program(seed)`.
+GUARD_PMAX = 16  # runtime parameters are clamped to [0, GUARD_PMAX]
+GUARD_VMAX = GUARD_PMAX + 6  # every iterator lies in [0, GUARD_VMAX] (a bound is at most an outer one + 2)
+GUARD_SIZE = GUARD_VMAX + GUARD_PMAX + 12  # every subscript is in [0, GUARD_SIZE - 1]
+GUARD_ARGS = ((), ("0", "0"), ("3", "5"), (str(GUARD_PMAX), str(GUARD_PMAX)), ("7", "12"), ("12", "2"))
+
+
+class _GuardGen:
+    """Programs in the style of issue 33's reproduction 4: ``n`` and ``p`` from argv, ``m`` a constant
+    variable, loops over them counting up or down by 1-3, guards ``v % d == r`` and ``(v - 1) / 2 > w - c``,
+    subscripts ``(v - 1) / 2 + c``, ``v % d + c``, ``(v + w) / 3 + c``."""
+
+    # `/` and `%` terms per region: each makes the dependence analysis split its relations on the remainder,
+    # and a region with eight of them (three statements) ran past 15 minutes in isl (issue 33 item 5's matter)
+    DIV_BUDGET = 3
+
+    def __init__(self, seed: int):
+        self.r = random.Random(seed)
+        self.features: set[str] = set()
+        self.divs = 0
+
+    def pick(self, xs):
+        return self.r.choice(list(xs))
+
+    def loop(self, var: str, outer: list[str]) -> str:
+        lows = ["0", "1", "2", "5"] + outer
+        highs = ["n", "p", "m", "m - 3", "p - 2", str(GUARD_PMAX)] + [f"{o} + 2" for o in outer] + \
+            [f"p - {o}" for o in outer]
+        lo, hi = self.pick(lows), self.pick(highs)
+        step = self.pick([1, 1, 2, 3])
+        if any(x in hi for x in "np"):
+            self.features.add("runtime-bound")
+        if step > 1:
+            self.features.add("step")
+        if self.r.random() < 0.5:
+            self.features.add("down")
+            if self.r.random() < 0.5:  # `for (i = m - 3; i > 5; i -= 3)`: the start is a bound, the end strict
+                return f"for ({var} = {hi}; {var} > {lo}; {var}{' -= ' + str(step) if step > 1 else '--'})"
+            return f"for ({var} = {hi} - 1; {var} >= {lo}; {var}{' -= ' + str(step) if step > 1 else '--'})"
+        if self.r.random() < 0.3:  # `j >= i + 2` style: the bound an expression of the outer iterator
+            return f"for ({var} = {lo}; {var} <= {hi}; {var}{' += ' + str(step) if step > 1 else '++'})"
+        return f"for ({var} = {lo}; {var} < {hi}; {var}{' += ' + str(step) if step > 1 else '++'})"
+
+    def subscript(self, iters: list[str]) -> str:
+        v = self.pick(iters)
+        form = self.r.random()
+        if 0.3 <= form < 0.7:
+            self.divs += 1
+            if self.divs > self.DIV_BUDGET:
+                form = self.pick([0.0, 0.8])
+        if form < 0.3:
+            return f"{v} + {self.pick([0, 1, 6, 7])}"
+        if form < 0.5:
+            self.features.add("floor-div-subscript")
+            return f"({v} - 1) / 2 + {self.pick([0, 1, 2])}"
+        if form < 0.6:
+            self.features.add("floor-div-subscript")
+            w = self.pick(iters)
+            return f"({v} + {w}) / 3 + {self.pick([0, 1])}"
+        if form < 0.7:
+            self.features.add("mod-subscript")
+            return f"{v} % {self.pick([2, 3])} + {self.pick([0, 4])}"
+        if form < 0.85:
+            self.features.add("parameter-subscript")
+            return f"{self.pick(['n', 'p'])} - {v} + {GUARD_VMAX}"
+        return f"{GUARD_VMAX + 4} - {v}"
+
+    def access(self, array: str, iters: list[str]) -> str:
+        return f"{array}[{self.subscript(iters)}][{self.subscript(iters)}]"
+
+    def guard(self, iters: list[str]) -> str:
+        v, w = self.pick(iters), self.pick(iters)
+        self.features.add("guard")
+        self.divs += 1
+        return self.pick([f"{v} % 2 == 0", f"{v} % 3 != 1", f"({v} - 1) / 2 > {w} - 4", f"({v} + {w}) % 2 == 1",
+                          f"{v} / 3 < p - 5", f"{v} % 2 == 0 && {w} > 3"])
+
+    def statement(self, arrays: list[str], iters: list[str]) -> str:
+        dst = self.access(self.pick(arrays), iters)
+        a, b = self.access(self.pick(arrays), iters), self.access(self.pick(arrays), iters)
+        text = self.pick([f"{dst} = {a} * 0.25;", f"{dst} = ({a} + {iters[-1]}) * 0.33;",
+                          f"{dst} = {a} * 0.5 + {b} * 0.25;", f"{dst} += {a} * 0.125;"])
+        if self.r.random() < 0.5 and self.divs < self.DIV_BUDGET:
+            text = f"if ({self.guard(iters)})\n  {text}"
+        return text
+
+    def region(self, arrays: list[str]) -> list[str]:
+        depth = self.r.randint(2, 3)
+        iters = list(ITERS[:depth])
+        node = top = (self.loop(iters[0], []), [])
+        for lvl in range(1, depth):
+            child = (self.loop(iters[lvl], iters[:lvl]), [])
+            if self.r.random() < 0.25:  # a statement beside the inner loop
+                node[1].append(self.statement(arrays, iters[:lvl]))
+            node[1].append(child)
+            node = child
+        for _ in range(self.r.randint(1, 2)):
+            node[1].append(self.statement(arrays, iters))
+        return _render([top], 1)
+
+
+def guarded_program(seed: int) -> Program:
+    """A program of the guarded class (see _GuardGen); it reads ``n`` and ``p`` from argv (GUARD_ARGS lists
+    the runs to compare) and prints every element of its arrays."""
+    g = _GuardGen(seed)
+    arrays = ["A", "B"][:g.r.randint(1, 2)]
+    decls = ", ".join(f"{a}[{GUARD_SIZE}][{GUARD_SIZE}]" for a in arrays)
+    m = g.r.randint(0, GUARD_PMAX)
+    src = ["#include <stdio.h>", "#include <stdlib.h>", f"double {decls};", "", "int main(int argc, char **argv)",
+           "{", f"  int n = argc > 1 ? atoi(argv[1]) : {g.r.randint(0, GUARD_PMAX)};", f"  int m = {m};",
+           f"  int p = argc > 2 ? atoi(argv[2]) : {g.r.randint(0, GUARD_PMAX)};", "  int i, j, k, a, b;",
+           f"  if (n < 0) n = 0;\n  if (n > {GUARD_PMAX}) n = {GUARD_PMAX};",
+           f"  if (p < 0) p = 0;\n  if (p > {GUARD_PMAX}) p = {GUARD_PMAX};",
+           f"  for (a = 0; a < {GUARD_SIZE}; a++)", f"    for (b = 0; b < {GUARD_SIZE}; b++) {{"]
+    src += [f"      {x}[a][b] = (a * {3 + q} + b * {1 + 4 * q}) % {7 + 4 * q} - {3 + 2 * q};"
+            for q, x in enumerate(arrays)]
+    src += ["    }", "#pragma scop"] + g.region(arrays) + ["#pragma endscop",
+                                                          f"  for (a = 0; a < {GUARD_SIZE}; a++)",
+                                                          f"    for (b = 0; b < {GUARD_SIZE}; b++)"]
+    src += ['      printf("' + " ".join(["%.17g"] * len(arrays)) + '\\n", ' +
+            ", ".join(f"{x}[a][b]" for x in arrays) + ");", "  return 0;", "}", ""]
+    return Program(seed, "\n".join(src), 1, ", ".join(sorted(g.features)) or "plain")
+
+
 if __name__ == "__main__":  # pragma: no cover
     import sys
 
-    make = int_program if "--ints" in sys.argv else program
-    args = [a for a in sys.argv[1:] if a != "--ints"]
+    make = int_program if "--ints" in sys.argv else guarded_program if "--guarded" in sys.argv else program
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
     print(make(int(args[0]) if args else 0))

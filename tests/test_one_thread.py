@@ -11,6 +11,7 @@ import pytest
 from conftest import KERNELS, ROOT, checksum_line, compile_run
 
 from polytune.cli import main
+from polytune.emit.c import MORE_THAN_ONE_THREAD
 from polytune.pipeline import analyze
 
 LCS = os.path.join(ROOT, "benchmarks", "unseen", "lcs.c")
@@ -33,12 +34,14 @@ def test_a_wavefront_region_has_a_version_for_one_thread_with_the_same_results(n
     text, report = _optimize(tmp_path, name)
     (scop,) = report["scops"]
     assert scop["one_thread_version"] and any(b["wavefront"] for b in scop["bands"])
-    assert text.count("if (omp_get_max_threads() > 1)") == 1
+    assert text.count(f"if ({MORE_THAN_ONE_THREAD})") == 1
     out = tmp_path / "opt.c"
     out.write_text(text)
     want = checksum_line(compile_run(_source(name), str(tmp_path / "ref"), SMALL[name], openmp=False))
     for threads in (1, 2, 3):
         assert checksum_line(compile_run(str(out), str(tmp_path / "opt"), SMALL[name], True, threads)) == want
+    assert checksum_line(compile_run(str(out), str(tmp_path / "opt"), SMALL[name], True, 2,
+                                     env={"OMP_THREAD_LIMIT": "1"})) == want
     assert checksum_line(compile_run(str(out), str(tmp_path / "plain"), SMALL[name], openmp=False)) == want
 
 

@@ -11,6 +11,7 @@ import islpy as isl
 from pycparser import c_ast
 
 from ..errors import UnsupportedError
+from ..poly.astcheck import check_ast
 from ..poly.islutil import CTX, ISL_LOCK, bounded, isl_name, sets_of
 from ..poly.marks import ContractionMark, IvdepMark, ParallelMark, SimdMark, mark_of, marks_of
 from ..poly.parallel import parallel_work, with_work
@@ -49,7 +50,9 @@ class _OpenMPPrinter(Printer):
         if isinstance(mark, ParallelMark) and self.parallel:
             clause = f" schedule({mark.clause})" if mark.clause else ""
             inner = (f"{self.prefix}{mark.depth}", f"#pragma omp parallel for{private}{clause}", (),
-                     mark.arrays, mark.work)  # arrays: private copies (poly/privatize.py)
+                     mark.arrays, mark.work,  # arrays: private copies (poly/privatize.py)
+                     None if mark.alternative is None else (f"{self.prefix}{mark.alternative}",
+                                                             "#pragma omp parallel for", (), (), None))
         elif isinstance(mark, SimdMark) and self.ivdep:
             inner = (f"{self.prefix}{mark.depth}", f"#pragma omp simd{private}")
         elif isinstance(mark, IvdepMark) and self.ivdep:
@@ -190,7 +193,8 @@ class _OpenMPPrinter(Printer):
                 self.emit(f"if ({large}) {{", indent)
                 self.for_(n, indent + 1, pragma[:4])
                 self.emit("} else {", indent)
-                self.for_(n, indent + 1, None)
+                self.for_(n, indent + 1, pragma[5] if len(pragma) > 5 else None)  # (a single tile: the
+                # alternative loop inside runs in parallel, ParallelMark.alternative)
                 self.emit("}", indent)
                 return
         parallel_loop = bool(pragma) and pragma[0] == it and pragma[1].startswith("#pragma omp parallel")
@@ -317,12 +321,16 @@ def _with_if(pragma: tuple, it: str, init: str, cond: str) -> tuple[tuple | None
     parallel loop, so that a run of fewer than PARALLEL_WORK statement instances (poly/parallel.py; its
     trip count, from the AST's bounds, times the work of one iteration) stays serial. No condition where
     the work is unknown or every run is large enough, no pragma (None) where every run is too small (the
-    bounds are constants)."""
+    bounds are constants). A loop with an alternative (ParallelMark.alternative) is parallel only where it
+    runs two iterations or more."""
     work = pragma[4]
+    alternative = len(pragma) > 5 and pragma[5] is not None
     bound = re.fullmatch(rf"{re.escape(it)} (<=|<) (.+)", cond)
-    if not work or not bound:
+    if not bound or not (work or alternative):
         return pragma, ""
-    least = -(-parallel_work() // work)  # iterations of a run that pays for its parallel region
+    least = -(-parallel_work() // work) if work else 0  # iterations of a run that pays for its parallel region
+    if alternative:
+        least = max(least, 2)  # one iteration (one tile) runs its alternative loop in parallel instead
     if least <= 1:
         return pragma, ""
     ub, inclusive = bound.group(2), bound.group(1) == "<="
@@ -524,14 +532,19 @@ def _identity_schedule(s: isl.Set) -> isl.Map:
 
 
 def generate_region(scop: Scop, tiled: TiledSchedule, parallel: bool = True, ivdep: bool = True,
-                    indent: int = 1, avoid: frozenset[str] = frozenset()) -> str:
-    """The C text that replaces the region (from '#pragma scop' to '#pragma endscop' inclusive)."""
+                    indent: int = 1, avoid: frozenset[str] = frozenset(),
+                    deps: isl.UnionMap | None = None, check: bool = True) -> str:
+    """The C text that replaces the region (from '#pragma scop' to '#pragma endscop' inclusive). With
+    *check*, isl's AST is read back first (poly/astcheck.py: every instance once, *deps* kept, parallel
+    loops free of them); CodegenMismatch where it is not."""
     prefix = fresh_prefix(scop, avoid)
     try:
         ast = build_ast(scop, tiled, prefix)
     except isl.Error:
         raise UnsupportedError("isl's code generator failed on this region's schedule", scop.file,
                                scop.begin_line) from None
+    if check:
+        check_ast(ast, scop, deps, parallel, prefix)
     p = _OpenMPPrinter(scop, parallel, ivdep, prefix, tiled)
     try:
         p.node(ast, indent + 1)
@@ -553,9 +566,18 @@ def thread_versions(parallel_code: str, serial_code: str, indent: int) -> str:
     for: a wavefront visits tiles along diagonals, where a tile's rows do not follow the last tile's).
     Compiled without OpenMP, only the serial version is there."""
     i1 = "  " * (indent + 1)
-    return "\n".join(["  " * indent + "{", "#ifdef _OPENMP", i1 + "extern int omp_get_max_threads(void);",
-                      i1 + "if (omp_get_max_threads() > 1)", parallel_code.rstrip("\n"), i1 + "else",
+    return "\n".join(["  " * indent + "{", "#ifdef _OPENMP", *(i1 + d for d in OMP_DECLARATIONS),
+                      i1 + f"if ({MORE_THAN_ONE_THREAD})", parallel_code.rstrip("\n"), i1 + "else",
                       "#endif", serial_code.rstrip("\n"), "  " * indent + "}"]) + "\n"
+
+
+# Whether a parallel loop at this point would run on more than one thread. omp_get_max_threads() alone is
+# the team size asked for: with OMP_THREAD_LIMIT=1, or inside a parallel region where nesting is off, it
+# says 2 or more while every parallel loop runs on one thread, and the wavefront version ran there.
+OMP_DECLARATIONS = ("extern int omp_get_max_threads(void);", "extern int omp_get_thread_limit(void);",
+                    "extern int omp_get_active_level(void);", "extern int omp_get_max_active_levels(void);")
+MORE_THAN_ONE_THREAD = ("omp_get_max_threads() > 1 && omp_get_thread_limit() > 1 && "
+                        "omp_get_active_level() < omp_get_max_active_levels()")
 
 
 def scratch_lines(p: Printer, scop: Scop) -> tuple[list[str], list[str]]:

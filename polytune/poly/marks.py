@@ -23,7 +23,9 @@ class ParallelMark:
     dead after the loop, `lastprivate`: live), the arrays it needs private copies of (`poly/privatize.py`)
     and its schedule clause ("" for the default, static). *work*: statement instances in one iteration of
     the loop, an upper bound (None: not a known constant), for the printer's branch between the parallel
-    loop and a serial copy."""
+    loop and a serial copy. *alternative*: the schedule depth of a loop inside it, parallel without
+    privatizing anything, that runs in parallel where this one has a single iteration at run time (a tile
+    loop over a parametric extent that fits one tile: the printer's serial copy marks that loop)."""
 
     kind: ClassVar[str] = "omp_parallel"
     depth: int
@@ -32,6 +34,7 @@ class ParallelMark:
     arrays: tuple[str, ...] = ()
     clause: str = ""
     work: int | None = None
+    alternative: int | None = None
 
 
 @dataclass(frozen=True)

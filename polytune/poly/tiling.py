@@ -2,7 +2,7 @@
 point loops inside), with a tile wavefront or diamond tiles where no tile loop is parallel."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import islpy as isl
 
@@ -45,6 +45,9 @@ class BandInfo:
     sequence_at: int | None = None
     sunk: int | None = None  # the member whose point loop was moved below the bands inside (sink.py); point_order
     # then lists the others
+    # "tile k": the parallel loop where the marked tile loop has one iteration at run time (its extent is a
+    # parameter's: 16 rows in tiles of 32 are one tile, no parallelism); None where there is no such loop
+    parallel_alternative: str | None = None
 
 
 class Transformer(Parallelism, PointOrder, Reuse):
@@ -184,10 +187,19 @@ class Transformer(Parallelism, PointOrder, Reuse):
             # sit behind a guard in the innermost loop: let the AST builder peel them off.
             node = node.child(0).band_set_ast_build_options(
                 isl.UnionSet("{ separate[x] }", context=CTX)).parent()
+        alternative = None
+        if par is not None and not point_par and not wavefront and diamond is None and extents[par] is None:
+            # a parametric extent may fit one tile at run time (a batch of 16 in tiles of 32): the printer's
+            # copy for a single tile runs a later parallel tile loop in parallel instead
+            alternative = next((m for m in range(par + 1, n) if not _single_tile(extents[m], sizes[m])
+                                and self.is_parallel(node, m)), None)
         if par is not None:
             # (a tile wavefront's tiles are independent of the loops' shape: no clause there)
             clause = "" if wavefront or diamond is not None else self.schedule_clause(node, par, True)
-            node = mark_member(node, par, self.parallel_mark(outer_members + par, clause))
+            mark = self.parallel_mark(outer_members + par, clause)
+            if alternative is not None:
+                mark = replace(mark, alternative=outer_members + alternative)
+            node = mark_member(node, par, mark)
         point, jam = self.unroll_jam(node.child(0), [sizes[k] for k in order], reuse)
         desc = None if par is None else f"tile {par}"
         if point_par:
@@ -201,7 +213,8 @@ class Transformer(Parallelism, PointOrder, Reuse):
                                      jammed=jam is not None)
         self.bands.append(BandInfo(index, n, outer_members, stmts, True, True, tuple(sizes), sched_text,
                                    desc, wavefront, tuple(order), extents, diamond is not None, jam,
-                                   sunk=sunk))
+                                   sunk=sunk, parallel_alternative=None if alternative is None
+                                   else f"tile {alternative}"))
         return (point.child(0) if jam else point), desc is not None  # (below the jam: its band of copies)
 
     def order_points(self, point, extents, sink_ok: bool):

@@ -1,0 +1,50 @@
+"""Issue 34 item 6: no parallel loop that runs as one tile. A tile loop over a parametric extent may fit one
+tile at run time (a batch of 16 rows in tiles of 32): where a later tile loop of the band is parallel, the
+loop is parallel only where it has two tiles or more, and its copy for one tile runs that later loop in
+parallel (ParallelMark.alternative; the report's `parallel_loop_alternative`). benchmarks/unseen/
+dense_batch.c is the case seen in a real project (a local accumulator expanded into a scratch array of
+batch x outputs, its batch tile loop the only one marked); benchmarks/unseen/iir_rows.c keeps its scalar
+(nothing to tile: the running value is private to each channel's loop)."""
+from __future__ import annotations
+
+import json
+import os
+
+from conftest import ROOT, checksum_line, compile_run
+
+from polytune.cli import main
+
+DENSE = os.path.join(ROOT, "benchmarks", "unseen", "dense_batch.c")
+IIR = os.path.join(ROOT, "benchmarks", "unseen", "iir_rows.c")
+
+
+def _optimize(tmp_path, src: str, *args: str) -> tuple[str, dict]:
+    out, report = tmp_path / "opt.c", tmp_path / "r.json"
+    assert main(["optimize", src, "-o", str(out), "--report", str(report), *args]) == 0
+    return str(out), json.loads(report.read_text())
+
+
+def test_a_batch_tile_loop_gets_the_output_tile_loop_as_its_alternative(tmp_path):
+    out, report = _optimize(tmp_path, DENSE)
+    (scop,) = report["scops"]
+    band = scop["bands"][0]
+    assert scop["expanded"] == ["s"] and band["tiled"] and band["tile_sizes"] == [32, 32, 32]
+    assert band["parallel_loop"] == "tile 0" and band["parallel_loop_alternative"] == "tile 1"
+    text = open(out).read()
+    assert text.count("#pragma omp parallel for") >= 2
+    assert "if ((c_floord((batch - 1), 32)) >= 1) {" in text
+
+
+def test_the_one_tile_copy_and_the_parallel_copy_give_the_original_results(tmp_path):
+    out, _ = _optimize(tmp_path, DENSE)
+    for args in (("16", "70", "37"), ("40", "33", "9"), ("1", "5", "3")):
+        want = checksum_line(compile_run(DENSE, str(tmp_path / "ref"), [], openmp=False, args=args))
+        for threads in (1, 2, 4):
+            assert checksum_line(compile_run(out, str(tmp_path / "opt"), [], True, threads, args=args)) == want
+
+
+def test_the_iir_scalar_is_private_to_its_channel_loop_not_expanded(tmp_path):
+    _, report = _optimize(tmp_path, IIR)
+    (scop,) = report["scops"]
+    assert "expanded" not in scop
+    assert [b["parallel_loop"] for b in scop["bands"]] == [None, "loop 0", None]
