@@ -106,7 +106,7 @@ def test_rows_that_share_only_loads_of_an_array_nothing_writes_are_jammed(tmp_pa
     # share P[k][j], which the band writes: not jammed.
     path = tmp_path / "rank2.c"
     path.write_text(RANK2)
-    result = generate(analyze(str(path)), OptimizeOptions(tile_sizes=(8, 8, 8)))
+    result = generate(analyze(str(path)), OptimizeOptions(tile_sizes=(8, 8, 8), schedule="pluto"))
     bands = [b for b in result.report["scops"][0]["bands"] if b["tiled"]]
     rank2 = next(b for b in bands if b["statements"] == ["S0"])
     floyd = next(b for b in bands if b["statements"] == ["S1"])

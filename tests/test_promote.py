@@ -29,7 +29,7 @@ def _optimized(tmp_path, body: str) -> tuple[str, str]:
     src = f"{DECL} {{\n  int i, j;\n#pragma scop\n{body}\n#pragma endscop\n}}\n"
     p = tmp_path / "k.c"
     p.write_text(src)
-    return generate(analyze(str(p)), OptimizeOptions()).text, src
+    return generate(analyze(str(p)), OptimizeOptions(schedule="pluto")).text, src  # (written for Pluto's schedule)
 
 
 def _same_results(tmp_path, body: str) -> str:
