@@ -740,7 +740,7 @@ def _function_text(text: str, at: int) -> str:
     return text[start:]
 
 
-def _declarations(chunk: str) -> list[str]:
+def _declarators(chunk: str) -> list[str]:
     """The declarators of the declaration statements of *chunk* at its top level of braces (`double A[N],
     *p = x` gives `A[N]` and `*p = x`): statements that start with a type."""
     out = []
@@ -766,11 +766,11 @@ def _distinct_object(text: str, body: str, name: str) -> bool:
     for ch in text:
         depth += (ch == "{") - (ch == "}")
         outside.append(";" if ch in "{}" else ch if depth == 0 else " ")
-    decls = _declarations("".join(outside)) + _declarations(body)
+    decls = _declarators("".join(outside)) + _declarators(body)
     if any(re.match(rf"{re.escape(name)}\s*\[", d) for d in decls):
         return True
     if not any(re.match(rf"(?:\*\s*)+{re.escape(name)}\b|\(\s*\*\s*{re.escape(name)}\s*\)", d)
-               for d in _declarations(body)):
+               for d in _declarators(body)):
         return False
     n = re.escape(name)
     if re.search(rf"(?:\+\+|--)\s*{n}\b|\b{n}\s*(?:\+\+|--|[-+*/|&^]=)|&\s*{n}\b", body):
