@@ -68,7 +68,7 @@ class _Builder:
     # (node, iterators, where, pieces, why, unsigned names): an expression that must not be negative where
     # it runs; why: "value" (unsigned arithmetic), "down" (an unsigned iterator's step past 0), the name of
     # the unsigned iterator it initializes, the operation that converts it to unsigned, or a Cast (to an
-    # unsigned type; to a narrower type, whose range it must be in: _narrow)
+    # unsigned type; to char or short, whose range it must be in: _NARROW)
     unsigned: list = field(default_factory=list)
     scoped: dict = field(default_factory=dict)  # name -> C type (c_spelling) of the names the region
     # declares, a loop's iterator while its loop is read; None for a type that is not arithmetic
