@@ -1,7 +1,8 @@
 """Where isl's AST builder fails on a band's unrolled and jammed copies, the region is generated from the same
 schedule without unroll-and-jam (poly/schedule.py's TiledSchedule.without_unroll, pipeline.c_regions), the
 report says so, and the program still prints what the original prints. The schedule is no longer built
-into an AST once only to ask whether it builds: the emitter's own build is the test."""
+into an AST once only to ask whether it builds: the emitter's own build is the test. The matrix product is
+tiled as any band here (blocks off): packed as a contraction (emit/blis.py) it has no unroll-and-jam."""
 from __future__ import annotations
 
 import shutil
@@ -12,6 +13,7 @@ from conftest import run_source
 
 import polytune.emit.c as emit_c
 from polytune.pipeline import OptimizeOptions, analyze, generate
+from polytune.poly.contraction import Blocks
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not found")
 
@@ -52,7 +54,7 @@ def test_an_unrolled_schedule_is_not_built_into_an_ast_before_the_emitter_builds
         return real(self, sched)
 
     monkeypatch.setattr(isl.AstBuild, "node_from_schedule", counting)
-    result = generate(program, OptimizeOptions(tile_sizes=(8, 8, 8)))
+    result = generate(program, OptimizeOptions(tile_sizes=(8, 8, 8), blocks=Blocks(on=False)))
     band = result.report["scops"][0]["bands"][0]
     assert band["unroll_jam"] is not None  # the schedule this test is about: unrolled and jammed
     assert len(built) == 1
@@ -67,7 +69,7 @@ def test_where_the_ast_builder_fails_on_unrolled_copies_the_code_comes_without_t
         return real(scop, tiled, prefix, scale_strides)
 
     monkeypatch.setattr(emit_c, "build_ast", failing_on_copies)
-    result = generate(program, OptimizeOptions(tile_sizes=(8, 8, 8)))
+    result = generate(program, OptimizeOptions(tile_sizes=(8, 8, 8), blocks=Blocks(on=False)))
     bands = result.report["scops"][0]["bands"]
     assert bands and all(b["unroll_jam"] is None for b in bands)
     assert any(b["tiled"] for b in bands)  # the same tiled schedule, only the copies are gone
@@ -76,7 +78,7 @@ def test_where_the_ast_builder_fails_on_unrolled_copies_the_code_comes_without_t
 
 def test_the_schedule_without_unroll_is_the_same_tiling(program):
     a = program.scops[0]
-    ts = a.tiled((8, 8, 8))
+    ts = a.tiled((8, 8, 8), blocks=None)
     assert ts.without_unroll is not None
     plain = ts.without_unroll()
     assert plain.tile_sizes == ts.tile_sizes
