@@ -7,9 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_int_types import _name, check_program
-from test_random_nests import run_main
-from test_reliability_options import ONE_EACH
+from test_int_types import check_program
+from test_reliability_options import EACH
 
 from polytune.cli import main
 
@@ -109,7 +108,7 @@ int main(void) {
 """
 
 
-@pytest.mark.parametrize("options", ONE_EACH, ids=_name)
+@pytest.mark.parametrize("options", EACH)
 def test_data_dependent_condition_is_a_may_write_and_the_program_prints_what_the_original_prints(
         tmp_path: Path, monkeypatch, options):
     """An `if` on a value read from the data (issue 33 refused it in one line; the real-code work since models

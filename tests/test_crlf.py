@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from test_int_types import _name, check_program
-from test_reliability_options import MATRIX, ONE_EACH
+from test_reliability_options import EACH, MATRIX
 
 CRLF = ("#include <stdio.h>\n#define N 40\ndouble A[N][N], B[N][N];\nint main(void) {\n  int n = N;\n"
         "  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) A[i][j] = (i * 7 + j) % 5;\n"
@@ -22,7 +22,7 @@ def check(tmp_path, options: list[str], monkeypatch) -> None:
     assert data.count(b"\n") == data.count(b"\r\n") > 20, data.decode()
 
 
-@pytest.mark.parametrize("options", ONE_EACH, ids=_name)
+@pytest.mark.parametrize("options", EACH)
 def test_crlf_input_gives_crlf_output_under_each_option(tmp_path, monkeypatch, options):
     check(tmp_path, options, monkeypatch)
 

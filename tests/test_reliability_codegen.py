@@ -17,7 +17,7 @@ import islpy as isl
 import pytest
 from conftest import compile_run
 from test_random_nests import run_main
-from test_reliability_options import MATRIX, ONE_EACH, _name
+from test_reliability_options import EACH, MATRIX, _name
 
 from polytune.emit.c import MORE_THAN_ONE_THREAD, build_ast, thread_versions
 from polytune.pipeline import analyze
@@ -46,7 +46,7 @@ def test_repro_4_gives_the_original_results_with_tiles_2_3_5_7(tmp_path):
     assert "isl's generated code loses instances" not in text
 
 
-@pytest.mark.parametrize("options", ONE_EACH, ids=_name)
+@pytest.mark.parametrize("options", EACH)
 def test_repro_4_gives_the_original_results_under_each_option(tmp_path, options):
     check_runs(tmp_path, REPRO, options)
 

@@ -45,6 +45,11 @@ def _name(options: list[str]) -> str:
     return " ".join(options) or "default"
 
 
+# ONE_EACH for the tests that compile and run a program under each option set: the default and FAST in the
+# default suite, the rest of ONE_EACH under -m slow (the default suite stays within its time)
+EACH = [pytest.param(o, id=_name(o), marks=() if (not o or o in FAST) else pytest.mark.slow) for o in ONE_EACH]
+
+
 def check(tmp_path: Path, name: str, options: list[str]) -> None:
     src, out = tmp_path / f"{name}.c", tmp_path / f"{name}.opt.c"
     src.write_text(PROGRAMS[name])

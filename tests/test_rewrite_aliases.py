@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import compile_run
 from test_random_nests import run_main
-from test_reliability_options import MATRIX, ONE_EACH
+from test_reliability_options import EACH, MATRIX
 
 HERE = Path(__file__).parent
 REPRO = (HERE / "data" / "realc" / "issue33_pointer_alias.c").read_text()
@@ -52,7 +52,7 @@ def test_issue_33_repro_3_prints_the_original_values(tmp_path):
     assert "'p' points into 'B'" in err
 
 
-@pytest.mark.parametrize("options", ONE_EACH, ids=_name)
+@pytest.mark.parametrize("options", EACH)
 def test_issue_33_repro_3_under_each_option(tmp_path, options):
     same_output(tmp_path, REPRO, options)
 

@@ -484,6 +484,7 @@ class Prepared:
     space: object | None = None  # its search space (None: not tuned)
     loops: tuple[str, ...] | None = None
     to_tune: tuple[StrategySpec, ...] = ()
+    target: object | None = None  # the tuner's target: a configuration's options (variant) and the seed
 
 
 def prepare_kernel(spec: KernelSpec, opts: BenchOptions) -> Prepared:
@@ -522,7 +523,7 @@ def prepare_kernel(spec: KernelSpec, opts: BenchOptions) -> Prepared:
                                   f"(> --exhaustive-max {opts.exhaustive_max})")
         else:
             runs.append(s)
-    return Prepared(spec, entry, defines, program, space, loops, tuple(runs))
+    return Prepared(spec, entry, defines, program, space, loops, tuple(runs), target)
 
 
 def _tuning_start(prep: Prepared, s: StrategySpec, log: Log) -> None:
@@ -540,7 +541,7 @@ def record_tuning(prep: Prepared, s: StrategySpec, result: dict | None, error: s
     prep.entry["tuning"][s.label] = result
     best = found(result)
     log(f"{prep.entry['name']}: {s.label}: "
-        + (f"best {describe(best['config'], prep.loops)} {fmt_time(best['median'])}" if best
+        + (f"best {describe(best['config'], prep.loops, prep.space, compact=True)} {fmt_time(best['median'])}" if best
            else "no verified configuration")
         + f", {result['evals']} evaluations, {result['search_time']:.1f} s, {result['stop_reason']}")
 
@@ -583,18 +584,24 @@ def kernel_session(prep: Prepared, opts: BenchOptions, tools: Toolchain, workdir
         builds[c.name] = compile_build(Build(c.name, " ".join(c.argv) + f" FILE.c {shown_link} -lm".replace("  ", " ")),
                                        cmd)
     if program is not None:
-        configs["seed"] = (32,) * len(space.params) if space else None
+        target = prep.target
+        configs["seed"] = target.seed(space, "pluto") if space else None
         configs.update({lb: tuple(found(t)["config"]) for lb, t in entry["tuning"].items() if found(t)})
         by_config: dict[tuple | None, Build] = {}
         for label, config in configs.items():
             if config in by_config:
                 builds[label] = by_config[config]
                 continue
-            b = Build(label, f"polytune optimize --schedule pluto --tile-sizes {','.join(map(str, config or (32,)))} "
-                             "-o OUT.c; "
-                             f"{tools.polytune.shown} OUT.c {shown_link} -lm".replace("  ", " "))
+            b = Build(label, "polytune optimize")
             try:
-                text = generate(program, OptimizeOptions(tile_sizes=config or (), schedule="pluto")).text  # tuned
+                # the options the tuner built this configuration with (tile sizes, and block sizes where a band
+                # is a contraction printed as packed blocks), and optimize's arguments for them
+                oo = target.variant(space.names, config).build if config else OptimizeOptions(schedule="pluto")
+                args = (target.describe_best(space.names, config).get("optimize_args") if config else None) \
+                    or ["--tile-sizes", ",".join(map(str, oo.tile_sizes or (32,)))]
+                b = Build(label, f"polytune optimize --schedule pluto {' '.join(args)} -o OUT.c; "
+                                 f"{tools.polytune.shown} OUT.c {shown_link} -lm".replace("  ", " "))
+                text = generate(program, oo).text  # tuned
             except PolytuneError as e:
                 b.error = f"polytune: {e}"
             else:
