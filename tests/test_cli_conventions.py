@@ -154,16 +154,16 @@ def test_extra_tile_sizes_are_warned_about(tmp_path, capsys):
     assert "warning" not in capsys.readouterr().err
 
 
-NO_SCOP = "double A[10];\nint main(void) { for (int i = 0; i < 10; i++) A[i] = i; return 0; }\n"
+NO_SCOP = "double A[10];\nint main(void) { A[3] = 2; return 0; }\n"  # no pragma and no loop nest to find
 
 
 @pytest.mark.parametrize("command", ["optimize", "inspect"])
-def test_a_file_without_a_scop_region_is_one_line_and_exit_2(command, tmp_path, capsys):
+def test_a_file_without_a_scop_region_or_a_loop_nest_is_one_line_and_exit_2(command, tmp_path, capsys):
     src = tmp_path / "plain.c"
     src.write_text(NO_SCOP)
     assert main([command, str(src)]) == 2
-    assert capsys.readouterr().err == (f"{src}: no #pragma scop region: polytune optimizes the loop nests between "
-                                       "#pragma scop and #pragma endscop (put them around the hot loop nest)\n")
+    assert capsys.readouterr().err == (f"{src}: no loop nest to optimize: no #pragma scop region, and no loop nest "
+                                       "found in the file's functions (polytune optimizes loop nests: see --auto)\n")
     assert not (tmp_path / "plain.polytune.c").exists()
 
 
