@@ -79,7 +79,7 @@ class TuneOptions:
     # a region whose analysis (optimize's default, in a worker) does not end within this many seconds is left
     # out of the tuning, with a note (0: no limit); pipeline.slow_regions
     analysis_time_limit: float = DEFAULT_TIME_LIMIT
-    allow_tf32: bool = False  # triton: float32 contractions on TF32 tensor cores (OptimizeOptions.allow_tf32)
+    allow_tf32: bool = False  # float32 contractions on TF32 tensor cores, where the target has them (OptimizeOptions)
 
 
 def _ratio(a: Measurement | None, b: Measurement | None) -> float | None:
@@ -789,8 +789,8 @@ def summary(res: TuneResult) -> str:
 
 
 def region_share_lines(pg: dict) -> list[str]:
-    """Where the GPU region's time goes as the program runs it (cuda: measure.cuda.region_shares), the seed's
-    and the best's: the copies' share is what a faster kernel cannot gain."""
+    """Where a GPU region's time goes as the program runs it (the report's program_gain.region_shares, where the
+    target measures them), the seed's and the best's: the copies' share is what a faster kernel cannot gain."""
     out = []
     for label, sh in (pg.get("region_shares") or {}).items():
         out.append(f"{label}'s region in the program: {sh['region_ms']:.3f} ms, copies {100 * sh['copies']:.1f}% "
