@@ -110,6 +110,7 @@ def vendor_ms(torch, f, runs: int) -> float:
 
 
 def set_tf32(torch, on: bool) -> None:
+    torch.set_float32_matmul_precision("high" if on else "highest")
     torch.backends.cuda.matmul.allow_tf32 = on
     torch.backends.cudnn.allow_tf32 = on
 
