@@ -179,3 +179,11 @@ def test_gpu_tf32_matmul_passes_its_check_and_differs_from_full_float32(tmp_path
         finally:
             runner.close()
     assert not torch.equal(results[False], results[True])  # TF32 rounding shows: the tensor cores ran
+
+
+def test_measurements_with_and_without_tf32_are_cached_apart():
+    from polytune.measure.cache import workload_key
+    program = analyze(MATMUL, defines=("N=12",))
+    build = BuildConfig(defines=("N=12",), runs=1)
+    keys = {workload_key(program, build, OptimizeOptions(target="triton", allow_tf32=tf32)) for tf32 in (False, True)}
+    assert len(keys) == 2
