@@ -65,7 +65,9 @@ def test_allow_tf32_on_the_command_line_reaches_the_kernel_text(tmp_path, capsys
     assert main(["optimize", MATMUL, "-D", "N=12", "--target", "triton", "-o", str(plain)]) == 0
     assert main(["optimize", MATMUL, "-D", "N=12", "--target", "triton", "--allow-tf32", "-o", str(tf32)]) == 0
     assert "tf32" not in plain.read_text() and set(_precisions(tf32.read_text())) == {"tf32"}
-    assert plain.read_text().replace('"ieee"', '"tf32"') == tf32.read_text()  # nothing else changes
+    # nothing else changes but the default tile (CONFIG)
+    assert re.sub(r"^CONFIG = .*$", "", plain.read_text().replace('"ieee"', '"tf32"'), flags=re.M) == \
+        re.sub(r"^CONFIG = .*$", "", tf32.read_text(), flags=re.M)
 
 
 def test_allow_tf32_on_the_cuda_target_says_so_and_changes_nothing(tmp_path, capsys):
@@ -101,12 +103,23 @@ def test_a_float32_contraction_defaults_to_a_library_tile_and_the_tuner_starts_t
     text = generate_triton(program, OptimizeOptions(target="triton"))
     cfg = _module_config(text)
     assert {k: cfg[k] for k in CONTRACTION_CONFIG["float"]} == CONTRACTION_CONFIG["float"]
-    assert (cfg["BLOCK_X"], cfg["BLOCK_Y"], cfg["BLOCK_K"], cfg["num_warps"], cfg["num_stages"]) == (128, 128, 32, 8, 3)
+    assert (cfg["BLOCK_X"], cfg["BLOCK_Y"], cfg["BLOCK_K"], cfg["num_warps"], cfg["num_stages"]) == (64, 64, 32, 4, 3)
+    tf32 = _module_config(generate_triton(program, OptimizeOptions(target="triton", allow_tf32=True)))
+    assert (tf32["BLOCK_X"], tf32["BLOCK_Y"], tf32["BLOCK_K"], tf32["num_warps"], tf32["num_stages"]) == \
+        (128, 128, 32, 8, 3)
     target = TritonTarget(program, OptimizeOptions(target="triton"), BuildConfig(defines=("N=12",), runs=1))
     space = target.space()
     seed = dict(zip(space.names, target.named_seed(space, "pluto")))
     assert {k: seed[k] for k in ("BLOCK_X", "BLOCK_Y", "BLOCK_K", "num_warps", "num_stages")} == \
         CONTRACTION_CONFIG["float"]
+
+
+def test_scalar_factors_of_a_contraction_scale_its_left_tile_not_a_second_product_tile():
+    """PolyBench gemm's `alpha * A[i][k] * B[k][j]`: (alpha * A tile) then one dot into the accumulator, as C
+    evaluates it left to right; no `acc + tl.dot(..) * alpha` (a second tile of registers)."""
+    text = generate_triton(analyze(os.path.join(KERNELS, "gemm.c"), defines=("N=9",)), OptimizeOptions(target="triton"))
+    assert re.search(r"^\s*(a\d+) = \1 \* \(alpha\)$", text, re.M)
+    assert "tl.dot(" in text and not re.search(r"acc\d+ \+ tl\.dot", text)
 
 
 def test_a_double_contraction_defaults_to_smaller_tiles():

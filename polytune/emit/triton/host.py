@@ -19,12 +19,15 @@ from .kernel import _KernelPrinter
 FLOAT_NAMES = {"fp32": "float32", "fp64": "float64"}
 DEFAULT_CONFIG = {"BLOCK_X": 64, "BLOCK_Y": 16, "BLOCK_Z": 1, "BLOCK_M": 4, "BLOCK_R": 1024, "BLOCK_K": 32,
                   "num_warps": 4, "num_stages": 2, "FUSE": 0}
-# A module with a contraction (a kernel with tl.dot) starts from a library's tile instead, by the operands' C
-# type: float32, 128x128 output tiles, K blocks of 32, 8 warps, 3 stages of software pipelining (the loads of
-# the next K blocks in flight during the dot; Triton's Hopper matmul tile, 0.84x of torch.matmul on the H200 in
-# full float32, docs/benchmarks-history/gpu.md); float64 keeps smaller tiles (64 double accumulators a thread
-# would spill): 64x32x16 on 4 warps, the tuner's pick for PolyBench gemm in double. The tuner moves them all.
-CONTRACTION_CONFIG = {"float": {"BLOCK_X": 128, "BLOCK_Y": 128, "BLOCK_K": 32, "num_warps": 8, "num_stages": 3},
+# A module with a contraction (a kernel with tl.dot) starts from a library's tile instead, by the dot's kind
+# (measured on the H200, docs/benchmarks-history/gpu.md, 2026-12-05): full float32 ("ieee", an FMA loop),
+# 64x64 output tiles, K blocks of 32, 4 warps, 3 stages of software pipelining: the fastest of six tiles on
+# matmul N=2048/4096 and PolyBench gemm/2mm/3mm, and the only one that spilled on none (128x128 on 8 warps
+# spilled on the PolyBench kernels); TF32 (tensor cores), 128x128x32 on 8 warps, 3 stages: 1.6x the 64x64
+# tile on matmul; float64, 64x32x16 on 4 warps (64 double accumulators a thread would spill), the tuner's
+# pick for PolyBench gemm in double. The tuner moves them all.
+CONTRACTION_CONFIG = {"float": {"BLOCK_X": 64, "BLOCK_Y": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3},
+                      "tf32": {"BLOCK_X": 128, "BLOCK_Y": 128, "BLOCK_K": 32, "num_warps": 8, "num_stages": 3},
                       "double": {"BLOCK_X": 64, "BLOCK_Y": 32, "BLOCK_K": 16, "num_warps": 4, "num_stages": 3}}
 
 
@@ -35,7 +38,7 @@ class TritonRegion:
     arguments: tuple[str, ...]  # run()'s parameters for this region
     tiles: dict[str, str]  # kernel name -> elements of its largest tiles (an expression over cfg)
     reads: frozenset[str] = frozenset()  # the launch parameters its kernels and launcher read
-    dots: tuple[str, ...] = ()  # the C type of every tl.dot's operands ("float", "double")
+    dots: tuple[str, ...] = ()  # every tl.dot's kind: "float" (ieee), "tf32", "double" (any other operands)
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ class _HostPrinter:
     def __init__(self, scop: Scop, gs: GpuSchedule, prefix: str, scop_index: int, allow_tf32: bool = False):
         self.scop, self.gs, self.prefix, self.scop_index = scop, gs, prefix, scop_index
         self.allow_tf32 = allow_tf32
-        self.dots: list[str] = []  # the operands' C type of every tl.dot emitted
+        self.dots: list[str] = []  # every tl.dot's kind ("float", "tf32", "double")
         self.rn = py_names(scop)
         self.loops: list[str] = []  # iterators of the host loops around the current node
         self.lines: list[str] = []
@@ -308,8 +311,9 @@ def triton_module(path: str, regions: list[tuple[Scop, GpuSchedule]], prefix: st
 
 
 def contraction_config(dots: list[str] | tuple[str, ...]) -> dict:
-    """The default tile of a module whose kernels have tl.dots of operands of these C types: float64's where any
-    is double (its registers bound the tile), float32's where they are all float, none without a dot."""
+    """The default tile of a module whose kernels have tl.dots of these kinds: float64's where any is double
+    (its registers bound the tile), else TF32's where any runs on tensor cores, else full float32's; none
+    without a dot."""
     if not dots:
         return {}
-    return dict(CONTRACTION_CONFIG["double" if any(t != "float" for t in dots) else "float"])
+    return dict(CONTRACTION_CONFIG["double" if "double" in dots else "tf32" if "tf32" in dots else "float"])

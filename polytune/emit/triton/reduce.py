@@ -153,9 +153,12 @@ class _Reductions:
                 return False
         if left is None or right is None:
             return False
+        # scalar factors (constants, numbers uniform over the program) scale the X tile: a product tile beside
+        # the accumulator would double the registers (PolyBench gemm's alpha spilled at 128x128 on 8 warps)
+        scale_a = all(isinstance(f, (c_ast.Constant, c_ast.ID)) and not self.is_vector(cx.visit(f)) for f in outside)
         types = (cx.ctype(left), cx.ctype(right))
         precision = "tf32" if self.allow_tf32 and types == ("float", "float") else "ieee"
-        self.dots.append("float" if types == ("float", "float") else "double")
+        self.dots.append(precision if types == ("float", "float") else "double")
         rk, kb, rm, cm = self.fresh("rk"), self.fresh("k"), self.fresh("rowmask"), self.fresh("colmask")
         full = self.fresh("full")
         a_sub = {k: re.sub(rf"\b{re.escape(var)}\b", f"{rk}[None, :]", v) for k, v in subst.items()}
@@ -169,7 +172,11 @@ class _Reductions:
             ta, tb = self.fresh("a"), self.fresh("b")
             self.emit(f"{ta} = tl.load({a_addr}" + (f", mask={a_mask}, other=0)" if a_mask else ")"), at + 1)
             self.emit(f"{tb} = tl.load({b_addr}" + (f", mask={b_mask}, other=0)" if b_mask else ")"), at + 1)
-            if outside:
+            if outside and scale_a:  # (alpha * X) * Y, as C evaluates `alpha * X[..] * Y[..]`: one tile, no second
+                self.emit(f"{ta} = {ta} * " + " * ".join(f"({cx.visit(f)})" for f in outside), at + 1)
+                self.emit(f"{acc} = tl.dot({ta}, {tb}, {acc}, input_precision=\"{precision}\", "
+                          f"out_dtype={acc}.dtype)", at + 1)
+            elif outside:
                 prod = f"tl.dot({ta}, {tb}, input_precision=\"{precision}\")"
                 for f in outside:
                     prod = f"{prod} * ({cx.visit(f)})"
