@@ -200,3 +200,32 @@ def test_measurements_with_and_without_tf32_are_cached_apart():
     build = BuildConfig(defines=("N=12",), runs=1)
     keys = {workload_key(program, build, OptimizeOptions(target="triton", allow_tf32=tf32)) for tf32 in (False, True)}
     assert len(keys) == 2
+
+
+def test_the_contraction_benchmark_prints_its_tables_from_a_record():
+    import subprocess
+    import sys
+    record = os.path.join(ROOT, "benchmarks", "results", "gpu_contraction_h200_r1.json")
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "gpu_contraction.py"), "--from-json",
+                           record], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| matmul N=2048 |")]
+    assert len(rows) == 3  # float32, TF32, the CUDA program's copy share
+    assert "0.860 (0.86-0.86)" in rows[0] and "92.4%" in rows[2]
+
+
+@pytest.mark.slow
+def test_the_contraction_benchmark_runs_tiny_sizes_under_the_interpreter(tmp_path):
+    """--quick: matmul N=32 in both precisions, every configuration verified (no GPU: no torch ratio)."""
+    import json
+    import subprocess
+    import sys
+    out = tmp_path / "r.json"
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "gpu_contraction.py"), "--quick",
+                           "--polybench-kernels", "", "--cuda-runs", "0", "--json", str(out)],
+                          capture_output=True, text=True, timeout=900,
+                          env=dict(os.environ, TRITON_INTERPRET="1", XDG_CACHE_HOME=str(tmp_path)))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    row, = json.loads(out.read_text())["rows"]
+    assert set(row["precisions"]) == {"ieee", "tf32"} and "error" not in row
+    assert all(c["ok"] for p in row["precisions"].values() for c in p["configs"])
