@@ -129,6 +129,20 @@ def _jam(args) -> dict:
     return {} if args.unroll_jam is None else {"unroll_jam": args.unroll_jam}
 
 
+def _tf32(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-tf32", action="store_true",
+                   help="triton target: float32 contractions (matrix products) on TF32 tensor cores "
+                        "(tl.dot's input_precision \"tf32\": operands rounded to 10-bit mantissas, results "
+                        "checked to 1e-2 relative); without it every product is computed in full float32. "
+                        "The cuda and c targets do not use it (no tensor-core code): their precision is unchanged")
+
+
+def _tf32_note(args, target: str) -> None:
+    if getattr(args, "allow_tf32", False) and target != "triton":
+        _note(args, f"polytune: note: --allow-tf32 applies to the triton target only; the {target} target's "
+                    "arithmetic stays full precision")
+
+
 def _shape(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tile-sizes", metavar="S,S,...",
                    help="comma-separated tile sizes, one per tiled band dimension, outermost first (missing "
@@ -155,6 +169,7 @@ def _shape(p: argparse.ArgumentParser) -> None:
     p.add_argument("--block", metavar="X[,Y[,Z]]",
                    help="GPU thread-block shape (default 1024 for 1-D kernels, 32,32 for 2-D, 32,8,4 for 3-D; a "
                         "1-D kernel takes the product)")
+    _tf32(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -239,6 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="c: tune the tile sizes of the C/OpenMP code; cuda: the GPU mapping (block shape, points "
                         "per thread, shared memory, registers, reduction tile, warp reductions, tiling); "
                         "triton: the launch configuration (block sizes, num_warps, num_stages)")
+    _tf32(p)
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="a size of the problem to tune for (a macro of the file, as -D)")
     p.add_argument("--cc", help="compiler of the variants (default gcc; nvcc for --target cuda)")
@@ -353,6 +369,7 @@ def _options(args):
                            tile_sizes=parse_sizes(args.tile_sizes, args.tile_sizes_file), target=args.target,
                            block=block, schedule=args.schedule,
                            choice=parse_choice(args.choice) if getattr(args, "choice", None) else None,
+                           allow_tf32=getattr(args, "allow_tf32", False),
                            **_jam(args), **_blocks(args), **({} if limit is None else {"time_limit": limit}))
 
 
@@ -390,6 +407,7 @@ def cmd_optimize(args) -> int:
     from .outpath import check_output, write_output
     from .pipeline import optimize
     opts = _options(args)
+    _tf32_note(args, opts.target)
     out = args.output or default_output(args.file, opts.target)
     for path in (out, args.report):
         check_output(path, (args.file,), args.force)
@@ -487,7 +505,7 @@ def tune_options(args, seed=None) -> TuneOptions:
                        cache=None if args.no_cache else (args.cache or default_cache_path()),
                        parallel=not args.no_parallel, target=args.target, schedule=args.schedule,
                        pure=tuple(args.pure), auto=args.auto, space=args.space, jobs=args.jobs, ray=args.ray,
-                       confirm_runs=args.confirm_runs,
+                       confirm_runs=args.confirm_runs, allow_tf32=args.allow_tf32,
                        confirm_defines=tuple(args.confirm_define) if args.confirm_define is not None else None,
                        **_jam(args), **({} if args.analysis_time_limit is None else
                                         {"analysis_time_limit": args.analysis_time_limit}))
@@ -530,6 +548,7 @@ def cmd_tune(args) -> int:
         if not has_matplotlib():
             raise UsageError("--plot needs matplotlib: pip install -e '.[plots]'")
     opts = tune_options(args, seed)
+    _tf32_note(args, args.target)
     target = get_target(args.target)
     build = build_config(args)
     progress = progress_printer(sys.stderr)

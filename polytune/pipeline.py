@@ -45,6 +45,9 @@ class OptimizeOptions:
     # a region not done by then keeps its original code, with a note (polytune/timelimit.py)
     time_limit: float = timelimit.DEFAULT_TIME_LIMIT
     blocks: Blocks = Blocks()  # contraction bands as packed blocks (poly/contraction.py, emit/blis.py); off: tiled
+    # float32 contractions on TF32 tensor cores (Triton: tl.dot's input_precision="tf32", 10-bit mantissas):
+    # only where the user asks (--allow-tf32); otherwise every tl.dot keeps full float32 ("ieee")
+    allow_tf32: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,7 +132,7 @@ class Program:
     auto: bool | None = None  # region detection: True (--auto), None (where the file has no '#pragma scop')
     remarks: tuple = ()  # detect.Remark: each loop nest found or missed by region detection
     _bands: dict = field(default_factory=dict, repr=False)
-    _triton: dict = field(default_factory=dict, repr=False)  # triton_variants, by block option
+    _triton: dict = field(default_factory=dict, repr=False)  # triton_variants, by block option and allow_tf32
 
     @cached_property
     def identifiers(self) -> frozenset[str]:
@@ -442,20 +445,21 @@ def triton_module(program: Program, opts: OptimizeOptions, config: dict | None =
         cfg.update(zip(("BLOCK_X", "BLOCK_Y", "BLOCK_Z"), opts.block))
     fuse = bool(cfg.get("FUSE"))
     return emit_module(program.path, [(a.scop, a.gpu_mapping(fuse)) for a in program.scops],
-                       gpu_prefix(program, "c"), cfg)
+                       gpu_prefix(program, "c"), cfg, allow_tf32=opts.allow_tf32)
 
 
 def triton_modules(program: Program, opts: OptimizeOptions) -> dict:
     """The Triton modules worth measuring, by FUSE value: the PPCG-like mapping (0) and, where it differs,
     the mapping of the whole-component schedule (1). The choice between them is a tuning parameter.
     Computed once per program (the search space and the runner both need them)."""
-    if opts.block not in program._triton:
+    key = (opts.block, opts.allow_tf32)
+    if key not in program._triton:
         out = {0: triton_module(program, opts, {"FUSE": 0})}
         fused = triton_module(program, opts, {"FUSE": 1})
         if fused.text.split("\n@triton.jit", 1)[-1] != out[0].text.split("\n@triton.jit", 1)[-1]:
             out[1] = fused
-        program._triton[opts.block] = out
-    return dict(program._triton[opts.block])
+        program._triton[key] = out
+    return dict(program._triton[key])
 
 
 def triton_variants(program: Program, opts: OptimizeOptions) -> dict[int, str]:

@@ -79,6 +79,7 @@ class TuneOptions:
     # a region whose analysis (optimize's default, in a worker) does not end within this many seconds is left
     # out of the tuning, with a note (0: no limit); pipeline.slow_regions
     analysis_time_limit: float = DEFAULT_TIME_LIMIT
+    allow_tf32: bool = False  # float32 contractions on TF32 tensor cores, where the target has them (OptimizeOptions)
 
 
 def _ratio(a: Measurement | None, b: Measurement | None) -> float | None:
@@ -207,7 +208,7 @@ class TuneResult:
 def make_target(program: Program, tune_opts: TuneOptions, build: BuildConfig | None = None):
     """The target of *tune_opts* for *program*, with the options every variant starts from."""
     base = OptimizeOptions(parallel=tune_opts.parallel, target=tune_opts.target, schedule=tune_opts.schedule,
-                           unroll_jam=tune_opts.unroll_jam)
+                           unroll_jam=tune_opts.unroll_jam, allow_tf32=tune_opts.allow_tf32)
     return get_target(tune_opts.target)(program, base, build, tune_opts.domain_cap)
 
 
@@ -778,12 +779,24 @@ def summary(res: TuneResult) -> str:
         lines.append(f"re-measured in the program ({runs}): "
                      + ", ".join(f"{k} {fmt_time(v / 1e3)}" for k, v in pg["median_ms"].items())
                      + f"; kept: {pg['kept']}")
+    lines += region_share_lines(pg)
     lines.append(f"evaluations: {r.evals}, search time: {r.search_time:.1f} s, stopped: {r.stop_reason}")
     if r.workers:
         where = f"Ray {r.workers['ray']}, {len(r.workers['timers'])} timer(s)" if "ray" in r.workers else "locally"
         lines.append(f"workers: {r.workers['jobs']} compiling at once, {where}")
     lines += list(r.warnings) + slower_warnings(r)
     return "\n".join(lines)
+
+
+def region_share_lines(pg: dict) -> list[str]:
+    """Where a GPU region's time goes as the program runs it (the report's program_gain.region_shares, where the
+    target measures them), the seed's and the best's: the copies' share is what a faster kernel cannot gain."""
+    out = []
+    for label, sh in (pg.get("region_shares") or {}).items():
+        out.append(f"{label}'s region in the program: {sh['region_ms']:.3f} ms, copies {100 * sh['copies']:.1f}% "
+                   f"(in, with allocation, {100 * sh['copies_in']:.1f}%, out {100 * sh['copies_out']:.1f}%), "
+                   f"kernels {100 * sh['kernels']:.1f}%, frees {100 * sh['free']:.1f}%")
+    return out
 
 
 def slower_warnings(r: TuneReport) -> list[str]:

@@ -162,6 +162,9 @@ def test_a_kernel_gain_the_program_does_not_show_is_reported(emulated_gpu):
     assert out["kernel_gain"] == pytest.approx(1000.0) and out["program_gain"] < 100 and not out["holds"]
     assert len(out["seed_region_ms"]) == len(out["best_region_ms"]) == 3
     assert len(warnings) == 1 and "does not hold in the program" in warnings[0]
+    for shares in (out["region_shares"]["seed"], out["region_shares"]["best"]):  # where the region's time goes
+        assert shares["copies"] == pytest.approx(shares["copies_in"] + shares["copies_out"], abs=0.05)
+        assert 0 < shares["region_ms"] and 0 <= shares["copies"] <= 1
 
 
 @needs_gxx

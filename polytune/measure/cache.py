@@ -73,6 +73,8 @@ def workload_key(program: Program, build, opts: OptimizeOptions, space=None) -> 
     if opts.target != "c":
         parts["target"] = opts.target
         parts["gpu"] = gpu_id()
+    if opts.allow_tf32:  # other kernels (TF32 tensor cores) and another result check
+        parts["allow_tf32"] = True
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 

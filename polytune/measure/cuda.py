@@ -738,6 +738,21 @@ def gain_check(seed_kernel: list[float], best_kernel: list[float], seed_region: 
     return out
 
 
+def region_shares(parts: list[list[float]]) -> dict | None:
+    """The share of each phase in a region's time, from its runs' phases (each ``[in, run, out, free]`` ms, as
+    the timed program prints them): allocation and copies to the device, kernels (launches and the host's wait),
+    copies back, frees; ``copies``: both copy phases together, the part no kernel tuning touches. Medians of
+    the runs' shares (None without phases)."""
+    runs = [p for p in parts if len(p) == 4 and sum(p) > 0]
+    if not runs:
+        return None
+    share = {k: _median([p[i] / sum(p) for p in runs]) for i, k in enumerate(("copies_in", "kernels", "copies_out",
+                                                                                "free"))}
+    share["copies"] = _median([(p[0] + p[2]) / sum(p) for p in runs])
+    share["region_ms"] = _median([sum(p) for p in runs])
+    return share
+
+
 def _median(xs: list[float]) -> float:
     xs = sorted(xs)
     k = len(xs) // 2
@@ -795,6 +810,8 @@ def program_gain(program: Program, build: CudaBuildConfig, seed: CudaMapping, be
     out["predicted_program_gain"] = check["predicted_gain"]
     out["verdict"] = check["verdict"]
     out["saved_ms"] = {"kernels": seed_k - best_k, "region": seed_r - best_r}
+    shares = {label: region_shares(t["region_parts_ms"]) for label, t in times.items()}
+    out["region_shares"] = {k: v for k, v in shares.items() if v is not None}
     warnings = []
     kg, pkg, pg = out["kernel_gain"], check["kernel_gain"], check["program_gain"]
     where = (f"({seed_r:.3f} -> {best_r:.3f} ms, of which kernels {seed_k:.3f} -> {best_k:.3f} ms, "

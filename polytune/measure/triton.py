@@ -19,7 +19,9 @@ configuration. Such a call's time (what a program that calls run() once and wait
 beside it, ``extra["call_ms"]``.
 
 Tolerances (relative, plus an absolute floor of rtol * 1e-3 * max|reference|): float32 1e-4, float64
-1e-9, integers exact. Triton's reductions reassociate sums and the GPU contracts multiply-adds.
+1e-9, integers exact. Triton's reductions reassociate sums and the GPU contracts multiply-adds. With
+``--allow-tf32`` float32 results are checked to 1e-2: TF32 rounds a dot's operands to 10-bit mantissas
+(a relative error of about 5e-4 each), which the user accepted by asking for it.
 """
 from __future__ import annotations
 
@@ -49,6 +51,7 @@ from .runner import Variant
 DTYPES = {"f4": np.float32, "f8": np.float64, "i4": np.int32, "u4": np.uint32, "i8": np.int64, "u8": np.uint64,
           "i2": np.int16, "u2": np.uint16, "i1": np.int8, "u1": np.uint8}
 RTOL = {"f4": 1e-4, "f8": 1e-9}
+RTOL_TF32 = {"f4": 1e-2, "f8": 1e-9}  # float32 contractions on TF32 tensor cores (--allow-tf32)
 
 
 @dataclass
@@ -159,7 +162,8 @@ class TritonRunner:
     """Verifies and times launch configurations of one program's Triton module (scop 0); a Runner whose
     variants carry their launch configuration by name (``build``)."""
 
-    def __init__(self, program: Program, build: BuildConfig, runs: int = 5, texts: dict[int, str] | None = None):
+    def __init__(self, program: Program, build: BuildConfig, runs: int = 5, texts: dict[int, str] | None = None,
+                 allow_tf32: bool = False):
         try:
             import torch
             import triton  # noqa: F401
@@ -169,6 +173,7 @@ class TritonRunner:
         self.program = program
         self.build = build
         self.runs = runs
+        self.rtol = RTOL_TF32 if allow_tf32 else RTOL
         self._tmp = tempfile.TemporaryDirectory(prefix="polytune-triton-")
         self.dir = self._tmp.name
         self.interpret = os.environ.get("TRITON_INTERPRET") == "1"
@@ -177,7 +182,7 @@ class TritonRunner:
             raise UsageError("the triton target needs an NVIDIA GPU (or TRITON_INTERPRET=1 to run on the CPU)")
         if texts is None:
             from ..pipeline import OptimizeOptions, triton_variants
-            texts = triton_variants(program, OptimizeOptions(target="triton"))
+            texts = triton_variants(program, OptimizeOptions(target="triton", allow_tf32=allow_tf32))
         self.texts = texts  # by FUSE value
         extern = sorted({m for t in self.texts.values() for m in re.findall(r"libdevice\.(\w+)\(", t)})
         if extern and self.interpret:
@@ -254,7 +259,7 @@ class TritonRunner:
     def verify(self) -> str:
         for name, ref in self.data.outputs.items():
             got = self.live[name].cpu().numpy()
-            rtol = RTOL.get(self.data.codes[name], 0.0)
+            rtol = self.rtol.get(self.data.codes[name], 0.0)
             verdict = compare_dumps(ref.astype(np.float64).ravel(), got.astype(np.float64).ravel(), rtol)
             if verdict:
                 return f"{name}: {verdict}"
@@ -440,7 +445,8 @@ TritonRunner.compile_step = staticmethod(warm_kernels)  # (module level: picklab
 def candidates(names) -> list[dict]:
     """Algorithm 9.1's small launch-configuration set, from the kernel's shape as its parameters show it:
     tl.dot tiles (16 or more on each side; a short BLOCK_K keeps the float32 FMA dot's operands in
-    registers), rows x lanes of vector reductions (from one long row per program to many short ones, for
+    registers; 3 or 4 stages of software pipelining),
+    rows x lanes of vector reductions (from one long row per program to many short ones, for
     rows contiguous along the lanes or along the rows), element-wise blocks of the mapped dims. Where a
     module has kernels of several kinds, the lists are combined element by element, each with 4 and 8 warps."""
     names = set(names)
@@ -450,7 +456,8 @@ def candidates(names) -> list[dict]:
                       for bx, by, bk, st in ((32, 32, 16, 3), (64, 32, 16, 3), (64, 64, 16, 3), (128, 64, 16, 3),
                                              (64, 128, 16, 3), (128, 128, 16, 3), (64, 64, 32, 3),
                                              (64, 128, 32, 3), (128, 128, 32, 3), (256, 128, 16, 4),
-                                             (256, 64, 32, 3), (64, 256, 32, 3))])
+                                             (256, 64, 32, 3), (64, 256, 32, 3), (128, 128, 32, 4),
+                                             (128, 256, 32, 3))])
     if "BLOCK_M" in names:
         lists.append([{"BLOCK_M": m, "BLOCK_R": r} for m, r in
                       ((1, 4096), (1, 1024), (4, 1024), (16, 256), (64, 64), (128, 16))])

@@ -47,8 +47,9 @@ class TritonTarget(Target):
         return params
 
     def named_seed(self, space: SearchSpace, how: str) -> Config | None:
-        if how == "pluto":
-            return tuple(DEFAULT_CONFIG[p.name] for p in space.params)
+        if how == "pluto":  # the module's own default (a contraction's library tile where it has one)
+            default = dict(DEFAULT_CONFIG, **dict(self.modules[0].config))
+            return tuple(default[p.name] for p in space.params)
         if how == "origin":
             return (1,) * len(space.params)
         return None
@@ -62,7 +63,7 @@ class TritonTarget(Target):
 
     def runner(self) -> TritonRunner:
         return TritonRunner(self.program, self.build, runs=self.build.runs,
-                            texts={f: m.text for f, m in self.modules.items()})
+                            texts={f: m.text for f, m in self.modules.items()}, allow_tf32=self.opts.allow_tf32)
 
     def measured_texts(self) -> list[str]:
         return [m.text for m in self.modules.values()]

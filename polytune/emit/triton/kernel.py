@@ -40,6 +40,8 @@ class _KernelPrinter(_Reductions):
         self.any_mask: str | None = None  # "some lane is active", where a loop nest has computed it
         self.persistent = False  # constant-extent chunk loops as one chunk (BLOCK_R covers them)
         self.chunk_extents: list[int | None] = []  # of every chunk loop, None where not a constant
+        self.allow_tf32 = False  # float32 tl.dots on TF32 tensor cores (the user asked: --allow-tf32)
+        self.dots: list[str] = []  # every tl.dot's kind: "float" (ieee), "tf32", "double"
         self.whole_tiles = False  # inside whole_tile_split: no second split
         # what MASK is made of on the way to whole_tile_split, as scalar conditions on the program's tile
         # (its grid bounds, the mapped loops' bounds that are one number for the program), or None where

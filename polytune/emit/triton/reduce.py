@@ -128,8 +128,9 @@ class _Reductions:
 
     def dot_reduction(self, acc, rhs_node, subst, var, lo, hi, indent) -> bool:
         """W[i][j] += (scalars *) X[.. i .. k ..] * Y[.. k .. j ..] under a 2-D mapping (i on y, j on x):
-        a K-blocked tl.dot of a [BLOCK_Y, BLOCK_K] tile by a [BLOCK_K, BLOCK_X] tile (in full float32
-        precision: TF32 would break the result check)."""
+        a K-blocked tl.dot of a [BLOCK_Y, BLOCK_K] tile by a [BLOCK_K, BLOCK_X] tile, in full float32
+        precision ("ieee"), or on TF32 tensor cores ("tf32": operands rounded to 10-bit mantissas) where the
+        user allowed it and both operands are float; never in a precision the user did not ask for."""
         factors = _factors(rhs_node)
         mapped = {self.info.axes[j]: self.names[it] for it, j in self.mapped.items() if it in self.names}
         if set(mapped) != {0, 1}:
@@ -152,6 +153,12 @@ class _Reductions:
                 return False
         if left is None or right is None:
             return False
+        # scalar factors (constants, numbers uniform over the program) scale the X tile: a product tile beside
+        # the accumulator would double the registers (PolyBench gemm's alpha spilled at 128x128 on 8 warps)
+        scale_a = all(isinstance(f, (c_ast.Constant, c_ast.ID)) and not self.is_vector(cx.visit(f)) for f in outside)
+        types = (cx.ctype(left), cx.ctype(right))
+        precision = "tf32" if self.allow_tf32 and types == ("float", "float") else "ieee"
+        self.dots.append(precision if types == ("float", "float") else "double")
         rk, kb, rm, cm = self.fresh("rk"), self.fresh("k"), self.fresh("rowmask"), self.fresh("colmask")
         full = self.fresh("full")
         a_sub = {k: re.sub(rf"\b{re.escape(var)}\b", f"{rk}[None, :]", v) for k, v in subst.items()}
@@ -165,14 +172,18 @@ class _Reductions:
             ta, tb = self.fresh("a"), self.fresh("b")
             self.emit(f"{ta} = tl.load({a_addr}" + (f", mask={a_mask}, other=0)" if a_mask else ")"), at + 1)
             self.emit(f"{tb} = tl.load({b_addr}" + (f", mask={b_mask}, other=0)" if b_mask else ")"), at + 1)
-            if outside:
-                prod = f"tl.dot({ta}, {tb}, input_precision=\"ieee\")"
+            if outside and scale_a:  # (alpha * X) * Y, as C evaluates `alpha * X[..] * Y[..]`: one tile, no second
+                self.emit(f"{ta} = {ta} * " + " * ".join(f"({cx.visit(f)})" for f in outside), at + 1)
+                self.emit(f"{acc} = tl.dot({ta}, {tb}, {acc}, input_precision=\"{precision}\", "
+                          f"out_dtype={acc}.dtype)", at + 1)
+            elif outside:
+                prod = f"tl.dot({ta}, {tb}, input_precision=\"{precision}\")"
                 for f in outside:
                     prod = f"{prod} * ({cx.visit(f)})"
                 self.emit(f"{acc} = {acc} + {prod}", at + 1)
             else:  # accumulate inside the dot (one fused multiply-add per product, no second tile)
                 # out_dtype is the accumulator's: Triton's default (float32) rejects a float64 one
-                self.emit(f"{acc} = tl.dot({ta}, {tb}, {acc}, input_precision=\"ieee\", out_dtype={acc}.dtype)",
+                self.emit(f"{acc} = tl.dot({ta}, {tb}, {acc}, input_precision=\"{precision}\", out_dtype={acc}.dtype)",
                           at + 1)
 
         # A tile whose every lane is in the domain (all but the edge tiles), over a K extent that whole
