@@ -181,3 +181,74 @@ def test_a_member_read_under_a_condition_is_not_read_before_the_region(tmp_path)
     dereference the null pointer of the second call. The nest is left as it is (missed), the program runs."""
     err = same_output(tmp_path, GUARDED, threads=(1, 2))
     assert ":5: missed: loop nest of lines 5-8 not optimized" in err, err
+
+
+# an all-pairs loop that skips i == j: the struct's pointer members are read under the guard that
+# `continue` becomes, the struct itself (`b->n` of the bounds) outside it; the scalars of the guarded body
+# are written in every iteration of i but one where n is 1
+PAIRS = """#include <stdio.h>
+#include <math.h>
+struct set { int n; double *x, *w, *out; };
+static void kernel(struct set *b, double soft) {
+  for (int i = 0; i < b->n; i++) {
+    double acc = 0.0;
+    for (int j = 0; j < b->n; j++) {
+      if (j == i)
+        continue;
+      double d = b->x[j] - b->x[i];
+      double r = b->w[j] / sqrt(d * d + soft);
+      acc += d * r;
+    }
+    b->out[i] += acc;
+  }
+}
+int main(void) {
+  static double x[N], w[N], out[N];
+  for (int k = 0; k < N; k++) { x[k] = (k * 7) % 11 - 5; w[k] = 1 + k % 3; out[k] = k; }
+  struct set s = {N, x, w, out};
+  kernel(&s, 0.5);
+  double t = 0;
+  for (int k = 0; k < N; k++) t += out[k] * (k + 1);
+  printf("%.17g\\n", t);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("n", [1, 2, 37])
+def test_a_nest_that_skips_its_diagonal_is_found_and_parallel(tmp_path, n):
+    """`if (j == i) continue;` guards the rest of the body: the members it reads (`b->x`) are read once
+    before the region all the same (`b` is dereferenced outside the guard, by the bounds), and the scalars
+    declared in the guarded body, dead after each iteration, are private to the parallel i loop although
+    an iteration may write none of them (n = 1)."""
+    text = "#define N %d\n" % n + PAIRS
+    err = same_output(tmp_path, text, threads=(1, 2))
+    assert ":6: found: loop nest of lines 6-16" in err, err
+    assert "#pragma omp parallel for" in (tmp_path / "prog.opt.c").read_text()
+
+
+LIVE_AFTER = """#include <stdio.h>
+#define N 9
+double A[N][N], last;
+int main(void) {
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) A[i][j] = (i * 5 + j) % 7;
+  double d = -1.0;
+#pragma scop
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      if (j < i) {
+        d = A[i][j] * 2.0;
+        A[i][j] = d + 1.0;
+      }
+#pragma endscop
+  printf("%.17g %.17g\\n", d, A[N - 1][N - 2]);
+  return 0;
+}
+"""
+
+
+def test_a_scalar_read_after_the_loop_keeps_the_last_write_where_an_iteration_skips_it(tmp_path):
+    """`d` is read after the nest, and iteration i = 0 writes no `d`: whatever loop runs in parallel, the
+    value printed is the sequential program's last one."""
+    same_output(tmp_path, LIVE_AFTER, threads=(1, 2))

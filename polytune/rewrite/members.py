@@ -28,6 +28,7 @@ def hoist_invariants(region: Region) -> Region:
     h = _Hoist(region, members, changing, set())
     h.written = _written_roots(region.body, h)
     h.guarded = _guarded(region.body)
+    h.valid = _dereferenced(region.body, h.guarded)
     h.checked = {n for x in walk(region.body) if isinstance(x, (c_ast.If, c_ast.TernaryOp)) for n in _bare(x.cond)}
     body = region.body
     body = transform(body, h.member)  # members everywhere: extraction reads none
@@ -78,6 +79,13 @@ def _guarded(body) -> set[int]:
     return out
 
 
+def _dereferenced(body, guarded: set[int]) -> set[str]:
+    """The pointers (their text: `b`, `l->in`) the region dereferences by a member access outside any
+    condition (`b->n` of a loop bound): the struct they point to may be read before the region."""
+    return {text(n.name) for n in walk(body) if isinstance(n, c_ast.StructRef) and n.type == "->"
+            and id(n) not in guarded}
+
+
 def _affine_places(body) -> list[tuple[c_ast.Node, str]]:
     """(node, child name) of every loop bound, condition and subscript of the region."""
     out = []
@@ -104,15 +112,26 @@ class _Hoist:
         self.pointers: list[str] = []
         self.decls = _declared(region)
         self.guarded: set[int] = set()
+        self.valid: set[str] = set()
         self.checked: set[str] = set()
 
     def invariant(self, e) -> bool:
         r = root(e)
-        if id(e) in self.guarded or (r in self.checked and not isinstance(e, c_ast.BinaryOp)):
+        if (id(e) in self.guarded and not self.readable(e)) or (r in self.checked and not isinstance(e, c_ast.BinaryOp)):
             return False  # read under a condition, or through a pointer the region tests (`if (p)`)
         return r is not None and r not in self.changing and r not in self.written and not (ids(e) & self.changing) \
             and not any(isinstance(x, (c_ast.FuncCall, c_ast.Assignment)) or
                         (isinstance(x, c_ast.UnaryOp) and x.op in ("++", "--", "p++", "p--")) for x in walk(e))
+
+    def readable(self, e) -> bool:
+        """Whether a member read under a condition (`b->x` of `if (j != i) ... b->x[j]`) may be read before the
+        region all the same: the struct holding it is a local or parameter struct variable (`im.w`), or is
+        reached through a pointer the region dereferences outside any condition (`b` of `i < b->n`)."""
+        if not isinstance(e, c_ast.StructRef):
+            return False  # an element (`dims[k]`): its subscript may be checked by the condition
+        if e.type == ".":
+            return isinstance(e.name, c_ast.ID) or (isinstance(e.name, c_ast.StructRef) and self.readable(e.name))
+        return text(e.name) in self.valid
 
     def member(self, n):
         """A maximal member chain the region does not change -> its new local (else None: look inside)."""
