@@ -221,7 +221,7 @@ def test_a_nest_that_skips_its_diagonal_is_found_and_parallel(tmp_path, n):
     before the region all the same (`b` is dereferenced outside the guard, by the bounds), and the scalars
     declared in the guarded body, dead after each iteration, are private to the parallel i loop although
     an iteration may write none of them (n = 1)."""
-    text = "#define N %d\n" % n + PAIRS
+    text = f"#define N {n}\n" + PAIRS
     err = same_output(tmp_path, text, threads=(1, 2))
     assert ":6: found: loop nest of lines 6-16" in err, err
     assert "#pragma omp parallel for" in (tmp_path / "prog.opt.c").read_text()

@@ -117,7 +117,8 @@ class _Hoist:
 
     def invariant(self, e) -> bool:
         r = root(e)
-        if (id(e) in self.guarded and not self.readable(e)) or (r in self.checked and not isinstance(e, c_ast.BinaryOp)):
+        if (id(e) in self.guarded and not self.readable(e)) or \
+                (r in self.checked and not isinstance(e, c_ast.BinaryOp)):
             return False  # read under a condition, or through a pointer the region tests (`if (p)`)
         return r is not None and r not in self.changing and r not in self.written and not (ids(e) & self.changing) \
             and not any(isinstance(x, (c_ast.FuncCall, c_ast.Assignment)) or
