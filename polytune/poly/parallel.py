@@ -237,8 +237,9 @@ class Parallelism:
         iteration (its flow dependences in the subtree stay within an iteration and none comes from
         outside it, nor from before the region), and, where a read after the loop may take its value, every
         iteration writes it (so the last iteration's value is the sequential program's final value). Only
-        its anti and output dependences are then dropped from the parallelism test. It is `private` when it is dead after the loop (declared inside
-        the region and no read after the loop gets its value from the loop), `lastprivate` otherwise; the
+        its anti and output dependences are then dropped from the parallelism test. It is `private` when
+        it is dead after the loop (declared inside the region and no read after the loop gets its value
+        from the loop), `lastprivate` otherwise; the
         printer enters a loop with lastprivate scalars only when it runs (OpenMP leaves them unspecified
         after a loop of no iteration)."""
         if self.scalars is None or not self.is_parallel(node, m, self.scalars.without_false):
