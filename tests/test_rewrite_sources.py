@@ -85,6 +85,22 @@ KERNELS = {
         continue;
       A[i][j] = A[i][j] * 0.5 + B[j][i];
     }"""),
+    # an index clamped to the edge after its declaration (rewrite/index_scalars.py), in a flat subscript
+    "clamped index": ("int w = N, h = N - 3;", """
+  for (int r = 0; r < h; r++)
+    for (int c = 0; c < w; c++) {
+      double acc = 0.0;
+      for (int k = -2; k <= 2; k++) {
+        int cc = c + k;
+        if (cc < 0)
+          cc = 0;
+        if (cc > w - 1) {
+          cc = w - 1;
+        }
+        acc += x[r * w + cc] * (k + 3);
+      }
+      y[r * w + c] = acc;
+    }"""),
     # math functions pure by default
     "math": ("", """
   for (int i = 0; i < N; i++)
