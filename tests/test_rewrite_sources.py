@@ -53,6 +53,13 @@ KERNELS = {
         v += bias[j];
       A[i][j] = beta != 0.0 ? beta * A[i][j] + v : v;
     }"""),
+    # halves of array elements (`dims[1] / 2`) in bounds, flat subscripts and an index scalar's value
+    "halved elements": ("", """
+  for (int r = 0; r < dims[0] / 2; r++)
+    for (int c = 0; c < dims[1] / 2; c++) {
+      const int s = (2 * r) * dims[1] + 2 * c;
+      y[r * (dims[1] / 2) + c] = 0.25 * (x[s] + x[s + 1] + x[s + dims[1]] + x[s + dims[1] + 1]);
+    }"""),
     # a product of two parameters in a bound
     "product": ("int w = N, h = N - 1;", """
   for (int p = 0; p < w * h; p++)
