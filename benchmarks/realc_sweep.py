@@ -7,7 +7,8 @@ Pluto where built) on every nest as written, no pragma.
 Per nest:
 - polytune: `polytune optimize FILE --report R` on the file as written, and on a copy with `#pragma scop` /
   `#pragma endscop` in place of its `/* hot */` and `/* end hot */` lines; whether the report has a scop over the
-  hot nest's lines (optimized), what was done to it (tiled, the parallel loop), every region found, and every
+  hot nest's lines that was not kept as written (optimized; `kept`: the time limit ran out in its analysis),
+  what was done to it (tiled, the parallel loop), every region found, and every
   stderr line (refusals and notes, `FILE:LINE: ...`).
 - Polly: the file compiled as the timed build is (`clang-19 -O3 -march=native -fopenmp -mllvm -polly
   -mllvm -polly-parallel`) plus `-Rpass-analysis=polly-scops -Rpass-missed=polly-detect -g -S -emit-llvm
@@ -120,7 +121,7 @@ def run_polytune(nest: Nest, mode: str, work: Path) -> PolytuneRun:
         scops = report.get("scops", [])
         run.regions = [list(s["lines"]) for s in scops]
         hot = [s for s in scops if nest.overlaps(*s["lines"])]
-        run.optimized = bool(hot)
+        run.optimized = any(not s.get("kept") for s in hot)  # a scop kept as written (time limit) is not
         run.done = "; ".join(describe_scop(s) for s in hot)
         if out.exists() and out.read_text() != text:
             run.output = str(out)
@@ -128,6 +129,8 @@ def run_polytune(nest: Nest, mode: str, work: Path) -> PolytuneRun:
 
 
 def describe_scop(s: dict) -> str:
+    if s.get("kept"):
+        return f"lines {s['lines'][0]}-{s['lines'][1]} kept as written ({s['kept']}: {s.get('ran_out') or ''})"
     bands = s.get("bands", [])
     tiled = [b for b in bands if b.get("tiled")]
     par = [b.get("parallel_loop") for b in bands if b.get("parallel_loop")]
