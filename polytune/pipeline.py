@@ -26,7 +26,7 @@ from .poly.parallel import parallel_work
 from .poly.schedule import DEFAULT_UNROLL, BandInfo, TiledSchedule, compute_base_schedule, original_order
 from .poly.scop import Scop, constant_work
 from .poly.versioning import RuntimeChecks, runtime_checks
-from .rewrite import in_user_terms, prepare
+from .rewrite import in_user_terms, prepare, user_terms
 
 
 @dataclass(frozen=True)
@@ -248,7 +248,7 @@ def analyze_region(r: Region, words: frozenset[str], stage: Callable[[str], None
         # C allows a caller to pass one array for two parameters (`smooth(A, A)`), and a flattened
         # subscript may leave its row: the optimized code runs where neither happens, the original else
         lines.append(f"{r.file}:{r.begin_line}: note: the optimized code runs where a run-time check "
-                     f"holds, the original code otherwise: {checks.describe()}")
+                     f"holds, the original code otherwise: {user_terms(r, checks.describe())}")
     return analyzed, lines
 
 

@@ -248,6 +248,7 @@ def test_a_nest_that_skips_its_diagonal_is_found_and_parallel(tmp_path, n):
     err = same_output(tmp_path, text, threads=(1, 2))
     assert ":6: found: loop nest of lines 6-16" in err, err
     assert "#pragma omp parallel for" in (tmp_path / "prog.opt.c").read_text()
+    assert "original code otherwise: no overlap of b->out and b->w, b->out and b->x" in err, err  # as written
 
 
 LIVE_AFTER = """#include <stdio.h>

@@ -37,13 +37,18 @@ def prepare(region: Region) -> Region:
 
 def in_user_terms(region: Region, error: PolytuneError) -> PolytuneError:
     """*error* with the names the rewrites introduced (`pt_cfg_n`) replaced by what they stand for (`cfg->n`)."""
+    message = user_terms(region, error.message)
+    return error if message == error.message else type(error)(message, error.file, error.line)
+
+
+def user_terms(region: Region, message: str) -> str:
+    """*message* with the names the rewrites introduced (`pt_cfg_n`) replaced by what they stand for."""
     names = {m.group(1): m.group(2) for d in region.prelude if (m := re.search(r"(pt_\w+) = (.*);$", d))}
-    if not names or not any(n in error.message for n in names):
-        return error
-    message = error.message
+    if not names or not any(n in message for n in names):
+        return message
     for _ in range(len(names)):  # a product of read-once values names them (`pt_im_h * k`)
         new = re.sub(r"\bpt_\w+\b", lambda m: names.get(m.group(0), m.group(0)), message)
         if new == message:
             break
         message = new
-    return type(error)(message, error.file, error.line)
+    return message

@@ -1,8 +1,8 @@
 """Values the region reads but never changes, read once before it into new locals: struct members (`s.rows`,
 `cfg->n`, `l->weights`), array elements with subscripts the region does not change where bounds, conditions,
 subscripts and scalar initializers read them (`dims[0]`), products of such values there (`w * h`: one
-parameter where the bounds need only the product), divisions and remainders of elements (`dims[1] / 2`), and conditions on a pointer or a floating-point value (`bias != NULL`,
-`beta != 0.0f`: a truth value).
+parameter where the bounds need only the product), divisions and remainders of elements (`dims[1] / 2`),
+and conditions on a pointer or a floating-point value (`bias != NULL`, `beta != 0.0f`: a truth value).
 
 A member or element is read once only where nothing in the region writes the variable it starts from
 (`cfg` of `cfg->n`, `dims` of `dims[0]`) or anything its subscripts read. The new local has the value's own
