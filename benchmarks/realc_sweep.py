@@ -97,7 +97,7 @@ class PolytuneRun:
     seconds: float = 0.0
 
 
-def run_polytune(nest: Nest, mode: str, work: Path) -> PolytuneRun:
+def run_polytune(nest: Nest, mode: str, work: Path, time_limit: str | None = None) -> PolytuneRun:
     d = work / f"polytune-{mode}"
     d.mkdir(parents=True, exist_ok=True)
     src = Path(nest.path)
@@ -109,8 +109,9 @@ def run_polytune(nest: Nest, mode: str, work: Path) -> PolytuneRun:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     t0 = datetime.datetime.now()
     try:
+        limit = ["--time-limit", time_limit] if time_limit is not None else []
         r = subprocess.run([sys.executable, "-m", "polytune", "optimize", str(src), "-o", str(out), "--report",
-                            str(rep)], capture_output=True, text=True, timeout=OPTIMIZE_TIMEOUT, env=env)
+                            str(rep), *limit], capture_output=True, text=True, timeout=OPTIMIZE_TIMEOUT, env=env)
     except subprocess.TimeoutExpired:
         return PolytuneRun(mode, None, messages=[f"timeout after {OPTIMIZE_TIMEOUT} s"])
     run = PolytuneRun(mode, r.returncode, seconds=(datetime.datetime.now() - t0).total_seconds())
@@ -340,8 +341,8 @@ def time_builds(builds: list[Build], threads: int, rounds: int) -> dict[str, dic
 def sweep_nest(nest: Nest, args, clang: str | None, polycc: str | None, work: Path, log) -> dict:
     w = work / nest.name
     w.mkdir(parents=True, exist_ok=True)
-    written = run_polytune(nest, "as_written", w)
-    pragmas = run_polytune(nest, "with_pragmas", w)
+    written = run_polytune(nest, "as_written", w, args.time_limit)
+    pragmas = run_polytune(nest, "with_pragmas", w, args.time_limit)
     polly = run_polly(nest, clang, w) if clang else None
     pluto = run_pluto(nest, polycc, w) if polycc else None
     entry: dict = {"nest": nest.name, "hot_lines": list(nest.hot), "polytune": dataclasses.asdict(written),
@@ -497,6 +498,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--md")
     ap.add_argument("--json")
     ap.add_argument("--jobs", type=int, default=1, help="nests analysed at once (with --no-time)")
+    ap.add_argument("--time-limit", help="polytune optimize's --time-limit (default: its own; 0: none, to count "
+                                         "what it takes on a loaded machine)")
     args = ap.parse_args(argv)
     args.threads = [int(t) for t in args.threads.split(",") if t]
     names = set(args.only.split(",")) if args.only else None
