@@ -48,6 +48,8 @@ class Region:
     array_types: dict = field(default_factory=dict)  # name -> C type of the elements of arrays in scope
     scope: Scope | None = None  # the code around the region, for the source rewrites (rewrite/)
     prelude: tuple[str, ...] = ()  # declarations the rewrites put before the region's code (values read once)
+    epilogue: tuple[str, ...] = ()  # statements the optimized code runs after the region (rewrite/swaps.py: a
+    # pointer swap the loop no longer does); the original code, where a run-time check fails, does not
     notes: tuple[str, ...] = ()  # what the rewrites did that the user should hear of (one line each)
     auto: bool = False  # found by region detection (detect.py), not marked by '#pragma scop'
     prepared: bool = False  # the source rewrites have run (rewrite.prepare)

@@ -323,6 +323,7 @@ def _c_region(program: Program, opts: OptimizeOptions, k: int, a: AnalyzedScop,
                                deps=_deps_of(a))
         if serial:
             code, ts = thread_versions(code, serial, indent), replace(ts, one_thread=True)
+        code += "".join(f"{'  ' * indent}{x}\n" for x in a.scop.epilogue)  # (the optimized code's only)
         if a.checks:
             code = versioned(a.cpu.scop, a.checks, code, original_code(program.text, a.scop), outside,
                              fresh_prefix(a.cpu.scop, program.identifiers))
@@ -482,6 +483,9 @@ def generate(program: Program, opts: OptimizeOptions = OptimizeOptions()) -> Opt
     _check(opts)
     if opts.target != "c":
         for a in program.scops:
+            if a.scop.epilogue:
+                raise UnsupportedError(f"the GPU targets do not run what the optimized C code runs after the region "
+                                       f"({a.scop.epilogue[0]}): use --target c", a.scop.file, a.scop.begin_line)
             if opts.target == "triton" and a.scop.prelude:
                 raise UnsupportedError("the triton target does not read the values polytune reads once before "
                                        f"the region ({a.scop.prelude[0]}): use --target c or cuda",

@@ -1070,6 +1070,7 @@ def build_scop(region: Region) -> Scop:
                 c_types={**region.array_types, **region.scalar_types,
                          **{n: t for n, t in b.scoped.items() if n in b.hoisted and t}},
                 prelude=region.prelude,
+                epilogue=region.epilogue,
                 derived={name: _c_product(m) for m, name in products.items()}, assumed=assumed,
                 may_alias=shared if len(shared) >= 2 and any(a.written for a in arrays if a.name in shared) else ())
 

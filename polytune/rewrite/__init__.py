@@ -16,12 +16,13 @@ from .index_scalars import substitute_index_scalars
 from .members import hoist_invariants
 from .openmp import drop_openmp
 from .pointers import resolve_pointers
+from .swaps import resolve_swaps
 
-# OpenMP lines and continues first (they change the statements), then the values read once (an index
+# OpenMP lines, continues and pointer swaps first (they change the statements), then the values read once (an index
 # may read `cfg->n`), the index scalars (a pointer's offset may read one), the pointers of the region,
 # and last the pointers defined before it
-STEPS = (drop_openmp, guard_continues, hoist_invariants, substitute_index_scalars, resolve_pointers,
-         resolve_aliases)
+STEPS = (drop_openmp, guard_continues, resolve_swaps, hoist_invariants, substitute_index_scalars,
+         resolve_pointers, resolve_aliases)
 
 
 def prepare(region: Region) -> Region:
