@@ -224,9 +224,24 @@ def test_the_list_of_optimized_nests_names_corpus_nests():
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_nest_optimized_before_stays_optimized(mode, workdir):
-    lost = [name for name in _optimized_list()[mode]
-            if not optimizes_hot_nest(optimize(load_nest(name), mode, workdir), load_nest(name))]
+    """A listed nest is optimized; where the time limit ran out in its analysis (a loaded machine: the scop is
+    `kept`), it is optimized without the limit."""
+    lost = []
+    for name in _optimized_list()[mode]:
+        nest = load_nest(name)
+        o = optimize(nest, mode, workdir)
+        if not optimizes_hot_nest(o, nest) and _kept(o, nest):
+            o = optimize(nest, mode, workdir, ("--time-limit", "0"))
+        if not optimizes_hot_nest(o, nest):
+            lost.append(name)
     assert not lost, f"{mode}: no longer optimized: {lost}"
+
+
+def _kept(o: Outcome, nest: Nest) -> bool:
+    """Whether a scop over the hot nest was kept as written because the time limit ran out."""
+    lo, hi = nest.hot
+    return o.report is not None and any(s["lines"][0] <= hi and s["lines"][1] >= lo and s.get("kept") == "time limit"
+                                        for s in o.report.get("scops", ()))
 
 
 @pytest.mark.slow
