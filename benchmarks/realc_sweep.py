@@ -7,7 +7,8 @@ Pluto where built) on every nest as written, no pragma.
 Per nest:
 - polytune: `polytune optimize FILE --report R` on the file as written, and on a copy with `#pragma scop` /
   `#pragma endscop` in place of its `/* hot */` and `/* end hot */` lines; whether the report has a scop over the
-  hot nest's lines (optimized), what was done to it (tiled, the parallel loop), every region found, and every
+  hot nest's lines that was not kept as written (optimized; `kept`: the time limit ran out in its analysis),
+  what was done to it (tiled, the parallel loop), every region found, and every
   stderr line (refusals and notes, `FILE:LINE: ...`).
 - Polly: the file compiled as the timed build is (`clang-19 -O3 -march=native -fopenmp -mllvm -polly
   -mllvm -polly-parallel`) plus `-Rpass-analysis=polly-scops -Rpass-missed=polly-detect -g -S -emit-llvm
@@ -96,7 +97,7 @@ class PolytuneRun:
     seconds: float = 0.0
 
 
-def run_polytune(nest: Nest, mode: str, work: Path) -> PolytuneRun:
+def run_polytune(nest: Nest, mode: str, work: Path, time_limit: str | None = None) -> PolytuneRun:
     d = work / f"polytune-{mode}"
     d.mkdir(parents=True, exist_ok=True)
     src = Path(nest.path)
@@ -108,8 +109,9 @@ def run_polytune(nest: Nest, mode: str, work: Path) -> PolytuneRun:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     t0 = datetime.datetime.now()
     try:
+        limit = ["--time-limit", time_limit] if time_limit is not None else []
         r = subprocess.run([sys.executable, "-m", "polytune", "optimize", str(src), "-o", str(out), "--report",
-                            str(rep)], capture_output=True, text=True, timeout=OPTIMIZE_TIMEOUT, env=env)
+                            str(rep), *limit], capture_output=True, text=True, timeout=OPTIMIZE_TIMEOUT, env=env)
     except subprocess.TimeoutExpired:
         return PolytuneRun(mode, None, messages=[f"timeout after {OPTIMIZE_TIMEOUT} s"])
     run = PolytuneRun(mode, r.returncode, seconds=(datetime.datetime.now() - t0).total_seconds())
@@ -120,7 +122,7 @@ def run_polytune(nest: Nest, mode: str, work: Path) -> PolytuneRun:
         scops = report.get("scops", [])
         run.regions = [list(s["lines"]) for s in scops]
         hot = [s for s in scops if nest.overlaps(*s["lines"])]
-        run.optimized = bool(hot)
+        run.optimized = any(not s.get("kept") for s in hot)  # a scop kept as written (time limit) is not
         run.done = "; ".join(describe_scop(s) for s in hot)
         if out.exists() and out.read_text() != text:
             run.output = str(out)
@@ -128,6 +130,8 @@ def run_polytune(nest: Nest, mode: str, work: Path) -> PolytuneRun:
 
 
 def describe_scop(s: dict) -> str:
+    if s.get("kept"):
+        return f"lines {s['lines'][0]}-{s['lines'][1]} kept as written ({s['kept']}: {s.get('ran_out') or ''})"
     bands = s.get("bands", [])
     tiled = [b for b in bands if b.get("tiled")]
     par = [b.get("parallel_loop") for b in bands if b.get("parallel_loop")]
@@ -337,8 +341,8 @@ def time_builds(builds: list[Build], threads: int, rounds: int) -> dict[str, dic
 def sweep_nest(nest: Nest, args, clang: str | None, polycc: str | None, work: Path, log) -> dict:
     w = work / nest.name
     w.mkdir(parents=True, exist_ok=True)
-    written = run_polytune(nest, "as_written", w)
-    pragmas = run_polytune(nest, "with_pragmas", w)
+    written = run_polytune(nest, "as_written", w, args.time_limit)
+    pragmas = run_polytune(nest, "with_pragmas", w, args.time_limit)
     polly = run_polly(nest, clang, w) if clang else None
     pluto = run_pluto(nest, polycc, w) if polycc else None
     entry: dict = {"nest": nest.name, "hot_lines": list(nest.hot), "polytune": dataclasses.asdict(written),
@@ -494,6 +498,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--md")
     ap.add_argument("--json")
     ap.add_argument("--jobs", type=int, default=1, help="nests analysed at once (with --no-time)")
+    ap.add_argument("--time-limit", help="polytune optimize's --time-limit (default: its own; 0: none, to count "
+                                         "what it takes on a loaded machine)")
     args = ap.parse_args(argv)
     args.threads = [int(t) for t in args.threads.split(",") if t]
     names = set(args.only.split(",")) if args.only else None

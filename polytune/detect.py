@@ -20,6 +20,7 @@ from .frontend import Region, read_after, scalars_in_scope, unrestricted_params
 from .functions import Function, Scope, Token, file_scope, main_tokens, statement_end, token_at
 from .poly.extract import build_scop
 from .poly.scop import Scop
+from .purity import inferred_pure
 from .rewrite import in_user_terms, prepare
 
 _MARKER = re.compile(r'^#\s*(?:line\s+)?\d+\s+"')
@@ -75,6 +76,7 @@ def detect(path: str, pre: str, original: str, typedefs: tuple[str, ...], pure: 
     funcs, decls, members = file_scope(pre, path, typedefs)
     avoid = frozenset(re.findall(r"\b[A-Za-z_]\w*\b", pre))
     parsed = tuple(f.ast for f in funcs if f.ast is not None)
+    pure = pure | inferred_pure(parsed, pure)
     found: list[Found] = []
     remarks: list[Remark] = []
     for f in funcs:

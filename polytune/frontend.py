@@ -17,6 +17,7 @@ from pycparser import c_ast, c_parser
 
 from .errors import ParseError, PolytuneError, UsageError
 from .functions import Scope, file_scope
+from .purity import inferred_pure
 
 _PRAGMA = re.compile(r"^\s*#\s*pragma\s+(scop|endscop)\b")
 _MARKER = re.compile(r'^#\s*(?:line\s+)?(\d+)\s+"((?:[^"\\]|\\.)*)"')
@@ -37,7 +38,8 @@ class Region:
     typedefs: tuple[str, ...]
     float_scalars: dict = field(default_factory=dict)  # name -> "fp32"/"fp64": floating scalars in scope
     shared_params: tuple[str, ...] = ()  # the enclosing function's array/pointer parameters without restrict
-    pure_functions: frozenset[str] = frozenset()  # declared __attribute__((pure/const)) or named by --pure
+    pure_functions: frozenset[str] = frozenset()  # declared __attribute__((pure/const)), named by --pure, or
+    # defined in the file without side effects (purity.py)
     int_types: dict = field(default_factory=dict)  # name -> (bits, unsigned): integer scalars in scope
     # where the region begins (its own declarations, loop iterators among them, are read from its body)
     read_after: frozenset[str] = frozenset()  # names the program may read after the region (read_after)
@@ -46,6 +48,8 @@ class Region:
     array_types: dict = field(default_factory=dict)  # name -> C type of the elements of arrays in scope
     scope: Scope | None = None  # the code around the region, for the source rewrites (rewrite/)
     prelude: tuple[str, ...] = ()  # declarations the rewrites put before the region's code (values read once)
+    epilogue: tuple[str, ...] = ()  # statements the optimized code runs after the region (rewrite/swaps.py: a
+    # pointer swap the loop no longer does); the original code, where a run-time check fails, does not
     notes: tuple[str, ...] = ()  # what the rewrites did that the user should hear of (one line each)
     auto: bool = False  # found by region detection (detect.py), not marked by '#pragma scop'
     prepared: bool = False  # the source rewrites have run (rewrite.prepare)
@@ -422,6 +426,7 @@ def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, 
     if straight is not None:
         straight += [(begin, end) for begin, end, text, _at in found if straight_line(text)]
     funcs, decls, members = file_scope(pre, path, typedefs) if loops else ([], {}, {})
+    pure_functions |= inferred_pure((f.ast for f in funcs if f.ast is not None), pure_functions)
     avoid = frozenset(_NAME.findall(pre))
     for begin, end, text, at in loops:
         body = parse_region(path, text, typedefs, begin)

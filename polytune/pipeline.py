@@ -26,7 +26,7 @@ from .poly.parallel import parallel_work
 from .poly.schedule import DEFAULT_UNROLL, BandInfo, TiledSchedule, compute_base_schedule, original_order
 from .poly.scop import Scop, constant_work
 from .poly.versioning import RuntimeChecks, runtime_checks
-from .rewrite import in_user_terms, prepare
+from .rewrite import in_user_terms, prepare, user_terms
 
 
 @dataclass(frozen=True)
@@ -251,7 +251,7 @@ def analyze_region(r: Region, words: frozenset[str], stage: Callable[[str], None
         # C allows a caller to pass one array for two parameters (`smooth(A, A)`), and a flattened
         # subscript may leave its row: the optimized code runs where neither happens, the original else
         lines.append(f"{r.file}:{r.begin_line}: note: the optimized code runs where a run-time check "
-                     f"holds, the original code otherwise: {checks.describe()}")
+                     f"holds, the original code otherwise: {user_terms(r, checks.describe())}")
     return analyzed, lines
 
 
@@ -326,6 +326,7 @@ def _c_region(program: Program, opts: OptimizeOptions, k: int, a: AnalyzedScop,
                                deps=_deps_of(a))
         if serial:
             code, ts = thread_versions(code, serial, indent), replace(ts, one_thread=True)
+        code += "".join(f"{'  ' * indent}{x}\n" for x in a.scop.epilogue)  # (the optimized code's only)
         if a.checks:
             code = versioned(a.cpu.scop, a.checks, code, original_code(program.text, a.scop), outside,
                              fresh_prefix(a.cpu.scop, program.identifiers))
@@ -486,6 +487,9 @@ def generate(program: Program, opts: OptimizeOptions = OptimizeOptions()) -> Opt
     _check(opts)
     if opts.target != "c":
         for a in program.scops:
+            if a.scop.epilogue:
+                raise UnsupportedError(f"the GPU targets do not run what the optimized C code runs after the region "
+                                       f"({a.scop.epilogue[0]}): use --target c", a.scop.file, a.scop.begin_line)
             if opts.target == "triton" and a.scop.prelude:
                 raise UnsupportedError("the triton target does not read the values polytune reads once before "
                                        f"the region ({a.scop.prelude[0]}): use --target c or cuda",

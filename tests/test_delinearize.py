@@ -57,6 +57,18 @@ def test_three_levels_with_a_batch_offset():
     assert params(view, "[B, c, hw] -> { : }")
 
 
+def test_a_clamped_column_is_the_last_element_of_its_row_not_before_the_next_row():
+    """`x[y*w + (c < 0 ? 0 : c > w - 1 ? w - 1 : c)]` with c = x + k: its piece `y*w + w - 1` is [y][w - 1]
+    (the same address as [y + 1][-1]), which stays in its row: no assumption."""
+    w, y, x_ = Poly.name("w"), Poly.name("y"), Poly.name("x")
+    dom = "[h, w] -> { S1[y, x, k] : 0 <= y < h and 0 <= x < w and -2 <= k <= 2 }"
+    view = delinearize([access(dom, "y x k", ("x + k < 0", y * w), ("x + k >= 0 and x + k > w - 1", y * w + w - ONE),
+                               ("x + k >= 0 and x + k <= w - 1", y * w + x_ + k))])
+    assert same_map(view.maps[0], "[h, w] -> { S1[y, x, k] -> [y, 0] : x + k < 0; S1[y, x, k] -> [y, w - 1] : "
+                                  "x + k > w - 1 and x + k >= 0; S1[y, x, k] -> [y, x + k] : 0 <= x + k <= w - 1 }")
+    assert params(view, "[h, w] -> { : }")
+
+
 def test_constant_terms_and_parameter_offsets_go_to_their_rows():
     """A[(i + 1)*n + j - 1] is A[i + 1][j - 1]: exact only where j - 1 stays in the row (never at j = 0)."""
     view = delinearize([access("[n] -> { S0[i, j] : 0 <= i < n - 1 and 1 <= j < n }", "i j",

@@ -20,6 +20,7 @@ Polly", IMPACT 2015), on polynomials of C names instead of LLVM's SCEVs:
 """
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -148,38 +149,70 @@ def delinearize(accesses: Sequence[FlatAccess], products: Mapping[Monomial, str]
             products[m] = f"_pt_P{len(products)}"
         return products[m]
 
-    per_access = []
-    for acc in accesses:
-        pieces = []
-        for guard, poly in acc.pieces:
-            dims: list[list[str]] = [[] for _ in chain]
-            for m, c in poly.terms:
-                its = [n for n in m if n in acc.iterators]
-                params = _quotient(m, tuple(its))
+    for acc in accesses:  # the products each term needs where it goes first (the outermost dimension)
+        for _guard, poly in acc.pieces:
+            for m, _c in poly.terms:
+                its = tuple(n for n in m if n in acc.iterators)
+                params = _quotient(m, its)
                 k = next(k for k, s in enumerate(chain) if _quotient(params, s) is not None)
-                dims[k].append(f"{c} * {term(tuple(its) + _quotient(params, chain[k]))}")
-            pieces.append((guard, [" + ".join(d) or "0" for d in dims]))
-        per_access.append(pieces)
+                term(its + _quotient(params, chain[k]))
     sizes = [term(_quotient(a, b)) for a, b in zip(chain, chain[1:])]
+    ds = [f"d{k}" for k in range(len(chain))]
+    out_of_rows = " or ".join(f"{d} < 0 or {d} >= {s}" for d, s in zip(ds[1:], sizes))
     maps, assumed = [], None
-    for acc, pieces in zip(accesses, per_access):
+    for acc in accesses:
         params = _params(acc, products)
         names = ", ".join(isl_name(i) for i in acc.iterators)
         head = f"[{', '.join(params)}] -> {{ {acc.domain.get_tuple_name()}[{names}] -> "
-        rel = None
-        for guard, dims in pieces:
-            piece = isl.Map(f"{head}[{', '.join(dims)}] : {guard} }}", context=CTX)
+        bad_elements = isl.Set(f"[{', '.join(params)}] -> {{ [{', '.join(ds)}] : {out_of_rows} }}", context=CTX)
+        rel, bad = None, None
+        for guard, poly in acc.pieces:
+            piece, piece_bad = _placed(guard, poly, acc, chain, term, products, head, bad_elements)
             rel = piece if rel is None else rel.union(piece)
+            bad = piece_bad if bad is None else bad.union(piece_bad)
         maps.append(rel)
-        elements = rel.intersect_domain(acc.domain.align_params(rel.get_space().domain())).range()
-        ds = [f"d{k}" for k in range(len(chain))]
-        out = " or ".join(f"{d} < 0 or {d} >= {s}" for d, s in zip(ds[1:], sizes))
-        bad = isl.Set(f"[{', '.join(params)}] -> {{ [{', '.join(ds)}] : {out} }}", context=CTX)
-        bad = elements.align_params(bad.get_space()).intersect(bad.align_params(elements.get_space())).params()
         ok = isl.Set.universe(bad.get_space()).subtract(bad)
         assumed = ok if assumed is None else assumed.align_params(ok.get_space()).intersect(
             ok.align_params(assumed.get_space()))
     return View(tuple(chain), tuple(maps), assumed.coalesce(), products)
+
+
+def _placed(guard: str, poly: Poly, acc: FlatAccess, chain: list, term, products: Mapping, head: str,
+            bad_elements: isl.Set):
+    """One piece of an access as a map to the view's dimensions, and the parameters for which one of its
+    elements leaves its row. A term with an iterator goes to the dimension of the largest stride that divides
+    it; a term of parameters alone may go to any dimension whose stride divides it (`w*y + w - 1`, the
+    last column of row y, is [y][w - 1] as well as [y + 1][-1]; a placement needing a product parameter
+    no other term needs is not tried): each placement is the same address, and the one whose elements stay
+    in their rows for the most parameters is taken (the outermost on a tie)."""
+    fixed: list[list[str]] = [[] for _ in chain]
+    free: list[tuple[Monomial, int, list[int]]] = []
+    for m, c in poly.terms:
+        its = [n for n in m if n in acc.iterators]
+        params = _quotient(m, tuple(its))
+        places = [k for k, s in enumerate(chain) if _quotient(params, s) is not None]
+        places = places[:1] + [k for k in places[1:] if len(q := _quotient(params, chain[k])) <= 1 or q in products]
+        if its or len(places) == 1:
+            fixed[places[0]].append(f"{c} * {term(tuple(its) + _quotient(params, chain[places[0]]))}")
+        else:
+            free.append((m, c, places))
+    best = None
+    for choice in itertools.islice(itertools.product(*(places for _m, _c, places in free)), _PLACEMENTS):
+        dims = [list(d) for d in fixed]
+        for (m, c, _places), k in zip(free, choice):
+            dims[k].append(f"{c} * {term(_quotient(m, chain[k]))}")
+        piece = isl.Map(f"{head}[{', '.join(' + '.join(d) or '0' for d in dims)}] : {guard} }}", context=CTX)
+        elements = piece.intersect_domain(acc.domain.align_params(piece.get_space().domain())).range()
+        bad = elements.align_params(bad_elements.get_space()).intersect(
+            bad_elements.align_params(elements.get_space())).params()
+        if best is None or (bad.is_strict_subset(best[1]) if not best[1].is_empty() else False):
+            best = (piece, bad)
+        if bad.is_empty():
+            break
+    return best
+
+
+_PLACEMENTS = 64  # placements of a piece's parameter terms tried at most
 
 
 def _params(acc: FlatAccess, products: Mapping[Monomial, str]) -> list[str]:

@@ -10,18 +10,10 @@ from pycparser import c_ast, c_generator
 
 from ..errors import UnsupportedError
 from ..frontend import Region, c_spelling, int_type
+from ..purity import PURE_FUNCTIONS
 from .delinearize import DelinearizeError, FlatAccess, Poly, delinearize
 from .islutil import CTX, isl_name
 from .scop import Access, Array, Layout, Scop, Statement
-
-# Functions without side effects that statement bodies may call.
-PURE_FUNCTIONS = frozenset(
-    f + suffix
-    for f in ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "pow", "fabs",
-              "fmax", "fmin", "fma", "floor", "ceil", "round", "trunc", "sin", "cos", "tan", "asin", "acos",
-              "atan", "atan2", "sinh", "cosh", "tanh", "erf", "erfc", "hypot", "fmod", "copysign")
-    for suffix in ("", "f", "l")
-) | {"abs", "labs", "min", "max", "MIN", "MAX", "floord", "ceild", "__builtin_fabs", "__builtin_sqrt"}
 
 _LITERAL = re.compile(r"\(?-?\d+\)?")  # an integer piece: its products stay affine
 _TRUTH_OPS = frozenset({"<", "<=", ">", ">=", "==", "!=", "&&", "||"})
@@ -1078,6 +1070,7 @@ def build_scop(region: Region) -> Scop:
                 c_types={**region.array_types, **region.scalar_types,
                          **{n: t for n, t in b.scoped.items() if n in b.hoisted and t}},
                 prelude=region.prelude,
+                epilogue=region.epilogue,
                 derived={name: _c_product(m) for m, name in products.items()}, assumed=assumed,
                 may_alias=shared if len(shared) >= 2 and any(a.written for a in arrays if a.name in shared) else ())
 

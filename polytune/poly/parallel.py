@@ -235,10 +235,11 @@ class Parallelism:
         member *m* run in parallel (None: none do).
         A scalar qualifies when, inside the loop, every value it carries is written and read in one
         iteration (its flow dependences in the subtree stay within an iteration and none comes from
-        outside it, nor from before the region), and every iteration writes it (so the last iteration's
-        value is the sequential program's final value). Only its anti and output dependences are then
-        dropped from the parallelism test. It is `private` when it is dead after the loop (declared inside
-        the region and no read after the loop gets its value from the loop), `lastprivate` otherwise; the
+        outside it, nor from before the region), and, where a read after the loop may take its value, every
+        iteration writes it (so the last iteration's value is the sequential program's final value). Only
+        its anti and output dependences are then dropped from the parallelism test. It is `private` when
+        it is dead after the loop (declared inside the region and no read after the loop gets its value
+        from the loop), `lastprivate` otherwise; the
         printer enters a loop with lastprivate scalars only when it runs (OpenMP leaves them unspecified
         after a loop of no iteration)."""
         if self.scalars is None or not self.is_parallel(node, m, self.scalars.without_false):
@@ -247,7 +248,7 @@ class Parallelism:
         prefix = loop_iterations(node, dom, m + 1)
         same = prefix.apply_range(prefix.reverse())
         iterations = prefix.range()
-        out = []
+        out, live = [], []
         for s, flow in self.scalars.flow.items():
             writes = self.scalars.writes[s].intersect(dom)
             inside = flow.intersect_params(self.scop.context).intersect_range(dom)
@@ -256,12 +257,15 @@ class Parallelism:
                 continue  # not written in this loop: only read, nothing to privatize
             if not inside.is_subset(same) or not self.scalars.exposed[s].intersect(dom).is_empty():
                 return None
-            if not iterations.is_subset(prefix.intersect_domain(writes).range()):
-                return None
+            if s not in self.scop.local_names or not flow.intersect_domain(dom).subtract_range(dom) \
+                    .intersect_params(self.scop.context).is_empty():
+                # live after the loop: the last iteration must write it (a scalar dead after the loop, such
+                # as one declared in a body guarded by `j != i`, may skip iterations)
+                if not iterations.is_subset(prefix.intersect_domain(writes).range()):
+                    return None
+                live.append(s)
             out.append(s)
-        return _clauses(out, [s for s in out if s not in self.scop.local_names
-                              or not self.scalars.flow[s].intersect_domain(dom).subtract_range(dom)
-                              .intersect_params(self.scop.context).is_empty()])
+        return _clauses(out, live)
 
     def is_parallel(self, node, m: int, deps: isl.UnionMap | None = None) -> bool:
         """Exact test: no dependence between instances of this subtree that agree on every outer

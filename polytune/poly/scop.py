@@ -104,6 +104,7 @@ class Scop:
     # converts values to these
     prelude: tuple[str, ...] = ()  # declarations before everything the region's code holds (values read once,
     # rewrite/members.py): its run-time checks and each of its versions read them
+    epilogue: tuple[str, ...] = ()  # statements after the optimized code only (frontend.Region.epilogue)
     derived: dict = field(default_factory=dict)  # isl parameter -> the C expression it stands for (a product
     # of parameters that a delinearized subscript needs: `(long)c * hw`)
     assumed: isl.Set | None = None  # parameters for which the model is exact (delinearization's assumptions);

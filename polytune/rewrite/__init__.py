@@ -16,12 +16,13 @@ from .index_scalars import substitute_index_scalars
 from .members import hoist_invariants
 from .openmp import drop_openmp
 from .pointers import resolve_pointers
+from .swaps import resolve_swaps
 
-# OpenMP lines and continues first (they change the statements), then the values read once (an index
+# OpenMP lines, continues and pointer swaps first (they change the statements), then the values read once (an index
 # may read `cfg->n`), the index scalars (a pointer's offset may read one), the pointers of the region,
 # and last the pointers defined before it
-STEPS = (drop_openmp, guard_continues, hoist_invariants, substitute_index_scalars, resolve_pointers,
-         resolve_aliases)
+STEPS = (drop_openmp, guard_continues, resolve_swaps, hoist_invariants, substitute_index_scalars,
+         resolve_pointers, resolve_aliases)
 
 
 def prepare(region: Region) -> Region:
@@ -37,13 +38,18 @@ def prepare(region: Region) -> Region:
 
 def in_user_terms(region: Region, error: PolytuneError) -> PolytuneError:
     """*error* with the names the rewrites introduced (`pt_cfg_n`) replaced by what they stand for (`cfg->n`)."""
+    message = user_terms(region, error.message)
+    return error if message == error.message else type(error)(message, error.file, error.line)
+
+
+def user_terms(region: Region, message: str) -> str:
+    """*message* with the names the rewrites introduced (`pt_cfg_n`) replaced by what they stand for."""
     names = {m.group(1): m.group(2) for d in region.prelude if (m := re.search(r"(pt_\w+) = (.*);$", d))}
-    if not names or not any(n in error.message for n in names):
-        return error
-    message = error.message
+    if not names or not any(n in message for n in names):
+        return message
     for _ in range(len(names)):  # a product of read-once values names them (`pt_im_h * k`)
         new = re.sub(r"\bpt_\w+\b", lambda m: names.get(m.group(0), m.group(0)), message)
         if new == message:
             break
         message = new
-    return type(error)(message, error.file, error.line)
+    return message

@@ -1,8 +1,8 @@
 """Values the region reads but never changes, read once before it into new locals: struct members (`s.rows`,
-`cfg->n`, `l->weights`), array elements with subscripts the region does not change where bounds, conditions
-and subscripts read them (`dims[0]`), products of such values there (`w * h`: one parameter where the
-bounds need only the product), and conditions on a pointer or a floating-point value (`bias != NULL`,
-`beta != 0.0f`: a truth value).
+`cfg->n`, `l->weights`), array elements with subscripts the region does not change where bounds, conditions,
+subscripts and scalar initializers read them (`dims[0]`), products of such values there (`w * h`: one
+parameter where the bounds need only the product), divisions and remainders of elements (`dims[1] / 2`),
+and conditions on a pointer or a floating-point value (`bias != NULL`, `beta != 0.0f`: a truth value).
 
 A member or element is read once only where nothing in the region writes the variable it starts from
 (`cfg` of `cfg->n`, `dims` of `dims[0]`) or anything its subscripts read. The new local has the value's own
@@ -28,6 +28,7 @@ def hoist_invariants(region: Region) -> Region:
     h = _Hoist(region, members, changing, set())
     h.written = _written_roots(region.body, h)
     h.guarded = _guarded(region.body)
+    h.valid = _dereferenced(region.body, h.guarded)
     h.checked = {n for x in walk(region.body) if isinstance(x, (c_ast.If, c_ast.TernaryOp)) for n in _bare(x.cond)}
     body = region.body
     body = transform(body, h.member)  # members everywhere: extraction reads none
@@ -78,8 +79,15 @@ def _guarded(body) -> set[int]:
     return out
 
 
+def _dereferenced(body, guarded: set[int]) -> set[str]:
+    """The pointers (their text: `b`, `l->in`) the region dereferences by a member access outside any
+    condition (`b->n` of a loop bound): the struct they point to may be read before the region."""
+    return {text(n.name) for n in walk(body) if isinstance(n, c_ast.StructRef) and n.type == "->"
+            and id(n) not in guarded}
+
+
 def _affine_places(body) -> list[tuple[c_ast.Node, str]]:
-    """(node, child name) of every loop bound, condition and subscript of the region."""
+    """(node, child name) of every loop bound, condition, subscript and scalar initializer of the region."""
     out = []
     for n in walk(body):
         if isinstance(n, c_ast.For):
@@ -88,6 +96,9 @@ def _affine_places(body) -> list[tuple[c_ast.Node, str]]:
             out.append((n, "cond"))
         elif isinstance(n, c_ast.ArrayRef):
             out.append((n, "subscript"))
+        elif isinstance(n, c_ast.Decl) and n.init is not None and isinstance(n.type, c_ast.TypeDecl) \
+                and not isinstance(n.init, c_ast.InitList):
+            out.append((n, "init"))  # an index scalar's value (`int s = (c*dims[1] + y)*dims[2];`)
     return out
 
 
@@ -104,15 +115,27 @@ class _Hoist:
         self.pointers: list[str] = []
         self.decls = _declared(region)
         self.guarded: set[int] = set()
+        self.valid: set[str] = set()
         self.checked: set[str] = set()
 
     def invariant(self, e) -> bool:
         r = root(e)
-        if id(e) in self.guarded or (r in self.checked and not isinstance(e, c_ast.BinaryOp)):
+        if (id(e) in self.guarded and not self.readable(e)) or \
+                (r in self.checked and not isinstance(e, c_ast.BinaryOp)):
             return False  # read under a condition, or through a pointer the region tests (`if (p)`)
         return r is not None and r not in self.changing and r not in self.written and not (ids(e) & self.changing) \
             and not any(isinstance(x, (c_ast.FuncCall, c_ast.Assignment)) or
                         (isinstance(x, c_ast.UnaryOp) and x.op in ("++", "--", "p++", "p--")) for x in walk(e))
+
+    def readable(self, e) -> bool:
+        """Whether a member read under a condition (`b->x` of `if (j != i) ... b->x[j]`) may be read before the
+        region all the same: the struct holding it is a local or parameter struct variable (`im.w`), or is
+        reached through a pointer the region dereferences outside any condition (`b` of `i < b->n`)."""
+        if not isinstance(e, c_ast.StructRef):
+            return False  # an element (`dims[k]`): its subscript may be checked by the condition
+        if e.type == ".":
+            return isinstance(e.name, c_ast.ID) or (isinstance(e.name, c_ast.StructRef) and self.readable(e.name))
+        return text(e.name) in self.valid
 
     def member(self, n):
         """A maximal member chain the region does not change -> its new local (else None: look inside)."""
@@ -137,7 +160,29 @@ class _Hoist:
                             for x in walk(n)):
             types = [self.int_name(x) for x in sorted(ids(n))]
             return self.hoist(n, ("int", _convert(types)))
+        if isinstance(n, c_ast.BinaryOp) and n.op in ("/", "%") and (t := self.quotient(n)) is not None:
+            return self.hoist(n, ("int", t))
         return None
+
+    def quotient(self, n: c_ast.BinaryOp) -> tuple[int, bool] | None:
+        """Whether `dims[1] / 2` (a division or remainder of values the region does not change, one of them an
+        element or member) is read once: a parameter, where the model could not read it (a quasi-affine
+        expression of an element); a division of plain parameters is left to the model. Its integer type
+        (bits, unsigned), or None where it is not read once."""
+        chains = [x for x in walk(n) if isinstance(x, (c_ast.ArrayRef, c_ast.StructRef))]
+        outer = [x for x in chains if not any(x is not y and any(z is x for z in walk(y)) for y in chains)]
+        if not outer or ids(n) & self.changing or any(
+                isinstance(x, (c_ast.FuncCall, c_ast.Assignment)) or
+                (isinstance(x, c_ast.UnaryOp) and x.op in ("++", "--", "p++", "p--")) for x in walk(n)):
+            return None
+        types = [self.type_of(x) if self.invariant(x) else None for x in outer]
+        if any(t is None or t[0] != "int" for t in types):
+            return None
+        inside = {id(z) for x in outer for z in walk(x)}
+        names = [self.int_name(x.name) for x in walk(n) if isinstance(x, c_ast.ID) and id(x) not in inside]
+        if any(t is None for t in names):
+            return None
+        return _convert([t[1] for t in types] + names)
 
     def condition(self, e) -> bool:
         """A condition the region does not change that the model cannot read as it is: it compares a pointer
