@@ -262,7 +262,8 @@ def _not_worth(a: AnalyzedScop) -> str:
     if work is not None and work < parallel_work():
         return f"too little work (at most {work} statement instances)"
     ts = a.tiled((), schedule="pluto")
-    if not any(b.tiled or b.parallel_loop for b in ts.bands):
+    # (a contraction's band is printed as packed blocks, not tiled: it is worth it too)
+    if not ts.contractions and not any(b.tiled or b.parallel_loop for b in ts.bands):
         return "no loop to tile or parallelize"
     return ""
 
