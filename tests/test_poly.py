@@ -251,23 +251,24 @@ MATMUL = "for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++
 
 
 def test_unroll_and_jam_of_the_loop_that_leaves_an_access_in_place(tmp_path):
-    # matmul, point loops (i, k, j): C[i][j] does not move along k, so k is unrolled by 4 and its copies
-    # run inside the j loop (they share C's load and store); i would only share B's load
+    # matmul tiled as any band (blocks=None: not packed as a contraction), point loops (i, k, j): C[i][j] does
+    # not move along k, so k is unrolled by 4 and its copies run inside the j loop (they share C's load and
+    # store); i would only share B's load
     a = _prog(tmp_path, MATMUL)
-    ts = a.tiled((32, 32, 32))
+    ts = a.tiled((32, 32, 32), blocks=None)
     band = ts.tunable_bands[0]
     assert band.point_order == (0, 2, 1) and band.unroll_jam == (1, 4)
     check_legal(ts.schedule, a.deps, a.scop)
     # the factor divides the tile: 2 where 4 does not, none where neither does; 0 switches it off
-    assert a.tiled((32, 32, 6)).tunable_bands[0].unroll_jam == (1, 2)
-    assert a.tiled((32, 32, 7)).tunable_bands[0].unroll_jam is None
-    assert a.tiled((32, 32, 32), unroll_jam=0).tunable_bands[0].unroll_jam is None
-    assert a.tiled((32, 32, 32), tile=False).bands[0].unroll_jam is None
+    assert a.tiled((32, 32, 6), blocks=None).tunable_bands[0].unroll_jam == (1, 2)
+    assert a.tiled((32, 32, 7), blocks=None).tunable_bands[0].unroll_jam is None
+    assert a.tiled((32, 32, 32), unroll_jam=0, blocks=None).tunable_bands[0].unroll_jam is None
+    assert a.tiled((32, 32, 32), tile=False, blocks=None).bands[0].unroll_jam is None
     # matrix-vector product: A streams through memory (it moves along every loop); the copies of a row share
     # only B[0][j]'s load, which no statement of the band writes: rows are jammed (4 rows of A in flight per
     # load of B; forced tiles of 8000 x 8000: 0.046 s against 0.050 s on the dev box)
     v = _prog(tmp_path, "for (i = 0; i < n; i++) for (j = 0; j < n; j++)\n  C[0][i] += A[i][j] * B[0][j];")
-    assert v.tiled((32, 32)).tunable_bands[0].unroll_jam == (0, 4)
+    assert v.tiled((32, 32), blocks=None).tunable_bands[0].unroll_jam == (0, 4)
     # (where the band writes what the copies would share, they are not jammed: test_jam_order.py's floyd)
 
 
@@ -288,6 +289,7 @@ def test_unroll_and_jam_code_and_results(tmp_path):
     from conftest import compile_run
 
     from polytune.pipeline import OptimizeOptions, generate
+    from polytune.poly.contraction import Blocks
     src = tmp_path / "mm.c"
     src.write_text("#include <stdio.h>\n#define N 13\nstatic double A[N][N], B[N][N], C[N][N];\n"
                    "int main(void) {\n  int i, j, k;\n  for (i = 0; i < N; i++) for (j = 0; j < N; j++) {\n"
@@ -299,7 +301,7 @@ def test_unroll_and_jam_code_and_results(tmp_path):
     want = compile_run(str(src), str(tmp_path / "orig"), [], False)
     program = analyze(str(src))
     for sizes in ((8, 8, 8), (5, 4, 2), (32, 32, 32)):  # 13 = 3 * 4 + 1: a partial block behind guards
-        text = generate(program, OptimizeOptions(tile_sizes=sizes)).text
+        text = generate(program, OptimizeOptions(tile_sizes=sizes, blocks=Blocks(on=False))).text  # tiled
         # the blocks of u copies (without guards: isolated), then the last k (13 = 3 * 4 + 1 = 6 * 2 + 1)
         u = {8: 4, 2: 2, 32: 4}[sizes[2]]
         assert text.count("C[c3][c5] += ") == u + 1, (sizes, text)
@@ -314,7 +316,7 @@ def test_unroll_and_jam_code_and_results(tmp_path):
         assert compile_run(str(out), str(tmp_path / "opt"), [], True) == want, sizes
     from polytune.cli import main
     off = tmp_path / "off.c"
-    assert main(["optimize", str(src), "--unroll-jam", "0", "-o", str(off)]) == 0
+    assert main(["optimize", str(src), "--unroll-jam", "0", "--blocks", "off", "-o", str(off)]) == 0
     assert off.read_text().count("C[c3][c5] += ") == 1
     assert main(["optimize", str(src), "--unroll-jam", "-1", "-o", str(tmp_path / "bad.c")]) == 2
     assert not (tmp_path / "bad.c").exists()

@@ -20,6 +20,8 @@ SMALL = {  # sizes with partial tiles, in seconds or less
     "gemm_tt": ["-DM=37", "-DN=41", "-DK=29"],
     "gemm_odd": ["-DM=67", "-DN=71", "-DK=59"],
     "int_matmul": ["-DM=47", "-DN=53", "-DK=61"],
+    "dense_batch": ["-DBATCH=5", "-DNOUT=67", "-DNIN=41"],
+    "iir_rows": ["-DNC=5", "-DW=301", "-DPASSES=3"],
 }
 
 
