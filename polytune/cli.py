@@ -8,13 +8,13 @@ import os
 import re
 import sys
 
-from . import __version__
 from .errors import PolytuneError, UsageError
 from .measure.c import BuildConfig
 from .pipeline import OptimizeOptions
 from .targets import TARGET_NAMES, get_target
 from .tune import TuneOptions
 from .units import fmt_time
+from .version import __version__
 
 # The defaults --help shows are the Python API's own (one source: OptimizeOptions, TuneOptions, BuildConfig)
 OPTIMIZE_DEFAULTS = OptimizeOptions()

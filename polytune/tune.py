@@ -88,7 +88,8 @@ def _ratio(a: Measurement | None, b: Measurement | None) -> float | None:
 
 @dataclass(frozen=True, eq=False)
 class TuneReport:
-    """What a tuning run did, typed; ``to_json`` is its JSON form (``--report``, ``python -m polytune.report``)."""
+    """What a tuning run did, typed; ``to_json`` is its JSON form (``--report``, ``python -m polytune.study.report``).
+    """
 
     file: str
     machine: str
@@ -437,7 +438,8 @@ def _exclusive(measure, cpus: tuple[int, ...] | None = None):
     machine-wide lock that every pool's timings take: no other tune on this machine times a candidate then.
     *cpus*: on those cores (a thread pinned there: the runs it starts inherit it), the local pool's timing cores,
     so that the original is timed where the candidates are, off the cores any tune's compiles use."""
-    from .workers.local import TimerLock, default_lock_path, pin_cpus
+    from .steps import TimerLock, default_lock_path
+    from .workers.local import pin_cpus
     with TimerLock(default_lock_path()):
         if not cpus:
             return measure()

@@ -22,6 +22,7 @@ import numpy as np
 from ..emit.c import generate_dump
 from ..errors import PolytuneError, UsageError
 from ..pipeline import Program, generate_regions, source_lines, splice
+from ..steps import Done
 from .build import Build, compile_objects, first_error
 from .kept import KeptBuilds
 from .measurement import ErrorKind, Measurement
@@ -317,7 +318,6 @@ class Reference:
 def variant_source(job: CompileJob, program: Program | None = None):
     """The compile step's first half: the variant's instrumented program text, or ``Done(Measurement)``
     where code generation fails."""
-    from ..workers.base import Done
     program = program if program is not None else job_program(job)
     try:
         codes = generate_regions(program, job.opts)
@@ -330,7 +330,6 @@ def compile_variant(job: CompileJob, program: Program | None = None, source: str
     """The compile step: generate the variant's regions (or take *source*, ``variant_source``'s text) and
     compile the instrumented program. A ``Compiled``, or ``Done(Measurement)`` when code generation or the
     compiler failed (a failure is a value)."""
-    from ..workers.base import Done
     start = time.perf_counter()
     program = program if program is not None else job_program(job)
     text = variant_source(job, program) if source is None else source
@@ -359,7 +358,6 @@ def write_objects(objects: tuple[tuple[str, bytes], ...], folder: str) -> tuple[
 def compile_only(job: CompileJob):
     """The compile step as a pool's whole candidate (``Done``: nothing is timed): its ``Compiled``, or the
     ``Done(Measurement)`` of a failure. For builds the caller runs itself (the re-run after the search)."""
-    from ..workers.base import Done
     return Done(compile_variant(job))
 
 
