@@ -284,12 +284,12 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
     t0 = time.perf_counter()
     interrupted = False
     try:
-        if tune_opts.ray is not None and (not hasattr(runner, "job") or getattr(runner, "local_only", False)):
+        if tune_opts.ray is not None and runner.local_only:
             raise UsageError(f"--ray needs a target that compiles and times apart (the {tune_opts.target} "
                              "target times its candidates in the tuning process)")
         # a runner whose pool is not the default (pooled_by_default False) uses one where --jobs asks for it
-        jobs_asked = tune_opts.jobs != 1 and (tune_opts.jobs is not None or getattr(runner, "pooled_by_default", True))
-        use_pool = (tune_opts.ray is not None or jobs_asked or shared is not None) and hasattr(runner, "job")
+        jobs_asked = tune_opts.jobs != 1 and (tune_opts.jobs is not None or runner.pooled_by_default)
+        use_pool = tune_opts.ray is not None or jobs_asked or shared is not None
         if shared is not None and not use_pool:
             raise UsageError(f"the {tune_opts.target} target measures one candidate at a time: no shared workers")
         if original is None and use_pool and shared is None and tune_opts.ray not in (None, "auto"):
@@ -351,8 +351,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         if tune_opts.seed == "pluto" and tune_opts.strategy in ("hill", "coordesc"):
             seed, launch_choice = target.launch_seed(runner, space, evaluate, seed, pool if use_pool else None)
         starts = target.starts(space, seed)
-        if workers is not None and tune_opts.confirm_runs > 0 and tune_opts.confirm_defines is None \
-                and hasattr(target, "prebuild"):
+        if workers is not None and tune_opts.confirm_runs > 0 and tune_opts.confirm_defines is None:
             target.prebuild(runner, space.names, workers)  # what the re-run needs, compiled beside the search
         phased = None
         search_start = time.perf_counter()
@@ -397,8 +396,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
     with ISL_LOCK:
         if result.best is not None:
             best_text = target.variant(space.names, result.best.config).text
-            if hasattr(target, "describe_best"):
-                best_build = target.describe_best(space.names, result.best.config)
+            best_build = target.describe_best(space.names, result.best.config)
         target.finish(runner, result.best, space.names)
     slower = _ratio(original, result.best)
     if slower is not None and slower < 1:

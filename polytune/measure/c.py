@@ -26,7 +26,7 @@ from ..steps import Done
 from .build import Build, compile_objects, first_error
 from .kept import KeptBuilds
 from .measurement import ErrorKind, Measurement
-from .runner import Variant
+from .runner import TwoSteps, Variant
 
 PRELUDE = r"""/* polytune tuning harness */
 #include <stdio.h>
@@ -129,7 +129,7 @@ class RunResult:
     output: tuple[str, str] | None = None  # (stdout, stderr), where asked for
 
 
-class CRunner:
+class CRunner(TwoSteps):
     """Compiles and runs variants of one program in a private temporary directory (a Runner).
 
     A variant is measured in two steps that may run apart (``polytune.workers``): ``compile_variant(job)``
@@ -152,6 +152,15 @@ class CRunner:
         self._object_bytes: tuple[tuple[str, bytes], ...] | None = None
         self.kept = KeptBuilds()
         remember_program(program)
+
+    # the two steps as a workers pool takes them (picklable: pickled by the qualified name CRunner.compile_step)
+    @staticmethod
+    def compile_step(job: CompileJob):
+        return compile_variant(job)
+
+    @staticmethod
+    def time_step(ref: Reference, bound, compiled: Compiled) -> Measurement:
+        return time_variant(ref, bound, compiled)
 
     def close(self) -> None:
         if self._tmp is not None:
@@ -373,10 +382,6 @@ def time_variant(ref: Reference, bound, compiled: Compiled) -> Measurement:
         os.chmod(exe, 0o700)
         return _verify_and_time(ref, compiled.config, exe, compiled.compile_time, bound, ref.build.program.cwd or tmp)
 
-
-# the two steps as a workers pool takes them (module-level functions: picklable)
-CRunner.compile_step = staticmethod(compile_variant)
-CRunner.time_step = staticmethod(time_variant)
 
 
 def _verify_and_time(ref: Reference, config: tuple, exe: str, ct: float, bound: float | None,

@@ -58,7 +58,7 @@ from .c import (
 )
 from .cache import gpu_id
 from .measurement import ErrorKind, Measurement
-from .runner import Variant
+from .runner import TwoSteps, Variant
 
 REGISTERS_PER_BLOCK = 65536
 GPU_LOCK_ENV = "POLYTUNE_GPU_LOCK"
@@ -513,7 +513,7 @@ def _stop_server() -> None:
         _SERVER = None
 
 
-class CudaRunner:
+class CudaRunner(TwoSteps):
     """Verifies and times the mappings of one program on the GPU (a Runner: a variant's ``build`` is its
     CudaMapping; see measure).
 
