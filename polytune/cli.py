@@ -8,13 +8,13 @@ import os
 import re
 import sys
 
-from . import __version__
 from .errors import PolytuneError, UsageError
 from .measure.c import BuildConfig
 from .pipeline import OptimizeOptions
 from .targets import TARGET_NAMES, get_target
 from .tune import TuneOptions
 from .units import fmt_time
+from .version import __version__
 
 # The defaults --help shows are the Python API's own (one source: OptimizeOptions, TuneOptions, BuildConfig)
 OPTIMIZE_DEFAULTS = OptimizeOptions()
@@ -88,8 +88,21 @@ def _common(p: argparse.ArgumentParser) -> None:
 def _verbosity(p: argparse.ArgumentParser) -> None:
     p.add_argument("-v", "--verbose", action="count", default=0,
                    help="say more: each failed candidate's reason, a traceback on an internal error")
+    _debug(p)
     p.add_argument("-q", "--quiet", action="store_true",
                    help="say less: no progress lines or notes (warnings, errors and results still)")
+
+
+def _debug(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--debug", action="store_true",
+                   help="print the traceback of an internal error (as POLYTUNE_DEBUG=1 does)")
+
+
+def _debugging(argv: list[str], environ=os.environ) -> bool:
+    """Whether an internal error prints its traceback: -v, --debug, or POLYTUNE_DEBUG set to other than 0/empty
+    (read from the words before parsing: the error may come from the parser itself)."""
+    words = argv[:argv.index("--")] if "--" in argv else argv  # not the program's own arguments
+    return bool({"-v", "--verbose", "--debug"} & set(words)) or environ.get("POLYTUNE_DEBUG", "") not in ("", "0")
 
 
 def _program(p: argparse.ArgumentParser) -> None:
@@ -176,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="polytune", description="Polyhedral tiling/parallelization with an empirical tuner",
                      epilog="polytune COMMAND --help lists that command's options; README.md has the details")
     parser.add_argument("--version", action="version", version=f"polytune {__version__}")
+    _debug(parser)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="{optimize,tune,bench,inspect}")
     p = sub.add_parser("optimize", help="write the program with every scop region tiled and parallelized")
     _common(p)
@@ -677,7 +691,7 @@ def _check_command(argv: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    verbose = "-v" in argv or "--verbose" in argv
+    debug = _debugging(argv)
     try:
         program_args: list[str] = []
         if "--" in argv:  # the program's own arguments: every run of the original and the variants gets them
@@ -704,8 +718,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("polytune: interrupted", file=sys.stderr)
         return 130
-    except Exception as e:  # never a traceback for the user (unless -v); report what broke in one line
-        if verbose:
+    except Exception as e:  # never a traceback for the user (unless -v, --debug, POLYTUNE_DEBUG=1): one line
+        if debug:
             import traceback
             traceback.print_exc()
         print(f"polytune: internal error: {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)

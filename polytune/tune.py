@@ -89,7 +89,8 @@ def _ratio(a: Measurement | None, b: Measurement | None) -> float | None:
 
 @dataclass(frozen=True, eq=False)
 class TuneReport:
-    """What a tuning run did, typed; ``to_json`` is its JSON form (``--report``, ``python -m polytune.report``)."""
+    """What a tuning run did, typed; ``to_json`` is its JSON form (``--report``, ``python -m polytune.study.report``).
+    """
 
     file: str
     machine: str
@@ -240,11 +241,11 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
     the same time (their candidates meet the same timers); this tune's isl work then holds ``ISL_LOCK``."""
     if not tune_opts.analysis_time_limit >= 0:
         raise UsageError("the analysis time limit must be 0 (none) or a positive number of seconds")
+    progress = as_progress(progress)
     skip, skip_notes = slow_regions(path, build.includes, build.defines, tune_opts.pure,
                                     tune_opts.analysis_time_limit, tune_opts.auto)
     for line in skip_notes:
-        if hasattr(progress, "note"):
-            progress.note(line)
+        progress.note(line)
     with ISL_LOCK:
         program = analyze(path, build.includes, build.defines, tune_opts.pure, tune_opts.auto, skip=skip)
         if skip and not program.scops:
@@ -284,12 +285,12 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
     t0 = time.perf_counter()
     interrupted = False
     try:
-        if tune_opts.ray is not None and (not hasattr(runner, "job") or getattr(runner, "local_only", False)):
+        if tune_opts.ray is not None and runner.local_only:
             raise UsageError(f"--ray needs a target that compiles and times apart (the {tune_opts.target} "
                              "target times its candidates in the tuning process)")
         # a runner whose pool is not the default (pooled_by_default False) uses one where --jobs asks for it
-        jobs_asked = tune_opts.jobs != 1 and (tune_opts.jobs is not None or getattr(runner, "pooled_by_default", True))
-        use_pool = (tune_opts.ray is not None or jobs_asked or shared is not None) and hasattr(runner, "job")
+        jobs_asked = tune_opts.jobs != 1 and (tune_opts.jobs is not None or runner.pooled_by_default)
+        use_pool = tune_opts.ray is not None or jobs_asked or shared is not None
         if shared is not None and not use_pool:
             raise UsageError(f"the {tune_opts.target} target measures one candidate at a time: no shared workers")
         if original is None and use_pool and shared is None and tune_opts.ray not in (None, "auto"):
@@ -298,7 +299,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
             with ThreadPoolExecutor(1, thread_name_prefix="polytune-original") as ex:
                 measuring = ex.submit(timed, "original", _exclusive, runner.reference)
                 workers, remote, in_flight, close_workers, workers_info = timed(
-                    "workers", open_workers, tune_opts, build, getattr(progress, "worker", None))
+                    "workers", open_workers, tune_opts, build, progress.worker)
                 original = measuring.result()
             spans["overlapped"] = True
         if original is None:
@@ -306,10 +307,9 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
                              _local_timing_cpus(build) if use_pool and tune_opts.ray is None else None)
         from .workers.identity import usable_cores
         noisy = noise_warning(original, load, usable_cores(), threads=build.threads)
-        if noisy and hasattr(progress, "note"):
+        if noisy:
             progress.note(noisy)
-        if hasattr(progress, "label"):
-            progress.label(labels, space)
+        progress.label(labels, space)
 
         def evaluate(config) -> Measurement:
             config = tuple(int(c) for c in config)
@@ -329,7 +329,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         if use_pool:
             if workers is None:
                 workers, remote, in_flight, close_workers, workers_info = timed(
-                    "workers", open_workers, tune_opts, build, getattr(progress, "worker", None))
+                    "workers", open_workers, tune_opts, build, progress.worker)
             pooled = PooledMeasure(target, runner, space.names, workers, cache, bound,
                                    describe=lambda c: describe(c, labels, space, compact=True), remote=remote,
                                    in_flight=in_flight)
@@ -339,8 +339,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
                 if cache is not None and not rec.measurement.cached and rec.measurement.same_as is None \
                         and not rec.again:
                     cache.put(rec.measurement)
-                if progress is not None:
-                    progress(rec)
+                progress(rec)
 
         options = SearchOptions(degree=tune_opts.degree, fit=tune_opts.fit, alpha=tune_opts.alpha,
                                 shortest_hop=tune_opts.shortest_hop, sweep=tune_opts.sweep, again=tune_opts.again,
@@ -351,8 +350,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
         if tune_opts.seed == "pluto" and tune_opts.strategy in ("hill", "coordesc"):
             seed, launch_choice = target.launch_seed(runner, space, evaluate, seed, pool if use_pool else None)
         starts = target.starts(space, seed)
-        if workers is not None and tune_opts.confirm_runs > 0 and tune_opts.confirm_defines is None \
-                and hasattr(target, "prebuild"):
+        if workers is not None and tune_opts.confirm_runs > 0 and tune_opts.confirm_defines is None:
             target.prebuild(runner, space.names, workers)  # what the re-run needs, compiled beside the search
         phased = None
         search_start = time.perf_counter()
@@ -382,11 +380,10 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
                 search_best = result.best
                 result = dataclasses.replace(result, best=kept)
         for line in confirm_warnings:
-            if hasattr(progress, "note"):
-                progress.note(line)
+            progress.note(line)
     finally:
         if close_workers is not None:
-            if hasattr(workers, "stats") and workers_info is not None:
+            if workers_info is not None:
                 workers_info["compiles"] = workers.stats()  # how many compiled, and for nothing (speculation)
             timed("close", close_workers)
         runner.close()
@@ -397,8 +394,7 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
     with ISL_LOCK:
         if result.best is not None:
             best_text = target.variant(space.names, result.best.config).text
-            if hasattr(target, "describe_best"):
-                best_build = target.describe_best(space.names, result.best.config)
+            best_build = target.describe_best(space.names, result.best.config)
         target.finish(runner, result.best, space.names)
     slower = _ratio(original, result.best)
     if slower is not None and slower < 1:
@@ -438,7 +434,8 @@ def _exclusive(measure, cpus: tuple[int, ...] | None = None):
     machine-wide lock that every pool's timings take: no other tune on this machine times a candidate then.
     *cpus*: on those cores (a thread pinned there: the runs it starts inherit it), the local pool's timing cores,
     so that the original is timed where the candidates are, off the cores any tune's compiles use."""
-    from .workers.local import TimerLock, default_lock_path, pin_cpus
+    from .steps import TimerLock, default_lock_path
+    from .workers.local import pin_cpus
     with TimerLock(default_lock_path()):
         if not cpus:
             return measure()
@@ -474,7 +471,7 @@ def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):
         pool = open_pool(jobs, None, gpu=gpu, quiet=quiet, on_progress=on_progress,
                          timing_cpus=0 if quiet else 1 if gpu else (build.threads or 0))
         info = {"jobs": pool.jobs, "workers": pool.workers, "quiet": quiet}
-        if getattr(pool, "compile_cpus", None):
+        if pool.compile_cpus:
             info["compile_cpus"], info["timing_cpus"] = list(pool.compile_cpus), list(pool.timing_cpus or ())
         return pool, False, pool.jobs + 1, pool.close, info
     try:
@@ -507,8 +504,8 @@ def open_workers(tune_opts: TuneOptions, build: BuildConfig, on_progress=None):
             ray_pool.disconnect()
 
     info = {"ray": tune_opts.ray, "private_instance": started, "jobs": compiles, "timers": timers,
-            "refused": list(getattr(pool, "refused", {}).values()), "connect_s": round(connect_s, 2),
-            "probe_s": round(getattr(pool, "startup_s", 0.0), 2)}
+            "refused": list(pool.refused.values()), "connect_s": round(connect_s, 2),
+            "probe_s": round(pool.startup_s, 2)}
     return pool, True, compiles + max(1, len(timers)), close, info
 
 
@@ -599,7 +596,41 @@ def describe(config, labels: tuple[str, ...] | None, space: SearchSpace | None =
                     if not (compact and p is not None and p.is_categorical and v == 0))
 
 
-class ProgressPrinter:
+class TuneProgress:
+    """What a tune tells while it runs; the defaults say nothing (``tune(progress=None)``): each evaluation
+    (``__call__``, an ``EvalRecord``), a note line, the loop names of the space once the original is measured
+    (``label``), and the workers' events (``worker``: a callable, None where they are not wanted)."""
+
+    worker: Callable | None = None
+
+    def __call__(self, rec: EvalRecord) -> None:
+        pass
+
+    def note(self, line: str) -> None:
+        pass
+
+    def label(self, labels: tuple[str, ...], space: SearchSpace | None = None) -> None:
+        pass
+
+
+class _EachEvaluation(TuneProgress):
+    """A plain callable given as a tune's progress: called with each evaluation, nothing else."""
+
+    def __init__(self, fn: Callable[[EvalRecord], object]):
+        self.fn = fn
+
+    def __call__(self, rec: EvalRecord) -> None:
+        self.fn(rec)
+
+
+def as_progress(progress) -> TuneProgress:
+    """*progress* as a TuneProgress: None says nothing, a plain callable hears of each evaluation."""
+    if progress is None:
+        return TuneProgress()
+    return progress if isinstance(progress, TuneProgress) else _EachEvaluation(progress)
+
+
+class ProgressPrinter(TuneProgress):
     """A live progress line per evaluation: candidate (values named by their loops, categories by name),
     its time, best so far, evaluations, elapsed; with workers, which one timed it and, below, what each
     worker holds now. tune() gives it the loop names (label), warnings (note) and worker events (worker)."""
@@ -651,7 +682,7 @@ class ProgressPrinter:
         what = fmt_time(m.value) if m.ok else f"{m.error.value}"
         if m.cached:
             what += " (cached)"
-        if getattr(rec, "again", False):
+        if rec.again:
             what += " (again)"
         b = f"{fmt_time(self.best[0])} {self._show(self.best[1])}" if self.best[1] is not None else "-"
         width = max(24, len(self._show(m.config)))

@@ -1,4 +1,5 @@
-"""The shape of the package: no import cycle inside polytune/, and a tuner that knows no target by name."""
+"""The shape of the package: no import cycle inside polytune/, between modules or between packages; no import
+from a lower layer to a higher one (LAYERS, as docs/DESIGN.md draws it); a tuner that knows no target by name."""
 from __future__ import annotations
 
 import ast
@@ -7,6 +8,24 @@ import os
 from conftest import ROOT
 
 PACKAGE = os.path.join(ROOT, "polytune")
+
+# The layers of polytune/, lowest first (docs/DESIGN.md, "Layers", says the same): each entry is a top-level
+# module or subpackage ("" is the package's own __init__, the public API). A unit imports only from its own
+# layer or those below, and no two units import each other, directly or around a longer loop.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors", "units", "timelimit", "machine", "functions", "version", "stats", "steps"),
+    ("frontend",),
+    ("poly", "rewrite"),
+    ("detect", "emit", "linkage"),
+    ("pipeline", "outpath"),
+    ("workers",),
+    ("measure",),
+    ("search",),
+    ("targets",),
+    ("tune",),
+    ("study",),
+    ("cli", "__main__", ""),
+)
 
 
 def _modules() -> dict[str, str]:
@@ -76,6 +95,26 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def unit(module: str) -> str:
+    """The top-level module or subpackage of polytune/ that *module* belongs to ("" for polytune itself)."""
+    return module.split(".")[1] if module.count(".") else ""
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """unit -> the other units its modules import (``import_graph`` seen from the top-level packages)."""
+    out: dict[str, set[str]] = {unit(m): set() for m in graph}
+    for m, imported in graph.items():
+        out[unit(m)] |= {unit(n) for n in imported} - {unit(m)}
+    return out
+
+
+def upward_imports(graph: dict[str, set[str]], layers=LAYERS) -> list[str]:
+    """Every import from a module of a lower layer to one of a higher layer, as 'a -> b'."""
+    level = {u: i for i, layer in enumerate(layers) for u in layer}
+    return sorted(f"{m} -> {n}" for m, imported in graph.items() for n in imported
+                  if level[unit(n)] > level[unit(m)])
+
+
 def test_find_cycle_sees_a_cycle_through_a_function_level_import():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
@@ -91,6 +130,38 @@ def test_the_import_graph_includes_function_level_and_relative_imports():
 def test_no_import_cycle_inside_polytune():
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_no_import_cycle_between_the_packages_of_polytune():
+    cycle = find_cycle(package_graph(import_graph()))
+    assert cycle is None, "package-level import cycle: " + " -> ".join(cycle)
+
+
+def test_every_module_of_polytune_is_in_a_layer():
+    placed = {u for layer in LAYERS for u in layer}
+    assert {unit(m) for m in import_graph()} <= placed, "add the new module or package to LAYERS (and DESIGN.md)"
+    assert len(placed) == sum(len(layer) for layer in LAYERS), "a unit in two layers"
+
+
+def test_no_import_from_a_lower_layer_to_a_higher_one():
+    assert upward_imports(import_graph()) == []
+
+
+def test_the_layer_checks_see_a_package_cycle_and_an_upward_import():
+    graph = {"polytune.measure.pooled": {"polytune.search.pool"}, "polytune.search.pool": {"polytune.measure.x"},
+             "polytune.measure.x": set()}
+    assert find_cycle(package_graph(graph)) == ["measure", "search", "measure"]
+    assert upward_imports(graph) == ["polytune.measure.pooled -> polytune.search.pool"]
+    assert upward_imports({"polytune.search.pool": {"polytune.measure.x"}, "polytune.measure.x": set()}) == []
+
+
+def test_design_md_draws_the_layers_of_the_test():
+    with open(os.path.join(ROOT, "docs", "DESIGN.md"), encoding="utf-8") as f:
+        text = f.read()
+    drawn = text.split("<!-- layers -->")[1]
+    for i, layer in enumerate(LAYERS):
+        names = ", ".join(f"`{u}`" if u else "`polytune` (`__init__`)" for u in layer)
+        assert f"{i + 1}. {names}\n" in drawn, f"DESIGN.md's layer {i + 1} is not {names}"
 
 
 def test_the_tuner_names_no_target():

@@ -178,6 +178,39 @@ def test_an_internal_error_is_one_line_and_a_traceback_only_with_verbose(monkeyp
     assert "Traceback" in err and err.endswith("polytune: internal error: RuntimeError: boom\n")
 
 
+@pytest.mark.parametrize("where", ["--debug before the command", "--debug after it", "POLYTUNE_DEBUG=1"])
+def test_debug_prints_the_traceback_of_an_internal_error(where, monkeypatch, capsys):
+    def broken(args):
+        raise RuntimeError("boom")
+    monkeypatch.setitem(cli.COMMANDS, "inspect", broken)
+    monkeypatch.delenv("POLYTUNE_DEBUG", raising=False)
+    argv = {"--debug before the command": ["--debug", "inspect", GEMM],
+            "--debug after it": ["inspect", GEMM, "--debug"], "POLYTUNE_DEBUG=1": ["inspect", GEMM]}[where]
+    if where == "POLYTUNE_DEBUG=1":
+        monkeypatch.setenv("POLYTUNE_DEBUG", "1")
+    assert main(argv) == 3
+    err = capsys.readouterr().err
+    assert "Traceback" in err and 'raise RuntimeError("boom")' in err
+    assert err.endswith("polytune: internal error: RuntimeError: boom\n")
+
+
+def test_polytune_debug_0_and_a_program_argument_named_debug_print_no_traceback(monkeypatch, capsys):
+    def broken(args):
+        raise RuntimeError("boom")
+    monkeypatch.setitem(cli.COMMANDS, "tune", broken)
+    monkeypatch.setenv("POLYTUNE_DEBUG", "0")
+    assert main(["tune", GEMM, "--", "--debug"]) == 3
+    assert capsys.readouterr().err == "polytune: internal error: RuntimeError: boom\n"
+
+
+def test_debug_is_listed_in_every_commands_help(capsys):
+    assert "--debug" in cli.build_parser().format_help()
+    for command in ("optimize", "tune", "bench", "inspect"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        assert "--debug" in capsys.readouterr().out, command
+
+
 # ---- one set of defaults ------------------------------------------------------------------------------------
 def test_optimize_defaults_are_the_apis():
     assert cli._options(_args("optimize", GEMM)) == OptimizeOptions()

@@ -298,7 +298,7 @@ def test_a_cuda_timing_runs_its_kernels_only_while_no_other_tune_on_the_machine_
     import fcntl
     import threading
 
-    from polytune.workers.local import default_lock_path
+    from polytune.steps import default_lock_path
     t, space, runner = reduction.target, reduction.space, reduction.runner
     compiled = measure_cuda.compile_mapping(runner.job(t.variant(space.names, t.seed(space))))
     done: list = []
@@ -336,7 +336,7 @@ def test_gpu_workers_benchmark_runs_both_modes_on_the_emulator(tmp_path):
 
 def test_gpu_timings_lock_the_machine_unless_the_process_was_given_its_own_gpus():
     from polytune.measure.cuda import gpu_lock_path
-    from polytune.workers.local import default_lock_path
+    from polytune.steps import default_lock_path
     assert gpu_lock_path("") == default_lock_path()
     assert gpu_lock_path("1") != gpu_lock_path("0") != default_lock_path()
     assert gpu_lock_path("0").startswith(default_lock_path()[:-len(".lock")])
@@ -355,7 +355,7 @@ def test_one_program_run_slowed_by_something_else_does_not_move_the_gain_check()
 
 
 def test_shift_interval_is_the_hodges_lehmann_estimate_with_its_exact_rank_interval():
-    from polytune.search.compare import shift_interval
+    from polytune.stats import shift_interval
     a, b = [float(x) for x in range(10, 19)], [float(x) for x in range(9)]
     low, est, high = shift_interval(a, b)
     diffs = sorted(x - y for x in a for y in b)

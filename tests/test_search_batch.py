@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from polytune.errors import UsageError
-from polytune.measurement import Config, ErrorKind, Measurement
+from polytune.measure.measurement import Config, ErrorKind, Measurement
 from polytune.search import (
     Budget,
     BudgetExhausted,

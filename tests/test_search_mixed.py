@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from polytune.errors import UsageError
-from polytune.measurement import Config, Measurement
+from polytune.measure.measurement import Config, Measurement
 from polytune.search import (
     STRATEGIES,
     Parameter,

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from polytune.measurement import Config, ErrorKind, Measurement
+from polytune.measure.measurement import Config, ErrorKind, Measurement
 from polytune.search import (
     STRATEGIES,
     Budget,

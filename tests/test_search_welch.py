@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from polytune.measurement import Measurement
+from polytune.measure.measurement import Measurement
 from polytune.search import SearchOptions, SearchSpace, ThreadPool, run_search
 from polytune.search.compare import Verdict, improves, rank_p_less, welch_p_less
 
@@ -37,7 +37,8 @@ def test_search_does_not_import_scipy():
     import subprocess
     import sys
 
-    code = ("import sys; from polytune.search.compare import improves; from polytune.measurement import Measurement;"
+    code = ("import sys; from polytune.search.compare import improves; "
+            "from polytune.measure.measurement import Measurement;"
             "m = lambda ts: Measurement((1,), tuple(ts));"
             "improves(m([1.0, 1.1, 0.9]), m([2.0, 2.1, 1.9]), 0.05, 0.0); print('scipy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

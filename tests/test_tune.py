@@ -208,3 +208,21 @@ def test_region_clock_resolves_nanoseconds(tmp_path):
     finally:
         h.close()
     assert 0 < min(times) < 2e-7, times
+
+
+def test_a_tunes_progress_may_be_none_a_plain_callable_or_a_printer():
+    import io
+
+    from polytune.tune import ProgressPrinter, as_progress
+    seen: list = []
+    plain = as_progress(seen.append)  # hears of each evaluation, nothing else
+    plain("rec")
+    plain.note("a note")
+    plain.label(("i",))
+    assert seen == ["rec"] and plain.worker is None
+    quiet = as_progress(None)
+    quiet("rec")
+    quiet.note("a note")
+    assert quiet.worker is None  # the pools then send no worker events
+    printer = ProgressPrinter(io.StringIO())
+    assert as_progress(printer) is printer and printer.worker is not None

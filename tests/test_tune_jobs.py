@@ -264,7 +264,7 @@ def test_the_original_is_measured_while_no_other_tune_on_the_machine_times(kerne
     import threading
     import time
 
-    from polytune.workers.local import default_lock_path
+    from polytune.steps import default_lock_path
     held = threading.Event()
 
     def hold():
@@ -306,14 +306,14 @@ def test_the_runs_that_confirm_the_best_take_the_machine_lock_one_run_at_a_time(
 
     synthetic_times(monkeypatch)  # (a best other than the seed: the confirmation runs both)
 
-    from polytune.workers import local
+    from polytune import steps
     entered = []
 
-    class Recording(local.TimerLock):
+    class Recording(steps.TimerLock):
         def __enter__(self):
             entered.append(threading.current_thread().name)
             return super().__enter__()
-    monkeypatch.setattr(local, "TimerLock", Recording)
+    monkeypatch.setattr(steps, "TimerLock", Recording)
     result = tune(kernel, TuneOptions(cache=None, alpha=None, max_evals=6, jobs=1), FAST)
     confirm = result.report.program_gain
     assert confirm and confirm.get("runs"), confirm

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from polytune.measurement import ErrorKind, Measurement
+from polytune.measure.measurement import ErrorKind, Measurement
 from polytune.search import Budget, Parameter, SearchOptions, SearchSpace, ThreadPool, run_search
 from polytune.search.phases import phased_search
 

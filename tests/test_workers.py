@@ -272,7 +272,7 @@ def test_open_pool_without_ray_is_a_local_pool_with_the_jobs_asked_for():
 
 def bowl_time(artifact):
     """A replayed measurement: cost |a - 8| + |b - 4| + 1, a function of the configuration only."""
-    from polytune.measurement import Measurement
+    from polytune.measure.measurement import Measurement
     a, b = artifact["payload"]
     return Measurement((a, b), (float(abs(a - 8) + abs(b - 4) + 1),))
 

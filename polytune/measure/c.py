@@ -22,10 +22,11 @@ import numpy as np
 from ..emit.c import generate_dump
 from ..errors import PolytuneError, UsageError
 from ..pipeline import Program, generate_regions, source_lines, splice
+from ..steps import Done
 from .build import Build, compile_objects, first_error
 from .kept import KeptBuilds
 from .measurement import ErrorKind, Measurement
-from .runner import Variant
+from .runner import TwoSteps, Variant
 
 PRELUDE = r"""/* polytune tuning harness */
 #include <stdio.h>
@@ -128,7 +129,7 @@ class RunResult:
     output: tuple[str, str] | None = None  # (stdout, stderr), where asked for
 
 
-class CRunner:
+class CRunner(TwoSteps):
     """Compiles and runs variants of one program in a private temporary directory (a Runner).
 
     A variant is measured in two steps that may run apart (``polytune.workers``): ``compile_variant(job)``
@@ -151,6 +152,15 @@ class CRunner:
         self._object_bytes: tuple[tuple[str, bytes], ...] | None = None
         self.kept = KeptBuilds()
         remember_program(program)
+
+    # the two steps as a workers pool takes them (picklable: pickled by the qualified name CRunner.compile_step)
+    @staticmethod
+    def compile_step(job: CompileJob):
+        return compile_variant(job)
+
+    @staticmethod
+    def time_step(ref: Reference, bound, compiled: Compiled) -> Measurement:
+        return time_variant(ref, bound, compiled)
 
     def close(self) -> None:
         if self._tmp is not None:
@@ -317,7 +327,6 @@ class Reference:
 def variant_source(job: CompileJob, program: Program | None = None):
     """The compile step's first half: the variant's instrumented program text, or ``Done(Measurement)``
     where code generation fails."""
-    from ..workers.base import Done
     program = program if program is not None else job_program(job)
     try:
         codes = generate_regions(program, job.opts)
@@ -330,7 +339,6 @@ def compile_variant(job: CompileJob, program: Program | None = None, source: str
     """The compile step: generate the variant's regions (or take *source*, ``variant_source``'s text) and
     compile the instrumented program. A ``Compiled``, or ``Done(Measurement)`` when code generation or the
     compiler failed (a failure is a value)."""
-    from ..workers.base import Done
     start = time.perf_counter()
     program = program if program is not None else job_program(job)
     text = variant_source(job, program) if source is None else source
@@ -359,7 +367,6 @@ def write_objects(objects: tuple[tuple[str, bytes], ...], folder: str) -> tuple[
 def compile_only(job: CompileJob):
     """The compile step as a pool's whole candidate (``Done``: nothing is timed): its ``Compiled``, or the
     ``Done(Measurement)`` of a failure. For builds the caller runs itself (the re-run after the search)."""
-    from ..workers.base import Done
     return Done(compile_variant(job))
 
 
@@ -375,10 +382,6 @@ def time_variant(ref: Reference, bound, compiled: Compiled) -> Measurement:
         os.chmod(exe, 0o700)
         return _verify_and_time(ref, compiled.config, exe, compiled.compile_time, bound, ref.build.program.cwd or tmp)
 
-
-# the two steps as a workers pool takes them (module-level functions: picklable)
-CRunner.compile_step = staticmethod(compile_variant)
-CRunner.time_step = staticmethod(time_variant)
 
 
 def _verify_and_time(ref: Reference, config: tuple, exe: str, ct: float, bound: float | None,

@@ -82,7 +82,7 @@ def workload_key(program: Program, build, opts: OptimizeOptions, space=None) -> 
 def code_fingerprint() -> str:
     """The version and a hash of polytune's own source: a measurement made by other code (a changed
     schedule or emitter, even under the same version number) is not reused."""
-    from .. import __version__
+    from ..version import __version__
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     h = hashlib.sha256(__version__.encode())
     for dirpath, dirnames, filenames in sorted(os.walk(root)):

@@ -42,7 +42,7 @@ from ..emit.c import generate_dump
 from ..emit.cuda import MAX_DIM, MAX_THREADS, CudaMapping, kernel_block, resource_problem
 from ..errors import PolytuneError, UsageError
 from ..pipeline import OptimizeOptions, Program, cuda_program, generate_cuda
-from ..search.compare import shift_interval
+from ..stats import shift_interval
 from .c import (
     BuildConfig,
     CompileJob,
@@ -58,7 +58,7 @@ from .c import (
 )
 from .cache import gpu_id
 from .measurement import ErrorKind, Measurement
-from .runner import Variant
+from .runner import TwoSteps, Variant
 
 REGISTERS_PER_BLOCK = 65536
 GPU_LOCK_ENV = "POLYTUNE_GPU_LOCK"
@@ -83,7 +83,7 @@ def gpu_lock():
 
 def gpu_lock_path(visible: str) -> str:
     """The lock file of the GPUs *visible* names ('' or unset: the machine-wide timer lock)."""
-    from ..workers.local import default_lock_path
+    from ..steps import default_lock_path
     if not visible.strip():
         return default_lock_path()
     return default_lock_path()[:-len(".lock")] + "-gpu" + re.sub(r"[^\w,-]", "_", visible.strip()) + ".lock"
@@ -424,7 +424,7 @@ def compile_mapping(job: CudaJob):
     compiled with nvcc, its limits checked before (mapping_text) and after (ptxas's registers); a flat one
     checked against the shared build's registers. A ``CudaCompiled``, or ``Done(Measurement)`` where the
     candidate cannot run."""
-    from ..workers.base import Done
+    from ..steps import Done
     mapping, config = job.opts, job.config
     if job.shared is not None:
         s = job.shared
@@ -513,7 +513,7 @@ def _stop_server() -> None:
         _SERVER = None
 
 
-class CudaRunner:
+class CudaRunner(TwoSteps):
     """Verifies and times the mappings of one program on the GPU (a Runner: a variant's ``build`` is its
     CudaMapping; see measure).
 
@@ -708,7 +708,7 @@ def gain_check(seed_kernel: list[float], best_kernel: list[float], seed_region: 
     (kernel times and region times of each run, ms): the kernel gain (medians), the kernels' share of the
     seed's region, the program gain the kernel gain predicts (the seed's region with its kernel time swapped
     for the best's), the measured program gain with a 95% interval (the Hodges-Lehmann shift of the
-    logarithms of the region times and its distribution-free interval, search.compare.shift_interval: a
+    logarithms of the region times and its distribution-free interval, stats.shift_interval: a
     run slowed by something else on the machine moves neither), and a verdict: "holds" where the interval
     of measured over predicted lies within *tolerance*, "does not hold" where it lies outside, else
     "undecided" (too noisy: more runs would tell)."""

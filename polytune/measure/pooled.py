@@ -17,7 +17,7 @@ from functools import partial
 from typing import Any
 
 from ..poly.islutil import ISL_LOCK
-from ..search import MappedPool
+from .mapped import MappedPool
 from .measurement import Config, Measurement
 
 

@@ -1,15 +1,19 @@
-"""What a target hands its runner, and the one interface every runner implements.
+"""What a target hands its runner, and the interfaces every runner implements.
 
 A runner builds, verifies and times variants of one program; it keeps no search state (the incumbent's
-time arrives as an explicit pruning bound), so a runner that measures on several workers, or replays
-recorded times, implements the same three methods.
+time arrives as an explicit pruning bound). Measuring is two protocols (as TVM's meta_schedule splits
+``Builder.build`` from ``Runner.run``): a ``Builder`` turns a variant's job into what is timed
+(``build(job) -> Built``, or ``Done(Measurement)`` where the build failed; may run anywhere, several at once)
+and a ``Timer`` verifies and times it (``time(built, bound) -> Measurement``, one at a time per machine or
+GPU). A workers pool runs the same two steps apart: ``compile_step`` and ``time_step``, module-level
+(picklable) functions that ``build`` and ``time`` call here.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Protocol
+from typing import Any, ClassVar, Protocol
 
 from .measurement import Config, Measurement
 
@@ -36,8 +40,37 @@ class Variant:
         return tuple(sorted((n, v) for n, v in zip(self.names, self.config) if n in self.reads))
 
 
-class Runner(Protocol):
-    """Builds, verifies and times the variants of one program."""
+class Builder(Protocol):
+    """Turns variants into builds: ``job`` (on the driver) gives what the build step needs, self-contained and
+    picklable; ``build`` builds it (in any process, on any node, several at once)."""
+
+    def job(self, variant: Variant) -> Any:
+        """What *variant*'s build step needs (generated code or the options to generate it, the compiler)."""
+
+    def build(self, job: Any) -> Any:
+        """The built variant (the Built value the Timer takes), or ``Done(Measurement)`` where it failed."""
+
+
+class Timer(Protocol):
+    """Verifies a build against the original's results and times it, one timing at a time per machine or GPU."""
+
+    def reference_data(self) -> Any:
+        """What the time step needs of the original (its results), once the runner measured it."""
+
+    def time(self, built: Any, bound: float | None = None) -> Measurement:
+        """Verify and time *built*; *bound* as in ``Runner.measure``."""
+
+
+class Runner(Builder, Timer, Protocol):
+    """Builds, verifies and times the variants of one program: a Builder and a Timer, the original's
+    measurement, one variant measured here (``measure``: build and time in this process), and the two steps as
+    picklable functions for a workers pool. ``pooled_by_default``: tune --jobs's default (the cores) uses the
+    pool (False: only where --jobs asks for it); ``local_only``: the time step needs this process (no Ray)."""
+
+    pooled_by_default: ClassVar[bool]
+    local_only: ClassVar[bool]
+    compile_step: Callable[[Any], Any]  # a module-level function (or staticmethod): build(job)
+    time_step: Callable[[Any, Any, Any], Measurement]  # (reference_data, bound, built) -> Measurement
 
     def reference(self) -> Measurement:
         """Run the original program: the results every variant must reproduce, and its time."""
@@ -48,6 +81,25 @@ class Runner(Protocol):
 
     def close(self) -> None:
         """Release what the runner holds (temporary files, processes)."""
+
+
+class TwoSteps:
+    """``build`` and ``time`` from a runner's ``compile_step`` and ``time_step``, and the defaults of
+    ``Runner``'s flags: the base class of every runner."""
+
+    pooled_by_default: ClassVar[bool] = True
+    local_only: ClassVar[bool] = False
+    compile_step: Callable[[Any], Any]
+    time_step: Callable[[Any, Any, Any], Measurement]
+
+    def reference_data(self) -> Any:  # pragma: no cover - every runner defines it
+        raise NotImplementedError
+
+    def build(self, job: Any) -> Any:
+        return self.compile_step(job)
+
+    def time(self, built: Any, bound: float | None = None) -> Measurement:
+        return self.time_step(self.reference_data(), bound, built)
 
 
 class Memo:

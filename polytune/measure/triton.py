@@ -46,7 +46,7 @@ from ..pipeline import Program, splice
 from .build import compile_objects
 from .c import BuildConfig, compare_dumps, compile_source, original_regions, quote_dirs
 from .measurement import ErrorKind, Measurement
-from .runner import Variant
+from .runner import TwoSteps, Variant
 
 DTYPES = {"f4": np.float32, "f8": np.float64, "i4": np.int32, "u4": np.uint32, "i8": np.int64, "u8": np.uint64,
           "i2": np.int16, "u2": np.uint16, "i1": np.int8, "u1": np.uint8}
@@ -158,7 +158,7 @@ def kernel_resources(mod) -> dict[str, dict]:
     return out
 
 
-class TritonRunner:
+class TritonRunner(TwoSteps):
     """Verifies and times launch configurations of one program's Triton module (scop 0); a Runner whose
     variants carry their launch configuration by name (``build``)."""
 

@@ -14,7 +14,7 @@ from concurrent.futures import Future
 from contextlib import closing
 from dataclasses import dataclass, replace
 
-from polytune.measurement import Config, Measurement
+from polytune.measure.measurement import Config, Measurement
 from polytune.search.budget import Budget, BudgetExhausted, StopReason
 from polytune.search.compare import ImprovementTest, Verdict
 from polytune.search.pool import Pool, SerialPool

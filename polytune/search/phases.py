@@ -22,7 +22,7 @@ from concurrent.futures import Future
 from contextlib import closing
 from dataclasses import dataclass, replace
 
-from polytune.measurement import Config, Measurement
+from polytune.measure.measurement import Config, Measurement
 from polytune.search.budget import Budget, StopReason
 from polytune.search.compare import ImprovementTest, Verdict
 from polytune.search.evaluator import EvalRecord, Evaluator, Step

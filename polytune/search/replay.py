@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from polytune.errors import UsageError
-from polytune.measurement import Config, ErrorKind, Measurement, from_record, to_record
+from polytune.measure.measurement import Config, ErrorKind, Measurement, from_record, to_record
 
 
 def measurement_from_record(record: Mapping) -> Measurement:

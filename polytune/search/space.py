@@ -34,7 +34,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from polytune.errors import UsageError
-from polytune.measurement import Config
+from polytune.measure.measurement import Config
 
 Value = int | str  # what a coordinate means: an ordinal value, or a categorical coordinate's category
 

@@ -39,7 +39,7 @@ from contextlib import closing
 from dataclasses import dataclass
 
 from polytune.errors import UsageError
-from polytune.measurement import Config, Measurement
+from polytune.measure.measurement import Config, Measurement
 from polytune.search.budget import Budget, BudgetExhausted, StopReason
 from polytune.search.compare import ImprovementTest, Verdict
 from polytune.search.evaluator import EvalRecord, Evaluator, Step

@@ -701,9 +701,9 @@ def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None
               checkpoint: Callable[[dict], object] | None = None, notes: Sequence[str] = ()) -> dict:
     """Benchmark every kernel; returns the results document (see :func:`write_outputs`). *notes*: the caller's,
     said with the bench's own once the kernels' timers are checked."""
-    from .. import __version__
     from ..measure.cache import machine_id
     from ..tune import omp_environment
+    from ..version import __version__
     log = log or (lambda s: print(s, file=sys.stderr, flush=True))
     with tempfile.TemporaryDirectory(prefix="polytune-bench-") as workdir:
         tools = detect_toolchain(opts, workdir)

@@ -9,7 +9,7 @@ random search; 5. the starting point (seed pluto / origin / model); 6. next-cand
 fit, degree 1/2/3, shortest hop); 7. GPU thread blocks (default vs hill d1 / d2 vs exhaustive); and the
 performance surfaces of two-parameter kernels with the hill-climbing paths drawn on them.
 
-``python -m polytune.report SOURCES... --out DIR`` writes DIR/summary.md and the figures.
+``python -m polytune.study.report SOURCES... --out DIR`` writes DIR/summary.md and the figures.
 """
 from __future__ import annotations
 
@@ -534,7 +534,7 @@ def build_report(sources: Sources, out_dir: str, fig_dir: str | None = None, fig
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m polytune.report", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m polytune.study.report", description=__doc__.split("\n\n")[0])
     ap.add_argument("sources", nargs="+", help="bench results.json, tune --report JSON, run_gpu.py --json")
     ap.add_argument("--out", required=True, help="directory for summary.md and the figures")
     ap.add_argument("--title", default="polytune results")

@@ -122,8 +122,16 @@ class Target:
         """Target-specific entries of the tuning report."""
         return {}
 
+    def describe_best(self, names: tuple[str, ...], config: Config) -> dict | None:
+        """What `optimize` needs to emit the best variant (the report's ``best_build``; None: nothing to say)."""
+        return None
+
     def finish(self, runner: Runner, best: Measurement | None, names: tuple[str, ...]) -> None:
         """Called once the search is over (e.g. to remember the best launch configuration)."""
+
+    def prebuild(self, runner: Runner, names: tuple[str, ...], workers) -> None:
+        """Start building on the search's *workers* what ``confirm_best`` needs and the search never builds,
+        so that it builds beside the search (default: nothing)."""
 
     def confirm(self, runner: Runner, seed: Measurement | None, best: Measurement | None,
                 names: tuple[str, ...]) -> tuple[dict | None, list[str]]:

@@ -30,7 +30,8 @@ from ..poly.choice import ScheduleChoice, coordinates
 from ..poly.contraction import BLOCK_COORDINATES, Blocks, blocks_of, blocks_text
 from ..poly.schedule import DEFAULT_TILE, access_dims
 from ..search import Parameter, SearchSpace, pow2_domain
-from ..workers.base import Done, WorkerLost
+from ..steps import Done
+from ..workers.base import WorkerLost
 from .base import Target
 
 MIN_CONFIRM_ROUNDS = 3  # the re-run's rounds before clear_verdict may stop it
@@ -259,7 +260,7 @@ class CTarget(Target):
         ref = None if defines is not None else dataclasses.replace(
             runner.reference_data(), build=dataclasses.replace(self.build, runs=1))
         only_compared = [k for k in variants if k not in cands]  # the tile-only default: said, never kept
-        from ..workers.local import TimerLock, default_lock_path  # (each run: no other tune times meanwhile)
+        from ..steps import TimerLock, default_lock_path  # (each run: no other tune times meanwhile)
         with tempfile.TemporaryDirectory(prefix="polytune-confirm-") as tmp:
             for label, compiled in built.items():
                 with open(os.path.join(tmp, label), "wb") as f:

@@ -5,9 +5,10 @@ state; the search decides what to submit, and records results on the driver as f
 """
 from __future__ import annotations
 
-from polytune.workers.base import Done, Progress, Stage, WorkerLost, WorkResult
+from polytune.steps import Done, TimerLock
+from polytune.workers.base import Progress, Stage, WorkerLost, WorkResult
 from polytune.workers.identity import MachineIdentity, local_identity
-from polytune.workers.local import LocalPool, TimerLock, split_cores
+from polytune.workers.local import LocalPool, split_cores
 
 __all__ = ["Done", "LocalPool", "MachineIdentity", "Progress", "Stage", "TimerLock", "WorkResult", "WorkerLost",
            "local_identity", "open_pool"]

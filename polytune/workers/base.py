@@ -3,9 +3,9 @@
 A candidate is ``compile_fn(payload) -> artifact`` then ``time_fn(artifact) -> value``. Compiles run in
 parallel; a timing runs alone on its machine (or GPU). Both callables must be picklable (module-level
 functions, or ``functools.partial`` of them) because a compile may run in another process or on another
-node. ``compile_fn`` returns ``Done(value)`` to finish a candidate without timing it (a compile error, a
-failed verification): failures are values, and an exception raised by either step is a bug that reaches
-the caller through the future. The pools keep no search state: they only run what they are handed.
+node. ``compile_fn`` returns ``Done(value)`` (``polytune.steps``) to finish a candidate without timing it (a
+compile error, a failed verification): failures are values, and an exception raised by either step is a bug
+that reaches the caller through the future. The pools keep no search state: they only run what they are handed.
 """
 from __future__ import annotations
 
@@ -14,13 +14,6 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
-
-
-@dataclass(frozen=True)
-class Done:
-    """Returned by a compile step: the candidate's final value, no timing needed."""
-
-    value: Any
 
 
 class Stage(str, enum.Enum):

@@ -1,14 +1,13 @@
 """Local pool: compiles in parallel (``jobs`` processes), timings one at a time on the machine.
 
 A dispatcher thread owns all state; the executors only post events to its queue, so no state is shared
-between threads. The timed step runs in one timer thread of this process, inside ``TimerLock``: an
-in-process lock plus an ``flock`` on a file in the temporary directory, so two pools, or two polytune
-processes, on one machine never time at the same time. A candidate's future stays pending until its
+between threads. The timed step runs in one timer thread of this process, inside ``TimerLock``
+(``polytune.steps``): an in-process lock plus an ``flock`` on a file in the temporary directory, so two pools,
+or two polytune processes, on one machine never time at the same time. A candidate's future stays pending until its
 timing starts, so ``future.cancel()`` drops a speculative candidate even after it was compiled.
 """
 from __future__ import annotations
 
-import fcntl
 import heapq
 import itertools
 import logging
@@ -18,7 +17,6 @@ import queue
 import signal
 import socket
 import sys
-import tempfile
 import threading
 import time
 from collections import deque
@@ -28,45 +26,11 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
-from polytune.workers.base import Candidate, Done, Progress, ProgressFn, Stage, WorkerLost, WorkResult
+from polytune.steps import Done, TimerLock, default_lock_path
+from polytune.workers.base import Candidate, Progress, ProgressFn, Stage, WorkerLost, WorkResult
 from polytune.workers.identity import usable_cores
 
 MAX_ATTEMPTS = 3
-_PROCESS_TIMER = threading.Lock()
-
-
-def default_lock_path() -> str:
-    return os.path.join(tempfile.gettempdir(), f"polytune-timer-{os.getuid()}.lock")
-
-
-class TimerLock:
-    """Held around every timed step: one timing at a time in this process and, with a path, on this machine."""
-
-    def __init__(self, path: str | None = None):
-        self.path = path
-        self._fd: int | None = None
-
-    def __enter__(self) -> TimerLock:
-        _PROCESS_TIMER.acquire()
-        if self.path is not None:
-            try:
-                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-                fcntl.flock(self._fd, fcntl.LOCK_EX)
-            except BaseException:
-                self._close()
-                _PROCESS_TIMER.release()
-                raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._close()
-        _PROCESS_TIMER.release()
-
-    def _close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # releases the flock
-            self._fd = None
-
 
 WORKER_REIMPORT = ("polytune: a compile worker ran the script that calls polytune again while starting (Python "
                    "starts each worker process by importing the main script): put that code under "

@@ -46,9 +46,10 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from polytune.errors import UsageError
-from polytune.workers.base import Candidate, Done, Progress, ProgressFn, Stage, WorkerLost, WorkResult
+from polytune.steps import Done, TimerLock
+from polytune.workers.base import Candidate, Progress, ProgressFn, Stage, WorkerLost, WorkResult
 from polytune.workers.identity import MachineIdentity, choose_reference, cpu_list, local_identity, refusal
-from polytune.workers.local import TimerLock, compile_step, pin_cpus, time_step
+from polytune.workers.local import compile_step, pin_cpus, time_step
 
 TIMER_RESOURCE = "polytune_timer"
 # a node started with this in its environment (a taskset CPU list) times on those CPUs only, while its own Ray
