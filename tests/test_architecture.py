@@ -13,7 +13,7 @@ PACKAGE = os.path.join(ROOT, "polytune")
 # module or subpackage ("" is the package's own __init__, the public API). A unit imports only from its own
 # layer or those below, and no two units import each other, directly or around a longer loop.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "units", "timelimit", "machine", "functions", "version", "stats", "steps"),
+    ("errors", "units", "timelimit", "machine", "functions", "purity", "version", "stats", "steps"),
     ("frontend",),
     ("poly", "rewrite"),
     ("detect", "emit", "linkage"),
