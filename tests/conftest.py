@@ -202,3 +202,12 @@ class TritonHarness:
 
     def close(self) -> None:
         self.runner.close()
+
+
+@pytest.fixture
+def tiled_as_any_band(monkeypatch):
+    """For the tests of the tuner's mechanics on a space of tile sizes (their pytestmark): the small matmul's
+    band is tiled, not packed as a contraction (its block coordinates: tests/test_contraction.py), as
+    optimize does where its matrices fit in half of L1 (this file sets 0 for the other tests, so that their
+    small products are packed)."""
+    monkeypatch.setenv("POLYTUNE_BLOCK_MIN_BYTES", str(1 << 40))

@@ -16,12 +16,7 @@ from polytune.tune import TuneOptions, tune
 FAST = BuildConfig(cflags=("-O1",), runs=2, threads=1)
 
 
-@pytest.fixture(autouse=True)
-def tiled_as_any_band(monkeypatch):
-    """The tuner's mechanics on a space of tile sizes: the small matmul's band is tiled, not packed as a
-    contraction (its block coordinates: tests/test_contraction.py), as optimize does where its matrices fit
-    in half of L1 (conftest sets 0, so that the other tests' small products are packed)."""
-    monkeypatch.setenv("POLYTUNE_BLOCK_MIN_BYTES", str(1 << 40))
+pytestmark = pytest.mark.usefixtures("tiled_as_any_band")  # (conftest)
 
 
 @pytest.fixture

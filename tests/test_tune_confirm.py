@@ -19,6 +19,8 @@ from polytune.targets import c as ctarget
 from polytune.targets.c import clear_verdict
 from polytune.tune import TuneOptions, make_target, summary, tune
 
+pytestmark = pytest.mark.usefixtures("tiled_as_any_band")  # (conftest)
+
 FAST = BuildConfig(cflags=("-O1",), runs=2, threads=1, prune_factor=1e9)
 
 

@@ -16,6 +16,8 @@ from polytune.measure.c import BuildConfig
 from polytune.tune import ProgressPrinter, TuneOptions, tune
 from polytune.workers import Progress, Stage
 
+pytestmark = pytest.mark.usefixtures("tiled_as_any_band")  # (conftest)
+
 FAST = BuildConfig(cflags=("-O1",), runs=2, threads=1, prune_factor=1e9)
 
 
