@@ -445,6 +445,33 @@ def _band_of(st: Statement, loops: tuple[str, ...]) -> isl.MultiUnionPwAff:
     return isl.MultiUnionPwAff.from_union_map(umap)
 
 
+def _constant_member(band: isl.ScheduleNode, m: int) -> bool:
+    """Whether member *m* of *band* takes one value for each statement (a dimension that orders nothing)."""
+    upa = band.band_get_partial_schedule().get_union_pw_aff(m)
+    pieces: list[isl.PwAff] = []
+    upa.foreach_pw_aff(pieces.append)
+    return all(pa.is_cst() for pa in pieces)
+
+
+def _without_constant_members(band: isl.ScheduleNode) -> isl.ScheduleNode:
+    """*band* (a copy of a band for the statements split from a contraction: gemm's `C *= beta` keeps the
+    band (i, j, k) as (i, j, 0)) without its members that are constant for every statement, which would
+    otherwise be tiled and tuned as loops; the node at the same place."""
+    if band.get_type() != isl.schedule_node_type.band:
+        return band
+    for m in reversed(range(band.band_n_member())):
+        if band.band_n_member() == 1 or not _constant_member(band, m):
+            continue
+        if m > 0:
+            band = band.band_split(m).child(0)  # members m.. below the first m
+        if band.band_n_member() > 1:
+            band = band.band_split(1)  # member m alone, the rest below it
+        band = band.delete()  # (its child now at its place)
+        if m > 0:
+            band = band.parent()
+    return band
+
+
 def _isolated(schedule: isl.Schedule, scop: Scop, st: Statement, c: Contraction, mark: ContractionMark):
     """*schedule* with *st* split from the other statements of its outermost band (those before it in the
     region's text first, those after it last) and its subtree replaced by: a band of its outer loops, the
@@ -461,7 +488,11 @@ def _isolated(schedule: isl.Schedule, scop: Scop, st: Statement, c: Contraction,
         filters = isl.UnionSetList.alloc(CTX, len(groups))
         for g in groups:
             filters = filters.add(_filter(scop, g).intersect(node.get_domain()))
-        node = node.insert_sequence(filters).child(groups.index([st.name])).child(0)
+        seq = node.insert_sequence(filters)
+        for k in range(len(groups)):  # the others' copies of the band: their members constant there dropped
+            if groups[k] != [st.name]:
+                seq = _without_constant_members(seq.child(k).child(0)).parent().parent()
+        node = seq.child(groups.index([st.name])).child(0)
     leaf = node.cut()
     band = leaf.insert_partial_schedule(_band_of(st, (c.i, c.j, c.k)))
     marked = band.insert_mark(mark_id(mark))
