@@ -13,6 +13,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The tests' sizes are small: without this, the branch to a serial copy (poly/parallel.py: PARALLEL_WORK)
 # would run their parallel loops serially, and the parallel code would go untested. Subprocesses inherit it.
 os.environ.setdefault("POLYTUNE_PARALLEL_WORK", "0")
+os.environ.setdefault("POLYTUNE_PACK_WORK", "0")  # small products still run the packed code (emit/blis.py)
 # and so are their contractions: packed blocks even where the three matrices fit in L1 (poly/contraction.py)
 os.environ.setdefault("POLYTUNE_BLOCK_MIN_BYTES", "0")
 KERNELS = os.path.join(ROOT, "benchmarks", "pluto")

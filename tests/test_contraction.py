@@ -182,3 +182,47 @@ def test_the_base_schedule_is_left_for_the_tiler_without_blocks():
 @pytest.mark.parametrize("seed", range(12, 200))
 def test_random_contraction_prints_what_the_original_prints_slow(tmp_path, seed):
     test_random_contraction_prints_what_the_original_prints(tmp_path, seed)
+
+
+SIZED_GEMM = r"""#include <stdio.h>
+#include <stdlib.h>
+static void gemm(int n, double alpha, double C[n][n], double A[n][n], double B[n][n]) {
+#pragma scop
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++)
+      for (int k = 0; k < n; k++)
+        C[i][j] += alpha * A[i][k] * B[k][j];
+#pragma endscop
+}
+int main(int argc, char **argv) {
+  int n = atoi(argv[1]);
+  double (*A)[n] = malloc(sizeof(double) * n * n), (*B)[n] = malloc(sizeof(double) * n * n);
+  double (*C)[n] = malloc(sizeof(double) * n * n);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) { A[i][j] = (i * 7 + j) % 5 - 2; B[i][j] = (i + 3 * j) % 7 * 0.5; C[i][j] = i - j; }
+  gemm(n, 1.5, C, A, B);
+  double s = 0;
+  for (int i = 0; i < n; i++) for (int j = 0; j < n; j++) s += C[i][j] * ((i + 2 * j) % 3 + 1);
+  printf("%.17g\n", s);
+  return 0;
+}
+"""
+
+
+def test_a_small_product_runs_the_loops_and_a_large_one_the_packed_blocks(tmp_path, monkeypatch):
+    """At run time, products under PACK_WORK (64^3) take the loops under the mark, in the order (i, k, j); the
+    others the packed blocks: both print what the original prints (run-time sizes 1 to 70)."""
+    monkeypatch.delenv("POLYTUNE_PACK_WORK", raising=False)
+    src, out = tmp_path / "g.c", tmp_path / "g.opt.c"
+    src.write_text(SIZED_GEMM)
+    assert main(["optimize", str(src), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert ">= 262144L" in text and "packed blocks" in text
+    for exe, path, flags in (("ref", src, []), ("opt", out, ["-fopenmp"])):
+        subprocess.run(["gcc", "-O2", *flags, str(path), "-o", str(tmp_path / exe)], check=True)
+    for n in ("1", "5", "63", "64", "70"):
+        want = subprocess.run([str(tmp_path / "ref"), n], capture_output=True, text=True, check=True).stdout
+        for threads in ("1", "2"):
+            got = subprocess.run([str(tmp_path / "opt"), n], capture_output=True, text=True, check=True,
+                                 env=dict(os.environ, OMP_NUM_THREADS=threads)).stdout
+            assert got == want, (n, threads)

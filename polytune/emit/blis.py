@@ -17,13 +17,15 @@ is skipped when a constraint fails at all its corners and goes through the buffe
 back under the domain's test, when some fail at some corners: the full tiles have no test at all.
 
 Where the element types differ from the micro-kernel's (a float operand of a double sum, a long double W),
-a compile-time test (`__builtin_types_compatible_p`) keeps the original loops, which are printed beside.
+a compile-time test (`__builtin_types_compatible_p`) keeps the original loops, which are printed beside; so
+does a run-time test where the product is small (PACK_WORK) or the blocks' piece of the domain is empty.
 
 Block sizes: `Blocks` (the tuner's coordinates; 0 = the analytical model's value, `model_blocks`).
 """
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass, replace
 
@@ -35,6 +37,20 @@ from ..poly.contraction import Blocks, Contraction, domain_pieces
 from ..poly.islutil import CTX, isl_name
 from ..poly.parallel import parallel_work
 from .printer import list_, strip, substitute
+
+# Below this many products (i x j x k, 64^3) the packed code's overhead (packing, its buffers, the threads
+# woken for it) is not repaid: gemm with run-time sizes at N=32 on the development machine, 1 thread: packed
+# 28-32 us, the loops 19 us, gcc's build of the original 8-10 us (2 threads under load: packed 16x slower).
+# Below it, at run time, the loops under the mark run instead, in the order (i, k, j). From 64^3 up the
+# packed code was within noise of the loops or ahead (N=64-128) and ahead beyond. The environment's
+# POLYTUNE_PACK_WORK replaces it (the tests set 0, so that their small sizes still run the packed code).
+PACK_WORK = 1 << 18
+
+
+def pack_work() -> int:
+    """PACK_WORK, or the environment's POLYTUNE_PACK_WORK."""
+    return int(os.environ.get("POLYTUNE_PACK_WORK", PACK_WORK))
+
 
 # the element types the micro-kernel is written for (vectors of other types, _Bool or long double, are
 # not valid GCC vector types): W's type where it is one of these, else double (and then the test fails)
@@ -241,6 +257,8 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
     emit(f"const long {x.j0} = {ranges['j'][0]}, {x.j1} = ({ranges['j'][1]}) + 1;", i2)
     emit(f"const long {x.k0} = {ranges['k'][0]}, {x.k1} = ({ranges['k'][1]}) + 1;", i2)
     guard = [f"{x.i0} < {x.i1}", f"{x.j0} < {x.j1}", f"{x.k0} < {x.k1}"] + param_cons
+    if pack_work() > 0:  # small products run the loops (the else below)
+        guard.append(f"({x.i1} - {x.i0}) * ({x.j1} - {x.j0}) * ({x.k1} - {x.k0}) >= {pack_work()}L")
     emit(f"if ({' && '.join(guard)}) {{", i2)
     i3 = i2 + 1
     mr, nv = blk.mr, blk.nv
@@ -386,7 +404,9 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
         emit(f"__builtin_free({x.Araw});", i4)
     emit("}", i3)  # parallel
     emit(f"__builtin_free({x.Braw});", i3)
-    emit("}", i2)  # guard
+    emit("} else {", i2)  # guard: a small or empty product, or parameters outside the blocks' piece
+    printer.node(child, i3, None)
+    emit("}", i2)
     emit("} else {", i1)
     printer.node(child, i2, None)
     emit("}", i1)

@@ -494,7 +494,9 @@ def _isolated(schedule: isl.Schedule, scop: Scop, st: Statement, c: Contraction,
                 seq = _without_constant_members(seq.child(k).child(0)).parent().parent()
         node = seq.child(groups.index([st.name])).child(0)
     leaf = node.cut()
-    band = leaf.insert_partial_schedule(_band_of(st, (c.i, c.j, c.k)))
+    # (i, k, j): the order the packed code's fallback runs in (emit/blis.py: small products and pieces the
+    # blocks do not cover), each k a sweep along the row j that gcc vectorizes, as BLAS-shaped C is written
+    band = leaf.insert_partial_schedule(_band_of(st, (c.i, c.k, c.j)))
     marked = band.insert_mark(mark_id(mark))
     if c.outer:
         marked = marked.insert_partial_schedule(_band_of(st, c.outer))
