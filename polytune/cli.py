@@ -397,7 +397,7 @@ def require_regions(report: dict, path: str) -> None:
     """A file with no scop region and no loop nest that region detection could report on is refused (optimize,
     inspect): one line, exit code 2. Where detection ran and said what it found or missed (the report's
     ``regions_found``/``missed``), the remarks are the answer and the file is not refused."""
-    if not report["scops"] and "regions_found" not in report:
+    if not report["scops"] and "regions_found" not in report and "kept" not in report:  # (kept: time limit)
         raise UsageError("no loop nest to optimize: no #pragma scop region, and no loop nest found in the file's "
                          "functions (polytune optimizes loop nests: see --auto)", path)
 

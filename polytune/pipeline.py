@@ -780,7 +780,7 @@ def _c_regions_within(path: str, opts: OptimizeOptions, includes, defines, pure,
         spans = progress.spans
         if spans is None:  # the file itself was not read: it is kept as it is
             text = _read_text(path)
-            return OptimizeResult(text, {"file": path, "scops": [], "notes": [
+            return OptimizeResult(text, {"file": path, "scops": [], "kept": "time limit", "notes": [
                 _ran_out(path, _first_region_line(text), opts, what)[0]]})
         if progress.k is None:  # a restarted worker did not start: the regions left keep their code
             kept.update((k, _ran_out(path, spans[k][0], opts, what)) for k in range(start, len(spans)))
