@@ -211,4 +211,11 @@ def tiled_as_any_band(monkeypatch):
     band is tiled, not packed as a contraction (its block coordinates: tests/test_contraction.py), as
     optimize does where its matrices fit in half of L1 (this file sets 0 for the other tests, so that their
     small products are packed)."""
+    import multiprocessing.forkserver as forkserver
     monkeypatch.setenv("POLYTUNE_BLOCK_MIN_BYTES", str(1 << 40))
+    # the pools' workers fork from a server started with the environment of its time: restart it, so that
+    # they see this one, and again afterwards
+    forkserver._forkserver._stop()
+    yield
+    monkeypatch.undo()
+    forkserver._forkserver._stop()
