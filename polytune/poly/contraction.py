@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import islpy as isl
 from pycparser import c_ast, c_generator
 
+from .bands import member_of
 from .deps import Dependences
 from .islutil import CTX, isl_name, sets_of
 from .legality import IllegalSchedule, check_legal
@@ -447,10 +448,8 @@ def _band_of(st: Statement, loops: tuple[str, ...]) -> isl.MultiUnionPwAff:
 
 def _constant_member(band: isl.ScheduleNode, m: int) -> bool:
     """Whether member *m* of *band* takes one value for each statement (a dimension that orders nothing)."""
-    upa = band.band_get_partial_schedule().get_union_pw_aff(m)
-    pieces: list[isl.PwAff] = []
-    upa.foreach_pw_aff(pieces.append)
-    return all(pa.is_cst() for pa in pieces)
+    upa = band.band_get_partial_schedule().get_at(m)
+    return all(member_of(upa, st).is_cst() for st in sets_of(band.get_domain()))
 
 
 def _without_constant_members(band: isl.ScheduleNode) -> isl.ScheduleNode:
