@@ -102,11 +102,20 @@ int main(void) {
 """
 
 
-def write_matmul(directory) -> str:
-    """MATMUL_TUNE written to DIRECTORY/mm.c: its path."""
+def write_matmul(directory, timed: bool = False) -> str:
+    """MATMUL_TUNE written to DIRECTORY/mm.c: its path. TIMED: the program also prints a 'time: SECONDS' line
+    (the region's wall time), the line `bench` reads."""
     path = os.path.join(str(directory), "mm.c")
+    text = MATMUL_TUNE
+    if timed:
+        text = ("#define _POSIX_C_SOURCE 199309L\n#include <time.h>\n" + text
+                .replace("#pragma scop", "struct timespec t0, t1;\n  clock_gettime(CLOCK_MONOTONIC, &t0);\n#pragma scop")
+                .replace("#pragma endscop", "#pragma endscop\n  clock_gettime(CLOCK_MONOTONIC, &t1);")
+                .replace('printf("%f\\n", C[3][4]);',
+                         'printf("time: %.9f\\n%f\\n", (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec), '
+                         'C[3][4]);'))
     with open(path, "w") as f:
-        f.write(MATMUL_TUNE)
+        f.write(text)
     return path
 
 

@@ -127,7 +127,7 @@ def test_pure_option_for_inspect_and_tune(src, tmp_path, capsys):
     assert main(["inspect", src]) == 2
     capsys.readouterr()
     assert main(["inspect", src, "--pure", "total"]) == 0
-    assert "S1 (line 25)" in capsys.readouterr().out
+    assert "S1 (line 26)" in capsys.readouterr().out
     best = tmp_path / "best.c"
     assert main(["tune", src, "--pure", "total", "--max-evals", "2", "--runs", "1", "--no-cache", "-o",
                  str(best)]) == 0

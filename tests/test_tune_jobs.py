@@ -146,10 +146,10 @@ def test_tune_on_ray_end_to_end(kernel, private_ray, tmp_path, where, monkeypatc
 
 
 @pytest.mark.slow  # (5 s; CI's slow line: tune with jobs is covered by default above)
-def test_bench_tunes_with_jobs(kernel, tmp_path, capsys):
+def test_bench_tunes_with_jobs(tmp_path, capsys):
     """bench --jobs N compiles each tuning run's candidates on N workers (one kernel: one tune at a time)."""
     out = tmp_path / "out"
-    rc = main(["bench", kernel, "--runs", "1", "--threads", "1", "--max-evals", "3", "--compilers", "gcc",
+    rc = main(["bench", write_matmul(tmp_path, timed=True), "--runs", "1", "--threads", "1", "--max-evals", "3", "--compilers", "gcc",
                "--jobs", "2", "--report", str(out)])
     assert rc == 0, capsys.readouterr().err
     res = json.load(open(out / "results.json"))
@@ -165,7 +165,7 @@ def test_bench_tunes_its_kernels_at_once_on_one_ray_instance(tmp_path, private_r
     import shutil
 
     import ray
-    paths = [shutil.copy(write_matmul(tmp_path), tmp_path / f"{name}.c") for name in ("one", "two")]
+    paths = [shutil.copy(write_matmul(tmp_path, timed=True), tmp_path / f"{name}.c") for name in ("one", "two")]
     out = tmp_path / "out"
     rc = main(["bench", *map(str, paths), "--runs", "1", "--threads", "1", "--max-evals", "3", "--compilers", "gcc",
                "--ray", "auto", "--tunes-at-once", "2", "--report", str(out)])
