@@ -109,7 +109,8 @@ def write_matmul(directory, timed: bool = False) -> str:
     text = MATMUL_TUNE
     if timed:
         text = ("#define _POSIX_C_SOURCE 199309L\n#include <time.h>\n" + text
-                .replace("#pragma scop", "struct timespec t0, t1;\n  clock_gettime(CLOCK_MONOTONIC, &t0);\n#pragma scop")
+                .replace("#pragma scop",
+                         "struct timespec t0, t1;\n  clock_gettime(CLOCK_MONOTONIC, &t0);\n#pragma scop")
                 .replace("#pragma endscop", "#pragma endscop\n  clock_gettime(CLOCK_MONOTONIC, &t1);")
                 .replace('printf("%f\\n", C[3][4]);',
                          'printf("time: %.9f\\n%f\\n", (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec), '

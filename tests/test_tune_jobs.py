@@ -149,7 +149,8 @@ def test_tune_on_ray_end_to_end(kernel, private_ray, tmp_path, where, monkeypatc
 def test_bench_tunes_with_jobs(tmp_path, capsys):
     """bench --jobs N compiles each tuning run's candidates on N workers (one kernel: one tune at a time)."""
     out = tmp_path / "out"
-    rc = main(["bench", write_matmul(tmp_path, timed=True), "--runs", "1", "--threads", "1", "--max-evals", "3", "--compilers", "gcc",
+    rc = main(["bench", write_matmul(tmp_path, timed=True), "--runs", "1", "--threads", "1", "--max-evals", "3",
+               "--compilers", "gcc",
                "--jobs", "2", "--report", str(out)])
     assert rc == 0, capsys.readouterr().err
     res = json.load(open(out / "results.json"))

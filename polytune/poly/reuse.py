@@ -1,27 +1,38 @@
 """Whether tiling a band pays: tiles shorten reuse distances, so they are worth their cost (loop overhead,
-guards, many access streams at once instead of a few) only where a reuse would otherwise miss the cache.
+guards, many access streams at once instead of a few, unit-stride runs cut into pieces) only where a reuse
+would otherwise miss the cache.
 
-A permutable band is left untiled when its innermost member is already the one with the best access
-strides (the point order would not move it), its first member is parallel, and one iteration of that
-first member touches a "row": for every access, at most one dimension of the elements it touches there
-is not of constant extent, and where the sizes are constants (fixed by the context), at most
-REUSE_CACHE_BYTES in all. Every reuse the loops carry (a vector read again in the next row) then comes
-from the cache as it is, and the nest streams its big arrays once, row-parallel, unit stride innermost:
-gesummv's two matrix-vector products, which tiled walked each 32 x 32 tile 32 rows at a time (0.79x of
-Polly). A band is tiled where loops below it are not part of it, and where some access walks an array down
-its columns along a member inside the first (a transpose, `B[i][j] = A[j][i]`): the cache lines that walk
-loads serve the next rows only from a tile (benchmarks/unseen/transpose_scale.c, correlation's symmetric
-copy).
+The band is judged as it would run untiled: its members permuted so that the one with the best access strides
+is innermost (tiling.py permutes a band it leaves untiled). It is tiled where
+- the point order would still move a member (no permutation of the whole band gives it);
+- some access walks an array down its columns along the innermost member, moving by more than a cache line
+  (a transpose, `B[i][j] = A[j][i]`): the lines that walk loads serve the next rows only from a tile
+  (benchmarks/unseen/transpose_scale.c, correlation's symmetric copy). A stride of 2 stays in the line; a
+  filter's few taps down a column (a short member of constant extent) are no walk;
+- no member is parallel or privatizable: tiles give it a wavefront's parallelism;
+- some reuse needs it: for each array (scalars live in registers), the innermost member that carries a reuse of
+  it (`reuse_carriers`: two instances touching one element, differing first in that member) must see the
+  reuse within a "row": one iteration of that member touches, for every access, at most one dimension of
+  unknown extent, and at most REUSE_CACHE_BYTES where the sizes are constants. Otherwise the reuse comes
+  from the cache as it is.
+So a band that carries no reuse (a streaming map: a 2x downsample, im2col) or reuses only within a row
+(gesummv's matrix-vector products, a separable filter's passes, a layer norm's weight vector read again for
+every row) streams its arrays once, parallel, unit stride innermost. Tiled, such bands ran at 0.79x of Polly
+(gesummv) and 0.37-0.59x of gcc (benchmarks/realc: gaussian_clamp, downsample, im2col, layernorm; where a
+tiled band also made expanding a scalar into a scratch image look like a gain, poly/expand.py).
 """
 from __future__ import annotations
 
 import islpy as isl
 
-from .bands import band_nodes
-from .islutil import maps_of, sets_of
+from .bands import short_extent
+from .islutil import CTX, bounded, maps_of, sets_of
+from .point_order import changes_within
 
 REUSE_CACHE_BYTES = 512 * 1024  # half of a 1-2 MiB per-core L2 (Xeon, EPYC): room for the streams besides
 ELEMENT_BYTES = 8  # the footprint counts elements as doubles
+LINE_ELEMENTS = 8  # elements of one 64-byte cache line, as doubles: a move within it is no column walk
+CARRIER_OPERATIONS = 2_000_000  # isl quota of finding a band's reuse carriers (past it: tiled, as before)
 
 
 def largest_extents(rel: isl.Map) -> list[int | None]:
@@ -41,16 +52,22 @@ def largest_extents(rel: isl.Map) -> list[int | None]:
     return out
 
 
-def footprint(scop, node, members: int) -> tuple[int, int]:
-    """What one iteration of the band's member *members* - 1 touches (members = 0: one run of the whole
-    band), from the bounding box of the elements each access touches with the outer schedule dimensions
-    fixed: (bytes of the boxes, counting ELEMENT_BYTES per element and only their constant extents; the
-    most dimensions of one box that are not of constant extent)."""
+def _band_schedule(node, members: int) -> isl.UnionMap:
+    """The band's statement instances -> (prefix schedule, the band's first *members* members)."""
     dom = node.get_domain()
     sched = node.get_prefix_schedule_union_map().intersect_domain(dom)
     mupa = node.band_get_partial_schedule()
     for k in range(members):
         sched = sched.flat_range_product(isl.UnionMap.from_union_pw_aff(mupa.get_at(k)).intersect_domain(dom))
+    return sched
+
+
+def footprint(scop, node, members: int) -> tuple[int, int]:
+    """What one iteration of the band's member *members* - 1 touches (members = 0: one run of the whole
+    band), from the bounding box of the elements each access touches with the outer schedule dimensions
+    fixed: (bytes of the boxes, counting ELEMENT_BYTES per element and only their constant extents; the
+    most dimensions of one box that are not of constant extent)."""
+    sched = _band_schedule(node, members)
     total = unbounded = 0
     for mp in maps_of(sched):
         st = scop.statement(mp.get_tuple_name(isl.dim_type.in_))
@@ -66,6 +83,53 @@ def footprint(scop, node, members: int) -> tuple[int, int]:
     return total, unbounded
 
 
+def reuse_carriers(scop, node) -> frozenset[int] | None:
+    """Per array (not scalars, which live in registers), the innermost member of the band, its innermost
+    excepted, that carries a temporal reuse of it: some pair of instances of its statements that touch the
+    same element (reads and writes alike) with the same outer schedule and the same values of the members
+    before it, and different values of it. The innermost carrier is the one whose iteration the reuse waits
+    for: a layer norm's weight[i], read again for every row t of every batch b, is reused after one
+    iteration of t, not of b. None: isl could not tell within CARRIER_OPERATIONS."""
+    n = node.band_n_member()
+    if n < 2:
+        return frozenset()
+
+    def find() -> frozenset[int]:
+        sched = _band_schedule(node, n)
+        outer = next((mp.dim(isl.dim_type.out) for mp in maps_of(sched)), n) - n
+        by_array: dict[str, isl.UnionMap] = {}
+        for s in sets_of(node.get_domain()):
+            st = scop.statement(s.get_tuple_name())
+            for acc in st.accesses:
+                if acc.relation.dim(isl.dim_type.out) == 0:
+                    continue
+                rel = isl.UnionMap.from_map(acc.relation)
+                by_array[acc.array] = by_array[acc.array].union(rel) if acc.array in by_array else rel
+        one, minus_one = isl.Val.int_from_si(CTX, 1), isl.Val.int_from_si(CTX, -1)
+        found: set[int] = set()
+        for rel in by_array.values():
+            touch = sched.reverse().apply_range(rel)  # schedule point -> element
+            deepest = -1
+            for d in sets_of(touch.apply_range(touch.reverse()).deltas()):
+                d = d.intersect_params(scop.context.align_params(d.get_space()))
+                for k in range(outer):
+                    d = d.fix_dim_si(k, 0)
+                for m in range(n - 1):
+                    pos = outer + m
+                    if m > deepest and (not d.lower_bound_val(isl.dim_type.set, pos, one).is_empty()
+                                        or not d.upper_bound_val(isl.dim_type.set, pos, minus_one).is_empty()):
+                        deepest = m
+                    d = d.fix_dim_si(pos, 0)
+            if deepest >= 0:
+                found.add(deepest)
+        return frozenset(found)
+
+    try:
+        return bounded(find, CARRIER_OPERATIONS)
+    except isl.Error:
+        return None
+
+
 class Reuse:
     """The tiler's decision to tile a band (a mixin of tiling.py's Transformer, whose state and tests it
     uses: scop, parallel, point_order, is_parallel, privatizing)."""
@@ -74,16 +138,25 @@ class Reuse:
         """(Independent of whether loops are marked parallel: the tuner counts the tiled bands of the
         schedule without marks, and its tile sizes must fall on the same bands.)"""
         n = node.band_n_member()
-        if band_nodes(node.child(0)) or any(s.is_empty() for s in sets_of(node.get_domain())):
+        if any(s.is_empty() for s in sets_of(node.get_domain())):
             return True  # (a statement that never runs: the stride scores need an instance)
         classes = self.stride_classes(node)
-        if self.point_order(node, classes=classes)[-1] != n - 1:
+        extents = self.extents(node)
+        if self.point_order(node, extents, classes=classes)[-1] != n - 1:
             return True  # tiles are what let the best-stride loop run innermost
-        if any(c < 0 for m in range(1, n) for c in classes[m]):
-            # the best order still walks some array down its columns inside the row loop (a transpose): each
-            # cache line it loads serves the next rows only if it is still in L1 then, which a tile guarantees
+        if not short_extent(extents, n - 1) and any(
+                x is not None and not changes_within(x[0], x[1], LINE_ELEMENTS)
+                for moved in self.steps(node) for x in moved(n - 1)):
+            return True  # a column walk in the innermost loop (a transpose)
+        if not any(self.is_parallel(node, m) or self.privatizing(node, m) is not None for m in range(n)):
+            return True  # tiles give it the parallelism of a wavefront
+        # (a parallel member inside the first runs untiled as an inner OpenMP loop: a column filter's x inside
+        # its y recurrence, where x tiles outermost walked down the image one page per row, 0.5x of gcc)
+        carriers = reuse_carriers(self.scop, node)
+        if carriers is None:
             return True
-        if not self.is_parallel(node, 0) and self.privatizing(node, 0) is None:
-            return True
-        size, unbounded = footprint(self.scop, node, 1)
-        return unbounded > 1 or size > REUSE_CACHE_BYTES
+        for m in sorted(carriers):
+            size, unbounded = footprint(self.scop, node, m + 1)
+            if unbounded > 1 or size > REUSE_CACHE_BYTES:
+                return True
+        return False

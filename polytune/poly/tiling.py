@@ -105,7 +105,15 @@ class Transformer(Parallelism, PointOrder, Reuse):
         stmts = tuple(sorted(s.get_tuple_name() for s in sets_of(node.get_domain())))
         sched_text = str(node.band_get_partial_schedule())
         index = len(self.bands)
-        if not (self.tile and permutable and n >= 2 and not (self.reuse_rule and not self.tiling_pays(node))):
+        untiled_order = None  # the member order of a band that the reuse rule leaves untiled
+        if self.tile and permutable and n >= 2 and self.reuse_rule:
+            # judged as it would run: the best-stride member innermost (a permutable band needs no tiles to
+            # be permuted; gaussian_clamp's column pass came out of isl as (x, y))
+            order = self.point_order(node, self.extents(node))
+            trial = permute(node, order) if order != list(range(n)) else node
+            if not self.tiling_pays(trial):
+                node, untiled_order = trial, tuple(order)
+        if not (self.tile and permutable and n >= 2) or untiled_order is not None:
             jam, whole = None, node
             if self.tile and permutable and n >= 2:  # left untiled by the reuse rule (not by --no-tile)
                 node, jam = self.chains_jam(node)
@@ -117,8 +125,8 @@ class Transformer(Parallelism, PointOrder, Reuse):
             if par != n - 1:
                 node = self.mark_vector(node, outer_members + n - 1, jammed=jam is not None)
             self.bands.append(BandInfo(index, n, outer_members, stmts, permutable, False, (), sched_text,
-                                       None if par is None else f"loop {par}", False, tuple(range(n)),
-                                       unroll_jam=jam))
+                                       None if par is None else f"loop {par}", False,
+                                       untiled_order or tuple(range(n)), unroll_jam=jam))
             return (node.child(0) if jam else node), par is not None  # (below the jam: its band of copies)
         sizes = self.next_sizes(n)
         mv = isl.MultiVal.zero(node.band_get_space())
