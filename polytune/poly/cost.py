@@ -45,7 +45,9 @@ class Cost:
         return {"serial": self.serial, "bad_accesses": self.bad_accesses, "region_depth": self.region_depth}
 
 
-def schedule_cost(scop: Scop, deps: Dependences, ts: TiledSchedule) -> Cost:
+def schedule_cost(scop: Scop, deps: Dependences, ts: TiledSchedule, reductions: bool = True) -> Cost:
+    """*reductions* False: bad accesses count only the strided ones (poly/expand.py's profile: an expanded scalar
+    streams, so counting its reduction as free would favour expanding it for nothing)."""
     smap = _band_schedule(ts.schedule.get_root()).intersect_params(scop.context)
     hot_depth = max(st.domain.dim(isl.dim_type.set) for st in scop.statements)
     marks = _parallel_marks(ts.schedule.get_root(), scop.context)
@@ -73,7 +75,7 @@ def schedule_cost(scop: Scop, deps: Dependences, ts: TiledSchedule) -> Cost:
         if all(x is None for x in changes):
             bad += len(changes)  # the loop steps by more than one (diamond tiles' lattice): no access is regular
         bad += sum(1 for x in changes if x is not None and not changes_within(x[0], x[1], 1))
-        if not _streams(st, scop.context):
+        if reductions and not _streams(st, scop.context):
             bad += UNVECTORIZABLE * _carries_self(d, full, st.name, inner, width)
     return Cost(serial, bad, region)
 

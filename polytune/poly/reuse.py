@@ -10,11 +10,11 @@ is innermost (tiling.py permutes a band it leaves untiled). It is tiled where
   (benchmarks/unseen/transpose_scale.c, correlation's symmetric copy). A stride of 2 stays in the line; a
   filter's few taps down a column (a short member of constant extent) are no walk;
 - no member is parallel or privatizable: tiles give it a wavefront's parallelism;
-- some reuse needs it: for each array (scalars live in registers), the innermost member that carries a reuse of
-  it (`reuse_carriers`: two instances touching one element, differing first in that member) must see the
-  reuse within a "row": one iteration of that member touches, for every access, at most one dimension of
-  unknown extent, and at most REUSE_CACHE_BYTES where the sizes are constants. Otherwise the reuse comes
-  from the cache as it is.
+- some reuse needs it: for each access to an array (scalars live in registers), the innermost member that
+  carries a reuse of it (`reuse_carriers`: two instances touching one element, differing first in that
+  member) must see the reuse within a "row": one iteration of that member touches, for every access, at
+  most one dimension of unknown extent, and at most REUSE_CACHE_BYTES where the sizes are constants.
+  Otherwise the reuse comes from the cache as it is.
 So a band that carries no reuse (a streaming map: a 2x downsample, im2col) or reuses only within a row
 (gesummv's matrix-vector products, a separable filter's passes, a layer norm's weight vector read again for
 every row) streams its arrays once, parallel, unit stride innermost. Tiled, such bands ran at 0.79x of Polly
@@ -84,12 +84,14 @@ def footprint(scop, node, members: int) -> tuple[int, int]:
 
 
 def reuse_carriers(scop, node) -> frozenset[int] | None:
-    """Per array (not scalars, which live in registers), the innermost member of the band, its innermost
-    excepted, that carries a temporal reuse of it: some pair of instances of its statements that touch the
-    same element (reads and writes alike) with the same outer schedule and the same values of the members
-    before it, and different values of it. The innermost carrier is the one whose iteration the reuse waits
-    for: a layer norm's weight[i], read again for every row t of every batch b, is reused after one
-    iteration of t, not of b. None: isl could not tell within CARRIER_OPERATIONS."""
+    """Per access to an array (scalars live in registers), the innermost member of the band, its innermost
+    excepted, that carries a temporal reuse of what it touches: a pair of an instance of that access and an
+    instance of any access to the same array that touch the same element (reads and writes alike) with the
+    same outer schedule and the same values of the members before it, and different values of it. The
+    innermost carrier is the one whose iteration the reuse waits for: a layer norm's weight[i], read again for
+    every row t of every batch b, is reused after one iteration of t, not of b; trmm's B[i][j], added to for
+    every k (outermost), waits for a whole k, though the B[k][j] it reads is reused by the next i. None: isl
+    could not tell within CARRIER_OPERATIONS."""
     n = node.band_n_member()
     if n < 2:
         return frozenset()
@@ -97,31 +99,33 @@ def reuse_carriers(scop, node) -> frozenset[int] | None:
     def find() -> frozenset[int]:
         sched = _band_schedule(node, n)
         outer = next((mp.dim(isl.dim_type.out) for mp in maps_of(sched)), n) - n
-        by_array: dict[str, isl.UnionMap] = {}
+        by_array: dict[str, dict[str, isl.UnionMap]] = {}  # array -> its distinct accesses, schedule -> element
         for s in sets_of(node.get_domain()):
             st = scop.statement(s.get_tuple_name())
             for acc in st.accesses:
-                if acc.relation.dim(isl.dim_type.out) == 0:
-                    continue
-                rel = isl.UnionMap.from_map(acc.relation)
-                by_array[acc.array] = by_array[acc.array].union(rel) if acc.array in by_array else rel
+                if acc.relation.dim(isl.dim_type.out) > 0:
+                    touch = sched.reverse().apply_range(isl.UnionMap.from_map(acc.relation))
+                    by_array.setdefault(acc.array, {})[str(acc.relation)] = touch
         one, minus_one = isl.Val.int_from_si(CTX, 1), isl.Val.int_from_si(CTX, -1)
         found: set[int] = set()
-        for rel in by_array.values():
-            touch = sched.reverse().apply_range(rel)  # schedule point -> element
-            deepest = -1
-            for d in sets_of(touch.apply_range(touch.reverse()).deltas()):
-                d = d.intersect_params(scop.context.align_params(d.get_space()))
-                for k in range(outer):
-                    d = d.fix_dim_si(k, 0)
-                for m in range(n - 1):
-                    pos = outer + m
-                    if m > deepest and (not d.lower_bound_val(isl.dim_type.set, pos, one).is_empty()
-                                        or not d.upper_bound_val(isl.dim_type.set, pos, minus_one).is_empty()):
-                        deepest = m
-                    d = d.fix_dim_si(pos, 0)
-            if deepest >= 0:
-                found.add(deepest)
+        for accesses in by_array.values():
+            every = None
+            for touch in accesses.values():
+                every = touch if every is None else every.union(touch)
+            for touch in accesses.values():
+                deepest = -1
+                for d in sets_of(touch.apply_range(every.reverse()).deltas()):
+                    d = d.intersect_params(scop.context.align_params(d.get_space()))
+                    for k in range(outer):
+                        d = d.fix_dim_si(k, 0)
+                    for m in range(n - 1):
+                        pos = outer + m
+                        if m > deepest and (not d.lower_bound_val(isl.dim_type.set, pos, one).is_empty()
+                                            or not d.upper_bound_val(isl.dim_type.set, pos, minus_one).is_empty()):
+                            deepest = m
+                        d = d.fix_dim_si(pos, 0)
+                if deepest >= 0:
+                    found.add(deepest)
         return frozenset(found)
 
     try:
