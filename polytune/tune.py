@@ -13,16 +13,19 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from .errors import UnsupportedError, UsageError
 from .measure.c import BuildConfig
 from .measure.cache import MeasurementCache, default_cache_path, machine_id, workload_key
-from .measure.measurement import Measurement, to_record
-from .measure.pooled import Bound, PooledMeasure
-from .measure.runner import Memo
+from .measure.measurement import Config, Measurement, to_record
+from .measure.measurer import Bound, InProcess, Measurer, Slots
+from .measure.pooled import PoolSlots
+from .measure.runner import Runner
 from .pipeline import OptimizeOptions, Program, analyze, slow_regions
 from .poly.islutil import ISL_LOCK
 from .search import (
@@ -32,15 +35,16 @@ from .search import (
     SearchOptions,
     SearchResult,
     SearchSpace,
-    SerialPool,
     Step,
     run_search,
 )
 from .search.budget import StopReason
-from .search.phases import LOCAL, phased_search
+from .search.phases import LOCAL, PhasedResult, phased_search
 from .targets import get_target
+from .targets.base import Target
 from .timelimit import DEFAULT_TIME_LIMIT
 from .units import fmt_ratio, fmt_time
+from .workers.base import WorkerPool
 
 SEEDS = ("pluto", "origin", "model")
 
@@ -219,7 +223,7 @@ class SharedWorkers:
     process): ``open_workers``' pool, whether its timers are other processes, the candidates each tune keeps in
     flight, and what the reports say of it. The tunes neither open nor close it."""
 
-    pool: object
+    pool: WorkerPool
     remote: bool
     in_flight: int
     info: dict
@@ -238,186 +242,316 @@ def tune(path: str, tune_opts: TuneOptions = TuneOptions(), build: BuildConfig =
     With ``jobs`` above 1 or ``ray``, candidates are compiled in parallel on workers (``polytune.workers``)
     while one timing runs at a time per timer; the search's path is the same as with one job when the
     measurements are (``polytune.search.pool``). *shared*: workers that other tunes in this process use at
-    the same time (their candidates meet the same timers); this tune's isl work then holds ``ISL_LOCK``."""
+    the same time (their candidates meet the same timers); this tune's isl work then holds ``ISL_LOCK``.
+
+    The stages: ``_prepare`` (analysis, target, space, seed) -> ``open_measurement`` (the runner, the cache,
+    the original's measurement, the workers, the ``Measurer``; all closed on every exit) -> ``_search`` ->
+    ``_confirm`` (the best re-measured in the program) -> ``_report``."""
     if not tune_opts.analysis_time_limit >= 0:
         raise UsageError("the analysis time limit must be 0 (none) or a positive number of seconds")
     progress = as_progress(progress)
-    skip, skip_notes = slow_regions(path, build.includes, build.defines, tune_opts.pure,
-                                    tune_opts.analysis_time_limit, tune_opts.auto)
-    for line in skip_notes:
+    prep = _prepare(path, tune_opts, build, progress)
+    with open_measurement(prep, build, progress, shared) as session:
+        found = _search(prep, session, progress)
+        if not found.interrupted:
+            found = _confirm(prep, session, found, progress)
+    return _report(prep, session, found, build, time.perf_counter() - session.started)
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """What tune's first stage gives: the program analyzed, the options (``--schedule auto`` resolved), the
+    target, its space, seed and loop names; from ``--schedule auto`` also the runner with the original measured,
+    the choice for the report and the first pruning bound."""
+
+    path: str
+    opts: TuneOptions
+    program: Program
+    target: Target
+    space: SearchSpace
+    seed: Config
+    labels: tuple[str, ...]
+    notes: tuple[str, ...]  # the regions left out (their analysis ran past the time limit)
+    load: float | None  # the load average when the tune began
+    schedule_choice: dict | None = None
+    runner: Runner | None = None
+    original: Measurement | None = None
+    bound: float | None = None
+
+
+def _prepare(path: str, opts: TuneOptions, build: BuildConfig, progress: TuneProgress) -> _Prepared:
+    """Stage 1: the file analyzed (regions whose analysis does not end in time left out, with a note),
+    ``--schedule auto``'s choice measured, the target asked for its space, seed and loop names."""
+    skip, notes = slow_regions(path, build.includes, build.defines, opts.pure, opts.analysis_time_limit, opts.auto)
+    for line in notes:
         progress.note(line)
     with ISL_LOCK:
-        program = analyze(path, build.includes, build.defines, tune_opts.pure, tune_opts.auto, skip=skip)
+        program = analyze(path, build.includes, build.defines, opts.pure, opts.auto, skip=skip)
         if skip and not program.scops:
             raise UnsupportedError(f"no region left to tune: the analysis did not end within the time limit "
-                                   f"({tune_opts.analysis_time_limit:g} s; --analysis-time-limit)", path, skip[0])
+                                   f"({opts.analysis_time_limit:g} s; --analysis-time-limit)", path, skip[0])
         load = _load1()
-        schedule_choice = runner = original = None
-        bound = Bound()
-        if tune_opts.schedule == "auto":
-            chosen, schedule_choice, runner, original, first = get_target(tune_opts.target).choose_schedule(
-                program, build, tune_opts.parallel, tune_opts.unroll_jam)
-            bound = Bound(first)
-            tune_opts = dataclasses.replace(tune_opts, schedule=chosen)
-        target = make_target(program, tune_opts, build)
-        space = target.space(tune_opts.domains, tune_opts.space)
-        seed = target.seed(space, tune_opts.seed)
-        if runner is None:
-            runner = target.runner()
-        memo = Memo(runner)
-        cache = MeasurementCache(tune_opts.cache, workload_key(program, build, target.opts, space)) \
-            if tune_opts.cache else None
-        launch_choice = None
-        labels = target.labels(space)
-    workers = close_workers = None
-    workers_info = None
-    if shared is not None:
-        workers, remote, in_flight, workers_info = shared.pool, shared.remote, shared.in_flight, dict(shared.info)
-    spans: dict = {}
+        auto: dict = {}
+        if opts.schedule == "auto":
+            chosen, choice, runner, original, first = get_target(opts.target).choose_schedule(
+                program, build, opts.parallel, opts.unroll_jam)
+            auto = {"schedule_choice": choice, "runner": runner, "original": original, "bound": first}
+            opts = dataclasses.replace(opts, schedule=chosen)
+        try:
+            target = make_target(program, opts, build)
+            space = target.space(opts.domains, opts.space)
+            seed = target.seed(space, opts.seed)
+            labels = target.labels(space)
+        except BaseException:
+            if auto:
+                auto["runner"].close()
+            raise
+    return _Prepared(path, opts, program, target, space, seed, labels, notes, load, **auto)
 
-    def timed(key: str, fn, *args):
+
+@dataclass
+class MeasureSession:
+    """What the stages after ``open_measurement`` share: the runner (its original measured), the cache, the
+    workers (None: candidates measured in this process), the ``Measurer`` the search measures through, and the
+    seconds each part took (``spans``, the report's)."""
+
+    runner: Runner
+    original: Measurement | None = None
+    cache: MeasurementCache | None = None
+    workers: WorkerPool | None = None
+    remote: bool = False  # the workers' timers are other processes (Ray)
+    in_flight: int = 1  # candidates kept submitted to the workers
+    workers_info: dict | None = None  # what the report says of the workers
+    close_workers: Callable[[], None] | None = None  # None: no workers, or another's (SharedWorkers)
+    measurer: Measurer | None = None
+    noisy: str | None = None  # the warning that the timings are noisy
+    spans: dict = field(default_factory=dict)
+    started: float = 0.0  # (perf_counter) once the runner and the cache were open: the report's search_time from
+
+    def timed(self, key: str, fn, *args):
         start = time.perf_counter()
         try:
             return fn(*args)
         finally:
-            spans[key] = time.perf_counter() - start
+            self.spans[key] = time.perf_counter() - start
 
-    t0 = time.perf_counter()
-    interrupted = False
-    try:
-        if tune_opts.ray is not None and runner.local_only:
-            raise UsageError(f"--ray needs a target that compiles and times apart (the {tune_opts.target} "
-                             "target times its candidates in the tuning process)")
-        # a runner whose pool is not the default (pooled_by_default False) uses one where --jobs asks for it
-        jobs_asked = tune_opts.jobs != 1 and (tune_opts.jobs is not None or runner.pooled_by_default)
-        use_pool = tune_opts.ray is not None or jobs_asked or shared is not None
-        if shared is not None and not use_pool:
-            raise UsageError(f"the {tune_opts.target} target measures one candidate at a time: no shared workers")
-        if original is None and use_pool and shared is None and tune_opts.ray not in (None, "auto"):
-            # joining the cluster and probing its nodes (seconds) while the original is measured here: the
-            # probes run on the nodes; "auto" may start a private instance on this machine's cores instead
-            with ThreadPoolExecutor(1, thread_name_prefix="polytune-original") as ex:
-                measuring = ex.submit(timed, "original", _exclusive, runner.reference)
-                workers, remote, in_flight, close_workers, workers_info = timed(
-                    "workers", open_workers, tune_opts, build, progress.worker)
-                original = measuring.result()
-            spans["overlapped"] = True
-        if original is None:
-            original = timed("original", _exclusive, runner.reference,
-                             _local_timing_cpus(build) if use_pool and tune_opts.ray is None else None)
-        from .workers.identity import usable_cores
-        noisy = noise_warning(original, load, usable_cores(), threads=build.threads)
-        if noisy:
-            progress.note(noisy)
-        progress.label(labels, space)
+    def open_workers(self, opts: TuneOptions, build: BuildConfig, progress: TuneProgress) -> None:
+        self.workers, self.remote, self.in_flight, self.close_workers, self.workers_info = self.timed(
+            "workers", open_workers, opts, build, progress.worker)
 
-        def evaluate(config) -> Measurement:
-            config = tuple(int(c) for c in config)
-            m = cache.get(config) if cache is not None else None
-            if m is None:
-                m = memo.measure(target.variant(space.names, config), bound.value)
-                if cache is not None:
-                    cache.put(m)
-            bound.offer(m)
-            return m
-
-        def again(config) -> Measurement:  # a second measurement (Evaluator.measure_again): no memo, no cache
-            return runner.measure(target.variant(space.names, tuple(int(c) for c in config)), bound.value)
-
-        pool = SerialPool(evaluate, again)
-        on_eval = progress
-        if use_pool:
-            if workers is None:
-                workers, remote, in_flight, close_workers, workers_info = timed(
-                    "workers", open_workers, tune_opts, build, progress.worker)
-            pooled = PooledMeasure(target, runner, space.names, workers, cache, bound,
-                                   describe=lambda c: describe(c, labels, space, compact=True), remote=remote,
-                                   in_flight=in_flight)
-            pool = pooled.pool
-
-            def on_eval(rec):  # the cache is written on this thread, in the search's order
-                if cache is not None and not rec.measurement.cached and rec.measurement.same_as is None \
-                        and not rec.again:
-                    cache.put(rec.measurement)
-                progress(rec)
-
-        options = SearchOptions(degree=tune_opts.degree, fit=tune_opts.fit, alpha=tune_opts.alpha,
-                                shortest_hop=tune_opts.shortest_hop, sweep=tune_opts.sweep, again=tune_opts.again,
-                                eps=tune_opts.eps,
-                                samples=tune_opts.samples, rng_seed=tune_opts.rng_seed)
-        budget = Budget(max_evals=tune_opts.max_evals, time_limit=tune_opts.time_limit,
-                        max_iterations=tune_opts.max_iterations)
-        if tune_opts.seed == "pluto" and tune_opts.strategy in ("hill", "coordesc"):
-            seed, launch_choice = target.launch_seed(runner, space, evaluate, seed, pool if use_pool else None)
-        starts = target.starts(space, seed)
-        if workers is not None and tune_opts.confirm_runs > 0 and tune_opts.confirm_defines is None:
-            target.prebuild(runner, space.names, workers)  # what the re-run needs, compiled beside the search
-        phased = None
-        search_start = time.perf_counter()
+    def close(self) -> None:
+        """The workers closed (their compile counts kept for the report), then the runner, then the cache."""
         try:
-            if tune_opts.strategy in LOCAL and any(p.is_categorical for p in space.params) and len(starts) > 1:
-                # the schedule space: the starts, the tile-only path, then the whole space (search/phases.py)
-                phased = phased_search(space, None, tune_opts.strategy, starts, options, budget, on_eval,
-                                       pool=pool)
-                result = phased.search
-            else:
-                result = run_search(space, None, tune_opts.strategy, seed, options, budget, on_eval, pool=pool)
-        except SearchInterrupted as stop:  # Ctrl-C: what was measured so far is reported (TuneInterrupted)
-            result, interrupted = stop.result, True
-        spans["search"] = time.perf_counter() - search_start
-        program_check, confirm_warnings, search_best = None, [], None
-        if not interrupted:
-            confirm_start = time.perf_counter()
+            if self.close_workers is not None:
+                if self.workers_info is not None:
+                    self.workers_info["compiles"] = self.workers.stats()  # how many compiled, and for nothing
+                self.timed("close", self.close_workers)
+        finally:
             try:
-                program_check, confirm_warnings, kept = target.confirm_best(
-                    runner, result.seed, result.best, space.names, phased.starts if phased else {},
-                    tune_opts.confirm_runs, tune_opts.confirm_defines, workers=workers)
-            except KeyboardInterrupt:
-                kept, interrupted = result.best, True
-                result = dataclasses.replace(result, stop_reason=StopReason.INTERRUPTED)
-            spans["confirm"] = time.perf_counter() - confirm_start
-            if kept is not result.best:
-                search_best = result.best
-                result = dataclasses.replace(result, best=kept)
-        for line in confirm_warnings:
-            progress.note(line)
+                self.runner.close()
+            finally:
+                if self.cache is not None:
+                    self.cache.close()
+
+
+@contextmanager
+def open_measurement(prep: _Prepared, build: BuildConfig, progress: TuneProgress,
+                     shared: SharedWorkers | None = None) -> Iterator[MeasureSession]:
+    """Stage 2: the runner, the measurement cache, the original measured, the workers where the options ask for
+    them, and the ``Measurer`` over them (one slot in this process, or the workers' slots). Everything it opened
+    (workers, serving processes, temporary files, the cache) is closed on every exit, Ctrl-C included."""
+    opts = prep.opts
+    with ISL_LOCK:  # (a GPU target's runner and the cache's key read the program's kernels: isl work, first time)
+        session = MeasureSession(prep.runner if prep.runner is not None else prep.target.runner(), prep.original)
+    try:
+        if opts.cache:
+            with ISL_LOCK:
+                key = workload_key(prep.program, build, prep.target.opts, prep.space)
+            session.cache = MeasurementCache(opts.cache, key)
+        session.started = time.perf_counter()
+        use_pool = _use_pool(opts, session.runner, shared)
+        _measure_original(prep, session, build, progress, shared, use_pool)
+        bound = Bound(prep.bound)
+        slots: Slots = InProcess(session.runner, bound)
+        if session.workers is not None:
+            slots = PoolSlots(session.runner, session.workers, bound, session.remote, session.in_flight)
+            # a Ray pool starts its compile workers now, importing the compile step, while the seed is measured
+            session.workers.warm(importlib.import_module, session.runner.compile_step.__module__)
+        session.measurer = Measurer(prep.target, prep.space.names, slots, session.cache, bound,
+                                    describe=lambda c: describe(c, prep.labels, prep.space, compact=True))
+        yield session
     finally:
-        if close_workers is not None:
-            if workers_info is not None:
-                workers_info["compiles"] = workers.stats()  # how many compiled, and for nothing (speculation)
-            timed("close", close_workers)
-        runner.close()
-        if cache is not None:
-            cache.close()
-    search_time = time.perf_counter() - t0
+        session.close()
+
+
+def _use_pool(opts: TuneOptions, runner: Runner, shared: SharedWorkers | None) -> bool:
+    """Whether candidates go to workers: --ray, --jobs above 1 (or its default, the cores, for a runner whose
+    pool is the default: ``pooled_by_default``), or workers shared with other tunes."""
+    if opts.ray is not None and runner.local_only:
+        raise UsageError(f"--ray needs a target that compiles and times apart (the {opts.target} "
+                         "target times its candidates in the tuning process)")
+    jobs_asked = opts.jobs != 1 and (opts.jobs is not None or runner.pooled_by_default)
+    return opts.ray is not None or jobs_asked or shared is not None
+
+
+def _measure_original(prep: _Prepared, session: MeasureSession, build: BuildConfig, progress: TuneProgress,
+                      shared: SharedWorkers | None, use_pool: bool) -> None:
+    """The original measured (unless --schedule auto did), the workers opened (or the shared ones taken), the
+    noise warning and the loop names told to *progress*."""
+    opts = prep.opts
+    if shared is not None:
+        session.workers, session.remote, session.in_flight = shared.pool, shared.remote, shared.in_flight
+        session.workers_info = dict(shared.info)
+    if session.original is None and use_pool and shared is None and opts.ray not in (None, "auto"):
+        # joining the cluster and probing its nodes (seconds) while the original is measured here: the
+        # probes run on the nodes; "auto" may start a private instance on this machine's cores instead
+        with ThreadPoolExecutor(1, thread_name_prefix="polytune-original") as ex:
+            measuring = ex.submit(session.timed, "original", _exclusive, session.runner.reference)
+            session.open_workers(opts, build, progress)
+            session.original = measuring.result()
+        session.spans["overlapped"] = True
+    if session.original is None:
+        session.original = session.timed("original", _exclusive, session.runner.reference,
+                                         _local_timing_cpus(build) if use_pool and opts.ray is None else None)
+    from .workers.identity import usable_cores
+    session.noisy = noise_warning(session.original, prep.load, usable_cores(), threads=build.threads)
+    if session.noisy:
+        progress.note(session.noisy)
+    progress.label(prep.labels, prep.space)
+    if use_pool and session.workers is None:
+        session.open_workers(opts, build, progress)
+
+
+class MeasureCallback(Protocol):
+    """Told of each evaluation the search keeps (``EvalRecord``), in the search's order, on its thread: the
+    progress lines (``TuneProgress``) and the cache writes (``CacheWriter``)."""
+
+    def on_measured(self, rec: EvalRecord) -> None: ...
+
+
+class CacheWriter:
+    """Writes each evaluation measured in this tune to the measurement cache: not one read from it, not a
+    repeat of a variant (``same_as``), not a second measurement (``again``), never a discarded speculation."""
+
+    def __init__(self, cache: MeasurementCache):
+        self.cache = cache
+
+    def on_measured(self, rec: EvalRecord) -> None:
+        m = rec.measurement
+        if not m.cached and m.same_as is None and not rec.again:
+            self.cache.put(m)
+
+
+class _Callbacks:
+    """The search's ``on_eval``: each evaluation to every callback, in order."""
+
+    def __init__(self, callbacks: list[MeasureCallback]):
+        self.callbacks = callbacks
+
+    def __call__(self, rec: EvalRecord) -> None:
+        for callback in self.callbacks:
+            callback.on_measured(rec)
+
+
+@dataclass(frozen=True)
+class _Found:
+    """What the search and the re-run after it found: the result (its best the one kept), the phases' starts,
+    the launch seed's choice, the re-run's report entry and warnings, and whether Ctrl-C stopped either."""
+
+    result: SearchResult
+    phased: PhasedResult | None
+    launch_choice: dict | None
+    interrupted: bool
+    program_gain: dict | None = None
+    warnings: tuple[str, ...] = ()
+    search_best: Measurement | None = None  # the search's best, where the re-run kept another
+
+
+def _search(prep: _Prepared, session: MeasureSession, progress: TuneProgress) -> _Found:
+    """Stage 3: the launch seed (where the target measures one), the starts, what the re-run needs built beside
+    the search, then the strategy (in phases over a schedule space) through the session's measurer."""
+    opts, target, space = prep.opts, prep.target, prep.space
+    options = SearchOptions(degree=opts.degree, fit=opts.fit, alpha=opts.alpha, shortest_hop=opts.shortest_hop,
+                            sweep=opts.sweep, again=opts.again, eps=opts.eps, samples=opts.samples,
+                            rng_seed=opts.rng_seed)
+    budget = Budget(max_evals=opts.max_evals, time_limit=opts.time_limit, max_iterations=opts.max_iterations)
+    seed, launch_choice = prep.seed, None
+    if opts.seed == "pluto" and opts.strategy in ("hill", "coordesc"):
+        seed, launch_choice = target.launch_seed(session.runner, space, session.measurer, seed)
+    starts = target.starts(space, seed)
+    if session.workers is not None and opts.confirm_runs > 0 and opts.confirm_defines is None:
+        target.prebuild(session.runner, space.names, session.workers)  # compiled beside the search
+    on_eval = _Callbacks(([CacheWriter(session.cache)] if session.cache is not None else []) + [progress])
+    phased, interrupted = None, False
+    search_start = time.perf_counter()
+    try:
+        if opts.strategy in LOCAL and any(p.is_categorical for p in space.params) and len(starts) > 1:
+            # the schedule space: the starts, the tile-only path, then the whole space (search/phases.py)
+            phased = phased_search(space, None, opts.strategy, starts, options, budget, on_eval,
+                                   pool=session.measurer)
+            result = phased.search
+        else:
+            result = run_search(space, None, opts.strategy, seed, options, budget, on_eval, pool=session.measurer)
+    except SearchInterrupted as stop:  # Ctrl-C: what was measured so far is reported (TuneInterrupted)
+        result, interrupted = stop.result, True
+    session.spans["search"] = time.perf_counter() - search_start
+    return _Found(result, phased, launch_choice, interrupted)
+
+
+def _confirm(prep: _Prepared, session: MeasureSession, found: _Found, progress: TuneProgress) -> _Found:
+    """Stage 4: the best re-measured against the seed as the user's program runs it (``Target.confirm_best``),
+    and the one that target keeps adopted; Ctrl-C there keeps the search's best."""
+    result, interrupted = found.result, False
+    confirm_start = time.perf_counter()
+    try:
+        program_gain, warnings, kept = prep.target.confirm_best(
+            session.runner, result.seed, result.best, prep.space.names, found.phased.starts if found.phased else {},
+            prep.opts.confirm_runs, prep.opts.confirm_defines, workers=session.workers)
+    except KeyboardInterrupt:
+        program_gain, warnings, kept, interrupted = None, [], result.best, True
+        result = dataclasses.replace(result, stop_reason=StopReason.INTERRUPTED)
+    session.spans["confirm"] = time.perf_counter() - confirm_start
+    search_best = None
+    if kept is not result.best:
+        search_best, result = result.best, dataclasses.replace(result, best=kept)
+    for line in warnings:
+        progress.note(line)
+    return dataclasses.replace(found, result=result, interrupted=interrupted, program_gain=program_gain,
+                               warnings=tuple(warnings), search_best=search_best)
+
+
+def _report(prep: _Prepared, session: MeasureSession, found: _Found, build: BuildConfig,
+            search_time: float) -> TuneResult:
+    """Stage 5: the best's text and what optimize needs for it, the report; raises ``TuneInterrupted`` (with
+    the result) where Ctrl-C stopped the search or the re-run."""
+    opts, target, space, result, original = prep.opts, prep.target, prep.space, found.result, session.original
     best_text = best_build = None
     with ISL_LOCK:
         if result.best is not None:
             best_text = target.variant(space.names, result.best.config).text
             best_build = target.describe_best(space.names, result.best.config)
-        target.finish(runner, result.best, space.names)
+        target.finish(session.runner, result.best, space.names)
+    warnings = prep.notes + ((session.noisy,) if session.noisy else ()) + found.warnings
     slower = _ratio(original, result.best)
-    if slower is not None and slower < 1:
-        # (never hand a user a slower program without saying so)
-        confirm_warnings = list(confirm_warnings) + [
-            f"polytune: warning: the best variant found is slower than the original ({slower:.2f}x of its speed): "
-            "keep the original program"]
+    if slower is not None and slower < 1:  # (never hand a user a slower program without saying so)
+        warnings += (f"polytune: warning: the best variant found is slower than the original ({slower:.2f}x of "
+                     "its speed): keep the original program",)
+    phased = found.phased
     report = TuneReport(
-        file=path, machine=machine_id(), target=tune_opts.target, compiler=target.compiler(),
+        file=prep.path, machine=machine_id(), target=opts.target, compiler=target.compiler(),
         threads=build.threads if build.threads is not None else os.environ.get("OMP_NUM_THREADS"),
-        strategy=tune_opts.strategy, fit=tune_opts.fit, degree=tune_opts.degree,
-        shortest_hop=tune_opts.shortest_hop, alpha=tune_opts.alpha, space=space, original=original,
-        seed=result.seed, best=result.best, evaluations=tuple(result.evaluations),
+        strategy=opts.strategy, fit=opts.fit, degree=opts.degree, shortest_hop=opts.shortest_hop, alpha=opts.alpha,
+        space=space, original=original, seed=result.seed, best=result.best, evaluations=tuple(result.evaluations),
         trajectory=tuple(result.trajectory), stop_reason=result.stop_reason.value, evals=result.evals,
-        search_time=search_time, target_info=target.report(runner, launch_choice), loops=labels,
-        warnings=skip_notes + ((noisy,) if noisy else ()) + tuple(confirm_warnings), program_gain=program_check,
-        schedule_choice=schedule_choice, workers=workers_info, best_build=best_build,
-        starts=phased.starts if phased else None, climbed_from=phased.climbed_from if phased else None,
-        search_best=search_best, spans=spans, sweep=tune_opts.sweep,
-        threshold=tune_opts.eps if tune_opts.strategy == "coordesc" else 0.0, omp_env=omp_environment())
-    if interrupted:
-        raise TuneInterrupted(TuneResult(program, space, result, original, best_text, report))
-    return TuneResult(program, space, result, original, best_text, report)
+        search_time=search_time, target_info=target.report(session.runner, found.launch_choice), loops=prep.labels,
+        warnings=warnings, program_gain=found.program_gain, schedule_choice=prep.schedule_choice,
+        workers=session.workers_info, best_build=best_build, starts=phased.starts if phased else None,
+        climbed_from=phased.climbed_from if phased else None, search_best=found.search_best, spans=session.spans,
+        sweep=opts.sweep, threshold=opts.eps if opts.strategy == "coordesc" else 0.0, omp_env=omp_environment())
+    out = TuneResult(prep.program, space, result, original, best_text, report)
+    if found.interrupted:
+        raise TuneInterrupted(out)
+    return out
 
 
 class TuneInterrupted(KeyboardInterrupt):
@@ -598,13 +732,17 @@ def describe(config, labels: tuple[str, ...] | None, space: SearchSpace | None =
 
 class TuneProgress:
     """What a tune tells while it runs; the defaults say nothing (``tune(progress=None)``): each evaluation
-    (``__call__``, an ``EvalRecord``), a note line, the loop names of the space once the original is measured
-    (``label``), and the workers' events (``worker``: a callable, None where they are not wanted)."""
+    (``__call__``, an ``EvalRecord``; as a ``MeasureCallback``, ``on_measured``), a note line, the loop names of
+    the space once the original is measured (``label``), and the workers' events (``worker``: a callable, None
+    where they are not wanted)."""
 
     worker: Callable | None = None
 
     def __call__(self, rec: EvalRecord) -> None:
         pass
+
+    def on_measured(self, rec: EvalRecord) -> None:
+        self(rec)
 
     def note(self, line: str) -> None:
         pass

@@ -170,6 +170,26 @@ def test_the_tuner_names_no_target():
     assert "triton" not in text and "cuda" not in text
 
 
+def test_no_function_of_the_tuner_is_over_60_lines():
+    """tune() is a session in stages (prepare, open measurement, search, confirm, report): none of its functions
+    grows past 60 lines."""
+    with open(os.path.join(PACKAGE, "tune.py"), encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    long = [f"{n.name}: {n.end_lineno - n.lineno + 1} lines" for n in ast.walk(tree)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > 60]
+    assert long == []
+
+
+def test_the_measurement_path_finds_no_method_by_name():
+    """The tuner, the measurer and its slots call what the Runner, Builder, Timer and WorkerPool protocols
+    declare: no getattr or hasattr on runners, targets, pools or their results."""
+    for name in ("tune.py", "measure/measurer.py", "measure/pooled.py"):
+        with open(os.path.join(PACKAGE, name), encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        calls = [n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+        assert "getattr" not in calls and "hasattr" not in calls, name
+
+
 def test_every_cli_target_has_a_target_class_and_an_emitter():
     from polytune.pipeline import EMITTERS
     from polytune.targets import TARGET_NAMES, get_target

@@ -225,7 +225,8 @@ class _Target:
 
 def test_pooled_measure_reads_the_cache_and_measures_one_variant_once():
     from polytune.measure import Measurement
-    from polytune.measure.pooled import Bound, PooledMeasure
+    from polytune.measure.measurer import Bound, Measurer
+    from polytune.measure.pooled import PoolSlots
 
     class Cache:
         def get(self, config):
@@ -233,11 +234,11 @@ def test_pooled_measure_reads_the_cache_and_measures_one_variant_once():
 
     workers = _Workers()
     bound = Bound()
-    pm = PooledMeasure(_Target(), _Runner(), ("a", "b"), workers, Cache(), bound)
-    first = pm.pool.submit((0, 1)).result()
-    again = pm.pool.submit((0, 2)).result()  # b is not read when a is 0: the same variant
-    cached = pm.pool.submit((1, 7)).result()
-    other = pm.pool.submit((1, 2)).result()
+    pm = Measurer(_Target(), ("a", "b"), PoolSlots(_Runner(), workers, bound), Cache(), bound)
+    first = pm.submit((0, 1)).result()
+    again = pm.submit((0, 2)).result()  # b is not read when a is 0: the same variant
+    cached = pm.submit((1, 7)).result()
+    other = pm.submit((1, 2)).result()
     assert workers.submitted == [(0, 1), (1, 2)]
     assert first.extra == {"worker": "box/timer", "compiled_on": "box/c0",
                            "spans": {"submitted": 0.0, "compile": [0.0, 0.0], "time": [0.0, 0.0]}}
@@ -245,6 +246,25 @@ def test_pooled_measure_reads_the_cache_and_measures_one_variant_once():
     assert again.same_as == (0, 1) and again.config == (0, 2) and again.times == first.times
     assert cached.cached and other.value == 3.0
     assert bound.value == 0.5  # the best time seen, cached ones included
+
+
+def test_ctrl_c_in_the_search_closes_the_workers_the_runner_and_the_cache(kernel, tmp_path, monkeypatch):
+    """The measurement a tune opens is closed on every exit: a KeyboardInterrupt no stage catches (here where the
+    search starts, the original measured and the workers open) closes the workers, the runner and the cache."""
+    import polytune.tune as tuner
+    from polytune.measure.c import CRunner
+    from polytune.measure.cache import MeasurementCache
+    from polytune.workers import LocalPool
+    closed = []
+    for cls, name in ((LocalPool, "workers"), (CRunner, "runner"), (MeasurementCache, "cache")):
+        monkeypatch.setattr(cls, "close", lambda self, real=cls.close, name=name: closed.append(name) or real(self))
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(tuner, "run_search", ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        tune(kernel, TuneOptions(cache=str(tmp_path / "c.sqlite"), max_evals=2, jobs=2, analysis_time_limit=0), FAST)
+    assert closed == ["workers", "runner", "cache"]
 
 
 def test_tune_with_jobs_writes_the_cache_and_a_repeat_replays_it(kernel, tmp_path):

@@ -136,8 +136,8 @@ class CRunner(TwoSteps):
     generates and compiles it into a self-contained ``Compiled`` (the executable's bytes), then
     ``time_variant(reference, bound, compiled)`` verifies it against the original's results and times it.
     ``measure`` runs both here, one after the other. ``kept``: the executables of the variants measured,
-    by their build options, for the re-run after the search (``measure`` offers its own; a workers pool's are
-    offered by ``PooledMeasure``)."""
+    by their build options, for the re-run after the search (``measure`` offers its own; a workers pool's
+    come back through ``keep``)."""
 
     def __init__(self, program: Program, build: BuildConfig, workdir: str | None = None):
         self.program = program
@@ -161,6 +161,9 @@ class CRunner(TwoSteps):
     @staticmethod
     def time_step(ref: Reference, bound, compiled: Compiled) -> Measurement:
         return time_variant(ref, bound, compiled)
+
+    def keep(self, variant: Variant, measurement: Measurement, built: Compiled) -> None:
+        self.kept.offer(variant.build, measurement, built)
 
     def close(self) -> None:
         if self._tmp is not None:
@@ -310,7 +313,7 @@ class Compiled:
     compile_time: float
     source: str = ""  # the compiled text's digest (source_digest): two builds of one text are one program
     generate_time: float = 0.0  # seconds generating the text before the compiler ran (a worker's first also
-    # analyzes the program): where a compile step's time goes, reported per candidate (PooledMeasure)
+    # analyzes the program): where a compile step's time goes, reported per candidate (measure.pooled)
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,6 +1,6 @@
-"""A search pool (``polytune.search.Pool``) over any ``submit(config) -> Future[R]``: what the measurement
-side hands the search when candidates run on workers (``measure.pooled``). It lives here, below ``search/``,
-because measuring builds it; the search re-exports it."""
+"""A search pool (``polytune.search.Pool``) over any ``submit(config) -> Future[R]``, and ``map_future``, the
+conversion of one future's result that it and the measurer's workers slots (``measure.pooled``) share. It
+lives here, below ``search/``; the search re-exports ``MappedPool``."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -12,14 +12,41 @@ from .measurement import Config, Measurement
 
 
 class _Mapped(Future):
-    """The evaluator's side of an inner future: cancelling it cancels the inner one (if not yet started)."""
+    """The evaluator's side of an inner future: cancelling it cancels the inner one (if not yet started). Once
+    finished it lets the inner one go (with whatever its result holds that the mapped one does not)."""
 
     def __init__(self, inner: Future):
         super().__init__()
-        self._inner = inner
+        self._inner: Future | None = inner
 
     def cancel(self) -> bool:
-        return self._inner.cancel() and super().cancel()
+        inner = self._inner
+        return inner is not None and inner.cancel() and super().cancel()
+
+
+def map_future(inner: Future, convert: Callable[[Any], Any]) -> Future:
+    """A future of ``convert(inner's result)``: the inner one's exception or cancellation passed on, an exception
+    of ``convert`` as the result's; cancelling it cancels the inner one where that has not started."""
+    outer = _Mapped(inner)
+
+    def finished(done: Future) -> None:
+        if done.cancelled():
+            Future.cancel(outer)
+            return
+        error = done.exception()
+        if error is None:
+            try:
+                result = convert(done.result())
+            except BaseException as exc:  # convert failed: the search sees it as evaluate raising
+                error = exc
+        outer._inner = None
+        if error is not None:
+            outer.set_exception(error)
+        else:
+            outer.set_result(result)
+
+    inner.add_done_callback(finished)
+    return outer
 
 
 class MappedPool:
@@ -56,20 +83,4 @@ class MappedPool:
         return None if self._again is None else self._mapped(self._again(config))
 
     def _mapped(self, inner: Future) -> Future[Measurement]:
-        outer = _Mapped(inner)
-
-        def finished(done: Future) -> None:
-            if done.cancelled():
-                Future.cancel(outer)
-                return
-            error = done.exception()
-            if error is not None:
-                outer.set_exception(error)
-                return
-            try:
-                outer.set_result(self._convert(done.result()))
-            except BaseException as exc:  # convert failed: the search sees it as evaluate raising
-                outer.set_exception(exc)
-
-        inner.add_done_callback(finished)
-        return outer
+        return map_future(inner, self._convert)

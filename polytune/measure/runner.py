@@ -40,6 +40,14 @@ class Variant:
         return tuple(sorted((n, v) for n, v in zip(self.names, self.config) if n in self.reads))
 
 
+class Built(Protocol):
+    """What a build step gives the time step (the C target's ``Compiled``, CUDA's ``CudaCompiled``, Triton's
+    ``Warmed``): ``generate_time``, the seconds it spent generating code before its compiler ran (0 where it
+    generated none), reported per candidate."""
+
+    generate_time: float
+
+
 class Builder(Protocol):
     """Turns variants into builds: ``job`` (on the driver) gives what the build step needs, self-contained and
     picklable; ``build`` builds it (in any process, on any node, several at once)."""
@@ -64,8 +72,9 @@ class Timer(Protocol):
 class Runner(Builder, Timer, Protocol):
     """Builds, verifies and times the variants of one program: a Builder and a Timer, the original's
     measurement, one variant measured here (``measure``: build and time in this process), and the two steps as
-    picklable functions for a workers pool. ``pooled_by_default``: tune --jobs's default (the cores) uses the
-    pool (False: only where --jobs asks for it); ``local_only``: the time step needs this process (no Ray)."""
+    picklable functions for a workers pool, and ``keep`` (a timed build handed back by a pool: the runner keeps
+    what it re-runs after the search). ``pooled_by_default``: tune --jobs's default (the cores) uses the pool
+    (False: only where --jobs asks for it); ``local_only``: the time step needs this process (no Ray)."""
 
     pooled_by_default: ClassVar[bool]
     local_only: ClassVar[bool]
@@ -79,13 +88,16 @@ class Runner(Builder, Timer, Protocol):
         """Verify and time a variant. *bound*: the best time so far, if any; a runner may stop timing a
         variant that is clearly slower than that (ErrorKind.PRUNED) instead of repeating it."""
 
+    def keep(self, variant: Variant, measurement: Measurement, built: Built) -> None:
+        """*variant*'s build, timed on a workers pool (*measurement*), handed back for the re-run after the search."""
+
     def close(self) -> None:
         """Release what the runner holds (temporary files, processes)."""
 
 
 class TwoSteps:
     """``build`` and ``time`` from a runner's ``compile_step`` and ``time_step``, and the defaults of
-    ``Runner``'s flags: the base class of every runner."""
+    ``Runner``'s flags and ``keep`` (nothing kept): the base class of every runner."""
 
     pooled_by_default: ClassVar[bool] = True
     local_only: ClassVar[bool] = False
@@ -100,6 +112,9 @@ class TwoSteps:
 
     def time(self, built: Any, bound: float | None = None) -> Measurement:
         return self.time_step(self.reference_data(), bound, built)
+
+    def keep(self, variant: Variant, measurement: Measurement, built: Built) -> None:
+        pass
 
 
 class Memo:

@@ -218,6 +218,10 @@ class TritonRunner(TwoSteps):
         return TritonJob(tuple(variant.config), tuple(variant.names), self.texts.get(fuse, ""), cfg, tuple(args),
                          warm=mod is not None and self.device == "cuda")
 
+    @staticmethod
+    def compile_step(job: TritonJob) -> Warmed:
+        return warm_kernels(job)
+
     def reference_data(self) -> None:
         """(The time step measures on this runner's own data.)"""
         return None
@@ -389,6 +393,7 @@ class Warmed:
     config: tuple
     names: tuple[str, ...]
     detail: str = ""
+    generate_time: float = 0.0  # (the code was generated before the search: none here)
 
 
 _WARM_MODULES: dict[str, object] = {}  # this worker's modules, by text digest, their launcher compiling only
@@ -437,8 +442,6 @@ def warm_kernels(job: TritonJob) -> Warmed:
     except Exception as e:  # noqa: BLE001 - the timer compiles it then
         return Warmed(job.config, job.names, f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")
 
-
-TritonRunner.compile_step = staticmethod(warm_kernels)  # (module level: picklable)
 
 
 # ---- Algorithm 9.1: candidates from the kernel's shape, the choice cached by kernel-source hash -------------

@@ -6,6 +6,7 @@ import os
 from ..errors import UsageError
 from ..measure.c import BuildConfig
 from ..measure.measurement import Config, Measurement
+from ..measure.measurer import Measurer
 from ..measure.runner import Runner, Variant
 from ..pipeline import OptimizeOptions, Program
 from ..search import Parameter, SearchSpace, parse_domain
@@ -96,10 +97,11 @@ class Target:
         """A short name per parameter for progress lines and reports (default: the parameter's name)."""
         return space.names
 
-    def launch_seed(self, runner: Runner, space: SearchSpace, evaluate, seed: Config,
-                    pool=None) -> tuple[Config, dict | None]:
-        """A better start measured before the search (default: the seed itself, nothing to report). *pool*: the
-        search's pool where candidates are measured on workers (its ``submit(config)`` gives a future)."""
+    def launch_seed(self, runner: Runner, space: SearchSpace, measurer: Measurer,
+                    seed: Config) -> tuple[Config, dict | None]:
+        """A better start measured before the search (default: the seed itself, nothing to report), through the
+        search's *measurer* (``submit(config)`` gives a future; a later evaluation of a configuration measured
+        here is a free repeat)."""
         return seed, None
 
     # ---- variants and their measurement ------------------------------------------------------------

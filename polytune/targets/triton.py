@@ -5,6 +5,7 @@ import os
 
 from ..emit.triton import DEFAULT_CONFIG
 from ..measure.measurement import Config, to_record
+from ..measure.measurer import Measurer
 from ..measure.runner import Variant
 from ..measure.triton import TritonRunner, cached_choice, candidates, remember_choice
 from ..pipeline import generate_triton, triton_modules
@@ -68,8 +69,8 @@ class TritonTarget(Target):
     def measured_texts(self) -> list[str]:
         return [m.text for m in self.modules.values()]
 
-    def launch_seed(self, runner: TritonRunner, space: SearchSpace, evaluate, seed: Config, pool=None):
-        return triton_seed(runner.key, space, evaluate, seed, pool)
+    def launch_seed(self, runner: TritonRunner, space: SearchSpace, measurer: Measurer, seed: Config):
+        return triton_seed(runner.key, space, measurer, seed)
 
     def report(self, runner: TritonRunner, launch: dict | None) -> dict:
         return {"triton": {"launch_choice": launch, "kernels": runner.resources, "device": runner.device}}
@@ -111,19 +112,20 @@ class TritonTarget(Target):
             remember_choice(runner.key, dict(zip(names, best.config)))
 
 
-def triton_seed(key: str, space: SearchSpace, evaluate, default: Config, pool=None):
+def triton_seed(key: str, space: SearchSpace, measurer: Measurer, default: Config):
     """Algorithm 9.1: the remembered choice for this kernel source (*key*), else the best of a small
     candidate set derived from the kernel's shape (measured: compiled, spills rejected, warmed up, repeated).
-    With a workers *pool*, the candidates are all submitted at once (compiled in parallel), then read in order."""
+    The candidates are all submitted to *measurer* at once (on workers: compiled in parallel; in this process:
+    measured one after the other as they are submitted), then read in order."""
     names = space.names
     hit = cached_choice(key)
     if hit and set(hit) == set(names):
         return tuple(hit[n] for n in names), {"source": "cache", "config": hit}
     best, best_m, tried = default, None, []
     configs = [tuple(cand.get(n, default[i]) for i, n in enumerate(names)) for cand in candidates(names)]
-    futures = [pool.submit(config) for config in configs] if pool is not None else None
-    for k, config in enumerate(configs):
-        m = futures[k].result() if futures is not None else evaluate(config)
+    futures = [measurer.submit(config) for config in configs]
+    for config, future in zip(configs, futures):
+        m = future.result()
         tried.append(to_record(m))
         if m.ok and (best_m is None or m.value < best_m.value):
             best, best_m = config, m

@@ -6,12 +6,12 @@ state; the search decides what to submit, and records results on the driver as f
 from __future__ import annotations
 
 from polytune.steps import Done, TimerLock
-from polytune.workers.base import Progress, Stage, WorkerLost, WorkResult
+from polytune.workers.base import Progress, Stage, WorkerLost, WorkerPool, WorkResult
 from polytune.workers.identity import MachineIdentity, local_identity
 from polytune.workers.local import LocalPool, split_cores
 
 __all__ = ["Done", "LocalPool", "MachineIdentity", "Progress", "Stage", "TimerLock", "WorkResult", "WorkerLost",
-           "local_identity", "open_pool"]
+           "WorkerPool", "local_identity", "open_pool"]
 
 
 def open_pool(jobs: int | None = None, ray_address: str | None = None, *, gpu: bool = False, cc: str = "gcc",

@@ -13,7 +13,7 @@ import enum
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 
 class Stage(str, enum.Enum):
@@ -73,6 +73,27 @@ class Candidate:
     artifact: Any = None
     compile_span: tuple[float, float] = (0.0, 0.0)
     submitted: float = 0.0
+
+
+class WorkerPool(Protocol):
+    """What every pool offers (``LocalPool``, ``RayPool``): its workers' names, how many candidates it times at
+    once, ``submit`` (a ``Future[WorkResult]``), ``warm`` (start the compile workers ahead: ``fn(payload)`` in
+    each; a pool whose workers start with it does nothing), ``stats`` (what its compiles cost) and ``close``."""
+
+    @property
+    def workers(self) -> list[str]: ...
+
+    @property
+    def timers(self) -> int: ...
+
+    def submit(self, compile_fn: Callable[[Any], Any], time_fn: Callable[[Any], Any], payload: Any,
+               label: str = "") -> Future: ...
+
+    def warm(self, fn: Callable[[Any], Any], payload: Any, early: bool = False) -> None: ...
+
+    def stats(self) -> dict: ...
+
+    def close(self) -> None: ...
 
 
 class WorkerLost(RuntimeError):

@@ -134,6 +134,9 @@ class LocalPool:
         self._events.put(("submit", cand, None))
         return cand.future
 
+    def warm(self, fn: Callable[[Any], Any], payload: Any, early: bool = False) -> None:
+        """(Its compile processes start with the pool and import polytune as they start: nothing to warm.)"""
+
     def stats(self) -> dict:
         """Counts of the compiles so far: ``compiles`` started, ``discarded``: those whose candidate was cancelled
         once its compile had started (``discarded_s``: their seconds)."""
