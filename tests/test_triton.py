@@ -913,3 +913,17 @@ def test_tune_triton_on_ray_is_refused_in_one_line(capsys):
     assert main(["tune", src, "--param", "N=12", "--target", "triton", "--no-cache", "--ray", "auto"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "--ray needs a target that compiles and times apart" in err
+
+
+def test_the_tuners_seed_of_a_contraction_prints_with_its_own_block_sizes():
+    """A matmul's Triton space tunes BLOCK_X/BLOCK_Y/BLOCK_K, which the contraction defaults also name: the
+    tuner's values win (they raised "dict() got multiple values for keyword argument 'BLOCK_X'")."""
+    from polytune.tune import TuneOptions, make_target
+    tgt = make_target(analyze(os.path.join(ROOT, "benchmarks", "pluto", "gemm.c")), TuneOptions(target="triton",
+                                                                                                  cache=None))
+    space = tgt.space()
+    assert "BLOCK_X" in space.names
+    for config in (tgt.seed(space, "pluto"), tuple(p.values[-1] for p in space.params)):
+        text = tgt.variant(space.names, config).text
+        block_x = dict(zip(space.names, config))["BLOCK_X"]
+        assert f"'BLOCK_X': {block_x}" in text.replace('"', "'")

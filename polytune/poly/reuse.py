@@ -5,11 +5,14 @@ would otherwise miss the cache.
 The band is judged as it would run untiled: its members permuted so that the one with the best access strides
 is innermost (tiling.py permutes a band it leaves untiled). It is tiled where
 - the point order would still move a member (no permutation of the whole band gives it);
-- some access walks an array down its columns along the innermost member, moving by more than a cache line
-  (a transpose, `B[i][j] = A[j][i]`): the lines that walk loads serve the next rows only from a tile
-  (benchmarks/unseen/transpose_scale.c, correlation's symmetric copy). A stride of 2 stays in the line; a
-  filter's few taps down a column (a short member of constant extent) are no walk;
-- no member is parallel or privatizable: tiles give it a wavefront's parallelism;
+- some access walks an array down its columns along a member inside the first, moving by more than a cache
+  line while the members inside that one leave it in place (a transpose, `B[i][j] = A[j][i]`): the lines
+  that walk loads serve the next rows only from a tile (benchmarks/unseen/transpose_scale.c, correlation's
+  symmetric copy). A stride of 2 stays in the line; y in (c, y, x), moving every access by a row while x
+  moves it along the row, is a row walk; a filter's few taps down a column (a short member of constant
+  extent) are no walk (`walks_columns`);
+- its first member is neither parallel nor privatizable: tiles give it an outer parallel loop (a wavefront's,
+  or the tile loop of a parallel member inside);
 - some reuse needs it: for each access to an array (scalars live in registers), the innermost member that
   carries a reuse of it (`reuse_carriers`: two instances touching one element, differing first in that
   member) must see the reuse within a "row": one iteration of that member touches, for every access, at
@@ -141,26 +144,48 @@ class Reuse:
     def tiling_pays(self, node) -> bool:
         """(Independent of whether loops are marked parallel: the tuner counts the tiled bands of the
         schedule without marks, and its tile sizes must fall on the same bands.)"""
+        return self.tiling_reason(node) is not None
+
+    def tiling_reason(self, node) -> str | None:
+        """Why the band is tiled (module docstring): "empty", "order", "column", "parallelism" or "reuse";
+        None: tiling does not pay."""
         n = node.band_n_member()
         if any(s.is_empty() for s in sets_of(node.get_domain())):
-            return True  # (a statement that never runs: the stride scores need an instance)
+            return "empty"  # (a statement that never runs: the stride scores need an instance)
         classes = self.stride_classes(node)
         extents = self.extents(node)
         if self.point_order(node, extents, classes=classes)[-1] != n - 1:
-            return True  # tiles are what let the best-stride loop run innermost
-        if not short_extent(extents, n - 1) and any(
-                x is not None and not changes_within(x[0], x[1], LINE_ELEMENTS)
-                for moved in self.steps(node) for x in moved(n - 1)):
-            return True  # a column walk in the innermost loop (a transpose)
-        if not any(self.is_parallel(node, m) or self.privatizing(node, m) is not None for m in range(n)):
-            return True  # tiles give it the parallelism of a wavefront
-        # (a parallel member inside the first runs untiled as an inner OpenMP loop: a column filter's x inside
-        # its y recurrence, where x tiles outermost walked down the image one page per row, 0.5x of gcc)
+            return "order"  # tiles are what let the best-stride loop run innermost
+        if self.walks_columns(node, extents):
+            return "column"  # a transpose
+        if not self.is_parallel(node, 0) and self.privatizing(node, 0) is None:
+            # tiles give it an outer parallel loop (a wavefront, or the tile loop of a parallel member inside:
+            # mvt's transposed product, whose inner parallel loop would start a parallel region per row)
+            return "parallelism"
         carriers = reuse_carriers(self.scop, node)
         if carriers is None:
-            return True
+            return "reuse"
         for m in sorted(carriers):
             size, unbounded = footprint(self.scop, node, m + 1)
             if unbounded > 1 or size > REUSE_CACHE_BYTES:
-                return True
+                return "reuse"
+        return None
+
+    def walks_columns(self, node, extents: tuple[int | None, ...]) -> bool:
+        """Whether some access walks an array down its columns along a member other than the first: it moves
+        by more than a cache line (LINE_ELEMENTS elements, or to another row) as that member advances, and no
+        member inside it moves it at all, so the lines it loads serve only the next iteration of a member
+        outside. A member of a few iterations (a filter's taps) is no walk: the next iteration of the member
+        outside it reads those lines again."""
+        n = node.band_n_member()
+        for moved in self.steps(node):
+            per_member = [moved(m) for m in range(n)]
+            for a in range(len(per_member[0])):
+                changes = [per_member[m][a] for m in range(n)]
+                for m in range(1, n):
+                    x = changes[m]
+                    if x is None or short_extent(extents, m) or changes_within(x[0], x[1], LINE_ELEMENTS):
+                        continue
+                    if all(y is None or changes_within(y[0], y[1], 0) for y in changes[m + 1:]):
+                        return True
         return False

@@ -110,16 +110,20 @@ class Transformer(Parallelism, PointOrder, Reuse):
         index = len(self.bands)
         untiled_order = None  # the member order of a band that the reuse rule leaves untiled
         for_reuse = True
-        if self.tile and permutable and n >= 2 and self.reuse_rule:
+        if self.tile and permutable and n >= 2 and self.reuse_rule and self.tiling_reason(node) != "empty":
             # judged as it would run: the best-stride member innermost (a permutable band needs no tiles to
             # be permuted; gaussian_clamp's column pass came out of isl as (x, y))
             order = self.point_order(node, self.extents(node))
             trial = permute(node, order) if order != list(range(n)) else node
-            if not self.tiling_pays(trial):
-                if _has_degenerate_member(node):
-                    # A statement fused into the band at one point (doitgen's `sum[p] = 0` at s = 0) keeps
-                    # the tiles, whose point loops the printer separates from it: untiled, its guard sat in the
-                    # innermost loop and the loop was left scalar (0.6x of the tiled code).
+            reason = self.tiling_reason(trial)
+            for_reuse = reason != "parallelism"  # (tiles for parallelism are no gain of locality: expand.py)
+            if reason is None:
+                if _constant_outside_varying(trial):
+                    # A statement fused into the band at one point of an outer member and along an inner one
+                    # (doitgen's `sum[p] = 0` at s = 0 in (s, p)) keeps the tiles, whose point loops the printer
+                    # separates from it: untiled, its guard sat in the innermost loop, which was left scalar
+                    # (0.6x of the tiled code). (gesummv's `tmp[i] = 0`, constant along the inner j, is printed
+                    # before the j loop.)
                     for_reuse = False
                 else:
                     node, untiled_order = trial, tuple(order)
@@ -312,6 +316,17 @@ def _has_degenerate_member(node) -> bool:
         for st in stmts:
             if member_of(upa, st).is_cst():
                 return True
+    return False
+
+
+def _constant_outside_varying(node) -> bool:
+    """Whether some statement of the band is constant along one member and not along a member inside it."""
+    mupa = node.band_get_partial_schedule()
+    n = node.band_n_member()
+    for st in sets_of(node.get_domain()):
+        constant = [member_of(mupa.get_at(k), st).is_cst() for k in range(n)]
+        if any(constant[a] and not constant[b] for a in range(n) for b in range(a + 1, n)):
+            return True
     return False
 
 

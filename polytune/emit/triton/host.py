@@ -297,7 +297,7 @@ def triton_module(path: str, regions: list[tuple[Scop, GpuSchedule]], prefix: st
         runs.append(f"def run_{k}({', '.join(r.arguments)}, config=None):\n"
                     f"    \"\"\"Scop region {k} ({scop.file}:{scop.begin_line}-{scop.end_line}).\"\"\"\n"
                     f"    cfg = dict(CONFIG, **(config or {{}}))\n{r.launcher or '    pass'}\n")
-    cfg = dict(DEFAULT_CONFIG, **contraction_config(dots), **(config or {}))
+    cfg = {**DEFAULT_CONFIG, **contraction_config(dots), **(config or {})}  # (the tuner's values win)
     first = regions[0][0] if regions else None
     head = MODULE_HEAD.format(file=path, suffix="", args=", ".join(run_arguments(first)) if first else "",
                               first=0, config=repr(cfg))
