@@ -261,11 +261,14 @@ def _not_worth(a: AnalyzedScop) -> str:
     work = constant_work(a.scop)
     if work is not None and work < parallel_work():
         return f"too little work (at most {work} statement instances)"
-    ts = a.tiled((), schedule="pluto")
-    # (a contraction's band is printed as packed blocks, not tiled: it is worth it too)
-    if not ts.contractions and not any(b.tiled or b.parallel_loop for b in ts.bands):
-        return "no loop to tile or parallelize"
-    return ""
+    # Pluto's tiling (the tuner's seed) or the model's schedule (optimize's default, which may keep a scalar
+    # private where an expansion made Pluto's bands permutable: hotspot's delta); a contraction's band is
+    # printed as packed blocks, not tiled: it is worth it too
+    for schedule in ("pluto", "model"):
+        ts = a.tiled((), schedule=schedule)
+        if ts.contractions or any(b.tiled or b.parallel_loop for b in ts.bands):
+            return ""
+    return "no loop to tile or parallelize"
 
 
 def _guarded(program: Program, k: int, code: str) -> str:

@@ -45,16 +45,18 @@ class Cost:
         return {"serial": self.serial, "bad_accesses": self.bad_accesses, "region_depth": self.region_depth}
 
 
-def schedule_cost(scop: Scop, deps: Dependences, ts: TiledSchedule, reductions: bool = True) -> Cost:
+def schedule_cost(scop: Scop, deps: Dependences, ts: TiledSchedule, reductions: bool = True,
+                  only: frozenset[str] | None = None) -> Cost:
     """*reductions* False: bad accesses count only the strided ones (poly/expand.py's profile: an expanded scalar
-    streams, so counting its reduction as free would favour expanding it for nothing)."""
+    streams, so counting its reduction as free would favour expanding it for nothing). *only*: the hot
+    statements counted (None: all)."""
     smap = _band_schedule(ts.schedule.get_root()).intersect_params(scop.context)
     hot_depth = max(st.domain.dim(isl.dim_type.set) for st in scop.statements)
     marks = _parallel_marks(ts.schedule.get_root(), scop.context)
     d = deps.all.intersect_params(scop.context)
     serial = bad = region = 0
     for st in scop.statements:
-        if st.domain.dim(isl.dim_type.set) != hot_depth:
+        if st.domain.dim(isl.dim_type.set) != hot_depth or (only is not None and st.name not in only):
             continue
         sd = isl.UnionSet(st.domain).intersect_params(scop.context)
         full = smap.intersect_domain(sd)

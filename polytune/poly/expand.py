@@ -333,8 +333,19 @@ def _profile(scop: Scop, deps: Dependences, ts: TiledSchedule, hot: list[str]) -
         if marked:
             kind, k = marked[0].parallel_loop.split()
             depth += marked[0].depth + int(k) + (marked[0].members if kind == "point" else 0)
-    strided = schedule_cost(scop, deps, ts, reductions=False).bad_accesses
+    # (statements of full dimension only: hotspot's edges, `r == 0` or `c == col - 1`, are lines of the grid
+    # whose innermost loop may walk a column at no cost)
+    full = frozenset(st.name for st in scop.statements if st.name in hot and _full_dimensional(st.domain))
+    strided = schedule_cost(scop, deps, ts, reductions=False, only=full).bad_accesses
     return Profile(tuple(classes), (sum(classes), tiled, -strided, -depth))
+
+
+def _full_dimensional(domain: isl.Set) -> bool:
+    """Whether no equality of the domain's affine hull involves its iterators (`c = col - 1` does)."""
+    n = domain.dim(isl.dim_type.set)
+    return not any(c.is_equality() and any(not c.get_coefficient_val(isl.dim_type.set, k).is_zero()
+                                           for k in range(n))
+                   for c in domain.affine_hull().get_constraints())
 
 
 def _schedule(scop: Scop, deps: Dependences, base: isl.Schedule | None = None) -> tuple[isl.Schedule, TiledSchedule]:
