@@ -142,6 +142,36 @@ def test_a_dependence_run_backwards_is_caught():
         check_ast(ast, scop, isl.UnionMap("{ S[i, j] -> S[i + 1, j] }"))
 
 
+def test_an_instance_run_twice_or_outside_the_domain_is_caught():
+    from polytune.poly.islutil import CTX
+    build = isl.AstBuild.from_context(isl.Set("{ : }", context=CTX))
+    scop, _sched = _toy_scop("{ S[i] : 0 <= i <= 4 }", "[{ S[i] -> [i] }]")
+    twice = build.node_from_schedule_map(isl.UnionMap("{ S[i] -> [k, i] : 0 <= k <= 1 and 0 <= i <= 4 }"))
+    with pytest.raises(CodegenMismatch, match="runs some instance of S twice"):
+        check_ast(twice, scop, None)
+    wider = build.node_from_schedule_map(isl.UnionMap("{ S[i] -> [i] : 0 <= i <= 5 }"))
+    with pytest.raises(CodegenMismatch, match="instances of S outside its domain"):
+        check_ast(wider, scop, None)
+    check_ast(build.node_from_schedule_map(isl.UnionMap("{ S[i] -> [4 - i] : 0 <= i <= 4 }")), scop,
+              isl.UnionMap("{ S[i] -> S[i - 1] }"))
+
+
+def test_a_loop_marked_parallel_that_carries_a_dependence_is_caught_and_one_that_does_not_passes():
+    from polytune.poly.islutil import CTX
+    from polytune.poly.marks import ParallelMark, mark_id
+    scop, sched = _toy_scop("{ S[i, j] : 0 <= i <= 6 and 0 <= j <= 2 }", "[{ S[i, j] -> [i] }, { S[i, j] -> [j] }]")
+    build = isl.AstBuild.from_context(isl.Set("{ : }", context=CTX))
+    down_i = isl.UnionMap("{ S[i, j] -> S[i + 1, j] }")
+
+    def marked(mark: ParallelMark) -> isl.AstNode:
+        return build.node_from_schedule(sched.get_root().child(0).insert_mark(mark_id(mark)).get_schedule())
+    with pytest.raises(CodegenMismatch, match="printed as parallel carries a dependence"):
+        check_ast(marked(ParallelMark(0)), scop, down_i)
+    check_ast(marked(ParallelMark(1)), scop, down_i)  # the j loop: no dependence across its iterations
+    check_ast(marked(ParallelMark(0)), scop, down_i, parallel=False)  # (not printed as parallel)
+    check_ast(marked(ParallelMark(0, private=("s",))), scop, down_i)  # (the schedule's test covers these)
+
+
 def test_the_thread_test_of_the_two_versions_asks_whether_a_parallel_loop_gets_threads():
     text = thread_versions("{ par(); }\n", "{ ser(); }\n", 1)
     assert f"if ({MORE_THAN_ONE_THREAD})" in text and "omp_get_thread_limit() > 1" in MORE_THAN_ONE_THREAD
