@@ -76,8 +76,9 @@ class AnalyzedScop:
             return self.expanded.tiled(sizes, tile, parallel, schedule, unroll_jam, choice, wavefront, blocks)
         if choice is None:
             scheduler, order = self.model_scheduler[0] if schedule == "model" else (schedule, "stride")
+            # (tile sizes given: every permutable band is tiled with them, as the user asked)
             choice = ScheduleChoice(scheduler=scheduler, point_order=order, unroll=unroll_jam,
-                                    tiling="reuse" if schedule == "model" else "all")
+                                    tiling="reuse" if schedule == "model" and not sizes else "all")
         base = None
         if choice.fusion == "smart":
             base = self.base_outer if choice.scheduler == "outer" else self.base

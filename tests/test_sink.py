@@ -56,7 +56,8 @@ def _sunk(result) -> list:
 
 
 def test_the_column_loop_of_householder_runs_innermost_below_the_row_sweeps(tmp_path):
-    program, _ = _program(tmp_path, 70, 45, 6)
+    """(A matrix larger than the reuse rule's cache budget, so that the model tiles it: 700 x 450 doubles.)"""
+    program, _ = _program(tmp_path, 700, 450, 6)
     result = generate(program, MODEL)
     assert _sunk(result), result.report["scops"][0]["bands"]
     # the sums and the update each sit in an innermost loop over the columns: A[i][c] with c that loop's counter

@@ -2,8 +2,10 @@
 guards, many access streams at once instead of a few, unit-stride runs cut into pieces) only where a reuse
 would otherwise miss the cache.
 
-The band is judged as it would run untiled: its members permuted so that the one with the best access strides
-is innermost (tiling.py permutes a band it leaves untiled). It is tiled where
+A band with loops below it that are not a few taps of constant extent is tiled, as before this rule
+("below": its footprints do not see how those loops walk). Otherwise the band is judged as it would run
+untiled: its members permuted so that the one with the best access strides is innermost (tiling.py
+permutes a band it leaves untiled). It is tiled where
 - the point order would still move a member (no permutation of the whole band gives it);
 - some access walks an array down its columns along a member inside the first, moving by more than a cache
   line while the members inside that one leave it in place (a transpose, `B[i][j] = A[j][i]`): the lines
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import islpy as isl
 
-from .bands import short_extent
+from .bands import band_nodes, short_extent
 from .islutil import CTX, bounded, maps_of, sets_of
 from .point_order import changes_within
 
@@ -147,11 +149,17 @@ class Reuse:
         return self.tiling_reason(node) is not None
 
     def tiling_reason(self, node) -> str | None:
-        """Why the band is tiled (module docstring): "empty", "order", "column", "parallelism" or "reuse";
+        """Why the band is tiled (module docstring): "empty", "below", "order", "column", "parallelism" or
+        "reuse";
         None: tiling does not pay."""
         n = node.band_n_member()
         if any(s.is_empty() for s in sets_of(node.get_domain())):
             return "empty"  # (a statement that never runs: the stride scores need an instance)
+        if any(not all(short_extent(self.extents(b), m) for m in range(b.band_n_member()))
+               for b in band_nodes(node.child(0))):
+            # loops below that are not a filter's few taps: the footprints above do not see how the loops
+            # below walk (householder's column loop is sunk below the row sweeps only in a tiled band)
+            return "below"
         classes = self.stride_classes(node)
         extents = self.extents(node)
         if self.point_order(node, extents, classes=classes)[-1] != n - 1:

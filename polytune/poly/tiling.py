@@ -116,7 +116,8 @@ class Transformer(Parallelism, PointOrder, Reuse):
             order = self.point_order(node, self.extents(node))
             trial = permute(node, order) if order != list(range(n)) else node
             reason = self.tiling_reason(trial)
-            for_reuse = reason != "parallelism"  # (tiles for parallelism are no gain of locality: expand.py)
+            # (tiles for parallelism, or where the rule cannot judge, are no gain of locality: expand.py)
+            for_reuse = reason not in ("parallelism", "below")
             if reason is None:
                 if _constant_outside_varying(trial):
                     # A statement fused into the band at one point of an outer member and along an inner one
