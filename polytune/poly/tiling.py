@@ -110,7 +110,8 @@ class Transformer(Parallelism, PointOrder, Reuse):
         index = len(self.bands)
         untiled_order = None  # the member order of a band that the reuse rule leaves untiled
         for_reuse = True
-        if self.tile and permutable and n >= 2 and self.reuse_rule and self.tiling_reason(node) != "empty":
+        if (self.tile and permutable and n >= 2 and self.reuse_rule
+                and not any(s.is_empty() for s in sets_of(node.get_domain()))):  # (no instance to judge by)
             # judged as it would run: the best-stride member innermost (a permutable band needs no tiles to
             # be permuted; gaussian_clamp's column pass came out of isl as (x, y))
             order = self.point_order(node, self.extents(node))
