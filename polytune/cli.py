@@ -507,6 +507,15 @@ def check_compiler(cc: str | None, option: str) -> None:
         raise UsageError(f"{option}: compiler not found: {cc}")
 
 
+def check_cache(path: str | None) -> None:
+    """The measurement cache (*path*, or the default where None) can be created: said before any work, not as an
+    internal error once the first measurement is stored."""
+    from .outpath import check_creatable
+    from .tune import default_cache_path
+    check_creatable(path or default_cache_path(),
+                    "--cache" if path else "--cache (the default; give another, or --no-cache)")
+
+
 def tune_options(args, seed=None) -> TuneOptions:
     """The TuneOptions of a tune command line (*seed*: --seed parsed)."""
     from .tune import default_cache_path
@@ -537,7 +546,7 @@ def build_config(args):
 
 
 def cmd_tune(args) -> int:
-    from .outpath import check_output
+    from .outpath import check_creatable, check_output
     from .outpath import write_output as write_atomically
     from .search import parse_domain
     from .tune import (
@@ -551,6 +560,9 @@ def cmd_tune(args) -> int:
     )
     for path in (args.output, args.report, args.tile_sizes_out):
         check_output(path, (args.file,), args.force)
+    check_creatable(args.plot, "--plot")
+    if not args.no_cache:
+        check_cache(args.cache)
     seed = args.seed if args.seed in ("pluto", "origin", "model") else parse_sizes(args.seed, None, "seed size",
                                                                                      "--seed")
     for spec in args.domain:  # the syntax now; the names once the parameters are known
@@ -602,7 +614,11 @@ def cmd_tune(args) -> int:
 
 
 def cmd_bench(args) -> int:
+    from .outpath import check_creatable
     from .study.bench import main_from_args
+    check_creatable(args.report, "--report", directory=True)
+    if args.cache is not None:
+        check_cache(args.cache)
     check_ray(args.ray)
     check_compiler(args.gcc, "--gcc")
     args.program = _build(args, args.sources)  # every kernel's other sources, libraries, arguments

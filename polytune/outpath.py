@@ -28,6 +28,29 @@ def check_output(path: str | None, inputs: tuple[str, ...] = (), force: bool = F
             raise UsageError("the output would overwrite the input file (give another -o, or --force)", path)
 
 
+def check_creatable(path: str | None, option: str, directory: bool = False) -> None:
+    """Refuse, before any work, a path that a command creates at its end (with the directories above it, as
+    ``--cache``, ``--plot`` and bench's ``--report OUT_DIR`` are made): a file where a directory is wanted or
+    the reverse, or a place where nothing can be created (a missing parent under /proc, a read-only file system).
+    None passes. Probed by creating and removing a temporary directory in the nearest existing ancestor."""
+    if path is None:
+        return
+    if os.path.exists(path) and os.path.isdir(path) != directory:
+        raise UsageError(f"{option}: {'not a directory' if directory else 'is a directory (give a file name)'}",
+                         path)
+    where = os.path.abspath(path if directory else os.path.dirname(os.path.abspath(path)))
+    above = where
+    while not os.path.exists(above):
+        above = os.path.dirname(above)
+    if not os.path.isdir(above):
+        raise UsageError(f"{option}: cannot create {where}: {above} is not a directory", path)
+    try:
+        os.rmdir(tempfile.mkdtemp(dir=above, prefix=".polytune-"))
+    except OSError as e:
+        what = f"cannot create {where}" if above != where else f"cannot write in {where}"
+        raise UsageError(f"{option}: {what}: {e.strerror or e}", path) from None
+
+
 def write_output(path: str, text: str) -> None:
     """Write *text* to *path* atomically; an OS error (read-only file system, /proc) is one line."""
     from .pipeline import write_atomically

@@ -146,6 +146,27 @@ def test_ray_without_ray_installed_is_refused_before_any_work(monkeypatch, capsy
                                            "pip install 'polytune[ray]'\n")
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["tune", GEMM, "--cache", "/proc/no-such-dir/m.sqlite"],
+     "/proc/no-such-dir/m.sqlite: --cache: cannot create /proc/no-such-dir: "),
+    (["tune", GEMM, "--plot", "/proc/no-such-dir/p.png"], "/proc/no-such-dir/p.png: --plot: cannot create "),
+    (["tune", GEMM, "--plot", "/tmp"], "/tmp: --plot: is a directory (give a file name)"),
+    (["bench", GEMM, "--report", "/proc/no-such-dir"], "/proc/no-such-dir: --report: cannot create /proc/no-such-dir"),
+    (["bench", GEMM, "--report", GEMM], f"{GEMM}: --report: not a directory"),
+    (["bench", GEMM, "--cache", "/proc/no-such-dir/m.sqlite"], "/proc/no-such-dir/m.sqlite: --cache: cannot create"),
+])
+def test_paths_written_at_the_end_are_checked_before_any_work(argv, message, capsys, no_work):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(message), err
+
+
+def test_the_default_cache_that_cannot_be_made_is_refused_with_the_way_out(monkeypatch, capsys, no_work):
+    monkeypatch.setenv("XDG_CACHE_HOME", "/proc/no-such-dir")
+    assert main(["tune", GEMM]) == 2
+    assert "--cache (the default; give another, or --no-cache): cannot create" in capsys.readouterr().err
+
+
 def test_extra_tile_sizes_are_warned_about(tmp_path, capsys):
     # (blocks off: gemm's product tiled as a band of 3 dimensions, not packed)
     assert main(["optimize", GEMM, "-DN=40", "--blocks", "off", "--tile-sizes", "16,16,16,8,4", "-o",

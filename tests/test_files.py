@@ -1,6 +1,6 @@
 """What polytune leaves on disk: outputs with the mode an ordinary write gives (the umask, or the mode of the file
-replaced), nothing at all for a scop that uses an undeclared name, and after Ctrl-C during a tune the report of
-what was measured, with one line on the terminal and no worker's traceback."""
+replaced), nothing at all for a scop that uses an undeclared name, and after Ctrl-C during a tune or a bench the
+report of what was measured, with one line on the terminal and no worker's traceback."""
 from __future__ import annotations
 
 import json
@@ -16,6 +16,7 @@ from conftest import KERNELS, ROOT
 
 from polytune.cli import main
 from polytune.pipeline import write_atomically
+from polytune.study import bench
 
 GEMM = os.path.join(KERNELS, "gemm.c")
 
@@ -123,3 +124,60 @@ def test_ctrl_c_during_a_tune_with_workers_is_one_line_and_writes_the_report(tmp
     assert last.startswith("polytune: interrupted after ") and last.endswith(f"their report -> {report}"), rest
     data = json.loads(report.read_text())
     assert data["stop_reason"] == "interrupted" and data["evals"] >= 2 and len(data["evaluations"]) == data["evals"]
+
+
+TIMED = """#define _POSIX_C_SOURCE 199309L
+#include <stdio.h>
+#include <time.h>
+double A[24][24], C[24][24];
+int main(void) {
+  struct timespec t0, t1;
+  for (int i = 0; i < 24; i++) for (int j = 0; j < 24; j++) A[i][j] = (i * j % 7) / 7.0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+#pragma scop
+  for (int i = 0; i < 24; i++)
+    for (int j = 0; j < 24; j++)
+      C[i][j] = A[j][i] + 2.0;
+#pragma endscop
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  printf("time: %.9f\\nchecksum: %.6f\\n", (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec), C[3][5]);
+  return 0;
+}
+"""
+
+
+def test_ctrl_c_during_a_bench_prints_and_writes_the_kernels_done_and_one_line(tmp_path, capsys, monkeypatch):
+    """The second kernel is interrupted: the first one's tables and report stay, and one line says so."""
+    first, second = tmp_path / "first.c", tmp_path / "second.c"
+    first.write_text(TIMED)
+    second.write_text(TIMED)
+    real = bench.bench_kernel
+
+    def interrupted_at_the_second(spec, *a, **k):
+        if spec.path.endswith("second.c"):
+            raise KeyboardInterrupt
+        return real(spec, *a, **k)
+    monkeypatch.setattr(bench, "bench_kernel", interrupted_at_the_second)
+    report = tmp_path / "rep"
+    rc = main(["bench", str(first), str(second), "--runs", "1", "--threads", "1", "--max-evals", "1",
+               "--compilers", "gcc", "--report", str(report), "-q"])
+    cap = capsys.readouterr()
+    assert rc == 130
+    assert cap.err == f"polytune: interrupted after 1 of 2 kernels; their results -> {report}\n"
+    assert "first" in cap.out and "second" not in cap.out and "geometric mean" in cap.out
+    data = json.loads((report / "results.json").read_text())
+    assert [k["name"] for k in data["kernels"]] == ["first"]
+
+
+def test_ctrl_c_before_a_bench_finished_a_kernel_writes_nothing(tmp_path, capsys, monkeypatch):
+    src = tmp_path / "first.c"
+    src.write_text(TIMED)
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(bench, "bench_kernel", interrupted)
+    report = tmp_path / "rep"
+    assert main(["bench", str(src), "--runs", "1", "--threads", "1", "--compilers", "gcc", "--report", str(report),
+                 "-q"]) == 130
+    assert capsys.readouterr().err == "polytune: interrupted after 0 of 1 kernel; no results to write\n"
+    assert not report.exists()

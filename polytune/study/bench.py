@@ -209,8 +209,8 @@ def detect_toolchain(opts: BenchOptions, workdir: str) -> Toolchain:
     clangs = [c for c in names if shutil.which(c) and _probe([c, *CFLAGS], workdir)] if wants_clang else []
     if wants_clang and not clangs:
         what = " and ".join(c for c in ("clang", "polly") if c in opts.compilers)
-        notes.append(f"note: clang not found (tried {', '.join(names)}): skipped {what.replace('polly', 'Polly')}"
-                     f"; install it ({POLLY_INSTALL}) or pass --clang")
+        notes.append(f"polytune: note: clang not found (tried {', '.join(names)}): skipped "
+                     f"{what.replace('polly', 'Polly')}; install it ({POLLY_INSTALL}) or pass --clang")
     if "clang" in opts.compilers and clangs:
         found.append(Compiler("clang", (clangs[0], *CFLAGS), compiler_id(clangs[0])))
     if "polly" in opts.compilers and clangs:
@@ -233,10 +233,10 @@ def _find_polly(clangs: Sequence[str], opts: BenchOptions, workdir: str, notes: 
                     argv = (clang, *CFLAGS, *flags, "-mllvm", "-polly-parallel", omp)
                     if _probe(argv, workdir):
                         return Compiler("polly", argv, compiler_id(clang))
-                notes.append(f"note: {clang} has no OpenMP runtime: Polly runs without -polly-parallel")
+                notes.append(f"polytune: note: {clang} has no OpenMP runtime: Polly runs without -polly-parallel")
             return Compiler("polly", (clang, *CFLAGS, *flags), compiler_id(clang))
     tried = "; ".join(" ".join(s) for s in ([opts.polly_flags] if opts.polly_flags else polly_flag_sets(clangs[0])))
-    notes.append(f"note: Polly not available with {', '.join(clangs)} (tried {tried}): skipped Polly; "
+    notes.append(f"polytune: note: Polly not available with {', '.join(clangs)} (tried {tried}): skipped Polly; "
                  f"install it ({POLLY_INSTALL}) or pass --polly-flags")
     return None
 
@@ -427,7 +427,7 @@ def plan_tunes(opts: BenchOptions, count: int, timers: int = 1, cores: int | Non
         cores = cores or usable_cores()
         if opts.nthreads >= cores:
             note = None if asked in (None, 1) else \
-                (f"note: tuning runs one at a time, not {asked}: the timed runs use every core (--threads "
+                (f"polytune: note: tuning runs one at a time, not {asked}: the timed runs use every core (--threads "
                  f"{opts.nthreads} of {cores}), so no compile may run beside them; give --threads below the cores")
             return TunePlan(1, note)
     n = asked if asked is not None else max(2, timers)
@@ -690,11 +690,11 @@ def load_note(load: list[float] | None, cores: int, threads: int) -> list[str]:
     if not load or not loaded(load[0], cores, threads):
         return []
     if threads > 1:
-        return [f"note: load average {load[0]:.2f} on {cores} cores at the start: other processes compete for the "
-                f"cores, so the timings are distorted (OpenMP programs with {threads} threads the most: a thread "
-                "that is not running holds up every barrier); use --threads 1, or a quiet machine"]
-    return [f"note: load average {load[0]:.2f} on {cores} cores at the start: other processes compete for the "
-            "cores, so the timings are distorted; use a quiet machine"]
+        return [f"polytune: warning: load average {load[0]:.2f} on {cores} cores at the start: other processes "
+                f"compete for the cores, so the timings are distorted (OpenMP programs with {threads} threads the "
+                "most: a thread that is not running holds up every barrier); use --threads 1, or a quiet machine"]
+    return [f"polytune: warning: load average {load[0]:.2f} on {cores} cores at the start: other processes compete "
+            "for the cores, so the timings are distorted; use a quiet machine"]
 
 
 def run_bench(kernels: Sequence[KernelSpec], opts: BenchOptions, log: Log | None = None,
@@ -854,8 +854,12 @@ def main_from_args(args) -> int:
         raise UsageError("--analysis-time-limit must be 0 (none) or a positive number of seconds")
     check_tunes_at_once(opts)  # before the compilers are probed: a bad option prints nothing else
     kernels = [KernelSpec(p) for p in kernel_files(args.paths)]
-    results = run_bench(kernels, opts, log=(lambda line: None) if getattr(args, "quiet", False) else None,
-                        notes=getattr(args, "notes", ()))
+    sofar: list[dict] = []  # the results document, once a kernel is done (run_bench's checkpoint, per kernel)
+    try:
+        results = run_bench(kernels, opts, log=(lambda line: None) if getattr(args, "quiet", False) else None,
+                            checkpoint=sofar.append, notes=getattr(args, "notes", ()))
+    except KeyboardInterrupt:
+        return interrupted(sofar[-1] if sofar else None, len(kernels), args.report)
     print_tables(results)
     if args.report:
         written = write_outputs(results, args.report)
@@ -864,6 +868,19 @@ def main_from_args(args) -> int:
     for line in untimed:
         print(f"polytune: error: {line}", file=sys.stderr)
     return 1 if untimed else 0
+
+
+def interrupted(results: dict | None, count: int, report: str | None) -> int:
+    """Ctrl-C during a bench: the tables and the --report of the kernels done, then one line; exit code 130."""
+    done = len(results["kernels"]) if results else 0
+    if done:
+        print_tables(results)
+        if report:
+            write_outputs(results, report)
+    print(f"polytune: interrupted after {done} of {count} kernel{'s' if count > 1 else ''}"
+          + (f"; their results -> {report}" if report and done else "; no results to write" if report else ""),
+          file=sys.stderr)
+    return 130
 
 
 def untimed_kernels(results: dict) -> list[str]:
