@@ -244,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stop after this many moves of the search")
     p.add_argument("--max-evals", type=POSITIVE, metavar="N",
                    help="stop after this many evaluations (measured configurations; default: no limit)")
-    p.add_argument("--time-limit", type=SECONDS, metavar="S", help="stop after this many seconds of search")
+    p.add_argument("--time-limit", type=SECONDS, metavar="S", help="stop after this many seconds of search (default: no limit)")
     _analysis_limit(p)
     p.add_argument("--samples", type=POSITIVE, metavar="N",
                    help="random search: number of samples (default from Prop. 9.3: 60)")
@@ -316,7 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                         "with modifiers like hill:d2, hill:first, hill:hop, "
                                                         "hill:origin, hill:model, random:n20")
     p.add_argument("--max-evals", type=POSITIVE, metavar="N", help="evaluations per tuning run (default: no limit)")
-    p.add_argument("--time-limit", type=SECONDS, metavar="S", help="seconds per tuning run")
+    p.add_argument("--time-limit", type=SECONDS, metavar="S", help="seconds per tuning run (default: no limit)")
     _analysis_limit(p)
     p.add_argument("--exhaustive-max", type=POSITIVE, default=300, metavar="N",
                    help="exhaustive only on grids this small")

@@ -90,6 +90,19 @@ def test_every_option_has_help_and_help_shows_the_defaults(command):
         assert "(default: hill)" in text and "(default: 0.05)" in text and "(default: 3)" in text
 
 
+# options that name something to write or to use: without them nothing is written or used, there is no default
+NOTHING_WITHOUT = {"-o", "--report", "--tile-sizes-out", "--plot", "--ldflags", "--tile-sizes", "--tile-sizes-file",
+                   "--choice", "--ray", "--confirm-define"}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_an_option_without_a_default_value_says_what_happens_without_it(command):
+    """(--time-limit: "default: no limit"; --threads: "default: all cores"; --cc: "default gcc")"""
+    for a in _sub(command)._actions:
+        if a.option_strings and a.nargs != 0 and a.default is None and not NOTHING_WITHOUT & set(a.option_strings):
+            assert "default" in a.help, (command, a.option_strings)
+
+
 # ---- errors -----------------------------------------------------------------------------------------------
 def test_an_option_typo_is_an_error_line_with_a_suggestion(capsys, no_work):
     assert main(["optimize", GEMM, "--tilesizes", "8,8"]) == 2
