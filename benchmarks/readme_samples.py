@@ -9,7 +9,8 @@ as a terminal shows them). Timings differ from run to run, so ``--check`` compar
 them: the command line (the README shows it, in the block or in the quick start) and the shape of every line
 (numbers, units and padding aside, ``shape``): each line of the README's sample must have the shape of a line
 that a fresh, smaller run of the same command prints (``Sample.quick``), or of a line that appears only under
-some timings or loads (``CONDITIONAL``: notes, warnings, which of the seed and the best was adopted).
+some timings or loads (``CONDITIONAL``: notes, warnings, which of the seed and the best was adopted). A sample
+whose output depends on no timing (``Sample.exact``: optimize's) must be what its command prints now, line for line.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ class Sample:
     command: str  # as the README shows it, run from the clone's root
     quick: str  # the same command at a smaller size: lines of the same shapes, in seconds
     prompt: bool = False  # the block starts with "$ COMMAND" (else the command is in the quick start above it)
+    exact: bool = False  # its output depends on no timing: the README's lines are the command's, all of them
 
 
 SAMPLES = (
@@ -39,6 +41,8 @@ SAMPLES = (
                           "--no-cache",
            "polytune tune benchmarks/pluto/jacobi-2d.c -DN=40 -DTSTEPS=2 --threads 1 --max-evals 2 --runs 2 "
            "--no-cache", prompt=True),
+    Sample("optimize-smooth", "polytune optimize benchmarks/realc_examples/smooth.c -o /tmp/smooth.opt.c",
+           "polytune optimize benchmarks/realc_examples/smooth.c -o /tmp/smooth.opt.c", prompt=True, exact=True),
 )
 
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
@@ -47,7 +51,8 @@ _TIME = re.compile(r"# (?:s|ms|us|ns)\b")
 # Lines that some timings or loads print and others do not (masked by shape): each must still have one of
 # these forms, so that a sample line in an old format fails
 CONDITIONAL = tuple(re.compile(p) for p in (
-    r"^(?:polytune: )?note: load average # on # cores",
+    r"^polytune: note: load average # on # cores: the programs run with OMP_WAIT_POLICY=passive ",
+    r"^polytune: warning: load average # on # cores at the start: ",
     r"^polytune: warning: timings are noisy \(",
     r"^polytune: warning: the best variant is #x slower than the original program \(T against T\): ",
     r"^polytune: warning: the adopted best is slower than the seed ",
@@ -128,6 +133,10 @@ def problems(text: str, fresh: dict[str, str]) -> list[str]:
             lines = lines[1:]
         elif sample.command not in text:
             out.append(f"{sample.name}: README.md does not show the command '{sample.command}'")
+        if sample.exact:
+            if lines != fresh.get(sample.name, "").splitlines():
+                out.append(f"{sample.name}: the block is not what `{sample.command}` prints now")
+            continue
         known = {shape(ln) for ln in fresh.get(sample.name, "").splitlines()}
         for ln in lines:
             s = shape(ln)

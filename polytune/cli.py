@@ -72,7 +72,8 @@ NONNEGATIVE_SECONDS = _bounded(float, 0)  # 0: no limit
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", help="C file with #pragma scop / #pragma endscop regions")
+    p.add_argument("file", help="C file: its #pragma scop / #pragma endscop regions, or where it has none, the "
+                                "loop nests found in its functions (see --auto)")
     p.add_argument("-I", dest="includes", action="append", default=[], metavar="DIR",
                    help="include directory for the C preprocessor")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
@@ -244,7 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stop after this many moves of the search")
     p.add_argument("--max-evals", type=POSITIVE, metavar="N",
                    help="stop after this many evaluations (measured configurations; default: no limit)")
-    p.add_argument("--time-limit", type=SECONDS, metavar="S", help="stop after this many seconds of search (default: no limit)")
+    p.add_argument("--time-limit", type=SECONDS, metavar="S",
+                   help="stop after this many seconds of search (default: no limit)")
     _analysis_limit(p)
     p.add_argument("--samples", type=POSITIVE, metavar="N",
                    help="random search: number of samples (default from Prop. 9.3: 60)")
