@@ -71,6 +71,14 @@ SECONDS = _bounded(float, 0, low_open=True)
 NONNEGATIVE_SECONDS = _bounded(float, 0)  # 0: no limit
 
 
+def _name_value(text: str) -> str:
+    """An argparse type: NAME=VALUE with a C identifier for NAME and a value ("--param N" would define N as 1)."""
+    name, eq, value = text.partition("=")
+    if not re.fullmatch(r"[A-Za-z_]\w*", name) or not eq or not value:
+        raise argparse.ArgumentTypeError(f"needs NAME=VALUE (a macro and its value, e.g. N=4096), got '{text}'")
+    return text
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="C file: its #pragma scop / #pragma endscop regions, or where it has none, the "
                                 "loop nests found in its functions (see --auto)")
@@ -238,7 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "explicit sizes like 32,16,8")
     p.add_argument("--domain", action="append", default=[], metavar="SPEC",
                    help="values of the sizes: 1:512:pow2, 8:256:8 or 8,16,32; once for all, once per "
-                        "parameter, or NAME=SPEC (default: powers of two up to the loop extent, max 512)")
+                        "parameter, or NAME=SPEC, NAME the loop the progress lines name (i=8:64:pow2) or the "
+                        "parameter's (default: powers of two up to the loop extent, max 512)")
     p.add_argument("--alpha", type=_bounded(float, 0, 1), default=t.alpha,
                    help="significance of the one-sided Welch t-test a move must pass (0: medians alone)")
     p.add_argument("--max-iterations", type=POSITIVE, default=t.max_iterations, metavar="N",
@@ -271,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "per thread, shared memory, registers, reduction tile, warp reductions, tiling); "
                         "triton: the launch configuration (block sizes, num_warps, num_stages)")
     _tf32(p)
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", type=_name_value,
                    help="a size of the problem to tune for (a macro of the file, as -D)")
     p.add_argument("--cc", help="compiler of the variants (default gcc; nvcc for --target cuda)")
     p.add_argument("--cflags", help="its flags (default '-O3 -march=native'; '-O3 -arch=native' for nvcc)")
@@ -581,6 +590,7 @@ def cmd_tune(args) -> int:
     build = build_config(args)
     progress = progress_printer(sys.stderr)
     progress.level = 0 if args.quiet else 1 + args.verbose
+    progress.started = args.quiet  # -q: no legend either, above progress lines it leaves out
     try:
         with _wait_policy(args, not target.gpu) as note:
             if note and not args.quiet:

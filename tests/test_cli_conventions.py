@@ -67,10 +67,27 @@ def test_quiet_leaves_out_notes_and_verbose_is_accepted_everywhere(tmp_path, cap
         assert {"-v", "--verbose", "-q", "--quiet"} <= options, command
 
 
+def test_quiet_tune_prints_warnings_and_the_summary_but_no_progress_nor_its_legend(tmp_path, capsys):
+    assert main(["tune", GEMM, "-DN=40", "--cflags=-O1", "--runs", "2", "--threads", "1", "--no-cache",
+                 "--max-evals", "2", "-q"]) == 0
+    cap = capsys.readouterr()
+    assert all(ln.startswith("polytune: warning: ") for ln in cap.err.splitlines()), cap.err
+    assert "original: " in cap.out and "evaluations: 2" in cap.out
+
+
 def test_python_dash_m_polytune_cli_runs_the_command():
     proc = subprocess.run([sys.executable, "-m", "polytune.cli", "--version"], capture_output=True, text=True,
                           env=dict(os.environ, PYTHONPATH=ROOT))
     assert proc.returncode == 0 and proc.stdout.startswith("polytune ")
+
+
+# ---- --param -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("value", ["N", "=3", "N=", "2N=3"])
+def test_param_without_a_name_and_a_value_is_refused_before_any_work(value, capsys, no_work):
+    """(--param N alone would define N as 1: a tune of another size than meant)"""
+    assert main(["tune", GEMM, "--param", value]) == 2
+    assert capsys.readouterr().err == (f"polytune: error: --param: needs NAME=VALUE (a macro and its value, e.g. "
+                                       f"N=4096), got '{value}'\n")
 
 
 # ---- --help -------------------------------------------------------------------------------------------------

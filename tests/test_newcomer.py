@@ -12,6 +12,7 @@ import pytest
 from conftest import KERNELS, ROOT
 
 from polytune.cli import main
+from polytune.errors import UsageError
 from polytune.measure.measurement import Measurement
 from polytune.tune import describe, noise_warning
 
@@ -29,6 +30,7 @@ class Refuse(importlib.abc.MetaPathFinder):
             raise ModuleNotFoundError(f"No module named '{name}'", name=name)
 sys.meta_path.insert(0, Refuse())
 from polytune.cli import main
+from polytune.errors import UsageError
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -109,6 +111,19 @@ def test_skewed_and_repeated_loops_get_distinct_names(tmp_path, capsys):
                  "1", "--report", str(report)]) == 0
     # jacobi-2d's band has diamond tiles (concurrent start): its time member mirrored, 2t - i
     assert [p["loop"] for p in json.loads(report.read_text())["space"]] == ["2t+i", "2t-i", "2t+j"]
+
+
+def test_domain_takes_the_loop_names_the_progress_lines_show():
+    from polytune.measure.c import BuildConfig
+    from polytune.pipeline import analyze
+    from polytune.tune import TuneOptions, make_target
+    target = make_target(analyze(GEMM, defines=("N=40",)), TuneOptions(), BuildConfig())
+    i, j = target.parameters()[:2]
+    space = target.space(("i=8:64:pow2", f"{j.name}=16,32"))
+    assert space.params[0].values == (8, 16, 32, 64) and space.params[1].values == (16, 32)
+    with pytest.raises(UsageError) as refused:
+        target.space(("q=8:64",))
+    assert str(refused.value) == f"--domain names unknown parameter(s) q (parameters: i ({i.name}), j ({j.name}))"
 
 
 def test_describe_names_values_or_falls_back_to_the_tuple():

@@ -63,12 +63,16 @@ class Target:
         if not params and not extra:
             raise UsageError("nothing to tune: no scop has a tilable band of two or more loops", self.program.path)
         specs = list(domains)
-        named = dict(s.split("=", 1) for s in specs if "=" in s)
+        # NAME: a parameter's name, or its label, as the progress lines and the summary name it (i=32 j=64)
+        labels = self.labels(SearchSpace(tuple(params))) if any("=" in s for s in specs) else ()
+        by_label = {lb: p.name for lb, p in zip(labels, params) if lb != p.name}
+        named = {by_label.get(k, k): v for k, v in (s.split("=", 1) for s in specs if "=" in s)}
         plain = [s for s in specs if "=" not in s]
         unknown = set(named) - {p.name for p in params}
         if unknown:
+            known = [f"{lb} ({p.name})" if lb != p.name else p.name for lb, p in zip(labels, params)]
             raise UsageError(f"--domain names unknown parameter(s) {', '.join(sorted(unknown))} "
-                             f"(parameters: {', '.join(p.name for p in params)})")
+                             f"(parameters: {', '.join(known)})")
         if len(plain) not in (0, 1, len(params)):
             raise UsageError(f"give one --domain for all parameters or one per parameter ({len(params)})")
         out = []
