@@ -181,9 +181,10 @@ def test_no_function_of_the_tuner_is_over_60_lines():
 
 
 def test_the_measurement_path_finds_no_method_by_name():
-    """The tuner, the measurer and its slots call what the Runner, Builder, Timer and WorkerPool protocols
-    declare: no getattr or hasattr on runners, targets, pools or their results."""
-    for name in ("tune.py", "measure/measurer.py", "measure/pooled.py"):
+    """The tuner, the measurer and its slots, and the search call what the Runner, Builder, Timer, WorkerPool and
+    Pool protocols declare: no getattr or hasattr on runners, targets, pools or their results."""
+    search = sorted(f"search/{f}" for f in os.listdir(os.path.join(PACKAGE, "search")) if f.endswith(".py"))
+    for name in ("tune.py", "measure/measurer.py", "measure/pooled.py", *search):
         with open(os.path.join(PACKAGE, name), encoding="utf-8") as f:
             tree = ast.parse(f.read())
         calls = [n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
