@@ -72,14 +72,16 @@ class Latest(Generic[K, V]):
     def __init__(self, limit: int):
         self.limit = limit
         self._entries: dict[K, V] = {}
+        self._lock = threading.Lock()  # (a local pool's compile threads share the driver's state)
 
     def get(self, key: K) -> V | None:
         return self._entries.get(key)
 
     def put(self, key: K, value: V) -> V:
-        self._entries[key] = value
-        while len(self._entries) > self.limit:
-            del self._entries[next(iter(self._entries))]
+        with self._lock:
+            self._entries[key] = value
+            while len(self._entries) > self.limit:
+                del self._entries[next(iter(self._entries))]
         return value
 
     def __len__(self) -> int:
