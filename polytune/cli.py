@@ -528,19 +528,20 @@ def check_cache(path: str | None) -> None:
 
 
 def tune_options(args, seed=None) -> TuneOptions:
-    """The TuneOptions of a tune command line (*seed*: --seed parsed)."""
-    from .tune import default_cache_path
-    return TuneOptions(strategy=args.strategy, fit=args.fit, degree=args.degree,
-                       shortest_hop=args.shortest_hop, sweep=args.sweep, again=args.again,
-                       seed=args.seed if seed is None else seed, alpha=args.alpha or None,
-                       max_iterations=args.max_iterations, max_evals=args.max_evals,
-                       time_limit=args.time_limit, domains=tuple(args.domain), samples=args.samples,
-                       eps=args.eps, rng_seed=args.rng_seed,
+    """The TuneOptions of a tune command line (*seed*: --seed parsed), group by group."""
+    from .search import Budget, SearchOptions
+    from .tune import ConfirmOptions, WorkerOptions, default_cache_path
+    search = SearchOptions(degree=args.degree, fit=args.fit, alpha=args.alpha or None, shortest_hop=args.shortest_hop,
+                           sweep=args.sweep, again=args.again, eps=args.eps, samples=args.samples,
+                           rng_seed=args.rng_seed)
+    budget = Budget(max_evals=args.max_evals, time_limit=args.time_limit, max_iterations=args.max_iterations)
+    confirm = ConfirmOptions(args.confirm_runs,
+                             tuple(args.confirm_define) if args.confirm_define is not None else None)
+    return TuneOptions(strategy=args.strategy, seed=args.seed if seed is None else seed, domains=tuple(args.domain),
                        cache=None if args.no_cache else (args.cache or default_cache_path()),
                        parallel=not args.no_parallel, target=args.target, schedule=args.schedule,
-                       pure=tuple(args.pure), auto=args.auto, space=args.space, jobs=args.jobs, ray=args.ray,
-                       confirm_runs=args.confirm_runs, allow_tf32=args.allow_tf32,
-                       confirm_defines=tuple(args.confirm_define) if args.confirm_define is not None else None,
+                       pure=tuple(args.pure), auto=args.auto, space=args.space, allow_tf32=args.allow_tf32,
+                       search=search, budget=budget, workers=WorkerOptions(args.jobs, args.ray), confirm=confirm,
                        **_jam(args), **({} if args.analysis_time_limit is None else
                                         {"analysis_time_limit": args.analysis_time_limit}))
 

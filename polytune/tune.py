@@ -50,23 +50,54 @@ SEEDS = ("pluto", "origin", "model")
 
 
 @dataclass(frozen=True)
+class WorkerOptions:
+    """Where candidates are compiled and timed: ``jobs`` candidates compiled at once (None: the cores, for a
+    target whose pool is its default; 1: all in the tuning process), one timing at a time per timer; ``ray``: a
+    Ray cluster's address ("auto": the local one, or a private instance)."""
+
+    jobs: int | None = None
+    ray: str | None = None
+
+
+@dataclass(frozen=True)
+class ConfirmOptions:
+    """The re-run after the search: the best, the seed and optimize's default run in turn at most ``runs`` times,
+    fewer where the verdict is clear after 3 (Target.confirm_best; 0: not re-measured, the best is kept), with
+    the -D set ``defines`` (None: the tuning's; e.g. the user's problem size)."""
+
+    runs: int = 5
+    defines: tuple[str, ...] | None = None
+
+
+class _Keep:
+    """A flat keyword not given: the group's value stays."""
+
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+KEEP = _Keep()
+
+
+@dataclass(frozen=True, init=False)
 class TuneOptions:
+    """What a tune does: the target and how its variants are made, where the search starts and in what space,
+    and four groups: ``search`` (the strategy's knobs: ``search.SearchOptions``, alpha 0.05 by default),
+    ``budget`` (``search.Budget``), ``workers`` (``WorkerOptions``) and ``confirm`` (``ConfirmOptions``).
+
+    Built with flat keywords, as Kernel Tuner's ``tune_kernel(strategy=..., ...)`` and TVM's ``tune_tir(...,
+    max_trials_global=...)`` are called: ``TuneOptions(strategy="hill", max_evals=30, jobs=2)``; each group's
+    keyword (``fit``, ``degree``, ``shortest_hop``, ``sweep``, ``again``, ``alpha``, ``samples``, ``eps``,
+    ``rng_seed``; ``max_iterations``, ``max_evals``, ``time_limit``; ``jobs``, ``ray``; ``confirm_runs``,
+    ``confirm_defines``) goes to its group and reads back as an attribute of the same name. A group may also be
+    given whole (``workers=WorkerOptions(jobs=2)``, one object shared by several tunes); a flat keyword given
+    beside it changes that field of it (as ``dataclasses.replace(opts, jobs=2)`` does)."""
+
     strategy: str = "hill"
-    fit: str = "best"
-    degree: int = 1
-    shortest_hop: bool = False
-    sweep: bool = False  # hill: coordinate sweeps after converging (search.strategies._sweep)
-    again: bool = True  # hill: the incumbent measured once more before the climb stops (SearchOptions.again)
     seed: str | tuple[int, ...] = "pluto"
-    alpha: float | None = 0.05
-    max_iterations: int = 100
-    max_evals: int | None = None
-    time_limit: float | None = None
     domains: tuple[str, ...] = ()  # one spec for all parameters, one per parameter, or NAME=SPEC
-    samples: int | None = None
-    eps: float = 1e-3
-    rng_seed: int = 0
-    cache: str | None = field(default_factory=default_cache_path)  # None: no persistent cache
+    space: str | None = None  # the target's search space (None: its default; c: "tiles" or "schedule")
+    cache: str | None = None  # the persistent measurement cache (default: default_cache_path(); None: none)
     parallel: bool = True
     domain_cap: int = 512
     target: str = "c"  # a name of polytune.targets: what is tuned (tile sizes, block shape, launch configuration)
@@ -74,16 +105,64 @@ class TuneOptions:
     unroll_jam: int = OptimizeOptions.unroll_jam  # the C target's unroll-and-jam factor (0: none)
     pure: tuple[str, ...] = ()  # functions without side effects (--pure)
     auto: bool | None = None  # region detection: True (--auto), None where the file has no '#pragma scop'
-    space: str | None = None  # the target's search space (None: its default; c: "tiles" or "schedule")
-    jobs: int | None = None  # candidates compiled at once (None: the cores, as tune's); one timing at a time
-    ray: str | None = None  # a Ray cluster's address ("auto": the local one, or a private instance)
-    confirm_runs: int = 5  # the best, the seed and optimize's default re-run in turn at most this often after the
-    # search, fewer where the verdict is clear after 3 (Target.confirm_best; 0: not re-measured, the best is kept)
-    confirm_defines: tuple[str, ...] | None = None  # the -D set of that re-run (None: the tuning's): the user's size
     # a region whose analysis (optimize's default, in a worker) does not end within this many seconds is left
     # out of the tuning, with a note (0: no limit); pipeline.slow_regions
     analysis_time_limit: float = DEFAULT_TIME_LIMIT
     allow_tf32: bool = False  # float32 contractions on TF32 tensor cores, where the target has them (OptimizeOptions)
+    search: SearchOptions = SearchOptions(alpha=0.05)
+    budget: Budget = Budget()
+    workers: WorkerOptions = WorkerOptions()
+    confirm: ConfirmOptions = ConfirmOptions()
+
+    def __init__(self, strategy: str = "hill", *, seed: str | tuple[int, ...] = "pluto", domains: tuple[str, ...] = (),
+                 space: str | None = None, cache: str | None | _Keep = KEEP, parallel: bool = True,
+                 domain_cap: int = 512, target: str = "c", schedule: str = "pluto",
+                 unroll_jam: int = OptimizeOptions.unroll_jam, pure: tuple[str, ...] = (), auto: bool | None = None,
+                 analysis_time_limit: float = DEFAULT_TIME_LIMIT, allow_tf32: bool = False,
+                 search: SearchOptions = SearchOptions(alpha=0.05), budget: Budget = Budget(),
+                 workers: WorkerOptions = WorkerOptions(), confirm: ConfirmOptions = ConfirmOptions(),
+                 fit: str | _Keep = KEEP, degree: int | _Keep = KEEP, shortest_hop: bool | _Keep = KEEP,
+                 sweep: bool | _Keep = KEEP, again: bool | _Keep = KEEP, alpha: float | None | _Keep = KEEP,
+                 samples: int | None | _Keep = KEEP, eps: float | _Keep = KEEP, rng_seed: int | _Keep = KEEP,
+                 max_iterations: int | _Keep = KEEP, max_evals: int | None | _Keep = KEEP,
+                 time_limit: float | None | _Keep = KEEP, jobs: int | None | _Keep = KEEP,
+                 ray: str | None | _Keep = KEEP, confirm_runs: int | _Keep = KEEP,
+                 confirm_defines: tuple[str, ...] | None | _Keep = KEEP):
+        own = {"strategy": strategy, "seed": seed, "domains": domains, "space": space,
+               "cache": default_cache_path() if isinstance(cache, _Keep) else cache, "parallel": parallel,
+               "domain_cap": domain_cap, "target": target, "schedule": schedule, "unroll_jam": unroll_jam,
+               "pure": pure, "auto": auto, "analysis_time_limit": analysis_time_limit, "allow_tf32": allow_tf32,
+               "search": _routed(search, fit=fit, degree=degree, shortest_hop=shortest_hop, sweep=sweep,
+                                 again=again, alpha=alpha, samples=samples, eps=eps, rng_seed=rng_seed),
+               "budget": _routed(budget, max_iterations=max_iterations, max_evals=max_evals, time_limit=time_limit),
+               "workers": _routed(workers, jobs=jobs, ray=ray),
+               "confirm": _routed(confirm, runs=confirm_runs, defines=confirm_defines)}
+        for name, value in own.items():
+            object.__setattr__(self, name, value)
+
+    # the groups' fields under their flat names (the keywords above), read-only
+    fit = property(lambda self: self.search.fit)
+    degree = property(lambda self: self.search.degree)
+    shortest_hop = property(lambda self: self.search.shortest_hop)
+    sweep = property(lambda self: self.search.sweep)
+    again = property(lambda self: self.search.again)
+    alpha = property(lambda self: self.search.alpha)
+    samples = property(lambda self: self.search.samples)
+    eps = property(lambda self: self.search.eps)
+    rng_seed = property(lambda self: self.search.rng_seed)
+    max_iterations = property(lambda self: self.budget.max_iterations)
+    max_evals = property(lambda self: self.budget.max_evals)
+    time_limit = property(lambda self: self.budget.time_limit)
+    jobs = property(lambda self: self.workers.jobs)
+    ray = property(lambda self: self.workers.ray)
+    confirm_runs = property(lambda self: self.confirm.runs)
+    confirm_defines = property(lambda self: self.confirm.defines)
+
+
+def _routed(group, **flat):
+    """*group* with the flat keywords that were given (not KEEP) as its fields."""
+    given = {name: value for name, value in flat.items() if not isinstance(value, _Keep)}
+    return dataclasses.replace(group, **given) if given else group
 
 
 def _ratio(a: Measurement | None, b: Measurement | None) -> float | None:
@@ -471,10 +550,7 @@ def _search(prep: _Prepared, session: MeasureSession, progress: TuneProgress) ->
     """Stage 3: the launch seed (where the target measures one), the starts, what the re-run needs built beside
     the search, then the strategy (in phases over a schedule space) through the session's measurer."""
     opts, target, space = prep.opts, prep.target, prep.space
-    options = SearchOptions(degree=opts.degree, fit=opts.fit, alpha=opts.alpha, shortest_hop=opts.shortest_hop,
-                            sweep=opts.sweep, again=opts.again, eps=opts.eps, samples=opts.samples,
-                            rng_seed=opts.rng_seed)
-    budget = Budget(max_evals=opts.max_evals, time_limit=opts.time_limit, max_iterations=opts.max_iterations)
+    options, budget = opts.search, opts.budget
     seed, launch_choice = prep.seed, None
     if opts.seed == "pluto" and opts.strategy in ("hill", "coordesc"):
         seed, launch_choice = target.launch_seed(session.runner, space, session.measurer, seed)

@@ -181,13 +181,76 @@ def test_no_function_of_the_tuner_is_over_60_lines():
 
 
 def test_the_measurement_path_finds_no_method_by_name():
-    """The tuner, the measurer and its slots call what the Runner, Builder, Timer and WorkerPool protocols
-    declare: no getattr or hasattr on runners, targets, pools or their results."""
-    for name in ("tune.py", "measure/measurer.py", "measure/pooled.py"):
+    """The tuner, the measurer and its slots, and the search call what the Runner, Builder, Timer, WorkerPool and
+    Pool protocols declare: no getattr or hasattr on runners, targets, pools or their results."""
+    search = sorted(f"search/{f}" for f in os.listdir(os.path.join(PACKAGE, "search")) if f.endswith(".py"))
+    for name in ("tune.py", "measure/measurer.py", "measure/pooled.py", *search):
         with open(os.path.join(PACKAGE, name), encoding="utf-8") as f:
             tree = ast.parse(f.read())
         calls = [n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
         assert "getattr" not in calls and "hasattr" not in calls, name
+
+
+MUTABLE_CALLS = {"dict", "list", "set", "defaultdict", "OrderedDict", "deque", "Counter", "count"}
+MUTATORS = {"append", "appendleft", "extend", "add", "update", "pop", "popitem", "popleft", "clear",
+            "setdefault", "remove", "discard", "insert"}
+
+
+def module_state(source: str) -> list[str]:
+    """The module-level mutable state of a module's *source*: each ``global`` statement (a function rebinding a
+    module's name), and each module-level name bound to a dict, list or set (a display, a comprehension or
+    a constructor such as ``dict()``, ``deque()``, ``itertools.count()``) that a function changes (an item
+    stored or deleted, an augmented assignment, a mutating method, ``next``)."""
+    tree = ast.parse(source)
+    found = [f"line {n.lineno}: global {', '.join(n.names)}" for n in ast.walk(tree) if isinstance(n, ast.Global)]
+    containers: dict[str, int] = {}
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, ast.AnnAssign) and node.value is not None else []
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        call = value.func if isinstance(value, ast.Call) else None
+        called = call.id if isinstance(call, ast.Name) else call.attr if isinstance(call, ast.Attribute) else ""
+        if isinstance(value, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)) \
+                or called in MUTABLE_CALLS:
+            containers.update({t.id: node.lineno for t in targets if isinstance(t, ast.Name)})
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for fn in functions:
+        for n in ast.walk(fn):
+            name = None
+            if isinstance(n, (ast.Subscript, ast.Attribute)) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                name = n.value.id if isinstance(n.value, ast.Name) else None
+            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+                name = n.target.id
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in MUTATORS:
+                name = n.func.value.id if isinstance(n.func.value, ast.Name) else None
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "next" and n.args:
+                name = n.args[0].id if isinstance(n.args[0], ast.Name) else None
+            if name in containers:
+                found.append(f"line {containers[name]}: {name}, changed in {fn.name}")
+    return sorted(set(found))
+
+
+def test_module_state_sees_a_cache_a_counter_and_a_global():
+    source = ("import itertools\nTABLE = {'a': 1}\n_CACHE: dict = {}\n_IDS = itertools.count()\n_DIR = None\n"
+              "def f(k):\n    _CACHE[k] = TABLE[k]\n    return next(_IDS)\n"
+              "def g():\n    global _DIR\n    _DIR = 'x'\n")
+    assert module_state(source) == ["line 10: global _DIR", "line 3: _CACHE, changed in f",
+                                    "line 4: _IDS, changed in f"]
+
+
+def test_no_module_level_mutable_state_in_measure_or_workers():
+    """What a process keeps between the steps it runs is its ``WorkerState`` (``polytune.steps``), handed to the
+    steps; pools keep theirs in their instances. No module of ``measure/`` or ``workers/`` holds a cache, a
+    counter or a server in a module-level name."""
+    found = {}
+    for package in ("measure", "workers"):
+        for f in sorted(os.listdir(os.path.join(PACKAGE, package))):
+            if f.endswith(".py"):
+                with open(os.path.join(PACKAGE, package, f), encoding="utf-8") as src:
+                    state = module_state(src.read())
+                if state:
+                    found[f"{package}/{f}"] = state
+    assert found == {}
 
 
 def test_every_cli_target_has_a_target_class_and_an_emitter():

@@ -16,8 +16,15 @@ from polytune.emit.cuda import default_config
 from polytune.measure.cuda import CudaBuildConfig, CudaRunner, program_gain
 from polytune.measure.measurement import ErrorKind, Measurement
 from polytune.pipeline import OptimizeOptions, analyze, generate_cuda
+from polytune.steps import this_process
 from polytune.targets.cuda import CudaTarget
 from polytune.tune import TuneOptions, tune
+
+
+def _server():
+    """The time step's serving process of this process (its WorkerState's)."""
+    return this_process().part(measure_cuda.Serving).server
+
 
 GPU_DIR = os.path.join(ROOT, "benchmarks", "gpu")
 FAKE_NVCC = os.path.join(ROOT, "tests", "data", "fake_nvcc.py")
@@ -277,18 +284,18 @@ def test_cuda_compile_and_time_steps_verify_and_reuse_the_serving_process(reduct
     assert flat64.exe == flat128.exe and flat64.digest == flat128.digest and flat64.block[0] == 64
     assert runner.builds == {} and runner.exe is not None  # compiled once, by the runner
     m = measure_cuda.time_mapping(ref, None, flat64)
-    server = measure_cuda._SERVER
+    server = _server()
     assert m.ok and m.config == flat64.config
-    assert measure_cuda.time_mapping(ref, None, flat128).ok and measure_cuda._SERVER is server
+    assert measure_cuda.time_mapping(ref, None, flat128).ok and _server() is server
     tiled = compiled(block_x=64)
     assert tiled.digest != flat64.digest and runner.mapping_builds == 1
-    assert measure_cuda.time_mapping(ref, None, tiled).ok and measure_cuda._SERVER is not server
+    assert measure_cuda.time_mapping(ref, None, tiled).ok and _server() is not server
     wrong = Reference(ref.dump + 1.0, None, None, ref.build)
     assert measure_cuda.time_mapping(wrong, None, tiled).error == ErrorKind.WRONG_ANSWER
     too_big = compiled(tiling=1, block_x=2048)  # (over 1024 threads a block)
     assert isinstance(too_big, Done) and too_big.value.error == ErrorKind.RESOURCES
     runner.close()
-    assert measure_cuda._SERVER is None  # closing the runner stops the time step's serving process
+    assert _server() is None  # closing the runner stops the time step's serving process
 
 
 @needs_gxx
@@ -309,7 +316,7 @@ def test_a_cuda_timing_runs_its_kernels_only_while_no_other_tune_on_the_machine_
             measure_cuda.time_mapping(runner.reference_data(), None, compiled)))
         worker.start()
         worker.join(1.0)
-        assert not done and measure_cuda._SERVER is not None  # started, waiting for the lock
+        assert not done and _server() is not None  # started, waiting for the lock
     finally:
         os.close(fd)  # (releases the lock)
     worker.join(60)

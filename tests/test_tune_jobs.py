@@ -10,6 +10,7 @@ import os
 
 import pytest
 from conftest import synthetic_times, write_matmul
+from fakes import FakeRunner, FakeTarget, FakeWorkers
 
 from polytune.cli import main
 from polytune.measure.c import BuildConfig
@@ -179,50 +180,6 @@ def test_bench_tunes_its_kernels_at_once_on_one_ray_instance(tmp_path, private_r
     assert ray.is_initialized()  # the bench left this process's instance as it found it
 
 
-class _Workers:
-    """A stand-in for polytune.workers' pools: runs both steps at once and names a worker."""
-
-    def __init__(self):
-        self.submitted = []
-
-    def submit(self, compile_fn, time_fn, payload, label=""):
-        from concurrent.futures import Future
-
-        from polytune.workers import WorkResult
-        self.submitted.append(payload)
-        f = Future()
-        f.set_result(WorkResult(len(self.submitted), label, time_fn(compile_fn(payload)), "box/timer", "box/c0",
-                                True, 1, (0.0, 0.0), (0.0, 0.0)))
-        return f
-
-
-class _Runner:
-    def job(self, variant):
-        return variant.config
-
-    def reference_data(self):
-        return "reference"
-
-    @staticmethod
-    def compile_step(config):
-        return config
-
-    @staticmethod
-    def time_step(reference, bound, config):
-        from polytune.measure import Measurement
-        assert reference == "reference"
-        return Measurement(config, (float(sum(config)),))
-
-
-class _Target:
-    """The second parameter is read only when the first is 1 (as a schedule choice reads some tile sizes)."""
-
-    def variant(self, names, config):
-        from polytune.measure import Variant
-        reads = frozenset(names) if config[0] == 1 else frozenset(names[:1])
-        return Variant(tuple(config), tuple(names), None, reads, lambda: "")
-
-
 def test_pooled_measure_reads_the_cache_and_measures_one_variant_once():
     from polytune.measure import Measurement
     from polytune.measure.measurer import Bound, Measurer
@@ -232,9 +189,9 @@ def test_pooled_measure_reads_the_cache_and_measures_one_variant_once():
         def get(self, config):
             return Measurement(config, (0.5,), cached=True) if config == (1, 7) else None
 
-    workers = _Workers()
+    workers = FakeWorkers(hand_back=False)
     bound = Bound()
-    pm = Measurer(_Target(), ("a", "b"), PoolSlots(_Runner(), workers, bound), Cache(), bound)
+    pm = Measurer(FakeTarget(), ("a", "b"), PoolSlots(FakeRunner(), workers, bound), Cache(), bound)
     first = pm.submit((0, 1)).result()
     again = pm.submit((0, 2)).result()  # b is not read when a is 0: the same variant
     cached = pm.submit((1, 7)).result()

@@ -22,7 +22,7 @@ import numpy as np
 from ..emit.c import generate_dump
 from ..errors import PolytuneError, UsageError
 from ..pipeline import Program, generate_regions, source_lines, splice
-from ..steps import Done
+from ..steps import Done, Latest, WorkerState, this_process
 from .build import Build, compile_objects, first_error
 from .kept import KeptBuilds
 from .measurement import ErrorKind, Measurement
@@ -259,28 +259,32 @@ def program_digest(program: Program) -> str:
     return source_digest(program.text)
 
 
-# Programs analyzed in this process, by (path, includes, defines, text digest): a compile worker analyzes its
-# program once; the driver registers the one it analyzed (remember_program), so it never analyzes twice.
-_PROGRAMS: dict[tuple, Program] = {}
+class Analyzed(Latest[tuple, Program]):
+    """A process's part of its ``WorkerState``: the programs it analyzed, by (path, includes, defines, text
+    digest, ...): a compile worker analyzes its program once; the driver registers the one it analyzed
+    (remember_program). The latest 8: a bench tunes kernel after kernel."""
+
+    def __init__(self) -> None:
+        super().__init__(8)
 
 
-def remember_program(program: Program) -> None:
+def remember_program(program: Program, state: WorkerState | None = None) -> None:
     key = (os.path.abspath(program.path), tuple(program.includes), tuple(program.defines), tuple(program.pure),
            program_digest(program), tuple(program.left_out))
-    _PROGRAMS[key] = program
-    while len(_PROGRAMS) > 8:  # a bench tunes kernel after kernel: keep the latest
-        del _PROGRAMS[next(iter(_PROGRAMS))]
+    (state or this_process()).part(Analyzed).put(key, program)
 
 
-def job_program(job: CompileJob) -> Program:
+def job_program(job: CompileJob, state: WorkerState | None = None) -> Program:
+    """*job*'s program, analyzed once per process (*state*)."""
+    analyzed = (state or this_process()).part(Analyzed)
     key = (job.path, tuple(job.includes), tuple(job.defines), tuple(job.pure), job.auto, job.digest, tuple(job.skip))
-    program = _PROGRAMS.get(key)
+    program = analyzed.get(key)
     if program is None:
         from ..pipeline import analyze
         program = analyze(job.path, job.includes, job.defines, job.pure, job.auto, skip=job.skip)
         if program_digest(program) != job.digest:
             raise PolytuneError("the file changed while it was being tuned", job.path)
-        _PROGRAMS[key] = program
+        analyzed.put(key, program)
     return program
 
 
@@ -338,12 +342,13 @@ def variant_source(job: CompileJob, program: Program | None = None):
     return instrument(program, codes)
 
 
-def compile_variant(job: CompileJob, program: Program | None = None, source: str | None = None):
+def compile_variant(job: CompileJob, program: Program | None = None, source: str | None = None,
+                    state: WorkerState | None = None):
     """The compile step: generate the variant's regions (or take *source*, ``variant_source``'s text) and
-    compile the instrumented program. A ``Compiled``, or ``Done(Measurement)`` when code generation or the
-    compiler failed (a failure is a value)."""
+    compile the instrumented program (*program*, else the job's, analyzed once per process: *state*). A
+    ``Compiled``, or ``Done(Measurement)`` when code generation or the compiler failed (a failure is a value)."""
     start = time.perf_counter()
-    program = program if program is not None else job_program(job)
+    program = program if program is not None else job_program(job, state)
     text = variant_source(job, program) if source is None else source
     generated = time.perf_counter() - start
     if isinstance(text, Done):

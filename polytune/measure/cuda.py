@@ -43,6 +43,7 @@ from ..emit.cuda import MAX_DIM, MAX_THREADS, CudaMapping, kernel_block, resourc
 from ..errors import PolytuneError, UsageError
 from ..pipeline import OptimizeOptions, Program, cuda_program, generate_cuda
 from ..stats import shift_interval
+from ..steps import Done, Latest, WorkerState, this_process
 from .c import (
     BuildConfig,
     CompileJob,
@@ -416,15 +417,19 @@ class CudaCompiled:
     generate_time: float = 0.0
 
 
-_BUILT: dict[tuple, tuple] = {}  # this process's latest compiles: (text digest, build) -> (bytes, error, ptxas, s)
+class Compiles(Latest[tuple, tuple]):
+    """A compile worker's part of its ``WorkerState``: its latest 4 compiles, (text digest, build) -> (bytes,
+    error, ptxas, s)."""
+
+    def __init__(self) -> None:
+        super().__init__(4)
 
 
-def compile_mapping(job: CudaJob):
+def compile_mapping(job: CudaJob, state: WorkerState | None = None):
     """The compile step of a CUDA candidate (in a compile worker): a tiled mapping's build generated and
     compiled with nvcc, its limits checked before (mapping_text) and after (ptxas's registers); a flat one
     checked against the shared build's registers. A ``CudaCompiled``, or ``Done(Measurement)`` where the
     candidate cannot run."""
-    from ..steps import Done
     mapping, config = job.opts, job.config
     if job.shared is not None:
         s = job.shared
@@ -435,52 +440,74 @@ def compile_mapping(job: CudaJob):
         if why:
             return Done(Measurement(config, error=ErrorKind.RESOURCES, detail=why))
         return CudaCompiled(config, s.exe, s.digest, block, s.compile_time)
+    state = state or this_process()
     start = time.perf_counter()
-    text = mapping_text(job_program(job), mapping, config)
+    text = mapping_text(job_program(job, state), mapping, config)
     generated = time.perf_counter() - start
     if isinstance(text, Measurement):
         return Done(text)
     key = (source_digest(text), job.build)
-    built = _BUILT.get(key)
+    compiles = state.part(Compiles)
+    built = compiles.get(key)
     if built is None:
         with tempfile.TemporaryDirectory(prefix="polytune-cuda-compile-") as tmp:
             exe, err, ptxas, dt = _nvcc(job.build, text, tmp, "v", job.quote, write_objects(job.objects, tmp))
-            built = (read_bytes(exe) if exe else None, err, ptxas, dt)
-        while len(_BUILT) >= 4:
-            del _BUILT[next(iter(_BUILT))]
-        _BUILT[key] = built
+            built = compiles.put(key, (read_bytes(exe) if exe else None, err, ptxas, dt))
     data, err, ptxas, dt = built
     if data is None:
         return Done(Measurement(config, error=ErrorKind.COMPILE, compile_time=dt, detail=err))
-    why = own_build_problem(job_program(job), mapping, text, ptxas)
+    why = own_build_problem(job_program(job, state), mapping, text, ptxas)
     if why:
         return Done(Measurement(config, error=ErrorKind.RESOURCES, compile_time=dt, detail=why))
     return CudaCompiled(config, data, key[0], served_block(mapping), dt, generated)
 
 
-# The time step's serving process (one per process: the timer's), kept while the candidates run one build
-_SERVER: Server | None = None
-_SERVER_LOCK = threading.Lock()
-_SERVER_DIR: str | None = None
+class Serving:
+    """A timer's part of its ``WorkerState``: the time step's serving process (one per process), kept while the
+    candidates run one build, and the directory of its executables (removed when the process exits)."""
+
+    def __init__(self) -> None:
+        self.server: Server | None = None
+        self.lock = threading.Lock()
+        self.dir: str | None = None
+
+    def measure(self, ref: Reference, compiled: CudaCompiled) -> Measurement:
+        with self.lock:
+            if self.dir is None:
+                self.dir = tempfile.mkdtemp(prefix="polytune-serve-")
+                atexit.register(self.remove_dir)
+            exe = os.path.join(self.dir, compiled.digest[:24])
+            if self.server is None or self.server.exe != exe:
+                self._stop()
+                with open(exe, "wb") as f:
+                    f.write(compiled.exe)
+                os.chmod(exe, 0o700)
+            self.server = serving(self.server, exe, ref.build, ref.build.program.cwd or self.dir)
+            return self.server.measure(compiled.config, compiled.block, compiled.compile_time, ref.dump)
+
+    def stop(self) -> None:
+        """Stop the serving process (it holds device memory) and remove its executable."""
+        with self.lock:
+            self._stop()
+
+    def remove_dir(self) -> None:
+        self.stop()
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+            with contextlib.suppress(OSError):
+                os.unlink(self.server.exe)
+            self.server = None
 
 
-def time_mapping(ref: Reference, bound, compiled: CudaCompiled) -> Measurement:
-    """The time step (on the GPU's timer): the candidate's build served by this process's serving process,
-    started for it unless the candidate before ran the same build (the flat mapping's candidates); one
-    request, the results checked against the original's. *bound* is not used: a round of kernels is cheap."""
-    global _SERVER, _SERVER_DIR
-    with _SERVER_LOCK:
-        if _SERVER_DIR is None:
-            _SERVER_DIR = tempfile.mkdtemp(prefix="polytune-serve-")
-            atexit.register(_remove_server_dir)
-        exe = os.path.join(_SERVER_DIR, compiled.digest[:24])
-        if _SERVER is None or _SERVER.exe != exe:
-            _stop_server()
-            with open(exe, "wb") as f:
-                f.write(compiled.exe)
-            os.chmod(exe, 0o700)
-        _SERVER = serving(_SERVER, exe, ref.build, ref.build.program.cwd or _SERVER_DIR)
-        return _SERVER.measure(compiled.config, compiled.block, compiled.compile_time, ref.dump)
+def time_mapping(ref: Reference, bound, compiled: CudaCompiled, state: WorkerState | None = None) -> Measurement:
+    """The time step (on the GPU's timer): the candidate's build served by this process's serving process
+    (*state*'s), started for it unless the candidate before ran the same build (the flat mapping's candidates);
+    one request, the results checked against the original's. *bound* is not used: a round of kernels is cheap."""
+    return (state or this_process()).part(Serving).measure(ref, compiled)
 
 
 def serving(server: Server | None, exe: str, build: CudaBuildConfig, cwd: str) -> Server:
@@ -492,25 +519,9 @@ def serving(server: Server | None, exe: str, build: CudaBuildConfig, cwd: str) -
     return Server(exe, build, cwd)
 
 
-def stop_server() -> None:
-    """Stop the time step's serving process (it holds device memory) and remove its executable."""
-    with _SERVER_LOCK:
-        _stop_server()
-
-
-def _remove_server_dir() -> None:
-    stop_server()
-    if _SERVER_DIR is not None:
-        shutil.rmtree(_SERVER_DIR, ignore_errors=True)
-
-
-def _stop_server() -> None:
-    global _SERVER
-    if _SERVER is not None:
-        _SERVER.stop()
-        with contextlib.suppress(OSError):
-            os.unlink(_SERVER.exe)
-        _SERVER = None
+def stop_server(state: WorkerState | None = None) -> None:
+    """Stop the time step's serving process of this process (*state*)."""
+    (state or this_process()).part(Serving).stop()
 
 
 class CudaRunner(TwoSteps):

@@ -14,6 +14,7 @@ from functools import partial
 from typing import Any
 
 from ..poly.islutil import ISL_LOCK
+from ..steps import Latest, WorkerState, this_process
 from ..workers.base import WorkerPool, WorkResult
 from .mapped import map_future
 from .measurement import Measurement
@@ -29,17 +30,24 @@ class _Shared:
         self.ref = ray.put(data)
 
 
-_FETCHED: dict[str, Any] = {}
+class Fetched(Latest[str, Any]):
+    """A worker's part of its ``WorkerState``: the references it fetched, the latest searches' (several tunes
+    may share the timers)."""
+
+    def __init__(self) -> None:
+        super().__init__(4)
 
 
-def _time_shared(time_fn: Callable, shared: _Shared, bound: Bound, compiled: Any) -> Measurement:
+def _time_shared(time_fn: Callable, shared: _Shared, bound: Bound, compiled: Any,
+                 state: WorkerState | None = None) -> Measurement:
+    """The time step with its reference fetched from the object store, once per worker process (*state*)."""
     import ray
+    fetched = (state or this_process()).part(Fetched)
     key = shared.ref.hex()
-    if key not in _FETCHED:
-        while len(_FETCHED) >= 4:  # the latest searches' references (several tunes may share the timers)
-            del _FETCHED[next(iter(_FETCHED))]
-        _FETCHED[key] = ray.get(shared.ref)
-    return time_fn(_FETCHED[key], bound, compiled)
+    data = fetched.get(key)
+    if data is None:
+        data = fetched.put(key, ray.get(shared.ref))
+    return time_fn(data, bound, compiled)
 
 
 class PoolSlots:

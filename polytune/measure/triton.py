@@ -43,6 +43,7 @@ import numpy as np
 from ..emit.triton import PROBE_PRELUDE, generate_probe, py_names
 from ..errors import PolytuneError, UsageError
 from ..pipeline import Program, splice
+from ..steps import WorkerState, this_process
 from .build import compile_objects
 from .c import BuildConfig, compare_dumps, compile_source, original_regions, quote_dirs
 from .measurement import ErrorKind, Measurement
@@ -396,8 +397,15 @@ class Warmed:
     generate_time: float = 0.0  # (the code was generated before the search: none here)
 
 
-_WARM_MODULES: dict[str, object] = {}  # this worker's modules, by text digest, their launcher compiling only
-_WARM_DIR: str | None = None
+class WarmModules:
+    """A compile worker's part of its ``WorkerState``: its modules, by text digest, their launcher compiling only,
+    and the directory they are loaded from (made on first use and removed when the worker process exits: a
+    multiprocessing finalizer, which runs where a worker ends without running atexit, as forkserver's
+    children do)."""
+
+    def __init__(self) -> None:
+        self.modules: dict[str, object] = {}
+        self.dir: str | None = None
 
 
 def _compile_only(kernel, grid, tensors, numbers, constexprs, num_warps, num_stages) -> None:
@@ -407,21 +415,19 @@ def _compile_only(kernel, grid, tensors, numbers, constexprs, num_warps, num_sta
                   num_stages=num_stages)
 
 
-def warm_dir() -> str:
-    """This worker's directory for the modules it loads, made on first use and removed when the worker process
-    exits (a multiprocessing finalizer: it runs where a worker ends without running atexit, as forkserver's
-    children do)."""
-    global _WARM_DIR
-    if _WARM_DIR is None:
+def warm_dir(state: WorkerState | None = None) -> str:
+    """This worker's directory for the modules it loads (*state*'s ``WarmModules``)."""
+    warm = (state or this_process()).part(WarmModules)
+    if warm.dir is None:
         import multiprocessing.util
         import shutil
-        _WARM_DIR = tempfile.mkdtemp(prefix="polytune-triton-warm-")
-        multiprocessing.util.Finalize(None, shutil.rmtree, args=(_WARM_DIR,), kwargs={"ignore_errors": True},
+        warm.dir = tempfile.mkdtemp(prefix="polytune-triton-warm-")
+        multiprocessing.util.Finalize(None, shutil.rmtree, args=(warm.dir,), kwargs={"ignore_errors": True},
                                       exitpriority=0)
-    return _WARM_DIR
+    return warm.dir
 
 
-def warm_kernels(job: TritonJob) -> Warmed:
+def warm_kernels(job: TritonJob, state: WorkerState | None = None) -> Warmed:
     """The compile step: run the module's run() on meta tensors of the candidate's shapes with a launcher that
     compiles each kernel (JITFunction.warmup) instead of launching it. A failure is not the candidate's: the
     time step then compiles as it launches (``Warmed.detail`` says why)."""
@@ -429,12 +435,14 @@ def warm_kernels(job: TritonJob) -> Warmed:
         return Warmed(job.config, job.names)
     try:
         import torch
+        state = state or this_process()
+        modules = state.part(WarmModules).modules
         key = hashlib.sha256(job.text.encode()).hexdigest()
-        mod = _WARM_MODULES.get(key)
+        mod = modules.get(key)
         if mod is None:
-            mod = load_module(job.text, warm_dir())
+            mod = load_module(job.text, warm_dir(state))
             mod._launch = _compile_only
-            _WARM_MODULES[key] = mod
+            modules[key] = mod
         args = {name: torch.empty_strided(a[2], a[3], dtype=getattr(torch, a[1]), device="meta") if a[0] == "tensor"
                 else a[1] for name, a in job.args}
         mod.run(**args, config=job.cfg)

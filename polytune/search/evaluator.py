@@ -196,8 +196,8 @@ class Evaluator:
 
     @property
     def timers(self) -> int:
-        """How many candidates the pool times at once (``pool.timers``; default: its workers)."""
-        return max(1, int(getattr(self._pool, "timers", self._pool.workers)))
+        """How many candidates the pool times at once (``pool.timers``)."""
+        return max(1, int(self._pool.timers))
 
     def _speculate(self, guess, order: list[Config], pending: dict[int, Future[Measurement]],
                    speculative: dict[Config, Future[Measurement]]) -> None:
@@ -270,10 +270,9 @@ class Evaluator:
         the budget allows no further evaluation, or the second measurement failed."""
         config = measurement.config
         self.measured_again.add(config)
-        resubmit = getattr(self._pool, "resubmit", None)
-        if resubmit is None or not measurement.ok or self._budget_left(0) is not None:
+        if not measurement.ok or self._budget_left(0) is not None:
             return measurement
-        future = resubmit(config)
+        future = self._pool.resubmit(config)
         if future is None:
             return measurement
         fresh = future.result()

@@ -56,6 +56,12 @@ class _Phase:
         self.known, self.embed, self._evaluate, self._pool = known, embed, evaluate, pool
         self.workers = pool.workers if pool is not None else 1
 
+    @property
+    def timers(self) -> int:
+        """(As many as ``workers``: the phase's evaluator speculates as it did before pools said how many they
+        time.)"""
+        return self.workers
+
     def _repeat(self, config: Config) -> Measurement | None:
         m = self.known.get(self.embed(config))
         return None if m is None else replace(m, config=tuple(config), same_as=m.config, extra=dict(m.extra))
@@ -70,8 +76,9 @@ class _Phase:
         return self._pool.submit(self.embed(config))
 
     def resubmit(self, config: Config) -> Future[Measurement] | None:
-        again = getattr(self._pool, "resubmit", None)
-        return None if again is None else again(self.embed(tuple(int(v) for v in config)))
+        if self._pool is None:
+            return None
+        return self._pool.resubmit(self.embed(tuple(int(v) for v in config)))
 
 
 def phased_search(space: SearchSpace, evaluate: Callable[[Config], Measurement] | None, strategy: str,

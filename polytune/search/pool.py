@@ -12,6 +12,9 @@ strategy in the strategy's order, so a search ends in the same place with one wo
 - :class:`MappedPool` (``polytune.measure.mapped``, re-exported here): any other ``submit(config) -> Future[R]``
   (a compile-in-parallel or Ray pool with its steps bound), its results turned into Measurements by ``convert``;
   ``timers``: how many it times at once.
+
+A pool of one's own implements the whole protocol (``workers``, ``timers``, ``submit``, ``resubmit``): the
+evaluator calls what it declares and looks nothing up by name.
 """
 from __future__ import annotations
 
@@ -29,24 +32,33 @@ class Pool(Protocol):
     """Measures configurations in the background; ``workers`` is how many it measures at once.
 
     A pool whose candidates queue for fewer timers than it keeps in flight (compiles ahead) says so with
-    ``timers`` (default: ``workers``): the evaluator speculates only where there are several, since a single
-    timer is never idle while a batch runs. Candidates are timed in submission order."""
+    ``timers`` (the library's pools: ``workers`` unless they time fewer at once): the evaluator speculates only
+    where there are several, since a single timer is never idle while a batch runs. Candidates are timed in
+    submission order."""
 
     workers: int
+
+    @property
+    def timers(self) -> int:
+        """How many of the candidates in flight are timed at once."""
+        ...
 
     def submit(self, config: Config) -> Future[Measurement]:
         """Start measuring ``config``; the future's result is its Measurement (or the exception evaluate
         raised). A future the evaluator cancels before it started is never measured."""
         ...
 
-    # Optional: ``resubmit(config) -> Future[Measurement] | None`` measures a configuration again, never from
-    # a memo or cache (None: it cannot); Evaluator.measure_again uses it where the pool has it.
+    def resubmit(self, config: Config) -> Future[Measurement] | None:
+        """Measure ``config`` again, never from a memo or cache (``Evaluator.measure_again``); None: this pool
+        cannot."""
+        ...
 
 
 class SerialPool:
     """One candidate at a time, measured inside :meth:`submit` (exceptions propagate from there)."""
 
     workers = 1
+    timers = 1
 
     def __init__(self, evaluate: Callable[[Config], Measurement],
                  again: Callable[[Config], Measurement] | None = None):
@@ -80,6 +92,11 @@ class ThreadPool:
         self._again = again  # measures a configuration again (resubmit)
         self.workers = workers
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="polytune-eval")
+
+    @property
+    def timers(self) -> int:
+        """(Each thread measures its candidate whole: as many at once as workers.)"""
+        return self.workers
 
     def submit(self, config: Config) -> Future[Measurement]:
         return self._executor.submit(self._evaluate, config)

@@ -74,9 +74,9 @@ class SearchOptions:
             raise UsageError(f"fit must be 'best' or 'first', got {self.fit!r}")
         if self.alpha is not None and not 0 < self.alpha < 1:
             raise UsageError(f"alpha must lie in (0, 1), got {self.alpha}")
-        for name in ("threshold", "eps"):
-            if not 0 <= getattr(self, name) < 1:
-                raise UsageError(f"{name} must lie in [0, 1), got {getattr(self, name)}")
+        for name, value in (("threshold", self.threshold), ("eps", self.eps)):
+            if not 0 <= value < 1:
+                raise UsageError(f"{name} must lie in [0, 1), got {value}")
         if self.samples is not None and self.samples < 1:
             raise UsageError(f"samples must be >= 1, got {self.samples}")
         if not 0 < self.quantile <= 1:

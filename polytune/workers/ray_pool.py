@@ -56,7 +56,6 @@ TIMER_RESOURCE = "polytune_timer"
 # processes (raylet, agents) may run elsewhere: the timing task's worker pins itself there before it times
 TIMER_CPUS_ENV = "POLYTUNE_TIMER_CPUS"
 MAX_ATTEMPTS = 3
-_BARRIERS = itertools.count()  # the warm-ups' barrier files (_warm): one name each
 LOOPBACK = "127.0.0.1"
 _log = logging.getLogger(__name__)
 
@@ -230,6 +229,7 @@ class RayPool:
         self._last_refresh = 0.0
         self._warm_requests: deque[tuple[Callable[[Any], Any], Any]] = deque()  # from any thread
         self._warmed: set[tuple] = set()
+        self._barriers = itertools.count()  # the warm-ups' barrier files (_warm): one name each
         self._warm_early = False
         # what the compiles went to (``stats``): started, on timer nodes, and those whose candidate was dropped
         # (a speculation the search no longer wanted) after its compile had started
@@ -303,8 +303,8 @@ class RayPool:
             first = [n for n in nodes if not n.timer_slots] or nodes
             for node in first:
                 strategy = NodeAffinitySchedulingStrategy(node.node_id, soft=False)
-                barrier = os.path.join(tempfile.gettempdir(), f"polytune-warm-{os.getpid()}-{node.node_id[:12]}-"
-                                       f"{next(_BARRIERS)}")
+                barrier = os.path.join(tempfile.gettempdir(), f"polytune-warm-{os.getpid()}-{id(self):x}-"
+                                       f"{node.node_id[:12]}-{next(self._barriers)}")
                 step = partial(_warm, fn, barrier, node.cpus)
                 for _ in range(node.cpus):
                     ref = _compile.options(num_cpus=0, scheduling_strategy=strategy).remote(step, payload, False)
