@@ -591,7 +591,6 @@ def cmd_tune(args) -> int:
     build = build_config(args)
     progress = progress_printer(sys.stderr)
     progress.level = 0 if args.quiet else 1 + args.verbose
-    progress.started = args.quiet  # -q: no legend either, above progress lines it leaves out
     try:
         with _wait_policy(args, not target.gpu) as note:
             if note and not args.quiet:

@@ -27,6 +27,7 @@ from .measure.measurer import Bound, InProcess, Measurer, Slots
 from .measure.pooled import PoolSlots
 from .measure.runner import Runner
 from .pipeline import OptimizeOptions, Program, analyze, slow_regions
+from .poly.choice import coordinates
 from .poly.islutil import ISL_LOCK
 from .search import (
     Budget,
@@ -608,10 +609,6 @@ def _report(prep: _Prepared, session: MeasureSession, found: _Found, build: Buil
             best_build = target.describe_best(space.names, result.best.config)
         target.finish(session.runner, result.best, space.names)
     warnings = prep.notes + ((session.noisy,) if session.noisy else ()) + found.warnings
-    slower = _ratio(original, result.best)
-    if slower is not None and slower < 1:  # (never hand a user a slower program without saying so)
-        warnings += (f"polytune: warning: the best variant found is slower than the original ({slower:.2f}x of "
-                     "its speed): keep the original program",)
     phased = found.phased
     report = TuneReport(
         file=prep.path, machine=machine_id(), target=opts.target, compiler=target.compiler(),
@@ -624,6 +621,8 @@ def _report(prep: _Prepared, session: MeasureSession, found: _Found, build: Buil
         workers=session.workers_info, best_build=best_build, starts=phased.starts if phased else None,
         climbed_from=phased.climbed_from if phased else None, search_best=found.search_best, spans=session.spans,
         sweep=opts.sweep, threshold=opts.eps if opts.strategy == "coordesc" else 0.0, omp_env=omp_environment())
+    # (never hand a user a slower program without saying so, once, with the advice that fits: in the report too)
+    report = dataclasses.replace(report, warnings=report.warnings + tuple(slower_warnings(report)))
     out = TuneResult(prep.program, space, result, original, best_text, report)
     if found.interrupted:
         raise TuneInterrupted(out)
@@ -724,6 +723,7 @@ LEGEND = ("[eval] phase  configuration (each tile size named by its loop; schedu
           "default)  time or why it has none  fastest so far (the summary says which one was adopted, and why)\n"
           "  pruned: its first run was over 2x slower than the fastest so far, so it was not run again; "
           "wrong_answer: its results differ from the original's\n")
+SCHEDULE_COORDINATES = frozenset(coordinates())  # the --space schedule parameters
 LEGEND_SCHEDULE = ("  --space schedule: phase start measures optimize's default and the other scheduler, tiles the "
                    "tile-only search's path from the seed, then the whole space from the fastest\n")
 
@@ -884,11 +884,11 @@ class ProgressPrinter(TuneProgress):
 
     def __call__(self, rec) -> None:
         m = rec.measurement
-        if not self.started:
+        if not self.started and self.level >= 1:  # (-q: no progress lines, no legend above them)
             self.stream.write(LEGEND)
-            if self.space is not None and any(p.is_categorical for p in self.space.params):
-                self.stream.write(LEGEND_SCHEDULE)
-            self.started = True
+            if self.space is not None and any(p.name in SCHEDULE_COORDINATES for p in self.space.params):
+                self.stream.write(LEGEND_SCHEDULE)  # (not for a contraction's categorical block coordinates)
+        self.started = True
         if m.ok and m.value < self.best[0]:
             self.best = (m.value, m.config)
         if self.level < 1:
@@ -1029,7 +1029,7 @@ def summary(res: TuneResult) -> str:
     if r.workers:
         where = f"Ray {r.workers['ray']}, {len(r.workers['timers'])} timer(s)" if "ray" in r.workers else "locally"
         lines.append(f"workers: {r.workers['jobs']} compiling at once, {where}")
-    lines += list(r.warnings) + slower_warnings(r)
+    lines += list(r.warnings) + [w for w in slower_warnings(r) if w not in r.warnings]  # (_report adds them)
     return "\n".join(lines)
 
 

@@ -107,6 +107,17 @@ def test_a_best_slower_than_the_original_is_warned_about_with_the_advice_that_fi
     assert one.splitlines()[-1].endswith("the machine is loaded: tune on a quiet machine")
 
 
+def test_a_slowdown_the_report_already_holds_is_said_once():
+    """(tune's report holds the warning, for a reader of its file; the summary printed it a second time, and an
+    older line beside it in other words: two warnings for one slowdown)"""
+    from polytune.tune import slower_warnings
+    seed = m((32, 32), 0.012, 0.012, 0.013)
+    bare = report(m((), 0.006, 0.006, 0.006), seed, seed, [seed]).report
+    held = report(m((), 0.006, 0.006, 0.006), seed, seed, [seed], warnings=tuple(slower_warnings(bare)))
+    lines = summary(held).splitlines()
+    assert len([ln for ln in lines if "slower than the original" in ln]) == 1
+
+
 def test_a_best_slower_than_the_seed_is_warned_about():
     seed, best = m((32, 32), 0.50, 0.90, 0.51), m((16, 32), 0.52, 0.53, 0.52)
     text = summary(report(m((), 1.0, 1.0, 1.0), seed, best, [seed, best]))

@@ -221,3 +221,32 @@ def test_a_tunes_progress_may_be_none_a_plain_callable_or_a_printer():
     assert quiet.worker is None  # the pools then send no worker events
     printer = ProgressPrinter(io.StringIO())
     assert as_progress(printer) is printer and printer.worker is not None
+
+
+def _printed_for(space, level: int) -> str:
+    import io
+
+    from polytune.measure import Measurement
+    from polytune.search.evaluator import EvalRecord
+    from polytune.tune import ProgressPrinter
+    printer = ProgressPrinter(io.StringIO())
+    printer.level = level
+    printer.label(tuple(p.name for p in space.params), space)
+    config = tuple(p.values[0] for p in space.params)
+    printer(EvalRecord(1, config, Measurement(config, (0.5,)), "seed", 0, 0.1))
+    return printer.stream.getvalue()
+
+
+def test_the_schedule_legend_is_printed_for_schedule_coordinates_not_for_a_contractions_block_choices():
+    from polytune.search.space import Parameter, SearchSpace
+    from polytune.tune import LEGEND, LEGEND_SCHEDULE
+    tiles = Parameter("s0b0t0", (16, 32))
+    blocks = SearchSpace((tiles, Parameter.categorical("blocked", ("on", "off"))))
+    schedule = SearchSpace((tiles, Parameter.categorical("scheduler", ("pluto", "outer"))))
+    assert _printed_for(blocks, 1).startswith(LEGEND) and LEGEND_SCHEDULE not in _printed_for(blocks, 1)
+    assert LEGEND_SCHEDULE in _printed_for(schedule, 1)
+
+
+def test_a_quiet_progress_printer_prints_neither_progress_lines_nor_the_legend():
+    from polytune.search.space import Parameter, SearchSpace
+    assert _printed_for(SearchSpace((Parameter.categorical("scheduler", ("pluto", "outer")),)), 0) == ""

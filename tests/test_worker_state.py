@@ -50,6 +50,23 @@ def test_a_compile_step_analyzes_its_program_once_per_worker_state(monkeypatch):
     assert len(analyzed) == 2
 
 
+def test_the_program_the_driver_registered_is_the_one_its_compile_jobs_find(monkeypatch):
+    """(The registration's key once lacked the job's `auto`: no job found it, and every compile in the driver's
+    threads analyzed the file again.)"""
+    from polytune.measure.c import remember_program
+    program = polytune.pipeline.analyze(SMALL)
+    job = CompileJob(os.path.abspath(SMALL), program.includes, program.defines, program_digest(program), (), None,
+                     None, (), (), program.pure, program.auto, program.left_out)
+
+    def analyze(*args, **kw):
+        raise AssertionError("analyzed again")
+
+    monkeypatch.setattr(polytune.pipeline, "analyze", analyze)
+    state = WorkerState()
+    remember_program(program, state)
+    assert job_program(job, state) is program
+
+
 class _Ref:
     def __init__(self, name: str):
         self.name = name

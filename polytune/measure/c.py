@@ -268,16 +268,22 @@ class Analyzed(Latest[tuple, Program]):
         super().__init__(8)
 
 
+def _program_key(path: str, includes, defines, pure, auto: bool | None, digest: str, skip) -> tuple:
+    """What tells two analyses of a file apart (one function, so that the driver's registration and a
+    worker's lookup cannot drift: a key without `auto` never matched, and every compile analyzed again)."""
+    return (os.path.abspath(path), tuple(includes), tuple(defines), tuple(pure), auto, digest, tuple(skip))
+
+
 def remember_program(program: Program, state: WorkerState | None = None) -> None:
-    key = (os.path.abspath(program.path), tuple(program.includes), tuple(program.defines), tuple(program.pure),
-           program_digest(program), tuple(program.left_out))
+    key = _program_key(program.path, program.includes, program.defines, program.pure, program.auto,
+                       program_digest(program), program.left_out)
     (state or this_process()).part(Analyzed).put(key, program)
 
 
 def job_program(job: CompileJob, state: WorkerState | None = None) -> Program:
     """*job*'s program, analyzed once per process (*state*)."""
     analyzed = (state or this_process()).part(Analyzed)
-    key = (job.path, tuple(job.includes), tuple(job.defines), tuple(job.pure), job.auto, job.digest, tuple(job.skip))
+    key = _program_key(job.path, job.includes, job.defines, job.pure, job.auto, job.digest, job.skip)
     program = analyzed.get(key)
     if program is None:
         from ..pipeline import analyze
