@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import islpy as isl
+import pytest
 from conftest import ROOT, checksums_before_and_after
 
 import polytune.emit.c as emit_c
@@ -37,6 +38,7 @@ def test_without_separation_drops_every_separate_option_and_keeps_the_schedule()
     assert plain.get_map().is_equal(schedule.get_map())
 
 
+@pytest.mark.slow  # (46 s on the dev box; on CI's slow line)
 def test_a_region_past_the_quota_is_built_without_separation_and_computes_the_same(tmp_path, monkeypatch):
     with open(FDTD) as f:
         source = f.read().replace("#define N 2000", "#define N 37").replace("#define TSTEPS 150", "#define TSTEPS 5")

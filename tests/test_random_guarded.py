@@ -21,7 +21,7 @@ GCC = shutil.which("gcc")
 pytestmark = pytest.mark.skipif(GCC is None, reason="gcc not found")
 TILINGS = {"2357": ["--tile-sizes", "2,3,5,7"], "357": ["--tile-sizes", "3,5,7"], "1": ["--tile-sizes", "1"]}
 RUNS = [(1, {}), (2, {}), (4, {}), (2, {"OMP_THREAD_LIMIT": "1"})]
-FAST = range(6)
+FAST = (0, 5)  # (seeds 1-4, about 150 s on the dev box, are in the slow range: CI runs POLYTUNE_GUARDED=6)
 START = int(os.environ.get("POLYTUNE_GUARDED_START", "0"))
 SLOW = range(START, START + int(os.environ.get("POLYTUNE_GUARDED", "300")))
 TIMEOUT = float(os.environ.get("POLYTUNE_TIMEOUT", "60"))

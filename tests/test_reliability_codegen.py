@@ -17,7 +17,7 @@ import islpy as isl
 import pytest
 from conftest import compile_run
 from test_random_nests import run_main
-from test_reliability_options import EACH, MATRIX, _name
+from test_reliability_options import CHOICES, EACH, FAST, MATRIX, _name
 
 from polytune.emit.c import MORE_THAN_ONE_THREAD, build_ast, thread_versions
 from polytune.pipeline import analyze
@@ -46,7 +46,13 @@ def test_repro_4_gives_the_original_results_with_tiles_2_3_5_7(tmp_path):
     assert "isl's generated code loses instances" not in text
 
 
-@pytest.mark.parametrize("options", EACH)
+# the default suite: the default options, odd tile sizes and the last schedule choice (each ~20 s on the dev
+# box); the rest of ONE_EACH under -m slow, on CI's slow line
+REPRO_EACH = [pytest.param(p.values[0], id=p.id, marks=() if p.values[0] in ([], FAST[3], CHOICES[-1])
+                           else pytest.mark.slow) for p in EACH]
+
+
+@pytest.mark.parametrize("options", REPRO_EACH)
 def test_repro_4_gives_the_original_results_under_each_option(tmp_path, options):
     check_runs(tmp_path, REPRO, options)
 
@@ -57,6 +63,7 @@ def test_repro_4_gives_the_original_results_under_the_option_matrix(tmp_path, op
     check_runs(tmp_path, REPRO, options)
 
 
+@pytest.mark.slow  # (43 s on the dev box; on CI's slow line)
 def test_repro_4_with_other_runtime_parameters(tmp_path):
     for args in (("5", "17"), ("12", "19"), ("0", "11")):
         check_runs(tmp_path, REPRO, ["--tile-sizes", "2,3,5,7"], args)
@@ -85,7 +92,8 @@ VERSIONED = {
 }
 
 
-@pytest.mark.parametrize("work", ["0", "64", "1000000000"])
+@pytest.mark.parametrize("work", ["0", pytest.param("64", marks=pytest.mark.slow),
+                                  pytest.param("1000000000", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("name", sorted(VERSIONED))
 def test_every_printed_version_of_a_region_gives_the_original_results(tmp_path, monkeypatch, name, work):
     """Each version runs somewhere: the wavefront at 2 and 4 threads, the one-thread version at 1 thread,
