@@ -11,6 +11,7 @@ import sys
 from .errors import PolytuneError, UsageError
 from .measure.c import BuildConfig
 from .pipeline import OptimizeOptions
+from .search import STRATEGIES
 from .targets import TARGET_NAMES, get_target
 from .tune import TuneOptions
 from .units import fmt_time
@@ -226,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="allow -o to name the input file (overwrite it)")
     p.add_argument("--report", metavar="FILE", help="JSON report: every evaluation, the trajectory, the summary")
     p.add_argument("--tile-sizes-out", metavar="FILE", help="write the best sizes in Pluto's tile.sizes format")
-    p.add_argument("--strategy", default=t.strategy, choices=["hill", "exhaustive", "random", "coordesc"],
+    p.add_argument("--strategy", default=t.strategy, choices=list(STRATEGIES),
                    help="search strategy: hill climbing, every configuration of the grid, random samples, or "
                         "coordinate descent (doubling and halving one size at a time)")
     p.add_argument("--fit", default=t.fit, choices=["best", "first"],

@@ -183,7 +183,9 @@ def test_no_function_of_the_tuner_is_over_60_lines():
 def test_the_measurement_path_finds_no_method_by_name():
     """The tuner, the measurer and its slots, and the search call what the Runner, Builder, Timer, WorkerPool and
     Pool protocols declare: no getattr or hasattr on runners, targets, pools or their results."""
-    search = sorted(f"search/{f}" for f in os.listdir(os.path.join(PACKAGE, "search")) if f.endswith(".py"))
+    search = sorted(os.path.relpath(os.path.join(d, f), PACKAGE)
+                    for d, _, files in os.walk(os.path.join(PACKAGE, "search")) for f in files if f.endswith(".py"))
+    assert "search/strategies/hill_climbing.py" in search
     for name in ("tune.py", "measure/measurer.py", "measure/pooled.py", *search):
         with open(os.path.join(PACKAGE, name), encoding="utf-8") as f:
             tree = ast.parse(f.read())
@@ -251,6 +253,21 @@ def test_no_module_level_mutable_state_in_measure_or_workers():
                 if state:
                     found[f"{package}/{f}"] = state
     assert found == {}
+
+
+def test_each_strategy_in_the_registry_lives_in_a_module_of_its_own_with_its_options():
+    """Adding a strategy is one module of ``search/strategies/`` (its function, its own options, its ``STRATEGY``)
+    and one line of the registry."""
+    import sys
+
+    from polytune.search.strategies import STRATEGIES
+    modules = [strategy.run.__module__ for strategy in STRATEGIES.values()]
+    assert len(set(modules)) == len(modules), "two strategies in one module"
+    for name, strategy in STRATEGIES.items():
+        module = strategy.run.__module__
+        assert module.rpartition(".")[0] == "polytune.search.strategies", name
+        assert strategy.options.__module__ == module, f"{name}'s options live elsewhere"
+        assert sys.modules[module].STRATEGY is strategy, f"{name}: the registry names another than {module}.STRATEGY"
 
 
 def test_every_cli_target_has_a_target_class_and_an_emitter():

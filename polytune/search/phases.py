@@ -28,9 +28,10 @@ from polytune.search.compare import ImprovementTest, Verdict
 from polytune.search.evaluator import EvalRecord, Evaluator, Step
 from polytune.search.pool import Pool
 from polytune.search.space import SearchSpace
-from polytune.search.strategies import SearchInterrupted, SearchOptions, SearchResult, run_search
+from polytune.search.strategies import STRATEGIES, SearchInterrupted, SearchOptions, SearchResult, run_search
 
-LOCAL = ("hill", "coordesc")  # the strategies that climb from a start (the scans measure what they measure)
+# the strategies that climb from a start (the scans measure what they measure): hill, coordesc
+LOCAL = tuple(name for name, strategy in STRATEGIES.items() if strategy.climbs)
 
 
 @dataclass(frozen=True)
@@ -43,8 +44,9 @@ class PhasedResult:
 
 
 def move_test(strategy: str, options: SearchOptions) -> ImprovementTest:
-    """The strategy's own move test (hill: alpha and threshold; coordesc: alpha and eps)."""
-    return ImprovementTest(options.alpha, options.eps if strategy == "coordesc" else options.threshold)
+    """The strategy's own move test (its options' ``move_test``: hill, alpha and threshold; coordesc, alpha and
+    eps)."""
+    return options.of(STRATEGIES[strategy]).move_test()
 
 
 class _Phase:
