@@ -553,7 +553,7 @@ def _search(prep: _Prepared, session: MeasureSession, progress: TuneProgress) ->
     opts, target, space = prep.opts, prep.target, prep.space
     options, budget = opts.search, opts.budget
     seed, launch_choice = prep.seed, None
-    if opts.seed == "pluto" and opts.strategy in ("hill", "coordesc"):
+    if opts.seed == "pluto" and opts.strategy in LOCAL:
         seed, launch_choice = target.launch_seed(session.runner, space, session.measurer, seed)
     starts = target.starts(space, seed)
     if session.workers is not None and opts.confirm_runs > 0 and opts.confirm_defines is None:

@@ -373,8 +373,9 @@ def checksums_agree(a: str | None, b: str | None, rtol: float = 1e-6) -> bool | 
 def tune_one(path: str, spec: StrategySpec, opts: BenchOptions, defines: Sequence[str], shared=None) -> dict:
     """One tuning run (*shared*: the workers several runs use at once, ``tune.open_shared_workers``)."""
     from ..measure.c import BuildConfig
+    from ..search.phases import LOCAL
     from ..tune import TuneOptions, tune
-    local = spec.strategy in ("hill", "coordesc")  # exhaustive and random are bounded by their grid / sample
+    local = spec.strategy in LOCAL  # exhaustive and random are bounded by their grid / sample
     topts = TuneOptions(strategy=spec.strategy, fit=spec.fit, degree=spec.degree, shortest_hop=spec.shortest_hop,
                         sweep=spec.sweep, seed=spec.seed, samples=spec.samples,
                         max_evals=opts.max_evals if local else None,
