@@ -102,8 +102,11 @@ def test_ctrl_c_during_a_tune_with_workers_is_one_line_and_writes_the_report(tmp
     cmd = [sys.executable, "-m", "polytune", "tune", GEMM, "-DN=96", "--jobs", "2", "--runs", "2", "--threads", "1",
            "--no-cache", "--max-evals", "60", "--report", str(report)]
     env = dict(os.environ, PYTHONPATH=ROOT)
+    # (SIGINT's default action in the child: a suite started in the background by a non-interactive shell runs
+    # with SIGINT ignored, which every child inherits, and Python then installs no handler: the tune ran on)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            start_new_session=True, cwd=tmp_path)
+                            start_new_session=True, cwd=tmp_path,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines = []
     deadline = time.monotonic() + 240
     try:
