@@ -40,7 +40,7 @@ from .search import (
     run_search,
 )
 from .search.budget import StopReason
-from .search.phases import LOCAL, PhasedResult, phased_search
+from .search.phases import LOCAL, PhasedResult, move_test, phased_search
 from .targets import get_target
 from .targets.base import Target
 from .timelimit import DEFAULT_TIME_LIMIT
@@ -620,7 +620,7 @@ def _report(prep: _Prepared, session: MeasureSession, found: _Found, build: Buil
         warnings=warnings, program_gain=found.program_gain, schedule_choice=prep.schedule_choice,
         workers=session.workers_info, best_build=best_build, starts=phased.starts if phased else None,
         climbed_from=phased.climbed_from if phased else None, search_best=found.search_best, spans=session.spans,
-        sweep=opts.sweep, threshold=opts.eps if opts.strategy == "coordesc" else 0.0, omp_env=omp_environment())
+        sweep=opts.sweep, threshold=move_test(opts.strategy, opts.search).threshold, omp_env=omp_environment())
     # (never hand a user a slower program without saying so, once, with the advice that fits: in the report too)
     report = dataclasses.replace(report, warnings=report.warnings + tuple(slower_warnings(report)))
     out = TuneResult(prep.program, space, result, original, best_text, report)

@@ -250,3 +250,14 @@ def test_the_schedule_legend_is_printed_for_schedule_coordinates_not_for_a_contr
 def test_a_quiet_progress_printer_prints_neither_progress_lines_nor_the_legend():
     from polytune.search.space import Parameter, SearchSpace
     assert _printed_for(SearchSpace((Parameter.categorical("scheduler", ("pluto", "outer")),)), 0) == ""
+
+
+@pytest.mark.parametrize("strategy, search, threshold", [
+    ("hill", {"threshold": 0.1}, 0.1), ("coordesc", {"eps": 0.2}, 0.2), ("exhaustive", {"eps": 0.2}, 0.0)])
+def test_the_report_records_the_margin_of_the_move_test_the_search_ran(kernel, strategy, search, threshold):
+    """(The summary re-judges the candidates with the report's alpha and threshold: a hill climb with a margin
+    was recorded with none, as only coordesc's eps was looked for by name.)"""
+    from polytune.search import SearchOptions
+    opts = TuneOptions(strategy=strategy, domains=("8,16", "16", "16"), cache=None, max_evals=2,
+                       search=SearchOptions(alpha=0.05, **search))
+    assert tune(kernel, opts, FAST).report.threshold == threshold
