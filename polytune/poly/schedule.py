@@ -22,6 +22,7 @@ import islpy as isl
 from .bands import band_nodes, is_short, member_of
 from .contraction import Blocks, isolate, worth_blocking
 from .deps import Dependences, instance_order, ordered
+from .distribute import distribute
 from .islutil import CTX, ISL_LOCK, bounded, maps_of, sets_of
 from .legality import IllegalSchedule, check_legal
 from .scop import Scop
@@ -248,6 +249,8 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
         base, found = isolate(base, scop, deps, blocks, worth_blocking)
     else:
         found = ()
+    # statements under data-dependent conditions in innermost loops of their own, as written (distribute.py)
+    base = distribute(base, scop, deps.all)
 
     def transform(u: int) -> TiledSchedule:
         t = Transformer(scop, deps.all.intersect_params(scop.context), list(tile_sizes), tile, parallel,
