@@ -3,6 +3,7 @@ separate innermost loops again where isl fused them, under the loops outside tha
 (poly/distribute.py): gcc vectorizes the plain loop on its own, and the fused one not at all."""
 from __future__ import annotations
 
+import pathlib
 import re
 import shutil
 
@@ -103,3 +104,18 @@ def test_the_distributed_code_prints_what_the_original_prints(tmp_path, source, 
     want = run_source(original, tmp_path, "orig")
     for opts in (MODEL, OptimizeOptions(), OptimizeOptions(tile_sizes=(2, 3, 5, 7), tile=True)):
         assert run_source(generate(program, opts).text, tmp_path, "out") == want
+
+
+
+def test_a_statement_of_fewer_loops_fused_into_the_loop_is_no_loop_of_its_own(tmp_path, monkeypatch):
+    """k-means' assignment (benchmarks/realc/kmeans_assign.c): `index = 0` before the cluster loop, fused by
+    isl into it, and the loop's statements under the data-dependent `dist < min_dist`: not distributed
+    (the `index = 0` piece would be no loop of the author's)."""
+    root = pathlib.Path(__file__).resolve().parent.parent
+    source = (root / "benchmarks/realc/kmeans_assign.c").read_text()
+    path = tmp_path / "kmeans.c"
+    path.write_text(source.replace("/* hot */", "#pragma scop").replace("/* end hot */", "#pragma endscop"))
+    with_rule = generate(analyze(str(path)), MODEL).text
+    import polytune.poly.schedule as schedule
+    monkeypatch.setattr(schedule, "distribute", lambda s, *args: s)
+    assert generate(analyze(str(path)), MODEL).text == with_rule

@@ -11,7 +11,8 @@ the original at 1 thread. Distributed at x under the fused y loop, the blur's ro
 cache by the threshold's loop and the blur's loop is vectorized as in the original.
 
 Which statements: those of one band whose innermost member runs statements from different innermost loops
-of the original program (their original schedules differ before that depth), some of them under a
+of the original program (their original schedules differ before that depth; every statement of the band
+with at least that many loops), some of them under a
 data-dependent condition (the statement's body is an `if`, extract.py) and some not. The pieces are those
 loops' statements in the original order, adjacent loops of the same kind kept together. The distribution
 is made only where it keeps every dependence: within one iteration of the loops outside the innermost
@@ -38,10 +39,10 @@ def _original_loop(st: Statement, depth: int) -> tuple[int | None, ...]:
     """The original schedule's constants before each of the statement's first *depth* loops: two statements
     with the same ones sit in the same loop at that depth in the program."""
     out = []
-    for m in range(min(depth, len(st.iterators)) + 1):
+    for m in range(depth):
         v = st.schedule.plain_get_val_if_fixed(isl.dim_type.out, 2 * m)
         out.append(v.to_python() if v.is_int() else None)
-    return tuple(out[:depth])
+    return tuple(out)
 
 
 def pieces(node, scop: Scop, deps: isl.UnionMap) -> list[isl.UnionSet] | None:
@@ -55,6 +56,8 @@ def pieces(node, scop: Scop, deps: isl.UnionMap) -> list[isl.UnionSet] | None:
     if not any(conditional(st) for st, _ in named) or all(conditional(st) for st, _ in named):
         return None
     depth = node.get_schedule_depth() + node.band_n_member()
+    if any(len(st.iterators) < depth for st, _ in named):
+        return None  # a statement of fewer loops fused in (k-means' `index = 0` before its cluster loop)
     loops: dict[tuple, list[tuple[Statement, isl.Set]]] = {}
     for st, s in named:
         key = _original_loop(st, depth)
