@@ -504,6 +504,84 @@ def flattened(prog: Program, pointers: bool = False) -> Program:
     return Program(prog.seed, src, prog.kernels, prog.summary + ", flat" + (", pointers" if pointers else ""))
 
 
+_STATEMENT = re.compile(r"^(\s*)((?:[ABC]\[[^;=]*\]\[[^;=]*\])|s) (=|\+=) ([^;]*);$")
+
+
+def conditioned(prog: Program) -> Program:
+    """The same program with data-dependent conditions: about half of the statements of its regions run
+    under a condition on a value they read (`if (A[i][j] > 0.25) A[i][j] += ...;`), half of those with an
+    `else` that writes the same element (`else A[i][j] = A[i][j] * 0.5;`), the pattern of thresholds and
+    clamps (poly/distribute.py gives such statements innermost loops of their own where isl fused them
+    with others). Seeded by the program's seed."""
+    r = random.Random(prog.seed * 7919 + 17)
+    out, inside, n = [], False, 0
+    for line in prog.source.split("\n"):
+        if line.startswith("#pragma scop"):
+            inside = True
+        elif line.startswith("#pragma endscop"):
+            inside = False
+        m = _STATEMENT.match(line) if inside else None
+        if m and r.random() < 0.5:
+            indent, lhs, op, rhs = m.groups()
+            cond = lhs if r.random() < 0.5 else (_ELEMENT.search(rhs).group(0) if _ELEMENT.search(rhs) else lhs)
+            line = f"{indent}if ({cond} > 0.25) {lhs} {op} {rhs};"
+            if r.random() < 0.5:
+                line += f" else {lhs} = {lhs} * 0.5;"
+            n += 1
+        out.append(line)
+    return Program(prog.seed, "\n".join(out), prog.kernels, prog.summary + f", {n} conditioned")
+
+
+def conditioned_program(seed: int) -> Program:
+    """program(seed) with data-dependent conditions (conditioned)."""
+    return conditioned(program(seed))
+
+
+def sibling_program(seed: int) -> Program:
+    """Two to four sibling loop nests over one (i, j) domain, which isl fuses, some statements under
+    data-dependent conditions (with and without `else`), some nests adding a few taps in a scalar: the shapes
+    that poly/distribute.py distributes (unsharp's blur and threshold). Subscripts offset by -1..1 in either
+    array, so the nests' dependences run forward, backward and across rows."""
+    r = random.Random(seed * 104729 + 3)
+    arrays = ["A", "B", "C"]
+    lo, hi = r.choice(["0", "1"]), r.choice(["n", "n - 1", "n - 2"])
+    features: set[str] = set()
+    src = ["#include <stdio.h>", "", f"static double A[{SIZE}][{SIZE}], B[{SIZE}][{SIZE}], C[{SIZE}][{SIZE}];", "",
+           "static void kernel0(int n)", "{", "  int i, j, k;", "  double acc;", "#pragma scop"]
+
+    def element(name: str) -> str:
+        return f"{name}[i + {r.randint(0, 2)}][j + {r.randint(0, 2)}]"
+
+    for _ in range(r.randint(2, 4)):
+        dst = r.choice(arrays)
+        body: list[str]
+        if r.random() < 0.3:
+            features.add("taps")
+            tap = r.choice(arrays)
+            body = ["      acc = 0.0;", "      for (k = 0; k <= 2; k++)",
+                    f"        acc += {tap}[i + k][j + 1] * 0.25;", f"      {dst}[i + 1][j + 1] = acc;"]
+        else:
+            rhs = f"{element(r.choice(arrays))} * 0.5 + {element(r.choice(arrays))} * 0.25"
+            body = [f"      {dst}[i + 1][j + 1] = {rhs};"]
+            if r.random() < 0.6:
+                features.add("condition")
+                cond = element(r.choice(arrays))
+                body = [f"      if ({cond} > 0.25)", "  " + body[0]]
+                if r.random() < 0.5:
+                    features.add("else")
+                    body += ["      else", f"        {dst}[i + 1][j + 1] = {element(r.choice(arrays))} * 0.5;"]
+        src += [f"  for (i = {lo}; i < {hi}; i++)", f"    for (j = {lo}; j < {hi}; j++) {{", *body, "    }"]
+    src += ["#pragma endscop", "}", "", "int main(void)", "{", "  int i, j, n;", f"  for (i = 0; i < {SIZE}; i++)",
+            f"    for (j = 0; j < {SIZE}; j++) {{",
+            "      A[i][j] = (double)((i * 7 + j * 3) % 17) * 0.125 - 1.0;",
+            "      B[i][j] = (double)((i * 5 + j * 11) % 13) * 0.125 - 0.5;",
+            "      C[i][j] = (double)((i + j * 7) % 11) * 0.125;", "    }",
+            "  for (n = 0; n < 5; n++) {", f"    static const int ns[] = {{{', '.join(map(str, N_VALUES))}}};",
+            "    kernel0(ns[n]);", "  }", f"  for (i = 0; i < {SIZE}; i++)", f"    for (j = 0; j < {SIZE}; j++)",
+            '      printf("%.17g %.17g %.17g\\n", A[i][j], B[i][j], C[i][j]);', "  return 0;", "}", ""]
+    return Program(seed, "\n".join(src), 1, ", ".join(sorted(features)) or "plain")
+
+
 # ---------------------------------------------------------------------------------------------- contractions
 CMAX = 29  # the largest trip count of a contraction's loops (several blocks of small block sizes)
 
@@ -709,6 +787,7 @@ def guarded_program(seed: int) -> Program:
 if __name__ == "__main__":  # pragma: no cover
     import sys
 
-    make = int_program if "--ints" in sys.argv else guarded_program if "--guarded" in sys.argv else program
+    make = int_program if "--ints" in sys.argv else guarded_program if "--guarded" in sys.argv else \
+        conditioned_program if "--conditioned" in sys.argv else sibling_program if "--siblings" in sys.argv else program
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     print(make(int(args[0]) if args else 0))

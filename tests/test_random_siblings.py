@@ -1,0 +1,59 @@
+"""Random programs with data-dependent conditions (progen.sibling_program: sibling nests that isl fuses, some
+statements under `if (X > 0.25)` with and without `else`, some adding taps in a scalar; progen.conditioned_program:
+the ordinary generator's programs with conditions on values they read): every C variant prints what the original
+prints at 1, 2 and 4 threads, with the parallel code forced on (conftest: POLYTUNE_PARALLEL_WORK=0). They exercise
+poly/distribute.py, which the other generators never reach (no data-dependent condition). A fast sample, one C
+variant each; ``-m slow`` every variant of POLYTUNE_SIBLING_PROGRAMS programs (default 300) from
+POLYTUNE_SIBLING_PROGRAMS_START (default 1000), and of POLYTUNE_CONDITIONED_PROGRAMS (default 60)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+from progen import conditioned_program, sibling_program
+from test_random_programs import C_VARIANTS, check_program
+
+SLOW_START = int(os.environ.get("POLYTUNE_SIBLING_PROGRAMS_START", "1000"))
+SLOW = range(SLOW_START, SLOW_START + int(os.environ.get("POLYTUNE_SIBLING_PROGRAMS", "300")))
+CONDITIONED = range(SLOW_START, SLOW_START + int(os.environ.get("POLYTUNE_CONDITIONED_PROGRAMS", "60")))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_sibling_program_same_output(seed):
+    check_program(seed, [list(C_VARIANTS)[seed % len(C_VARIANTS)]], make=sibling_program, threads=(1, 2, 4))
+
+
+def test_the_sibling_generator_makes_programs_whose_loops_are_distributed(tmp_path, monkeypatch):
+    import polytune.poly.distribute as distribute
+    from polytune.pipeline import OptimizeOptions, analyze, generate
+    found: list[int] = []
+    pieces = distribute.pieces
+
+    def counted(node, scop, deps):
+        out = pieces(node, scop, deps)
+        found.extend([1] if out is not None else [])
+        return out
+
+    monkeypatch.setattr(distribute, "pieces", counted)
+    programs = 0
+    for seed in range(10):
+        prog = sibling_program(seed)
+        if "condition" in prog.summary:
+            path = tmp_path / f"s{seed}.c"
+            path.write_text(prog.source)
+            before = len(found)
+            generate(analyze(str(path)), OptimizeOptions(schedule="model"))
+            programs += len(found) > before
+    assert programs >= 3, programs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", SLOW)
+def test_sibling_program_same_output_slow(seed):
+    check_program(seed, list(C_VARIANTS), make=sibling_program, threads=(1, 2, 4))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", CONDITIONED)
+def test_conditioned_program_same_output_slow(seed):
+    check_program(seed, list(C_VARIANTS), make=conditioned_program, threads=(1, 2, 4))
