@@ -43,6 +43,26 @@ def compile_run(src: str, exe: str, flags: list[str], openmp: bool, threads: int
     return subprocess.run([exe, *args], check=True, capture_output=True, text=True, env=env, timeout=60).stdout
 
 
+def representatives(params, keep, ids=None) -> list:
+    """A parametrized sweep for the default suite (docs/DESIGN.md, "Tests: what the default suite is for"): the
+    parameters named in *keep* stay in it, every other one is marked slow (CI's slow line runs them).
+    *params*: pytest.param objects, tuples (the values of several argnames) or single values; a parameter is
+    named by its own id, else ids[k] where *ids* is given, else str() of its (first) value; the ids pytest
+    gives are unchanged. A name in *keep* that names no parameter is an error."""
+    out, seen = [], set()
+    for k, p in enumerate(params):
+        if isinstance(p, type(pytest.param(0))):
+            values, marks, pid = p.values, tuple(p.marks), p.id
+        else:
+            values, marks, pid = (p if isinstance(p, tuple) else (p,)), (), None
+        pid = pid if pid is not None else ids[k] if ids is not None else None
+        name = pid if pid is not None else str(values[0])
+        seen.add(name)
+        out.append(pytest.param(*values, marks=marks if name in keep else (*marks, pytest.mark.slow), id=pid))
+    assert set(keep) <= seen, f"representatives that name no parameter: {sorted(set(keep) - seen)}"
+    return out
+
+
 _BUILT: dict[tuple, str] = {}  # build key -> a private copy of the executable
 
 
