@@ -62,16 +62,12 @@ MANUAL: dict[str, str] = {
     "tests/test_corpus_scope.py::"
     "test_data_dependent_condition_is_a_may_write_and_the_program_prints_what_the_original_prints[*]":
         "ONE_EACH's other option sets (the default suite runs FAST's), by hand with the option matrix",
-    "tests/test_int_types.py::test_issue_33_integer_programs_print_what_the_original_prints[*]":
-        "ONE_EACH's other option sets (the default suite runs FAST's), by hand with the option matrix",
     # whole-corpus sweeps
     "tests/test_realc_corpus.py::test_optimize_keeps_a_nests_results_with_other_schedules_and_small_tiles[*]":
         "every real-C nest under 4 more schedules: 288 optimizes, by hand before changes to polytune/poly",
     "tests/test_schedule_choice.py::test_alternative_gives_the_original_results_on_the_whole_corpus[*]":
         "every alternative schedule on every corpus kernel, by hand before changes to the schedule choice",
     # GPU benchmark scripts' CPU runs
-    "tests/test_triton.py::test_triton_matches_the_original[*]":
-        "the Pluto kernels' Triton runs under the interpreter (the default suite runs the GPU benchmarks')",
     "tests/test_triton_contraction.py::test_the_contraction_benchmark_runs_tiny_sizes_under_the_interpreter":
         "not on a CI line when this check came (2026-12-05): by hand, `pytest -m slow FILE`",
     "tests/test_gpu_targets_script.py::test_quick_run_on_the_cpu_writes_every_part":
