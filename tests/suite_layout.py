@@ -57,8 +57,6 @@ MANUAL: dict[str, str] = {
         "the option matrix, by hand",
     "tests/test_rewrite_aliases.py::test_issue_33_repro_3_under_each_option[*]":
         "ONE_EACH's other option sets (the default suite runs FAST's), by hand with the option matrix",
-    "tests/test_crlf.py::test_crlf_input_gives_crlf_output_under_each_option[*]":
-        "ONE_EACH's other option sets (the default suite runs FAST's), by hand with the option matrix",
     "tests/test_corpus_scope.py::"
     "test_data_dependent_condition_is_a_may_write_and_the_program_prints_what_the_original_prints[*]":
         "ONE_EACH's other option sets (the default suite runs FAST's), by hand with the option matrix",
