@@ -26,6 +26,10 @@ MANUAL: dict[str, str] = {
         "random programs past CI's POLYTUNE_PROGRAMS=40: the 2,000-program run by hand (README's slow paragraph)",
     "tests/test_random_programs.py::test_random_integer_program_same_output_slow[*]":
         "integer programs past CI's POLYTUNE_INT_PROGRAMS=40: the 400-program run by hand",
+    "tests/test_random_siblings.py::test_sibling_program_same_output_slow[*]":
+        "sibling programs past CI's POLYTUNE_SIBLING_PROGRAMS=12: the 300-program run by hand",
+    "tests/test_random_siblings.py::test_conditioned_program_same_output_slow[*]":
+        "conditioned programs past CI's POLYTUNE_CONDITIONED_PROGRAMS=3: the 60-program run by hand",
     "tests/test_random_guarded.py::test_guarded_program_same_output_slow[*]":
         "guarded programs past CI's POLYTUNE_GUARDED=6",
     "tests/test_random_flat.py::test_flattened_random_program_same_output_slow[*]":

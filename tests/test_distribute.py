@@ -8,7 +8,7 @@ import re
 import shutil
 
 import pytest
-from conftest import run_source
+from conftest import representatives, run_source
 
 from polytune.pipeline import OptimizeOptions, analyze, generate
 
@@ -97,8 +97,13 @@ def test_plain_loops_fused_by_the_scheduler_stay_fused(tmp_path):
     assert not re.search(r"for \(", _between(text, "blur[", "diff =")), text
 
 
-@pytest.mark.parametrize("rows,cols", [(40, 50), (3, 3), (5, 70)])
-@pytest.mark.parametrize("source", [BLUR_THEN_THRESHOLD, ONE_LOOP], ids=["two_loops", "one_loop"])
+SHAPES = ((40, 50), (3, 3), (5, 70))
+SIZES = [(source, rows, cols) for source in (BLUR_THEN_THRESHOLD, ONE_LOOP) for rows, cols in SHAPES]
+SIZE_IDS = [f"{name}-{rows}x{cols}" for name in ("two_loops", "one_loop") for rows, cols in SHAPES]
+
+
+@pytest.mark.parametrize("source,rows,cols", representatives(SIZES, {"two_loops-40x50", "one_loop-3x3"}, SIZE_IDS),
+                         ids=SIZE_IDS)
 def test_the_distributed_code_prints_what_the_original_prints(tmp_path, source, rows, cols):
     program, original = _program(tmp_path, source, rows, cols)
     want = run_source(original, tmp_path, "orig")
