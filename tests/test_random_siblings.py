@@ -38,7 +38,7 @@ def test_the_sibling_generator_makes_programs_whose_loops_are_distributed(tmp_pa
 
     monkeypatch.setattr(distribute, "pieces", counted)
     programs = 0
-    for seed in range(10):
+    for seed in range(6):
         prog = sibling_program(seed)
         if "condition" in prog.summary:
             path = tmp_path / f"s{seed}.c"
@@ -46,7 +46,7 @@ def test_the_sibling_generator_makes_programs_whose_loops_are_distributed(tmp_pa
             before = len(found)
             generate(analyze(str(path)), OptimizeOptions(schedule="model"))
             programs += len(found) > before
-    assert programs >= 3, programs
+    assert programs >= 2, programs
 
 
 @pytest.mark.slow
