@@ -52,6 +52,8 @@ def pieces(node, scop: Scop, deps: isl.UnionMap) -> list[isl.UnionSet] | None:
     if len(stmts) < 2 or (node.band_n_member() > 1 and not node.band_get_permutable()):
         return None  # (a band that is not permutable: the original order's, kept as it is)
     by_name = {st.name: st for st in scop.statements}
+    if any(s.get_tuple_name() not in by_name for s in stmts):
+        return None  # (a statement the region does not list: none is expected)
     named = [(by_name[s.get_tuple_name()], s) for s in stmts]
     if not any(conditional(st) for st, _ in named) or all(conditional(st) for st, _ in named):
         return None
