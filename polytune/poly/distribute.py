@@ -25,7 +25,7 @@ import islpy as isl
 from pycparser import c_ast
 
 from .bands import loop_iterations
-from .islutil import CTX, sets_of
+from .islutil import CTX, bounded, sets_of
 from .marks import ContractionMark, mark_of
 from .scop import Scop, Statement
 
@@ -114,10 +114,21 @@ def _filters(order: list[isl.UnionSet]) -> isl.UnionSetList:
     return out
 
 
+DISTRIBUTE_OPERATIONS = 2_000_000  # isl quota of the whole step (past it: the schedule as it was)
+
+
 def distribute(schedule: isl.Schedule, scop: Scop, deps: isl.UnionMap) -> isl.Schedule:
-    """*schedule* with the innermost members of its bands distributed where the module docstring says."""
+    """*schedule* with the innermost members of its bands distributed where the module docstring says; as it
+    was where isl cannot tell within DISTRIBUTE_OPERATIONS."""
     if not any(conditional(st) for st in scop.statements):
         return schedule
+    try:
+        return bounded(lambda: _distribute(schedule, scop, deps), DISTRIBUTE_OPERATIONS)
+    except isl.Error:
+        return schedule
+
+
+def _distribute(schedule: isl.Schedule, scop: Scop, deps: isl.UnionMap) -> isl.Schedule:
     deps = deps.intersect_params(scop.context)
 
     def visit(node):
