@@ -37,15 +37,7 @@ IDS = [os.path.basename(c[0])[:-2] for c in CASES]
 # The GPU benchmarks run by default; the Pluto kernels under the interpreter are a long sweep (-m slow). Every
 # kernel's Triton code is still compiled ahead of time by default (test_every_kernel_compiles_for_the_gpu).
 # stencil3d_ns, whose interpreted run takes several times the others', is in the sweep too.
-# maxpool differs from the C reference in the last bits of 11 of 648 values (FUSE=0; 0.08844827619734509 against
-# 0.08844827586206896) since at least 8000753: its `0.01 * (dy - dx)` is printed as `0.01 * (int32 tensor)`, which
-# Triton computes in float32 (a Python float times an int32 tensor), where C converts the int to double. The sweep
-# was run by hand only and failed unnoticed until CI's slow line took it (2026-12-05). A known wrong-code bug of the
-# Triton target, not fixed yet (strict: its fix turns this red).
-KNOWN = {"maxpool": pytest.mark.xfail(reason="Triton target: a double constant times an int expression is computed "
-                                             "in float32 (open bug)", strict=True)}
-SWEEP = [pytest.param(*c, id=i, marks=([] if c[0].startswith(GPU_DIR) and i != "stencil3d_ns" else [pytest.mark.slow])
-                      + ([KNOWN[i]] if i in KNOWN else []))
+SWEEP = [pytest.param(*c, id=i, marks=[] if c[0].startswith(GPU_DIR) and i != "stencil3d_ns" else [pytest.mark.slow])
          for c, i in zip(CASES, IDS)]
 CONFIGS = [{}, {"BLOCK_X": 4, "BLOCK_Y": 2, "BLOCK_Z": 2, "BLOCK_M": 2, "BLOCK_R": 4, "num_warps": 1}]
 ON_GPU = torch.cuda.is_available()
@@ -935,3 +927,36 @@ def test_the_tuners_seed_of_a_contraction_prints_with_its_own_block_sizes():
         text = tgt.variant(space.names, config).text
         block_x = dict(zip(space.names, config))["BLOCK_X"]
         assert f"'BLOCK_X': {block_x}" in text.replace('"', "'")
+
+
+MIXED = """#include <stdio.h>
+#define N 9
+double A[N][N];
+int main(void) {
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) A[i][j] = (i * 3 + j) % 7;
+#pragma scop
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      A[i][j] = 0.5 * A[i][j] + 0.01 * (i - j);
+#pragma endscop
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) printf("%.17g\\n", A[i][j]);
+  return 0;
+}
+"""
+
+
+def test_a_double_constant_times_an_int_expression_is_computed_in_double(tmp_path):
+    """C converts the int to double; Triton computes a Python float times an int32 tensor in float32
+    (maxpool's `0.01 * (dy - dx)` lost bits against C's result): the int operand is converted first."""
+    from conftest import TritonHarness
+    src = tmp_path / "mixed.c"
+    src.write_text(MIXED)
+    program = analyze(str(src))
+    assert ".to(tl.float64)" in generate_triton(program, OptimizeOptions())
+    h = TritonHarness(program, BuildConfig(), runs=1)
+    try:
+        h.measure_reference()
+        m = h.measure((0,), ("FUSE",))
+        assert m.ok, (m.error, m.detail)
+    finally:
+        h.close()

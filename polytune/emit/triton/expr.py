@@ -168,7 +168,16 @@ class _CExpr:
             a, b = self.number(n.left), self.number(n.right)
             if n.op in _TRUTH:
                 a, b = self.visit(n.left), self.visit(n.right)
-            return f"({a} {self.operator(n.op, self.ctype(n.left), self.ctype(n.right), n)} {b})"
+            ta, tb = self.ctype(n.left), self.ctype(n.right)
+            if n.op not in ("&&", "||") and (ta in _FLOATS) != (tb in _FLOATS) and None not in (ta, tb) \
+                    and TL_TYPES.get(ta if ta in _FLOATS else tb):
+                # C converts the integer operand to the floating one's type; Triton computes a Python float
+                # times an int32 tensor in float32 (maxpool's `0.01 * (dy - dx)` lost bits against C's double)
+                if ta in _FLOATS:
+                    b = f"(({b}) + ZERO).to({TL_TYPES[ta]})"
+                else:
+                    a = f"(({a}) + ZERO).to({TL_TYPES[tb]})"
+            return f"({a} {self.operator(n.op, ta, tb, n)} {b})"
         if isinstance(n, c_ast.UnaryOp):
             if n.op == "-":
                 return f"(-{self.number(n.expr)})"
