@@ -25,7 +25,8 @@ import islpy as isl
 from pycparser import c_ast
 
 from .bands import loop_iterations
-from .islutil import CTX, bounded, sets_of
+from .fission import forward, sequence_filters
+from .islutil import bounded, sets_of
 from .marks import ContractionMark, mark_of
 from .scop import Scop, Statement
 
@@ -33,16 +34,6 @@ from .scop import Scop, Statement
 def conditional(st: Statement) -> bool:
     """Whether the statement runs under a data-dependent condition (its body is the guard's `if`)."""
     return isinstance(st.body, c_ast.If)
-
-
-def _original_loop(st: Statement, depth: int) -> tuple[int | None, ...]:
-    """The original schedule's constants before each of the statement's first *depth* loops: two statements
-    with the same ones sit in the same loop at that depth in the program."""
-    out = []
-    for m in range(depth):
-        v = st.schedule.plain_get_val_if_fixed(isl.dim_type.out, 2 * m)
-        out.append(v.to_python() if v.is_int() else None)
-    return tuple(out)
 
 
 def pieces(node, scop: Scop, deps: isl.UnionMap) -> list[isl.UnionSet] | None:
@@ -62,7 +53,7 @@ def pieces(node, scop: Scop, deps: isl.UnionMap) -> list[isl.UnionSet] | None:
         return None  # a statement of fewer loops fused in (k-means' `index = 0` before its cluster loop)
     loops: dict[tuple, list[tuple[Statement, isl.Set]]] = {}
     for st, s in named:
-        key = _original_loop(st, depth)
+        key = tuple(st.beta(m) for m in range(depth))  # the same: in the same loop at that depth
         if None in key:
             return None  # (no original order to go by)
         loops.setdefault(key, []).append((st, s))
@@ -82,12 +73,8 @@ def pieces(node, scop: Scop, deps: isl.UnionMap) -> list[isl.UnionSet] | None:
         return None  # a loop inside runs both: the distribution belongs there
     order = [_union(ss) for _, ss in out]
     outer = loop_iterations(node, node.get_domain(), node.band_n_member() - 1)
-    within = outer.apply_range(outer.reverse()).intersect(deps)  # dependences in one outer iteration
-    for i, later in enumerate(order):
-        for earlier in order[:i]:
-            if not within.intersect_domain(later).intersect_range(earlier).is_empty():
-                return None
-    return order
+    together = outer.apply_range(outer.reverse())  # instance pairs in one iteration of the outer loops
+    return order if forward(together.intersect(deps), order) else None
 
 
 def _shared_below(node, names: list[set[str]]) -> bool:
@@ -104,13 +91,6 @@ def _union(sets: list[isl.Set]) -> isl.UnionSet:
     out = isl.UnionSet(sets[0])
     for s in sets[1:]:
         out = out.union(isl.UnionSet(s))
-    return out
-
-
-def _filters(order: list[isl.UnionSet]) -> isl.UnionSetList:
-    out = isl.UnionSetList.alloc(CTX, len(order))
-    for s in order:
-        out = out.add(s)
     return out
 
 
@@ -140,7 +120,7 @@ def _distribute(schedule: isl.Schedule, scop: Scop, deps: isl.UnionMap) -> isl.S
                 n = node.band_n_member()
                 depth = node.get_tree_depth()
                 inner = node.band_split(n - 1).child(0) if n > 1 else node
-                node = inner.insert_sequence(_filters(order))
+                node = inner.insert_sequence(sequence_filters(order))
                 while node.get_tree_depth() > depth:
                     node = node.parent()
         for i in range(node.n_children()):

@@ -113,15 +113,10 @@ def _common_loops(statements: list[Statement]) -> int:
     """How many loops enclose all *statements* (their 2d+1 schedules agree on the constants before)."""
     depth = min(len(st.iterators) for st in statements)
     for m in range(depth):
-        betas = {_beta(st, m) for st in statements}
+        betas = {st.beta(m) for st in statements}
         if len(betas) != 1 or None in betas:
             return m
     return depth
-
-
-def _beta(st: Statement, m: int) -> int | None:
-    v = st.schedule.plain_get_val_if_fixed(isl.dim_type.out, 2 * m)
-    return v.to_python() if v.is_int() else None
 
 
 def _index_map(st: Statement, name: str, web: Web) -> isl.Map:
@@ -368,7 +363,7 @@ def expand(scop: Scop, deps: Dependences, base: isl.Schedule,
     statements = {st.name: st for st in scop.statements}
     nests: dict[int | None, list[Web]] = {}
     for w in candidates:
-        nests.setdefault(_beta(statements[w.statements[0]], 0), []).append(w)
+        nests.setdefault(statements[w.statements[0]].beta(0), []).append(w)
     try:
         best = (_profile(scop, deps, _schedule(scop, deps, base)[1], hot), None)
         chosen: list[Web] = []

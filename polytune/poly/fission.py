@@ -38,7 +38,7 @@ def ordered_pieces(tile, first: int, deps: isl.UnionMap) -> tuple[int, list[isl.
         outer = loop_iterations(tile, dom, p)
         together = outer.apply_range(outer.reverse())  # instance pairs in one iteration of those loops
         order = _statement_order(together, member_map(values, p, dom), stmts)
-        if order is not None and _forward(together.intersect(deps), order):
+        if order is not None and forward(together.intersect(deps), order):
             return p, order
     return None
 
@@ -66,18 +66,24 @@ def _statement_order(together: isl.UnionMap, member: isl.UnionMap, stmts: list[i
     return [stmts[i] for i in ordered]
 
 
-def _forward(deps: isl.UnionMap, order: list[isl.Set]) -> bool:
+def forward(deps: isl.UnionMap, order: list) -> bool:
     """Whether no dependence (within one iteration of the outer loops) goes from a later piece to an
-    earlier one."""
-    for i, s in enumerate(order):
-        for t in order[i + 1:]:
-            if not deps.intersect_domain(isl.UnionSet(t)).intersect_range(isl.UnionSet(s)).is_empty():
+    earlier one. Pieces: statement domains (isl.Set) or unions of them."""
+    pieces = [_union_set(s) for s in order]
+    for i, s in enumerate(pieces):
+        for t in pieces[i + 1:]:
+            if not deps.intersect_domain(t).intersect_range(s).is_empty():
                 return False
     return True
 
 
-def sequence_filters(order: list[isl.Set]) -> isl.UnionSetList:
+def sequence_filters(order: list) -> isl.UnionSetList:
+    """The filters of a sequence node, one per piece (an isl.Set or isl.UnionSet), in order."""
     out = isl.UnionSetList.alloc(CTX, len(order))
     for s in order:
-        out = out.add(isl.UnionSet(s))
+        out = out.add(_union_set(s))
     return out
+
+
+def _union_set(s) -> isl.UnionSet:
+    return s if isinstance(s, isl.UnionSet) else isl.UnionSet(s)

@@ -30,6 +30,13 @@ class Statement:
     line: int
     accesses: tuple[Access, ...]
 
+    def beta(self, m: int) -> int | None:
+        """The original 2d+1 schedule's constant before the statement's loop *m* (m = its number of loops:
+        after the innermost): two statements with the same ones up to m sit in the same loop m of the
+        program. None where not a constant."""
+        v = self.schedule.plain_get_val_if_fixed(isl.dim_type.out, 2 * m)
+        return v.to_python() if v.is_int() else None
+
     @property
     def reads(self) -> tuple[Access, ...]:
         return tuple(a for a in self.accesses if not a.is_write)
