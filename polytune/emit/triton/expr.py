@@ -169,10 +169,12 @@ class _CExpr:
             if n.op in _TRUTH:
                 a, b = self.visit(n.left), self.visit(n.right)
             ta, tb = self.ctype(n.left), self.ctype(n.right)
+            integer = n.right if ta in _FLOATS else n.left
             if n.op not in ("&&", "||") and (ta in _FLOATS) != (tb in _FLOATS) and None not in (ta, tb) \
-                    and TL_TYPES.get(ta if ta in _FLOATS else tb):
+                    and TL_TYPES.get(ta if ta in _FLOATS else tb) and not isinstance(integer, c_ast.Constant):
                 # C converts the integer operand to the floating one's type; Triton computes a Python float
-                # times an int32 tensor in float32 (maxpool's `0.01 * (dy - dx)` lost bits against C's double)
+                # times an int32 tensor in float32 (maxpool's `0.01 * (dy - dx)` lost bits against C's double).
+                # (An integer constant is a Python int, which takes the other operand's type as it is.)
                 if ta in _FLOATS:
                     b = f"(({b}) + ZERO).to({TL_TYPES[ta]})"
                 else:
