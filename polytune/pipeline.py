@@ -381,8 +381,13 @@ def original_code(text: str, scop: Scop) -> str:
 
 
 def _deps_of(a: AnalyzedScop):
-    """The dependences the printed code of *a* must keep (None where the analysis gave up)."""
-    return a.cpu.deps.all if a.cpu.deps.complete else None
+    """The dependences the printed code of *a* must keep (None where the analysis gave up): every one, but
+    the anti and output dependences of scalars whose live ranges may be reordered (poly/deps.LiveRanges; the
+    schedule was checked to keep those live ranges apart, poly/legality.py)."""
+    deps = a.cpu.deps
+    if not deps.complete:
+        return None
+    return deps.live.validity if deps.live is not None else deps.all
 
 
 def _serial_version(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts: TiledSchedule,

@@ -582,6 +582,53 @@ def sibling_program(seed: int) -> Program:
     return Program(seed, "\n".join(src), 1, ", ".join(sorted(features)) or "plain")
 
 
+def local_scalar_program(seed: int) -> Program:
+    """Two or three loop nests over rows i (and columns j) with scalars declared inside their bodies, the live
+    ranges that poly/deps.LiveRanges lets the scheduler reorder: a few taps summed in a scalar per (i, j)
+    (gaussian_clamp's column pass), two live ranges of one scalar in one body, and a value carried along a row
+    (an IIR filter's `acc = a * acc + x`, or a row sum stored after its loop). Subscripts offset by 0..2, so
+    the nests' dependences run forward, backward and across rows."""
+    r = random.Random(seed * 7919 + 11)
+    arrays = ["A", "B", "C"]
+    lo, hi = r.choice(["0", "1"]), r.choice(["n", "n - 1", "n - 2"])
+    features: set[str] = set()
+    src = ["#include <stdio.h>", "", f"static double A[{SIZE}][{SIZE}], B[{SIZE}][{SIZE}], C[{SIZE}][{SIZE}];", "",
+           "static void kernel0(int n)", "{", "  int i, j, k;", "#pragma scop"]
+
+    def taps(name: str, dst: str) -> list[str]:
+        t, last = r.choice(arrays), r.randint(1, 3)
+        tap = r.choice([f"{t}[i + k][j + 1]", f"{t}[i + 1][j + k]", f"{t}[j + k][i + 1]"])
+        return [f"      {name} = 0.0;", f"      for (k = 0; k <= {last}; k++)", f"        {name} += {tap} * 0.25;",
+                f"      {dst}[i + 1][j + {r.randint(0, 2)}] = {name};"]
+
+    for nest in range(r.randint(2, 3)):
+        kind = r.choice(["taps", "taps", "two", "carried", "rowsum"])
+        features.add(kind)
+        dst, t = r.choice(arrays), r.choice(arrays)
+        if kind in ("taps", "two"):
+            body = taps("acc", dst)
+            body[0] = "      double acc = 0.0;"
+            if kind == "two":
+                body += taps("acc", r.choice(arrays))
+            src += [f"  for (i = {lo}; i < {hi}; i++)", f"    for (j = {lo}; j < {hi}; j++) {{", *body, "    }"]
+        elif kind == "carried":
+            src += [f"  for (i = {lo}; i < {hi}; i++) {{", "    double run = 0.0;", f"    for (j = {lo}; j < {hi}; j++) {{",
+                    f"      run = 0.5 * run + {t}[i + {r.randint(0, 2)}][j + 1];", f"      {dst}[i + 1][j] = run;",
+                    "    }", "  }"]
+        else:
+            src += [f"  for (i = {lo}; i < {hi}; i++) {{", "    double sum = 0.0;", f"    for (j = {lo}; j < {hi}; j++)",
+                    f"      sum += {t}[j + {r.randint(0, 2)}][i + 1] * 0.125;", f"    {dst}[i + 1][0] = sum;", "  }"]
+    src += ["#pragma endscop", "}", "", "int main(void)", "{", "  int i, j, n;", f"  for (i = 0; i < {SIZE}; i++)",
+            f"    for (j = 0; j < {SIZE}; j++) {{",
+            "      A[i][j] = (double)((i * 7 + j * 3) % 17) * 0.125 - 1.0;",
+            "      B[i][j] = (double)((i * 5 + j * 11) % 13) * 0.125 - 0.5;",
+            "      C[i][j] = (double)((i + j * 7) % 11) * 0.125;", "    }",
+            "  for (n = 0; n < 5; n++) {", f"    static const int ns[] = {{{', '.join(map(str, N_VALUES))}}};",
+            "    kernel0(ns[n]);", "  }", f"  for (i = 0; i < {SIZE}; i++)", f"    for (j = 0; j < {SIZE}; j++)",
+            '      printf("%.17g %.17g %.17g\\n", A[i][j], B[i][j], C[i][j]);', "  return 0;", "}", ""]
+    return Program(seed, "\n".join(src), 1, ", ".join(sorted(features)))
+
+
 # ---------------------------------------------------------------------------------------------- contractions
 CMAX = 29  # the largest trip count of a contraction's loops (several blocks of small block sizes)
 

@@ -3,8 +3,8 @@ tile at run time (a batch of 16 rows in tiles of 32): where a later tile loop of
 loop is parallel only where it has two tiles or more, and its copy for one tile runs that later loop in
 parallel (ParallelMark.alternative; the report's `parallel_loop_alternative`). benchmarks/unseen/
 dense_batch.c is the case seen in a real project (a local accumulator expanded into a scratch array of
-batch x outputs, its batch tile loop the only one marked); benchmarks/unseen/iir_rows.c keeps its scalar
-(nothing to tile: the running value is private to each channel's loop)."""
+batch x outputs, its batch tile loop the only one marked). Where no later tile loop is parallel, the copy
+runs the point loop of the same member in parallel: benchmarks/unseen/iir_rows.c, 16 channels."""
 from __future__ import annotations
 
 import json
@@ -44,7 +44,19 @@ def test_the_one_tile_copy_and_the_parallel_copy_give_the_original_results(tmp_p
 
 
 def test_the_iir_scalar_is_private_to_its_channel_loop_not_expanded(tmp_path):
-    _, report = _optimize(tmp_path, IIR)
+    """The running value lives within one (pass, channel) iteration (poly/deps.LiveRanges): the channel loop
+    runs outside the passes, tiled with them, each channel's row reused by all its passes; 16 channels are
+    one tile of 32, whose copy runs the channel point loop in parallel, the scalar private there too."""
+    out, report = _optimize(tmp_path, IIR)
     (scop,) = report["scops"]
     assert "expanded" not in scop
-    assert [b["parallel_loop"] for b in scop["bands"]] == [None, "loop 0", None]
+    assert [(b["parallel_loop"], b["parallel_loop_alternative"]) for b in scop["bands"]][0] == ("tile 0", "point 0")
+    assert open(out).read().count("#pragma omp parallel for private(acc)") == 2
+
+
+def test_the_iir_copies_give_the_original_results(tmp_path):
+    out, _ = _optimize(tmp_path, IIR)
+    for args in (("16", "301"), ("40", "77"), ("1", "5")):
+        want = checksum_line(compile_run(IIR, str(tmp_path / "ref"), [], openmp=False, args=args))
+        for threads in (1, 2, 4):
+            assert checksum_line(compile_run(out, str(tmp_path / "opt"), [], True, threads, args=args)) == want

@@ -4,20 +4,22 @@ the ordinary generator's programs with conditions on values they read): every C 
 prints at 1, 2 and 4 threads, with the parallel code forced on (conftest: POLYTUNE_PARALLEL_WORK=0). They exercise
 poly/distribute.py, which the other generators never reach (no data-dependent condition). A fast sample, one C
 variant each; ``-m slow`` every variant of POLYTUNE_SIBLING_PROGRAMS programs (default 300) from
-POLYTUNE_SIBLING_PROGRAMS_START (default 1000), and of POLYTUNE_CONDITIONED_PROGRAMS (default 60); CI runs the first
-12 and 3 (.ci/run)."""
+POLYTUNE_SIBLING_PROGRAMS_START (default 1000), of POLYTUNE_CONDITIONED_PROGRAMS (default 60) and of
+POLYTUNE_LOCAL_SCALAR_PROGRAMS (default 100; progen.local_scalar_program: scalars declared in loop bodies, whose
+live ranges poly/deps.LiveRanges reorders); CI runs the first 12, 3 and 6 (.ci/run)."""
 from __future__ import annotations
 
 import os
 
 import pytest
 from conftest import representatives
-from progen import conditioned_program, sibling_program
+from progen import conditioned_program, local_scalar_program, sibling_program
 from test_random_programs import C_VARIANTS, check_program
 
 SLOW_START = int(os.environ.get("POLYTUNE_SIBLING_PROGRAMS_START", "1000"))
 SLOW = range(SLOW_START, SLOW_START + int(os.environ.get("POLYTUNE_SIBLING_PROGRAMS", "300")))
 CONDITIONED = range(SLOW_START, SLOW_START + int(os.environ.get("POLYTUNE_CONDITIONED_PROGRAMS", "60")))
+LOCAL = range(SLOW_START, SLOW_START + int(os.environ.get("POLYTUNE_LOCAL_SCALAR_PROGRAMS", "100")))
 
 
 @pytest.mark.parametrize("seed", representatives(range(4), {"0", "1"}))
@@ -59,3 +61,24 @@ def test_sibling_program_same_output_slow(seed):
 @pytest.mark.parametrize("seed", CONDITIONED)
 def test_conditioned_program_same_output_slow(seed):
     check_program(seed, list(C_VARIANTS), make=conditioned_program, threads=(1, 2, 4))
+
+
+@pytest.mark.parametrize("seed", representatives(range(4), {"0", "3"}))
+def test_local_scalar_program_same_output(seed):
+    check_program(seed, [list(C_VARIANTS)[seed % len(C_VARIANTS)]], make=local_scalar_program, threads=(1, 2, 4))
+
+
+def test_the_local_scalar_generator_makes_programs_whose_live_ranges_are_reordered(tmp_path):
+    from polytune.pipeline import analyze
+    relaxed = 0
+    for seed in range(4):
+        path = tmp_path / f"l{seed}.c"
+        path.write_text(local_scalar_program(seed).source)
+        relaxed += all(a.deps.live is not None for a in analyze(str(path)).scops)
+    assert relaxed >= 3, relaxed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", LOCAL)
+def test_local_scalar_program_same_output_slow(seed):
+    check_program(seed, list(C_VARIANTS), make=local_scalar_program, threads=(1, 2, 4))

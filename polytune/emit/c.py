@@ -52,7 +52,8 @@ class _OpenMPPrinter(Printer):
             inner = (f"{self.prefix}{mark.depth}", f"#pragma omp parallel for{private}{clause}", (),
                      mark.arrays, mark.work,  # arrays: private copies (poly/privatize.py)
                      None if mark.alternative is None else (f"{self.prefix}{mark.alternative}",
-                                                             "#pragma omp parallel for", (), (), None))
+                                                             f"#pragma omp parallel for{private}", (), (),
+                                                             None))
         elif isinstance(mark, SimdMark) and self.ivdep:
             inner = (f"{self.prefix}{mark.depth}", f"#pragma omp simd{private}")
         elif isinstance(mark, IvdepMark) and self.ivdep:

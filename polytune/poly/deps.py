@@ -13,7 +13,7 @@ from functools import cached_property
 import islpy as isl
 
 from .islutil import CTX, bounded, maps_of
-from .scop import Scop
+from .scop import Scop, common_loops
 
 # isl operation quotas (2 M: about 1-2 s on this machine); past one, the next, simpler analysis is used.
 DATAFLOW_OPERATIONS = 3_000_000  # each step of the exact (value-based) analysis
@@ -31,6 +31,7 @@ class Dependences:
     output: isl.UnionMap | None  # write-after-write, direct (previous write)
     scalars: ScalarInfo | None = field(default=None)  # for privatizing scalars the region writes
     fallback: str = ""  # what was used instead of the exact analysis, for a one-line note ("" if nothing)
+    live: LiveRanges | None = field(default=None)  # scalars whose live ranges the C schedule may reorder
 
     @property
     def complete(self) -> bool:
@@ -41,6 +42,11 @@ class Dependences:
         """What every legal schedule must respect (computed once: the tiling of a 3-region program asked
         for it 39 times, 3 s in all)."""
         return self.flow.union(self.anti).union(self.output).coalesce()
+
+    def in_order(self) -> Dependences:
+        """These dependences with every scalar's live ranges kept in their order (no LiveRanges): the GPU
+        targets' mapping, which does not take reordered live ranges."""
+        return self if self.live is None else replace(self, live=None)
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,6 +61,33 @@ class ScalarInfo:
     writes: dict  # scalar name -> instances that surely write it (isl.UnionSet)
     may_writes: dict = field(default_factory=dict)  # scalar name -> instances that may write it (under a
     # data-dependent condition)
+
+
+@dataclass(frozen=True, eq=False)
+class LiveRanges:
+    """Live-range reordering (PPCG's, Verdoolaege and Cohen 2016) for the scalars declared in the region.
+
+    `float acc = 0; for k: acc += g[k] * in[y + k][x]; out[y][x] = acc;` in a (y, x) nest: the anti and
+    output dependences through `acc` tie every (y, x) to the next one, and isl's scheduler, bound by them,
+    merged x and k into one loop `4x + k` (gaussian_clamp's column pass, 2x slower than the original). A
+    live range of `acc` (a write and the reads that take its value: its flow dependences) runs inside one
+    (y, x); such live ranges may run in any order as long as none is interleaved with another. The
+    scheduler gets the scalars' flow dependences as the condition and their anti and output dependences as
+    conditional validity constraints (isl_schedule_constraints_set_conditional_validity): a band may break
+    the order of the live ranges only where every live range is local to it (distance 0 along each member).
+    The schedule is then checked (legality.py) against every other dependence, and against the live ranges
+    themselves: no write of the scalar runs between a write and a read that takes its value. The scalar is
+    printed as a scalar, private to each thread of a parallel loop.
+
+    Only scalars declared inside the region (dead after it: no last value to keep), every read of which takes
+    its value from a write of the region, none written under a data-dependent condition."""
+
+    names: frozenset[str]
+    validity: isl.UnionMap  # every dependence but the anti and output ones through these scalars
+    condition: isl.UnionMap  # the scalars' flow dependences (their live ranges)
+    false: isl.UnionMap  # the scalars' anti and output dependences (kept where a live range is not local)
+    writes: dict  # scalar name -> its write instances (isl.UnionSet)
+    flow: dict  # scalar name -> its flow dependences
 
 
 def instance_order(scop: Scop) -> isl.MultiUnionPwAff:
@@ -133,6 +166,54 @@ def _scalar_info(scop: Scop, flow: isl.UnionMap) -> ScalarInfo | None:
     return ScalarInfo(flow.union(anti).union(output).coalesce(), sflow, exposed, wdom, mdom)
 
 
+def _within_iterations(scop: Scop, name: str, flow: isl.UnionMap) -> bool:
+    """Whether every live range of scalar *name* (its flow dependences *flow*) runs inside one iteration of
+    the loops that enclose every statement using it, at least one: then its anti and output dependences
+    are all carried by those loops. (A scalar set before a loop, overwritten in it and read after it has
+    live ranges that cross the loop's iterations: its last value must stay the one the loop's last
+    iteration wrote.)"""
+    users = [st for st in scop.statements if any(a.array == name for a in st.accesses)]
+    depth = common_loops(users) if users else 0
+    if depth == 0:
+        return False
+    for m in maps_of(flow):
+        eq = " and ".join(f"i{k} = o{k}" for k in range(depth))
+        n_in, n_out = m.dim(isl.dim_type.in_), m.dim(isl.dim_type.out)
+        same = isl.Map(f"{{ [{', '.join(f'i{k}' for k in range(n_in))}] -> [{', '.join(f'o{k}' for k in range(n_out))}]"
+                       f" : {eq} }}", context=CTX)
+        same = same.set_tuple_name(isl.dim_type.in_, m.get_tuple_name(isl.dim_type.in_)) \
+            .set_tuple_name(isl.dim_type.out, m.get_tuple_name(isl.dim_type.out)).align_params(m.get_space())
+        if not m.is_subset(same):
+            return False
+    return True
+
+
+def _live_ranges(scop: Scop, flow: isl.UnionMap, scalars: ScalarInfo | None) -> LiveRanges | None:
+    """The scalars whose live ranges may be reordered (LiveRanges), with their dependences; None if none."""
+    if scalars is None:
+        return None
+    names = sorted(s for s, f in scalars.flow.items()
+                   if s in scop.local_names and scalars.exposed[s].is_empty()
+                   and (s not in scalars.may_writes or scalars.may_writes[s].is_empty()) and not f.is_empty()
+                   and _within_iterations(scop, s, f))
+    if not names:
+        return None
+    sched, reads, writes, may = scop.schedule, scop.reads, scop.writes, scop.may_writes
+    space = isl.UnionSet.empty(writes.get_space())
+    for s in names:
+        space = space.union(isl.UnionSet(isl.Set(f"{{ {s}[] }}", context=scop.context.get_ctx())))
+    anti, output = _false_dependences(writes.subtract_range(space), reads.subtract_range(space), sched, may)
+    s_anti, s_output = _false_dependences(writes.intersect_range(space), reads.intersect_range(space), sched, may)
+    false = s_anti.union(s_output).coalesce()
+    if false.is_empty():
+        return None
+    condition = isl.UnionMap.empty(flow.get_space())
+    for s in names:
+        condition = condition.union(scalars.flow[s])
+    return LiveRanges(frozenset(names), flow.union(anti).union(output).coalesce(), condition.coalesce(), false,
+                      {s: scalars.writes[s] for s in names}, {s: scalars.flow[s] for s in names})
+
+
 def _exact(scop: Scop) -> Dependences:
     sched = scop.schedule
     reads, writes, may = scop.reads, scop.writes, scop.may_writes
@@ -156,7 +237,11 @@ def _exact(scop: Scop) -> Dependences:
         scalars = bounded(lambda: _scalar_info(scop, flow), DATAFLOW_OPERATIONS)
     except isl.Error:  # (isl has failed here on quasi-affine accesses) the scalars then stay shared
         scalars = None
-    return Dependences(flow, anti.coalesce(), output.coalesce(), scalars)
+    try:
+        live = bounded(lambda: _live_ranges(scop, flow, scalars), DATAFLOW_OPERATIONS)
+    except isl.Error:  # the scalars' order is then kept as written
+        live = None
+    return Dependences(flow, anti.coalesce(), output.coalesce(), scalars, live=live)
 
 
 def _memory_based(scop: Scop) -> Dependences:

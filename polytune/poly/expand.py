@@ -43,7 +43,7 @@ from .cost import schedule_cost
 from .deps import Dependences, compute_dependences
 from .islutil import CTX, bounded, isl_name, maps_of, sets_of
 from .schedule import TiledSchedule, compute_base_schedule, make_schedule
-from .scop import Access, Array, Scop, ScratchArray, Statement
+from .scop import Access, Array, Scop, ScratchArray, Statement, common_loops
 
 EXPANSION_LIMIT = 1 << 24  # elements of one expanded scalar whose size is a constant (128 MB of doubles)
 EXPANSION_OPERATIONS = 5_000_000  # isl quota of building and checking one expanded region
@@ -103,20 +103,10 @@ def webs(scop: Scop, deps: Dependences) -> list[Web]:
         for group in groups.values():
             if any(st.name in exposed for st in group):
                 continue
-            depth = _common_loops(group)
+            depth = common_loops(group)
             if depth > 0:
                 out.append(Web(s, tuple(st.name for st in group), depth))
     return out
-
-
-def _common_loops(statements: list[Statement]) -> int:
-    """How many loops enclose all *statements* (their 2d+1 schedules agree on the constants before)."""
-    depth = min(len(st.iterators) for st in statements)
-    for m in range(depth):
-        betas = {st.beta(m) for st in statements}
-        if len(betas) != 1 or None in betas:
-            return m
-    return depth
 
 
 def _index_map(st: Statement, name: str, web: Web) -> isl.Map:

@@ -103,6 +103,7 @@ def map_to_gpu(scop: Scop, deps: Dependences, base: isl.Schedule | None = None,
     if unsupported:
         raise UnsupportedError(f"the GPU targets do not take {unsupported} yet (the C target does)", scop.file,
                                scop.begin_line)
+    deps = deps.in_order()
     base = base if base is not None else compute_gpu_base(scop, deps, fuse)
     m = _Mapper(scop, deps, max_mapped)
     root = m.visit(base.get_root(), 0)
@@ -483,6 +484,7 @@ def plan_tiled(scop: Scop, deps: Dependences, gs: GpuSchedule, mapping: CudaMapp
     Sinking is legal because the mapped members are parallel: instances of different points are
     independent, so only each point's own order must stay, which the order below the band keeps (the
     legality check runs on the result anyway)."""
+    deps = deps.in_order()
     choices = kernel_choices(scop, gs)
     points = tuple(mapping.points) or (1,)
     root = gs.schedule.get_root()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import islpy as isl
 
 from ..errors import PolytuneError
-from .deps import Dependences
+from .deps import Dependences, LiveRanges
 from .islutil import CTX, maps_of
 from .scop import Scop
 
@@ -14,16 +14,39 @@ class IllegalSchedule(PolytuneError):
 
 
 def check_legal(schedule: isl.Schedule, deps: Dependences, scop: Scop) -> None:
-    """Every dependence S[i] -> T[j] must go forward in the schedule: sched(S[i]) << sched(T[j])."""
+    """Every dependence S[i] -> T[j] must go forward in the schedule: sched(S[i]) << sched(T[j]). Where
+    *deps* has scalars whose live ranges may be reordered (deps.LiveRanges), their anti and output
+    dependences are replaced by the test that no write of such a scalar runs inside one of its live
+    ranges."""
     smap = schedule.get_map().intersect_domain(scop.domain)
     width = max((m.dim(isl.dim_type.out) for m in maps_of(smap)), default=0)
-    d = deps.all.intersect_params(scop.context)
-    if d.is_empty():
-        return
-    mapped = d.apply_domain(smap).apply_range(smap)
     space = isl.Space.set_alloc(CTX, 0, width)
-    order = isl.UnionMap(isl.Map.lex_lt(space)).align_params(mapped.get_space())
-    if not mapped.is_subset(order):
-        bad = mapped.subtract(order)
-        raise IllegalSchedule(f"internal error: the schedule violates dependences {bad}", scop.file,
-                              scop.begin_line)
+    live = deps.live
+    d = (live.validity if live is not None else deps.all).intersect_params(scop.context)
+    if not d.is_empty():
+        mapped = d.apply_domain(smap).apply_range(smap)
+        order = isl.UnionMap(isl.Map.lex_lt(space)).align_params(mapped.get_space())
+        if not mapped.is_subset(order):
+            bad = mapped.subtract(order)
+            raise IllegalSchedule(f"internal error: the schedule violates dependences {bad}", scop.file,
+                                  scop.begin_line)
+    if live is not None:
+        _check_live_ranges(smap, space, live, scop)
+
+
+def _check_live_ranges(smap: isl.UnionMap, space: isl.Space, live: LiveRanges, scop: Scop) -> None:
+    """No write of a scalar of *live* is scheduled strictly between a write of it and a read that takes its
+    value from that write (then every read sees the write it saw in the original order)."""
+    context = scop.context
+    for name in sorted(live.names):
+        flow = live.flow[name].intersect_params(context)
+        if flow.is_empty():
+            continue
+        times = flow.apply_domain(smap).apply_range(smap)  # t(write) -> t(read)
+        writes = live.writes[name].intersect_params(context).apply(smap)  # t(other write)
+        lt = isl.UnionMap(isl.Map.lex_lt(space)).align_params(times.get_space())
+        between = lt.intersect_range(writes).apply_range(lt.intersect_domain(writes))
+        clobbered = times.intersect(between)
+        if not clobbered.is_empty():
+            raise IllegalSchedule(f"internal error: the schedule interleaves live ranges of '{name}': "
+                                  f"{clobbered}", scop.file, scop.begin_line)

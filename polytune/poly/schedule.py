@@ -145,9 +145,16 @@ def _compute_base_schedule(scop: Scop, deps: Dependences, outer_coincidence: boo
                 notes.append(f"the dependences have {pieces} pieces: isl's scheduler keeps them without "
                              "optimizing their distances or parallelism (a cheaper schedule)")
         else:
+            live = deps.live
+            if live is not None:
+                # the scalars' live ranges may be reordered where they stay local to a band (deps.LiveRanges)
+                d = bounded(lambda: _possible(live.validity, scop.context), SCHEDULER_OPERATIONS)
             near = d.union(input_reuse_pairs(scop, d).intersect_params(scop.context)) if input_reuse else d
             sc = isl.ScheduleConstraints.on_domain(scop.domain).set_validity(d).set_proximity(near) \
                 .set_coincidence(d)
+            if live is not None:
+                sc = sc.set_conditional_validity(_possible(live.condition, scop.context),
+                                                 _possible(live.false, scop.context))
         if many:
             # isl's operation quota does not stop its scheduler's search for fusions (200 one-line loops:
             # over 10 minutes; 0.3 s with the strongly connected components scheduled one after another)

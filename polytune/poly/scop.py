@@ -186,3 +186,13 @@ def _union_map(items) -> isl.UnionMap:
     for m in items:
         out = out.union(isl.UnionMap.from_map(m))
     return out
+
+
+def common_loops(statements) -> int:
+    """How many loops enclose all *statements* (their 2d+1 schedules agree on the constants before)."""
+    depth = min(len(st.iterators) for st in statements)
+    for m in range(depth):
+        betas = {st.beta(m) for st in statements}
+        if len(betas) != 1 or None in betas:
+            return m
+    return depth

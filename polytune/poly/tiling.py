@@ -130,6 +130,10 @@ class Transformer(Parallelism, PointOrder, Reuse):
                 else:
                     node, untiled_order = trial, tuple(order)
         if not (self.tile and permutable and n >= 2) or untiled_order is not None:
+            if not band_nodes(node.child(0)) and _has_degenerate_member(node):
+                # (as for the point loops of tiles below: the guard of a statement fused in at one point of the
+                # innermost loop, box_blur's `sum = 0` at d = -r, left it scalar)
+                node = node.band_set_ast_build_options(isl.UnionSet("{ separate[x] }", context=CTX))
             jam, whole = None, node
             if self.tile and permutable and n >= 2:  # left untiled by the reuse rule (not by --no-tile)
                 node, jam = self.chains_jam(node)
@@ -211,18 +215,23 @@ class Transformer(Parallelism, PointOrder, Reuse):
             # sit behind a guard in the innermost loop: let the AST builder peel them off.
             node = node.child(0).band_set_ast_build_options(
                 isl.UnionSet("{ separate[x] }", context=CTX)).parent()
-        alternative = None
+        alternative = alternative_depth = None
         if par is not None and not point_par and not wavefront and diamond is None and extents[par] is None:
             # a parametric extent may fit one tile at run time (a batch of 16 in tiles of 32): the printer's
             # copy for a single tile runs a later parallel tile loop in parallel instead
             alternative = next((m for m in range(par + 1, n) if not _single_tile(extents[m], sizes[m])
                                 and self.is_parallel(node, m)), None)
+            alternative_depth = None if alternative is None else outer_members + alternative
+            if alternative is None and par in order and sunk is None:
+                # no other tile loop to run in parallel: the point loop of the same member, whose iterations
+                # are the tile's (16 channels of an IIR filter in tiles of 32: both threads get 8)
+                alternative_depth = outer_members + n + order.index(par)
         if par is not None:
             # (a tile wavefront's tiles are independent of the loops' shape: no clause there)
             clause = "" if wavefront or diamond is not None else self.schedule_clause(node, par, True)
             mark = self.parallel_mark(outer_members + par, clause)
-            if alternative is not None:
-                mark = replace(mark, alternative=outer_members + alternative)
+            if alternative_depth is not None:
+                mark = replace(mark, alternative=alternative_depth)
             node = mark_member(node, par, mark)
         point, jam = self.unroll_jam(node.child(0), [sizes[k] for k in order], reuse)
         desc = None if par is None else f"tile {par}"
@@ -237,8 +246,9 @@ class Transformer(Parallelism, PointOrder, Reuse):
                                      jammed=jam is not None)
         self.bands.append(BandInfo(index, n, outer_members, stmts, True, True, tuple(sizes), sched_text,
                                    desc, wavefront, tuple(order), extents, diamond is not None, jam,
-                                   sunk=sunk, parallel_alternative=None if alternative is None
-                                   else f"tile {alternative}", for_reuse=for_reuse))
+                                   sunk=sunk, parallel_alternative=_alternative(alternative, alternative_depth, n,
+                                                                                outer_members),
+                                   for_reuse=for_reuse))
         return (point.child(0) if jam else point), desc is not None  # (below the jam: its band of copies)
 
     def order_points(self, point, extents, sink_ok: bool):
@@ -301,6 +311,13 @@ class Transformer(Parallelism, PointOrder, Reuse):
             lo, hi = upa.min_val(), upa.max_val()
             out.append(hi.sub(lo).to_python() + 1 if lo.is_int() and hi.is_int() else None)
         return tuple(out)
+
+
+def _alternative(tile: int | None, depth: int | None, n: int, outer_members: int) -> str | None:
+    """The report's name of a parallel tile loop's alternative for a single tile ("tile m" or "point k")."""
+    if depth is None:
+        return None
+    return f"tile {tile}" if tile is not None else f"point {depth - outer_members - n}"
 
 
 def _single_tile(extent: int | None, size: int) -> bool:
