@@ -48,6 +48,20 @@ LOCAL = COLUMN_FILTER.replace("DECLARE", "float").replace("READ_AFTER", "")
 LIVE_OUT = COLUMN_FILTER.replace("int main(void) {", "int main(void) {\n  float acc;") \
     .replace("DECLARE acc", "acc").replace("READ_AFTER", 'printf("%a\\n", acc);')
 
+# a row pass before the column pass, each declaring its own `acc`: one scalar of the model, a web in each nest
+TWO_PASSES = LOCAL.replace("""#pragma scop
+""", """#pragma scop
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) {
+      float acc = 0.0f;
+      for (int k = -2; k <= 2; k++) {
+        int xx = x + k < 0 ? 0 : (x + k > W - 1 ? W - 1 : x + k);
+        acc += g5[k + 2] * src[y][xx];
+      }
+      tmp[y][x] = acc;
+    }
+""").replace("src[yy][x]", "tmp[yy][x]").replace("float src[H][W],", "float src[H][W], tmp[H][W],")
+
 MODEL = OptimizeOptions(schedule="model")
 
 
@@ -66,6 +80,14 @@ def test_a_scalar_declared_in_the_loop_body_has_live_ranges_that_may_be_reordere
     program, _ = _analyzed(tmp_path, LOCAL)
     live = program.scops[0].deps.live
     assert live is not None and live.names == frozenset({"acc"})
+
+
+def test_a_scalar_declared_in_two_nests_has_live_ranges_within_each_nest(tmp_path):
+    program, original = _analyzed(tmp_path, TWO_PASSES)
+    assert program.scops[0].deps.live is not None
+    text = generate(program, MODEL).text
+    assert "acc_x" not in text, text
+    assert run_source(text, tmp_path, "out") == run_source(original, tmp_path, "orig")
 
 
 def test_a_scalar_whose_last_value_is_read_after_the_region_keeps_its_order(tmp_path):

@@ -168,15 +168,29 @@ def _scalar_info(scop: Scop, flow: isl.UnionMap) -> ScalarInfo | None:
 
 def _within_iterations(scop: Scop, name: str, flow: isl.UnionMap) -> bool:
     """Whether every live range of scalar *name* (its flow dependences *flow*) runs inside one iteration of
-    the loops that enclose every statement using it, at least one: then its anti and output dependences
-    are all carried by those loops. (A scalar set before a loop, overwritten in it and read after it has
+    the loops that enclose every statement of its web (the statements its flow dependences join), at least
+    one. (A scalar set before a loop, overwritten in it and read after it has
     live ranges that cross the loop's iterations: its last value must stay the one the loop's last
     iteration wrote.)"""
     users = [st for st in scop.statements if any(a.array == name for a in st.accesses)]
-    depth = common_loops(users) if users else 0
-    if depth == 0:
+    parent = {st.name: st.name for st in users}
+
+    def find(x: str) -> str:
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    flows = maps_of(flow)
+    for m in flows:
+        parent[find(m.get_tuple_name(isl.dim_type.in_))] = find(m.get_tuple_name(isl.dim_type.out))
+    webs: dict[str, list] = {}
+    for st in users:  # (a scalar of one name declared in two nests: a web in each)
+        webs.setdefault(find(st.name), []).append(st)
+    depths = {st.name: common_loops(web) for web in webs.values() for st in web}
+    if not users or min(depths.values()) == 0:
         return False
-    for m in maps_of(flow):
+    for m in flows:
+        depth = depths[m.get_tuple_name(isl.dim_type.in_)]
         eq = " and ".join(f"i{k} = o{k}" for k in range(depth))
         n_in, n_out = m.dim(isl.dim_type.in_), m.dim(isl.dim_type.out)
         same = isl.Map(f"{{ [{', '.join(f'i{k}' for k in range(n_in))}] -> [{', '.join(f'o{k}' for k in range(n_out))}]"
