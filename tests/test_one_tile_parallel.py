@@ -60,3 +60,21 @@ def test_the_iir_copies_give_the_original_results(tmp_path):
         want = checksum_line(compile_run(IIR, str(tmp_path / "ref"), [], openmp=False, args=args))
         for threads in (1, 2, 4):
             assert checksum_line(compile_run(out, str(tmp_path / "opt"), [], True, threads, args=args)) == want
+
+
+CONV = os.path.join(ROOT, "benchmarks", "realc", "conv2d_nchw.c")
+
+
+def test_a_later_tile_loop_parallel_with_the_scalar_private_is_the_alternative(tmp_path):
+    """conv2d_nchw (a batch of 2 in tiles of 32): the output channels' tile loop is parallel once `acc` is
+    private, as the batch loop is: the single-tile copy runs it, `private(acc)` on both pragmas (a copy
+    without the clause would share the accumulator between threads)."""
+    out, report = _optimize(tmp_path, CONV)
+    band = next(b for s in report["scops"] for b in s["bands"] if b["parallel_loop"] == "tile 0")
+    assert band["parallel_loop_alternative"] == "tile 1"
+    text = open(out).read()
+    assert text.count("#pragma omp parallel for private(acc)") == 2
+    for args in (("2", "3", "40", "9", "3"), ("1", "2", "5", "7", "3")):
+        want = checksum_line(compile_run(CONV, str(tmp_path / "ref"), [], openmp=False, args=args))
+        for threads in (1, 2, 4):
+            assert checksum_line(compile_run(out, str(tmp_path / "opt"), [], True, threads, args=args)) == want

@@ -219,10 +219,12 @@ class Transformer(Parallelism, PointOrder, Reuse):
         if par is not None and not point_par and not wavefront and diamond is None and extents[par] is None:
             # a parametric extent may fit one tile at run time (a batch of 16 in tiles of 32): the printer's
             # copy for a single tile runs a later parallel tile loop in parallel instead
+            # (parallel with the scalars the loop's mark makes private: the copy's pragma has the same clause)
             alternative = next((m for m in range(par + 1, n) if not _single_tile(extents[m], sizes[m])
-                                and self.is_parallel(node, m)), None)
+                                and (self.is_parallel(node, m) or self.privatizing(node, m) == self.private)),
+                               None)
             alternative_depth = None if alternative is None else outer_members + alternative
-            if alternative is None and par in order and sunk is None:
+            if alternative is None and par in order and sunk is None and not self.private_arrays:
                 # no other tile loop to run in parallel: the point loop of the same member, whose iterations
                 # are the tile's (16 channels of an IIR filter in tiles of 32: both threads get 8)
                 alternative_depth = outer_members + n + order.index(par)
