@@ -601,7 +601,7 @@ def local_scalar_program(seed: int) -> Program:
         return [f"      {name} = 0.0;", f"      for (k = 0; k <= {last}; k++)", f"        {name} += {tap} * 0.25;",
                 f"      {dst}[i + 1][j + {r.randint(0, 2)}] = {name};"]
 
-    for nest in range(r.randint(2, 3)):
+    for _nest in range(r.randint(2, 3)):
         kind = r.choice(["taps", "taps", "two", "carried", "rowsum"])
         features.add(kind)
         dst, t = r.choice(arrays), r.choice(arrays)
@@ -612,11 +612,13 @@ def local_scalar_program(seed: int) -> Program:
                 body += taps("acc", r.choice(arrays))
             src += [f"  for (i = {lo}; i < {hi}; i++)", f"    for (j = {lo}; j < {hi}; j++) {{", *body, "    }"]
         elif kind == "carried":
-            src += [f"  for (i = {lo}; i < {hi}; i++) {{", "    double run = 0.0;", f"    for (j = {lo}; j < {hi}; j++) {{",
+            src += [f"  for (i = {lo}; i < {hi}; i++) {{", "    double run = 0.0;",
+                    f"    for (j = {lo}; j < {hi}; j++) {{",
                     f"      run = 0.5 * run + {t}[i + {r.randint(0, 2)}][j + 1];", f"      {dst}[i + 1][j] = run;",
                     "    }", "  }"]
         else:
-            src += [f"  for (i = {lo}; i < {hi}; i++) {{", "    double sum = 0.0;", f"    for (j = {lo}; j < {hi}; j++)",
+            src += [f"  for (i = {lo}; i < {hi}; i++) {{", "    double sum = 0.0;",
+                    f"    for (j = {lo}; j < {hi}; j++)",
                     f"      sum += {t}[j + {r.randint(0, 2)}][i + 1] * 0.125;", f"    {dst}[i + 1][0] = sum;", "  }"]
     src += ["#pragma endscop", "}", "", "int main(void)", "{", "  int i, j, n;", f"  for (i = 0; i < {SIZE}; i++)",
             f"    for (j = 0; j < {SIZE}; j++) {{",

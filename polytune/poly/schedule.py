@@ -250,6 +250,21 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
     contraction bands get subtrees of their own, printed as packed blocks (contraction.py; None or off: not)."""
     if not deps.complete:  # no dependences known: the original order, nothing transformed or marked
         return TiledSchedule(original_order(scop), (), ())
+    if deps.live is not None:
+        try:
+            return _make_schedule(scop, deps, tile_sizes, tile, parallel, base, unroll, omp_schedule,
+                                  privatize_arrays, point_order, reuse, wavefront, blocks)
+        except IllegalSchedule:
+            # a step after isl's scheduler interleaved the live ranges of a scalar (the check found it): the
+            # schedule of the scalars' order instead (deps.LiveRanges; never seen, kept as a safety net)
+            deps, base = deps.in_order(), None
+    return _make_schedule(scop, deps, tile_sizes, tile, parallel, base, unroll, omp_schedule, privatize_arrays,
+                          point_order, reuse, wavefront, blocks)
+
+
+def _make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...], tile: bool, parallel: bool,
+                   base: isl.Schedule | None, unroll: int, omp_schedule: str, privatize_arrays: bool,
+                   point_order: str, reuse: bool, wavefront: bool, blocks: Blocks | None) -> TiledSchedule:
     base = base if base is not None else compute_base_schedule(scop, deps)
     if blocks is not None and blocks.on:
         # contraction bands in subtrees of their own, printed as packed blocks (contraction.py, emit/blis.py)
