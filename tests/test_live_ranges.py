@@ -144,3 +144,30 @@ def test_the_legality_check_refuses_a_schedule_that_interleaves_live_ranges_and_
     # with the scalar's order kept (the GPU targets' dependences), the reordered one is refused too
     with pytest.raises(IllegalSchedule):
         check_legal(reordered, a.deps.in_order(), a.scop)
+
+
+def test_statements_of_two_live_ranges_are_printed_in_the_order_the_check_saw():
+    """progen.local_scalar_program(1071): nest 1 ends `C[i + 1][j] = acc;`, nest 3 starts `double acc = 0.0;`;
+    fused, without acc's anti dependence between them, isl's scheduler put the two in a `set` (any order),
+    which its AST builder printed init first: the store wrote 0. Set nodes are now sequences in the order
+    the legality check saw (legality.in_listed_order)."""
+    from progen import local_scalar_program
+    from test_random_programs import check_program
+    check_program(1071, ["default"], make=local_scalar_program, threads=(1,))
+
+
+def test_no_set_node_is_left_where_live_ranges_may_be_reordered(tmp_path):
+    from progen import local_scalar_program
+
+    path = tmp_path / "p.c"
+    path.write_text(local_scalar_program(1071).source)
+    a = analyze(str(path)).scops[0].cpu
+    assert a.deps.live is not None
+    ts = a.tiled((), schedule="model")
+
+    def kinds(node) -> set:
+        out = {node.get_type()}
+        for i in range(node.n_children()):
+            out |= kinds(node.child(i))
+        return out
+    assert isl.schedule_node_type.set not in kinds(ts.schedule.get_root())

@@ -34,6 +34,28 @@ def check_legal(schedule: isl.Schedule, deps: Dependences, scop: Scop) -> None:
         _check_live_ranges(smap, space, live, scop)
 
 
+def in_listed_order(schedule: isl.Schedule) -> isl.Schedule:
+    """*schedule* with each `set` node (children in any order: isl's scheduler found no dependence between
+    them) made a `sequence` of its children in their listed order, the order `get_map` and so check_legal
+    see. Where live ranges may be reordered, the scheduler does not see a scalar's anti and output
+    dependences: two statements of two live ranges of one scalar (a store `C = acc` and the next nest's
+    `acc = 0`) came out as a set, which isl's AST builder printed in the other order, the store reading 0
+    (progen.local_scalar_program seed 1071)."""
+    def visit(node):
+        if node.get_type() == isl.schedule_node_type.set:
+            dom = node.get_domain()
+            filters = [node.child(i).filter_get_filter() for i in range(node.n_children())]
+            if sum(1 for f in filters if not f.intersect(dom).is_empty()) >= 2:
+                lst = isl.UnionSetList.alloc(CTX, len(filters))
+                for f in filters:
+                    lst = lst.add(f)
+                node = node.insert_sequence(lst)
+        for i in range(node.n_children()):
+            node = visit(node.child(i)).parent()
+        return node
+    return visit(schedule.get_root()).get_schedule()
+
+
 def _check_live_ranges(smap: isl.UnionMap, space: isl.Space, live: LiveRanges, scop: Scop) -> None:
     """No write of a scalar of *live* is scheduled strictly between a write of it and a read that takes its
     value from that write (then every read sees the write it saw in the original order)."""

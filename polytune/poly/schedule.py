@@ -24,7 +24,7 @@ from .contraction import Blocks, isolate, worth_blocking
 from .deps import Dependences, instance_order, ordered
 from .distribute import distribute
 from .islutil import CTX, ISL_LOCK, bounded, maps_of, sets_of
-from .legality import IllegalSchedule, check_legal
+from .legality import IllegalSchedule, check_legal, in_listed_order
 from .scop import Scop
 from .tiling import DEFAULT_TILE, BandInfo, Transformer
 
@@ -286,6 +286,8 @@ def _make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...], t
         t.wavefront = wavefront
         root = t.visit(base.get_root(), inside_parallel=False)
         schedule = root.get_schedule()
+        if deps.live is not None:  # (the order the check sees is the one printed)
+            schedule = in_listed_order(schedule)
         check_legal(schedule, deps, scop)
         return TiledSchedule(schedule, tuple(t.bands), tuple(t.used_sizes), dict(t.copies), contractions=found)
 
@@ -295,8 +297,9 @@ def _make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...], t
         except isl.Error:
             # Tiling, parallel marks and their tests ran out of their quota: the base schedule as it is (isl's
             # scheduler respected every dependence; the check confirms it), no loop marked.
-            check_legal(base, deps, scop)
-            return TiledSchedule(base, (), (), fallback="tiling and parallelization exceeded their isl operation "
+            kept = in_listed_order(base) if deps.live is not None else base
+            check_legal(kept, deps, scop)
+            return TiledSchedule(kept, (), (), fallback="tiling and parallelization exceeded their isl operation "
                                                         "limit: the schedule is left untiled and sequential",
                                  contractions=found)
 
