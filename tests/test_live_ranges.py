@@ -155,19 +155,3 @@ def test_statements_of_two_live_ranges_are_printed_in_the_order_the_check_saw():
     from test_random_programs import check_program
     check_program(1071, ["default"], make=local_scalar_program, threads=(1,))
 
-
-def test_no_set_node_is_left_where_live_ranges_may_be_reordered(tmp_path):
-    from progen import local_scalar_program
-
-    path = tmp_path / "p.c"
-    path.write_text(local_scalar_program(1071).source)
-    a = analyze(str(path)).scops[0].cpu
-    assert a.deps.live is not None
-    ts = a.tiled((), schedule="model")
-
-    def kinds(node) -> set:
-        out = {node.get_type()}
-        for i in range(node.n_children()):
-            out |= kinds(node.child(i))
-        return out
-    assert isl.schedule_node_type.set not in kinds(ts.schedule.get_root())
