@@ -68,6 +68,7 @@ def test_local_scalar_program_same_output(seed):
     check_program(seed, [list(C_VARIANTS)[seed % len(C_VARIANTS)]], make=local_scalar_program, threads=(1, 2, 4))
 
 
+@pytest.mark.slow  # (10 s; CI's generator line runs it)
 def test_the_local_scalar_generator_makes_programs_whose_live_ranges_are_reordered(tmp_path):
     from polytune.pipeline import analyze
     relaxed = 0
