@@ -221,7 +221,8 @@ class Transformer(Parallelism, PointOrder, Reuse):
             # copy for a single tile runs a later parallel tile loop in parallel instead
             # (parallel with the scalars the loop's mark makes private: the copy's pragma has the same clause)
             alternative = next((m for m in range(par + 1, n) if not _single_tile(extents[m], sizes[m])
-                                and (self.is_parallel(node, m) or self.privatizing(node, m) == self.private)),
+                                and (self.is_parallel(node, m)
+                                     or (any(self.private) and self.privatizing(node, m) == self.private))),
                                None)
             alternative_depth = None if alternative is None else outer_members + alternative
             if alternative is None and par in order and sunk is None and not self.private_arrays:
