@@ -537,6 +537,25 @@ def conditioned_program(seed: int) -> Program:
     return conditioned(program(seed))
 
 
+def _grid_head(declarations: list[str]) -> list[str]:
+    """The start of a program over the SIZE x SIZE arrays A, B, C: `kernel0(int n)` up to its `#pragma scop`,
+    with *declarations* before the region."""
+    return ["#include <stdio.h>", "", f"static double A[{SIZE}][{SIZE}], B[{SIZE}][{SIZE}], C[{SIZE}][{SIZE}];", "",
+            "static void kernel0(int n)", "{", "  int i, j, k;", *declarations, "#pragma scop"]
+
+
+# the end of such a program: the region's end, and `main`, which runs kernel0 for every n of N_VALUES and
+# prints every element
+_GRID_TAIL = ["#pragma endscop", "}", "", "int main(void)", "{", "  int i, j, n;", f"  for (i = 0; i < {SIZE}; i++)",
+              f"    for (j = 0; j < {SIZE}; j++) {{",
+              "      A[i][j] = (double)((i * 7 + j * 3) % 17) * 0.125 - 1.0;",
+              "      B[i][j] = (double)((i * 5 + j * 11) % 13) * 0.125 - 0.5;",
+              "      C[i][j] = (double)((i + j * 7) % 11) * 0.125;", "    }",
+              "  for (n = 0; n < 5; n++) {", f"    static const int ns[] = {{{', '.join(map(str, N_VALUES))}}};",
+              "    kernel0(ns[n]);", "  }", f"  for (i = 0; i < {SIZE}; i++)", f"    for (j = 0; j < {SIZE}; j++)",
+              '      printf("%.17g %.17g %.17g\\n", A[i][j], B[i][j], C[i][j]);', "  return 0;", "}", ""]
+
+
 def sibling_program(seed: int) -> Program:
     """Two to four sibling loop nests over one (i, j) domain, which isl fuses, some statements under
     data-dependent conditions (with and without `else`), some nests adding a few taps in a scalar: the shapes
@@ -546,8 +565,7 @@ def sibling_program(seed: int) -> Program:
     arrays = ["A", "B", "C"]
     lo, hi = r.choice(["0", "1"]), r.choice(["n", "n - 1", "n - 2"])
     features: set[str] = set()
-    src = ["#include <stdio.h>", "", f"static double A[{SIZE}][{SIZE}], B[{SIZE}][{SIZE}], C[{SIZE}][{SIZE}];", "",
-           "static void kernel0(int n)", "{", "  int i, j, k;", "  double acc;", "#pragma scop"]
+    src = _grid_head(["  double acc;"])
 
     def element(name: str) -> str:
         return f"{name}[i + {r.randint(0, 2)}][j + {r.randint(0, 2)}]"
@@ -571,14 +589,7 @@ def sibling_program(seed: int) -> Program:
                     features.add("else")
                     body += ["      else", f"        {dst}[i + 1][j + 1] = {element(r.choice(arrays))} * 0.5;"]
         src += [f"  for (i = {lo}; i < {hi}; i++)", f"    for (j = {lo}; j < {hi}; j++) {{", *body, "    }"]
-    src += ["#pragma endscop", "}", "", "int main(void)", "{", "  int i, j, n;", f"  for (i = 0; i < {SIZE}; i++)",
-            f"    for (j = 0; j < {SIZE}; j++) {{",
-            "      A[i][j] = (double)((i * 7 + j * 3) % 17) * 0.125 - 1.0;",
-            "      B[i][j] = (double)((i * 5 + j * 11) % 13) * 0.125 - 0.5;",
-            "      C[i][j] = (double)((i + j * 7) % 11) * 0.125;", "    }",
-            "  for (n = 0; n < 5; n++) {", f"    static const int ns[] = {{{', '.join(map(str, N_VALUES))}}};",
-            "    kernel0(ns[n]);", "  }", f"  for (i = 0; i < {SIZE}; i++)", f"    for (j = 0; j < {SIZE}; j++)",
-            '      printf("%.17g %.17g %.17g\\n", A[i][j], B[i][j], C[i][j]);', "  return 0;", "}", ""]
+    src += _GRID_TAIL
     return Program(seed, "\n".join(src), 1, ", ".join(sorted(features)) or "plain")
 
 
@@ -592,8 +603,7 @@ def local_scalar_program(seed: int) -> Program:
     arrays = ["A", "B", "C"]
     lo, hi = r.choice(["0", "1"]), r.choice(["n", "n - 1", "n - 2"])
     features: set[str] = set()
-    src = ["#include <stdio.h>", "", f"static double A[{SIZE}][{SIZE}], B[{SIZE}][{SIZE}], C[{SIZE}][{SIZE}];", "",
-           "static void kernel0(int n)", "{", "  int i, j, k;", "#pragma scop"]
+    src = _grid_head([])
 
     def taps(name: str, dst: str) -> list[str]:
         t, last = r.choice(arrays), r.randint(1, 3)
@@ -620,14 +630,7 @@ def local_scalar_program(seed: int) -> Program:
             src += [f"  for (i = {lo}; i < {hi}; i++) {{", "    double sum = 0.0;",
                     f"    for (j = {lo}; j < {hi}; j++)",
                     f"      sum += {t}[j + {r.randint(0, 2)}][i + 1] * 0.125;", f"    {dst}[i + 1][0] = sum;", "  }"]
-    src += ["#pragma endscop", "}", "", "int main(void)", "{", "  int i, j, n;", f"  for (i = 0; i < {SIZE}; i++)",
-            f"    for (j = 0; j < {SIZE}; j++) {{",
-            "      A[i][j] = (double)((i * 7 + j * 3) % 17) * 0.125 - 1.0;",
-            "      B[i][j] = (double)((i * 5 + j * 11) % 13) * 0.125 - 0.5;",
-            "      C[i][j] = (double)((i + j * 7) % 11) * 0.125;", "    }",
-            "  for (n = 0; n < 5; n++) {", f"    static const int ns[] = {{{', '.join(map(str, N_VALUES))}}};",
-            "    kernel0(ns[n]);", "  }", f"  for (i = 0; i < {SIZE}; i++)", f"    for (j = 0; j < {SIZE}; j++)",
-            '      printf("%.17g %.17g %.17g\\n", A[i][j], B[i][j], C[i][j]);', "  return 0;", "}", ""]
+    src += _GRID_TAIL
     return Program(seed, "\n".join(src), 1, ", ".join(sorted(features)))
 
 

@@ -86,8 +86,7 @@ class LiveRanges:
     validity: isl.UnionMap  # every dependence but the anti and output ones through these scalars
     condition: isl.UnionMap  # the scalars' flow dependences (their live ranges)
     false: isl.UnionMap  # the scalars' anti and output dependences (kept where a live range is not local)
-    writes: dict  # scalar name -> its write instances (isl.UnionSet)
-    flow: dict  # scalar name -> its flow dependences
+    # (each scalar's flow dependences and write instances: Dependences.scalars)
 
 
 def instance_order(scop: Scop) -> isl.MultiUnionPwAff:
@@ -166,12 +165,9 @@ def _scalar_info(scop: Scop, flow: isl.UnionMap) -> ScalarInfo | None:
     return ScalarInfo(flow.union(anti).union(output).coalesce(), sflow, exposed, wdom, mdom)
 
 
-def _within_iterations(scop: Scop, name: str, flow: isl.UnionMap) -> bool:
-    """Whether every live range of scalar *name* (its flow dependences *flow*) runs inside one iteration of
-    the loops that enclose every statement of its web (the statements its flow dependences join), at least
-    one. (A scalar set before a loop, overwritten in it and read after it has
-    live ranges that cross the loop's iterations: its last value must stay the one the loop's last
-    iteration wrote.)"""
+def flow_webs(scop: Scop, name: str, flow: isl.UnionMap) -> list[list]:
+    """The webs of scalar *name*: the statements using it, grouped where its flow dependences *flow* join
+    them (a scalar of one name declared in two nests has a web in each)."""
     users = [st for st in scop.statements if any(a.array == name for a in st.accesses)]
     parent = {st.name: st.name for st in users}
 
@@ -180,23 +176,26 @@ def _within_iterations(scop: Scop, name: str, flow: isl.UnionMap) -> bool:
             x = parent[x]
         return x
 
-    flows = maps_of(flow)
-    for m in flows:
+    for m in maps_of(flow):
         parent[find(m.get_tuple_name(isl.dim_type.in_))] = find(m.get_tuple_name(isl.dim_type.out))
-    webs: dict[str, list] = {}
-    for st in users:  # (a scalar of one name declared in two nests: a web in each)
-        webs.setdefault(find(st.name), []).append(st)
-    depths = {st.name: common_loops(web) for web in webs.values() for st in web}
-    if not users or min(depths.values()) == 0:
+    groups: dict[str, list] = {}
+    for st in users:
+        groups.setdefault(find(st.name), []).append(st)
+    return list(groups.values())
+
+
+def _within_iterations(scop: Scop, name: str, flow: isl.UnionMap) -> bool:
+    """Whether every live range of scalar *name* (its flow dependences *flow*) runs inside one iteration of
+    the loops that enclose every statement of its web, at least one. (A scalar set before a loop,
+    overwritten in it and read after it has live ranges that cross the loop's iterations: its last value
+    must stay the one the loop's last iteration wrote.)"""
+    depths = {st.name: common_loops(web) for web in flow_webs(scop, name, flow) for st in web}
+    if not depths or min(depths.values()) == 0:
         return False
-    for m in flows:
-        depth = depths[m.get_tuple_name(isl.dim_type.in_)]
-        eq = " and ".join(f"i{k} = o{k}" for k in range(depth))
-        n_in, n_out = m.dim(isl.dim_type.in_), m.dim(isl.dim_type.out)
-        same = isl.Map(f"{{ [{', '.join(f'i{k}' for k in range(n_in))}] -> [{', '.join(f'o{k}' for k in range(n_out))}]"
-                       f" : {eq} }}", context=CTX)
-        same = same.set_tuple_name(isl.dim_type.in_, m.get_tuple_name(isl.dim_type.in_)) \
-            .set_tuple_name(isl.dim_type.out, m.get_tuple_name(isl.dim_type.out)).align_params(m.get_space())
+    for m in maps_of(flow):
+        same = m
+        for k in range(depths[m.get_tuple_name(isl.dim_type.in_)]):
+            same = same.equate(isl.dim_type.in_, k, isl.dim_type.out, k)
         if not m.is_subset(same):
             return False
     return True
@@ -216,16 +215,19 @@ def _live_ranges(scop: Scop, flow: isl.UnionMap, scalars: ScalarInfo | None) -> 
     space = isl.UnionSet.empty(writes.get_space())
     for s in names:
         space = space.union(isl.UnionSet(isl.Set(f"{{ {s}[] }}", context=scop.context.get_ctx())))
-    anti, output = _false_dependences(writes.subtract_range(space), reads.subtract_range(space), sched, may)
     s_anti, s_output = _false_dependences(writes.intersect_range(space), reads.intersect_range(space), sched, may)
     false = s_anti.union(s_output).coalesce()
     if false.is_empty():
         return None
+    if len(names) == len(scalars.flow):  # every scalar the region writes: ScalarInfo has the rest already
+        validity = scalars.without_false
+    else:
+        anti, output = _false_dependences(writes.subtract_range(space), reads.subtract_range(space), sched, may)
+        validity = flow.union(anti).union(output).coalesce()
     condition = isl.UnionMap.empty(flow.get_space())
     for s in names:
         condition = condition.union(scalars.flow[s])
-    return LiveRanges(frozenset(names), flow.union(anti).union(output).coalesce(), condition.coalesce(), false,
-                      {s: scalars.writes[s] for s in names}, {s: scalars.flow[s] for s in names})
+    return LiveRanges(frozenset(names), validity, condition.coalesce(), false)
 
 
 def _exact(scop: Scop) -> Dependences:

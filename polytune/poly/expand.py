@@ -40,8 +40,8 @@ import islpy as isl
 from pycparser import c_ast
 
 from .cost import schedule_cost
-from .deps import Dependences, compute_dependences
-from .islutil import CTX, bounded, isl_name, maps_of, sets_of
+from .deps import Dependences, compute_dependences, flow_webs
+from .islutil import CTX, bounded, isl_name, sets_of
 from .schedule import TiledSchedule, compute_base_schedule, make_schedule
 from .scop import Access, Array, Scop, ScratchArray, Statement, common_loops
 
@@ -85,22 +85,8 @@ def webs(scop: Scop, deps: Dependences) -> list[Web]:
     for s, flow in deps.scalars.flow.items():
         if s in deps.scalars.may_writes and not deps.scalars.may_writes[s].is_empty():
             continue  # written under a data-dependent condition: the copy back could take a stale element
-        users = [st for st in scop.statements if any(a.array == s for a in st.accesses)]
-        parent = {st.name: st.name for st in users}
-
-        def find(x: str, parent: dict = parent) -> str:
-            while parent[x] != x:
-                x = parent[x]
-            return x
-
-        for m in maps_of(flow):
-            a, b = find(m.get_tuple_name(isl.dim_type.in_)), find(m.get_tuple_name(isl.dim_type.out))
-            parent[a] = b
         exposed = {x.get_tuple_name() for x in sets_of(deps.scalars.exposed[s])}
-        groups: dict[str, list[Statement]] = {}
-        for st in users:
-            groups.setdefault(find(st.name), []).append(st)
-        for group in groups.values():
+        for group in flow_webs(scop, s, flow):
             if any(st.name in exposed for st in group):
                 continue
             depth = common_loops(group)

@@ -4,7 +4,8 @@ from __future__ import annotations
 import islpy as isl
 
 from ..errors import PolytuneError
-from .deps import Dependences, LiveRanges
+from .deps import Dependences, LiveRanges, ScalarInfo
+from .fission import sequence_filters
 from .islutil import CTX, maps_of
 from .scop import Scop
 
@@ -31,7 +32,7 @@ def check_legal(schedule: isl.Schedule, deps: Dependences, scop: Scop) -> None:
             raise IllegalSchedule(f"internal error: the schedule violates dependences {bad}", scop.file,
                                   scop.begin_line)
     if live is not None:
-        _check_live_ranges(smap, space, live, scop)
+        _check_live_ranges(smap, space, live, deps.scalars, scop)
 
 
 def in_listed_order(schedule: isl.Schedule) -> isl.Schedule:
@@ -46,26 +47,24 @@ def in_listed_order(schedule: isl.Schedule) -> isl.Schedule:
             dom = node.get_domain()
             filters = [node.child(i).filter_get_filter() for i in range(node.n_children())]
             if sum(1 for f in filters if not f.intersect(dom).is_empty()) >= 2:
-                lst = isl.UnionSetList.alloc(CTX, len(filters))
-                for f in filters:
-                    lst = lst.add(f)
-                node = node.insert_sequence(lst)
+                node = node.insert_sequence(sequence_filters(filters))
         for i in range(node.n_children()):
             node = visit(node.child(i)).parent()
         return node
     return visit(schedule.get_root()).get_schedule()
 
 
-def _check_live_ranges(smap: isl.UnionMap, space: isl.Space, live: LiveRanges, scop: Scop) -> None:
+def _check_live_ranges(smap: isl.UnionMap, space: isl.Space, live: LiveRanges, scalars: ScalarInfo,
+                       scop: Scop) -> None:
     """No write of a scalar of *live* is scheduled strictly between a write of it and a read that takes its
     value from that write (then every read sees the write it saw in the original order)."""
     context = scop.context
     for name in sorted(live.names):
-        flow = live.flow[name].intersect_params(context)
+        flow = scalars.flow[name].intersect_params(context)
         if flow.is_empty():
             continue
         times = flow.apply_domain(smap).apply_range(smap)  # t(write) -> t(read)
-        writes = live.writes[name].intersect_params(context).apply(smap)  # t(other write)
+        writes = scalars.writes[name].intersect_params(context).apply(smap)  # t(other write)
         lt = isl.UnionMap(isl.Map.lex_lt(space)).align_params(times.get_space())
         between = lt.intersect_range(writes).apply_range(lt.intersect_domain(writes))
         clobbered = times.intersect(between)

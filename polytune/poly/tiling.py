@@ -45,8 +45,8 @@ class BandInfo:
     sequence_at: int | None = None
     sunk: int | None = None  # the member whose point loop was moved below the bands inside (sink.py); point_order
     # then lists the others
-    # "tile k": the parallel loop where the marked tile loop has one iteration at run time (its extent is a
-    # parameter's: 16 rows in tiles of 32 are one tile, no parallelism); None where there is no such loop
+    # "tile k" / "point k": the parallel loop where the marked tile loop has one iteration at run time (its
+    # extent is a parameter's: 16 rows in tiles of 32 are one tile, no parallelism); None where there is none
     parallel_alternative: str | None = None
     # False where the reuse rule found no reuse that needs the tiles and the band is tiled only so that the
     # printer separates a statement fused into it at one point (a degenerate member): no gain of locality
@@ -215,26 +215,26 @@ class Transformer(Parallelism, PointOrder, Reuse):
             # sit behind a guard in the innermost loop: let the AST builder peel them off.
             node = node.child(0).band_set_ast_build_options(
                 isl.UnionSet("{ separate[x] }", context=CTX)).parent()
-        alternative = alternative_depth = None
+        alternative = alternative_name = None  # (the copy's parallel loop: schedule depth, report's name)
         if par is not None and not point_par and not wavefront and diamond is None and extents[par] is None:
             # a parametric extent may fit one tile at run time (a batch of 16 in tiles of 32): the printer's
             # copy for a single tile runs a later parallel tile loop in parallel instead
             # (parallel with the scalars the loop's mark makes private: the copy's pragma has the same clause)
-            alternative = next((m for m in range(par + 1, n) if not _single_tile(extents[m], sizes[m])
-                                and (self.is_parallel(node, m)
-                                     or (any(self.private) and self.privatizing(node, m) == self.private))),
-                               None)
-            alternative_depth = None if alternative is None else outer_members + alternative
-            if alternative is None and par in order and sunk is None and not self.private_arrays:
+            tile_alt = next((m for m in range(par + 1, n) if not _single_tile(extents[m], sizes[m])
+                             and (self.is_parallel(node, m)
+                                  or (any(self.private) and self.privatizing(node, m) == self.private))), None)
+            if tile_alt is not None:
+                alternative, alternative_name = outer_members + tile_alt, f"tile {tile_alt}"
+            elif par in order and sunk is None and not self.private_arrays:
                 # no other tile loop to run in parallel: the point loop of the same member, whose iterations
                 # are the tile's (16 channels of an IIR filter in tiles of 32: both threads get 8)
-                alternative_depth = outer_members + n + order.index(par)
+                alternative, alternative_name = outer_members + n + order.index(par), f"point {order.index(par)}"
         if par is not None:
             # (a tile wavefront's tiles are independent of the loops' shape: no clause there)
             clause = "" if wavefront or diamond is not None else self.schedule_clause(node, par, True)
             mark = self.parallel_mark(outer_members + par, clause)
-            if alternative_depth is not None:
-                mark = replace(mark, alternative=alternative_depth)
+            if alternative is not None:
+                mark = replace(mark, alternative=alternative)
             node = mark_member(node, par, mark)
         point, jam = self.unroll_jam(node.child(0), [sizes[k] for k in order], reuse)
         desc = None if par is None else f"tile {par}"
@@ -249,9 +249,7 @@ class Transformer(Parallelism, PointOrder, Reuse):
                                      jammed=jam is not None)
         self.bands.append(BandInfo(index, n, outer_members, stmts, True, True, tuple(sizes), sched_text,
                                    desc, wavefront, tuple(order), extents, diamond is not None, jam,
-                                   sunk=sunk, parallel_alternative=_alternative(alternative, alternative_depth, n,
-                                                                                outer_members),
-                                   for_reuse=for_reuse))
+                                   sunk=sunk, parallel_alternative=alternative_name, for_reuse=for_reuse))
         return (point.child(0) if jam else point), desc is not None  # (below the jam: its band of copies)
 
     def order_points(self, point, extents, sink_ok: bool):
@@ -314,13 +312,6 @@ class Transformer(Parallelism, PointOrder, Reuse):
             lo, hi = upa.min_val(), upa.max_val()
             out.append(hi.sub(lo).to_python() + 1 if lo.is_int() and hi.is_int() else None)
         return tuple(out)
-
-
-def _alternative(tile: int | None, depth: int | None, n: int, outer_members: int) -> str | None:
-    """The report's name of a parallel tile loop's alternative for a single tile ("tile m" or "point k")."""
-    if depth is None:
-        return None
-    return f"tile {tile}" if tile is not None else f"point {depth - outer_members - n}"
 
 
 def _single_tile(extent: int | None, size: int) -> bool:
