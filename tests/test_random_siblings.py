@@ -83,3 +83,29 @@ def test_the_local_scalar_generator_makes_programs_whose_live_ranges_are_reorder
 @pytest.mark.parametrize("seed", LOCAL)
 def test_local_scalar_program_same_output_slow(seed):
     check_program(seed, list(C_VARIANTS), make=local_scalar_program, threads=(1, 2, 4))
+
+
+
+@pytest.mark.slow  # (CI's generator line runs it)
+def test_a_program_whose_live_ranges_interleave_after_scheduling_falls_back_to_the_scalars_order(
+        tmp_path, monkeypatch):
+    """progen.local_scalar_program(1017): two taps sums of one body and the scalar of a second nest; isl, given
+    only the direct anti and output dependences, lets them interleave, the legality check refuses it and
+    make_schedule takes the scalars' order (an internal error before the fallback). Same output."""
+    from conftest import run_source
+
+    import polytune.poly.schedule as schedule
+    from polytune.pipeline import OptimizeOptions, analyze, generate
+    fell_back: list[bool] = []
+    in_order = schedule.Dependences.in_order
+
+    def counted(self):
+        fell_back.append(True)
+        return in_order(self)
+
+    monkeypatch.setattr(schedule.Dependences, "in_order", counted)
+    path = tmp_path / "p.c"
+    path.write_text(local_scalar_program(1017).source)
+    text = generate(analyze(str(path)), OptimizeOptions(schedule="model")).text
+    assert fell_back
+    assert run_source(text, tmp_path, "out") == run_source(path.read_text(), tmp_path, "orig")
