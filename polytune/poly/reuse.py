@@ -88,7 +88,7 @@ def footprint(scop, node, members: int) -> tuple[int, int]:
     return total, unbounded
 
 
-def reuse_carriers(scop, node) -> frozenset[int] | None:
+def reuse_carriers(scop, node, innermost: bool = True, last: bool = False) -> frozenset[int] | None:
     """Per access to an array (scalars live in registers), the innermost member of the band, its innermost
     excepted, that carries a temporal reuse of what it touches: a pair of an instance of that access and an
     instance of any access to the same array that touch the same element (reads and writes alike) with the
@@ -96,10 +96,14 @@ def reuse_carriers(scop, node) -> frozenset[int] | None:
     innermost carrier is the one whose iteration the reuse waits for: a layer norm's weight[i], read again for
     every row t of every batch b, is reused after one iteration of t, not of b; trmm's B[i][j], added to for
     every k (outermost), waits for a whole k, though the B[k][j] it reads is reused by the next i. None: isl
-    could not tell within CARRIER_OPERATIONS."""
+    could not tell within CARRIER_OPERATIONS. innermost=False: every member that carries some reuse, its innermost
+    excepted (a stencil's time member carries the reuse of each element by the next sweep, though the rows
+    inside reuse it first). last: the band's innermost member counts too (loops below it: one iteration of it is
+    more than one instance)."""
     n = node.band_n_member()
-    if n < 2:
+    if n < 2 and not last:
         return frozenset()
+    candidates = n if last else n - 1
 
     def find() -> frozenset[int]:
         sched = _band_schedule(node, n)
@@ -123,11 +127,13 @@ def reuse_carriers(scop, node) -> frozenset[int] | None:
                     d = d.intersect_params(scop.context.align_params(d.get_space()))
                     for k in range(outer):
                         d = d.fix_dim_si(k, 0)
-                    for m in range(n - 1):
+                    for m in range(candidates):
                         pos = outer + m
                         if m > deepest and (not d.lower_bound_val(isl.dim_type.set, pos, one).is_empty()
                                             or not d.upper_bound_val(isl.dim_type.set, pos, minus_one).is_empty()):
                             deepest = m
+                            if not innermost:
+                                found.add(m)
                         d = d.fix_dim_si(pos, 0)
                 if deepest >= 0:
                     found.add(deepest)
@@ -158,7 +164,12 @@ class Reuse:
         if any(not all(short_extent(self.extents(b), m) for m in range(b.band_n_member()))
                for b in band_nodes(node.child(0))):
             # loops below that are not a filter's few taps: the footprints above do not see how the loops
-            # below walk (householder's column loop is sunk below the row sweeps only in a tiled band)
+            # below walk (householder's column loop is sunk below the row sweeps only in a tiled band), except
+            # where the band is an outer parallel loop around rows that no reuse of the band's waits past: a
+            # layer norm's (batch, token) rows, each normalized by the loops below
+            if ((self.is_parallel(node, 0) or self.privatizing(node, 0) is not None)
+                    and not self.reuse_needs_tiles(node, last=True)):
+                return None
             return "below"
         classes = self.stride_classes(node)
         extents = self.extents(node)
@@ -170,14 +181,23 @@ class Reuse:
             # tiles give it an outer parallel loop (a wavefront, or the tile loop of a parallel member inside:
             # mvt's transposed product, whose inner parallel loop would start a parallel region per row)
             return "parallelism"
-        carriers = reuse_carriers(self.scop, node)
+        return "reuse" if self.reuse_needs_tiles(node) else None
+
+    def reuse_needs_tiles(self, node, innermost: bool = True, last: bool = False) -> bool:
+        """Whether some reuse the band carries waits for more than a row (module docstring): the tiles shorten
+        it. innermost=False: of every reuse, not only each access's innermost (`reuse_carriers`): asked of a band
+        tiled for its parallelism, whose one-thread version drops the tiles where no reuse needs them
+        (pipeline._serial_version): a stencil's time-tiled wavefront keeps them for the next sweep's reuse of each
+        element (jacobi-2d, untiled on one thread, lost its time tiles), Needleman-Wunsch's table, each row read
+        once by the next, needs none."""
+        carriers = reuse_carriers(self.scop, node, innermost, last)
         if carriers is None:
-            return "reuse"
+            return True
         for m in sorted(carriers):
             size, unbounded = footprint(self.scop, node, m + 1)
             if unbounded > 1 or size > REUSE_CACHE_BYTES:
-                return "reuse"
-        return None
+                return True
+        return False
 
     def walks_columns(self, node, extents: tuple[int | None, ...]) -> bool:
         """Whether some access walks an array down its columns along a member other than the first: it moves
