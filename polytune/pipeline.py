@@ -394,17 +394,12 @@ def _serial_version(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts
                     indent: int) -> str:
     """The region's code for one thread, where *ts* runs tiles as a wavefront (the order that makes a tile
     loop parallel): the same schedule and tile sizes with the wavefront left out, so that the tiles follow
-    each other in their own order; where every tiled band is such a wavefront, tiled only for its parallelism
-    (the reuse rule found no reuse that needs the tiles: poly/reuse.py), the schedule untiled (Needleman-Wunsch's
-    table, each row read once by the next: its tiles in order ran at 0.62x of the original's rows, 1 thread).
-    '' where no band of *ts* is a wavefront, or that code cannot be built."""
+    each other in their own order. '' where no band of *ts* is a wavefront, or that code cannot be built."""
     if not (opts.parallel and any(b.wavefront for b in ts.bands)):
         return ""
     from .emit.c import generate_region
-    untiled = all(b.wavefront and not b.for_reuse for b in ts.bands if b.tiled)
     try:
-        serial = a.tiled(() if untiled else ts.tile_sizes, tile=opts.tile and not untiled, parallel=opts.parallel,
-                         schedule=opts.schedule,
+        serial = a.tiled(ts.tile_sizes, tile=opts.tile, parallel=opts.parallel, schedule=opts.schedule,
                          unroll_jam=opts.unroll_jam, choice=opts.choice, wavefront=False, blocks=opts.blocks)
         return generate_region(a.cpu.scop, serial, parallel=opts.parallel, ivdep=opts.ivdep, indent=indent,
                                avoid=program.identifiers, deps=_deps_of(a))

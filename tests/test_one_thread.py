@@ -74,22 +74,3 @@ def test_no_parallel_code_has_the_one_thread_versions_diamond_tiles_and_no_pragm
     assert "#pragma omp parallel" not in out.read_text()
     want = checksum_line(compile_run(src, str(tmp_path / "ref"), flags, openmp=False))
     assert checksum_line(compile_run(str(out), str(tmp_path / "opt"), flags, openmp=False)) == want
-
-
-NW = os.path.join(ROOT, "benchmarks", "realc", "nw.c")
-
-
-def test_the_one_thread_version_of_tiles_made_only_for_the_wavefront_runs_the_rows_untiled(tmp_path):
-    """Needleman-Wunsch's score table (benchmarks/realc/nw.c): each row is read once by the next, no reuse
-    needs tiles; they are there for the wavefront's parallelism only. On one thread the rows run as written
-    (its tiles in order ran at 0.62x of the original, dev box), with the same results."""
-    out, report = tmp_path / "nw.opt.c", tmp_path / "nw.json"
-    assert main(["optimize", NW, "-o", str(out), "--report", str(report)]) == 0
-    text = out.read_text()
-    one_thread = text.split(f"if ({MORE_THAN_ONE_THREAD})", 1)[1].split("#endif", 1)[1]
-    one_thread = one_thread[:one_thread.index("} else {")]
-    assert "c_floord" not in one_thread and one_thread.count("for (") == 2, one_thread
-    for args in (["23", "19", "10", "2"], ["40", "70", "3", "1"]):
-        want = checksum_line(compile_run(NW, str(tmp_path / "ref"), [], openmp=False, args=args))
-        for threads in (1, 2):
-            assert checksum_line(compile_run(str(out), str(tmp_path / "opt"), [], True, threads, args=args)) == want

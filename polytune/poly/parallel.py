@@ -8,7 +8,7 @@ from dataclasses import replace
 import islpy as isl
 
 from .bands import band_nodes, loop_iterations, member_map
-from .islutil import CTX, maps_of, sets_of
+from .islutil import CTX, maps_of
 from .marks import IvdepMark, Mark, ParallelMark, SimdMark, mark_id, mark_of
 from .point_order import changes_within
 from .privatize import PrivateArray, array_flows, privatizable
@@ -266,24 +266,6 @@ class Parallelism:
                 live.append(s)
             out.append(s)
         return _clauses(out, live)
-
-    def carries_recurrence(self, node, m: int) -> bool:
-        """Whether band member *m* carries its dependences at one constant distance (Needleman-Wunsch's
-        H[i][j - 1] along j): a recurrence no order of the band vectorizes, tiled or not. Not where the
-        distances vary (Floyd-Warshall's j reads path[i][k], written at j = k only: its tiles of 32 let gcc
-        vectorize every tile but the one holding k, its rows untiled none, 2.8x slower on one thread)."""
-        dom = node.get_domain()
-        deps = self.deps.intersect_domain(dom).intersect_range(dom)
-        prefix = loop_iterations(node, dom, m)
-        deps = deps.intersect(prefix.apply_range(prefix.reverse()))
-        f = member_map(node.band_get_partial_schedule(), m, dom)
-        zero = isl.UnionSet(isl.Set("{ [0] }", context=CTX))
-        dist = deps.apply_domain(f).apply_range(f).deltas()
-        dist = dist.subtract(zero.align_params(dist.get_space())).intersect_params(self.scop.context)
-        if dist.is_empty():
-            return False
-        sets = sets_of(dist)
-        return len(sets) == 1 and sets[0].is_singleton()
 
     def is_parallel(self, node, m: int, deps: isl.UnionMap | None = None) -> bool:
         """Exact test: no dependence between instances of this subtree that agree on every outer

@@ -3,7 +3,9 @@ guards, many access streams at once instead of a few, unit-stride runs cut into 
 would otherwise miss the cache.
 
 A band with loops below it that are not a few taps of constant extent is tiled, as before this rule
-("below": its footprints do not see how those loops walk). Otherwise the band is judged as it would run
+("below": its footprints do not see how those loops walk), unless its first member is parallel and no reuse
+the band carries, along its innermost member too, waits past a row (a layer norm's (batch, token) band over the
+loops that normalize each row: tiled 32 x 32, 24 rows left one thread nothing to share). Otherwise the band is judged as it would run
 untiled: its members permuted so that the one with the best access strides is innermost (tiling.py
 permutes a band it leaves untiled). It is tiled where
 - the point order would still move a member (no permutation of the whole band gives it);
@@ -88,7 +90,7 @@ def footprint(scop, node, members: int) -> tuple[int, int]:
     return total, unbounded
 
 
-def reuse_carriers(scop, node, innermost: bool = True, last: bool = False) -> frozenset[int] | None:
+def reuse_carriers(scop, node, last: bool = False) -> frozenset[int] | None:
     """Per access to an array (scalars live in registers), the innermost member of the band, its innermost
     excepted, that carries a temporal reuse of what it touches: a pair of an instance of that access and an
     instance of any access to the same array that touch the same element (reads and writes alike) with the
@@ -96,10 +98,8 @@ def reuse_carriers(scop, node, innermost: bool = True, last: bool = False) -> fr
     innermost carrier is the one whose iteration the reuse waits for: a layer norm's weight[i], read again for
     every row t of every batch b, is reused after one iteration of t, not of b; trmm's B[i][j], added to for
     every k (outermost), waits for a whole k, though the B[k][j] it reads is reused by the next i. None: isl
-    could not tell within CARRIER_OPERATIONS. innermost=False: every member that carries some reuse, its innermost
-    excepted (a stencil's time member carries the reuse of each element by the next sweep, though the rows
-    inside reuse it first). last: the band's innermost member counts too (loops below it: one iteration of it is
-    more than one instance)."""
+    could not tell within CARRIER_OPERATIONS. last: the band's innermost member counts too (with loops below it,
+    one iteration of it is more than one instance: a layer norm's (batch, token) band over its rows)."""
     n = node.band_n_member()
     if n < 2 and not last:
         return frozenset()
@@ -132,8 +132,6 @@ def reuse_carriers(scop, node, innermost: bool = True, last: bool = False) -> fr
                         if m > deepest and (not d.lower_bound_val(isl.dim_type.set, pos, one).is_empty()
                                             or not d.upper_bound_val(isl.dim_type.set, pos, minus_one).is_empty()):
                             deepest = m
-                            if not innermost:
-                                found.add(m)
                         d = d.fix_dim_si(pos, 0)
                 if deepest >= 0:
                     found.add(deepest)
@@ -183,14 +181,10 @@ class Reuse:
             return "parallelism"
         return "reuse" if self.reuse_needs_tiles(node) else None
 
-    def reuse_needs_tiles(self, node, innermost: bool = True, last: bool = False) -> bool:
-        """Whether some reuse the band carries waits for more than a row (module docstring): the tiles shorten
-        it. innermost=False: of every reuse, not only each access's innermost (`reuse_carriers`): asked of a band
-        tiled for its parallelism, whose one-thread version drops the tiles where no reuse needs them
-        (pipeline._serial_version): a stencil's time-tiled wavefront keeps them for the next sweep's reuse of each
-        element (jacobi-2d, untiled on one thread, lost its time tiles), Needleman-Wunsch's table, each row read
-        once by the next, needs none."""
-        carriers = reuse_carriers(self.scop, node, innermost, last)
+    def reuse_needs_tiles(self, node, last: bool = False) -> bool:
+        """Whether some reuse the band carries waits for more than a row (module docstring): tiles would shorten
+        it. last: the band's innermost member carries reuses too (`reuse_carriers`: loops below it)."""
+        carriers = reuse_carriers(self.scop, node, last)
         if carriers is None:
             return True
         for m in sorted(carriers):

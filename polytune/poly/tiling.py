@@ -117,13 +117,8 @@ class Transformer(Parallelism, PointOrder, Reuse):
             order = self.point_order(node, self.extents(node))
             trial = permute(node, order) if order != list(range(n)) else node
             reason = self.tiling_reason(trial)
-            # (tiles for parallelism, or where the rule cannot judge, are no gain of locality: expand.py, and
-            # the one-thread version drops them, pipeline._serial_version; unless some reuse needs them, or
-            # their point loops are what vectorizes the innermost member: only a recurrence of one distance
-            # never vectorizes)
-            for_reuse = reason != "below" and (reason != "parallelism"
-                                               or self.reuse_needs_tiles(trial, innermost=False)
-                                               or not self.carries_recurrence(trial, n - 1))
+            # (tiles for parallelism, or where the rule cannot judge, are no gain of locality: expand.py)
+            for_reuse = reason not in ("parallelism", "below")
             if reason is None:
                 if _constant_outside_varying(trial):
                     # A statement fused into the band at one point of an outer member and along an inner one
