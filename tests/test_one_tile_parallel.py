@@ -45,13 +45,15 @@ def test_the_one_tile_copy_and_the_parallel_copy_give_the_original_results(tmp_p
 
 def test_the_iir_scalar_is_private_to_its_channel_loop_not_expanded(tmp_path):
     """The running value lives within one (pass, channel) iteration (poly/deps.LiveRanges): the channel loop
-    runs outside the passes, tiled with them, each channel's row reused by all its passes; 16 channels are
-    one tile of 32, whose copy runs the channel point loop in parallel, the scalar private there too."""
+    runs outside the passes, in parallel, the scalar private there. Untiled: each pass reuses the channel's row
+    after one row (poly/reuse.py), and 16 channels in tiles of 32 would be one tile."""
     out, report = _optimize(tmp_path, IIR)
     (scop,) = report["scops"]
     assert "expanded" not in scop
-    assert [(b["parallel_loop"], b["parallel_loop_alternative"]) for b in scop["bands"]][0] == ("tile 0", "point 0")
-    assert open(out).read().count("#pragma omp parallel for private(acc)") == 2
+    assert [(b["parallel_loop"], b["tiled"]) for b in scop["bands"]][0] == ("loop 0", False)
+    text = open(out).read()
+    assert text.count("#pragma omp parallel for private(acc)") == 1
+    assert text.index("#pragma omp parallel for private(acc)") < text.index("c1 < passes")
 
 
 def test_the_iir_copies_give_the_original_results(tmp_path):

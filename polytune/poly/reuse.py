@@ -3,8 +3,8 @@ guards, many access streams at once instead of a few, unit-stride runs cut into 
 would otherwise miss the cache.
 
 A band with loops below it that are not a few taps of constant extent is tiled, as before this rule
-("below": its footprints do not see how those loops walk), unless its first member is parallel and no reuse
-the band carries, along its innermost member too, waits past a row (a layer norm's (batch, token) band over the
+("below": its footprints do not see how those loops walk), unless its first member is parallel, the innermost loops below walk
+their arrays along rows, and no reuse the band carries, along its innermost member too, waits past a row (a layer norm's (batch, token) band over the
 loops that normalize each row: tiled 32 x 32, 24 rows left one thread nothing to share). Otherwise the band is judged as it would run
 untiled: its members permuted so that the one with the best access strides is innermost (tiling.py
 permutes a band it leaves untiled). It is tiled where
@@ -166,7 +166,7 @@ class Reuse:
             # where the band is an outer parallel loop around rows that no reuse of the band's waits past: a
             # layer norm's (batch, token) rows, each normalized by the loops below
             if ((self.is_parallel(node, 0) or self.privatizing(node, 0) is not None)
-                    and not self.reuse_needs_tiles(node, last=True)):
+                    and self.rows_below(node) and not self.reuse_needs_tiles(node, last=True)):
                 return None
             return "below"
         classes = self.stride_classes(node)
@@ -180,6 +180,19 @@ class Reuse:
             # mvt's transposed product, whose inner parallel loop would start a parallel region per row)
             return "parallelism"
         return "reuse" if self.reuse_needs_tiles(node) else None
+
+    def rows_below(self, node) -> bool:
+        """Whether the innermost loop of every nest below the band walks each access along a row (within a
+        cache line per step, or not at all): householder's column sums below its (column, reflector) band walk
+        A down a column, which only tiles let the printer sink below the row sweeps (poly/sink.py)."""
+        for below in band_nodes(node.child(0)):
+            if band_nodes(below.child(0)):
+                continue  # (not innermost)
+            last = below.band_n_member() - 1
+            for moved in self.steps(below):
+                if any(x is not None and not changes_within(x[0], x[1], LINE_ELEMENTS) for x in moved(last)):
+                    return False
+        return True
 
     def reuse_needs_tiles(self, node, last: bool = False) -> bool:
         """Whether some reuse the band carries waits for more than a row (module docstring): tiles would shorten
