@@ -3,9 +3,10 @@ guards, many access streams at once instead of a few, unit-stride runs cut into 
 would otherwise miss the cache.
 
 A band with loops below it that are not a few taps of constant extent is tiled, as before this rule
-("below": its footprints do not see how those loops walk), unless its first member is parallel, the innermost loops below walk
-their arrays along rows, and no reuse the band carries, along its innermost member too, waits past a row (a layer norm's (batch, token) band over the
-loops that normalize each row: tiled 32 x 32, 24 rows left one thread nothing to share). Otherwise the band is judged as it would run
+("below": its footprints do not see how those loops walk), unless its first member is parallel, the innermost
+loops below walk their arrays along rows, and no reuse the band carries, along its innermost member too, waits
+past a row (a layer norm's (batch, token) band over the loops that normalize each row: tiled 32 x 32, 24 rows
+left one thread nothing to share). Otherwise the band is judged as it would run
 untiled: its members permuted so that the one with the best access strides is innermost (tiling.py
 permutes a band it leaves untiled). It is tiled where
 - the point order would still move a member (no permutation of the whole band gives it);
