@@ -49,6 +49,7 @@ class _OpenMPPrinter(Printer):
             mark = None  # the loop stays sequential: see writes_every_iteration
         if isinstance(mark, ParallelMark) and self.parallel:
             clause = f" schedule({mark.clause})" if mark.clause else ""
+            clause += COLLAPSE if mark.collapse == 2 else ""  # (dropped where the nest is not perfect: loop)
             inner = (f"{self.prefix}{mark.depth}", f"#pragma omp parallel for{private}{clause}", (),
                      mark.arrays, mark.work,  # arrays: private copies (poly/privatize.py)
                      None if mark.alternative is None else (f"{self.prefix}{mark.alternative}",
@@ -185,6 +186,7 @@ class _OpenMPPrinter(Printer):
         close, base = 0, indent
         private_arrays: tuple[str, ...] = ()
         copies: list = []
+        collapse_at = None  # the line of a pragma with COLLAPSE
         if pragma and pragma[0] == it and len(pragma) > 4:
             pragma, large = _with_if(pragma, it, init, cond)
             if large:
@@ -240,6 +242,7 @@ class _OpenMPPrinter(Printer):
                         self.emit(f"if (!{buf}) __builtin_abort();", indent)
                     self.emit(pragma[1].replace("omp parallel for", "omp for"), indent)
                 else:
+                    collapse_at = len(self.lines) if COLLAPSE in pragma[1] else None
                     self.emit(pragma[1], indent)
                 if unroll:
                     self.emit(unroll, indent)
@@ -253,6 +256,8 @@ class _OpenMPPrinter(Printer):
         self.in_parallel -= parallel_loop
         self.renamed = renamed
         self.emit("}", indent)
+        if collapse_at is not None and not _perfect_pair(self.lines[collapse_at + 1:], it, indent):
+            self.lines[collapse_at] = self.lines[collapse_at].replace(COLLAPSE, "")
         for c in copies:
             self.emit(f"__builtin_free({self.prefix}_{c.name}_copy);", indent)
         for _ in range(close):
@@ -275,6 +280,26 @@ class _OpenMPPrinter(Printer):
             self.emit(f"__typeof__({c.name}[0]) *const {ptr} = {it} == ({last}) ? {c.name} : {ptr}_copy;", indent)
             out[c.name] = ptr
         return out
+
+
+COLLAPSE = " collapse(2)"
+_FOR = re.compile(r"for \(\w+ (\w+) = (.*); (.*); (\w+)\+\+\) \{")
+
+
+def _perfect_pair(lines: list[str], it: str, indent: int) -> bool:
+    """Whether the printed loop *lines* (its `for` line to its closing brace, at *indent*) hold one loop and
+    nothing else, counting by one, whose bounds do not read the outer counter *it*, with a loop inside it:
+    what OpenMP's collapse(2) needs (a rectangular, perfect nest; pragmas, blocks or statements between the
+    two loops break it) and what it is for."""
+    pad = "  " * (indent + 1)
+    outer = _FOR.fullmatch(lines[0].strip()) if lines else None
+    inner = _FOR.fullmatch(lines[1].strip()) if len(lines) > 1 and lines[1].startswith(pad + "for (") else None
+    if outer is None or inner is None or outer.group(1) != it:
+        return False
+    if re.search(rf"\b{re.escape(it)}\b", inner.group(2) + " " + inner.group(3)):
+        return False
+    at_level = [k for k, line in enumerate(lines[1:-1], 1) if line.startswith(pad) and not line.startswith(pad + " ")]
+    return at_level == [1, len(lines) - 2] and lines[-2] == pad + "}" and any("for (" in x for x in lines[2:-2])
 
 
 PEELED = range(8, 17)  # trip counts that gcc -O3 peels completely (max-completely-peel-times is 16) and that

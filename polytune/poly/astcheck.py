@@ -44,6 +44,7 @@ class _Reader:
         self.space = isl.Space.create_from_names(CTX, set=self.iterators, params=names)
         self.universe = isl.Set.universe(self.space)
         self.alternatives: set[str] = set()  # counters of ParallelMark.alternative loops
+        self.collapsed: dict[str, str] = {}  # counter of a ParallelMark.collapse loop -> the loop's inside it
         self.calls: list[tuple[str, isl.Set, isl.PwMultiAff, list[isl.PwAff], int]] = []  # per statement call:
         # its statement, the counter values that reach it, the instance it runs, its time (_Call, unpadded)
         # and its innermost loop (a number per for node; -1: none)
@@ -149,6 +150,8 @@ class _Reader:
             if isinstance(mark, ParallelMark):  # the printer's `#pragma omp parallel for` on this counter
                 plain = self.parallel and not (mark.private or mark.lastprivate or mark.arrays)
                 marked = f"{self.prefix}{mark.depth}" if plain else None
+                if plain and mark.collapse == 2:  # (collapse(2): the loop inside it runs in parallel too)
+                    self.collapsed[f"{self.prefix}{mark.depth}"] = f"{self.prefix}{mark.depth + 1}"
                 if self.parallel and mark.alternative is not None:  # (in the copy for a single iteration)
                     alternative = f"{self.prefix}{mark.alternative}"
                     self.alternatives.add(alternative)
@@ -184,7 +187,8 @@ class _Reader:
                                                for k, x in enumerate(time) if x.is_cst()}))
             self.loop_nodes.append(self.n_loop_nodes)
             self.n_loop_nodes += 1
-            self.walk(n.for_get_body(), inside, time + [counter], bound + [name], None if name == marked else marked)
+            self.walk(n.for_get_body(), inside, time + [counter], bound + [name],
+                      self.collapsed.get(name) if name == marked else marked)
             self.loop_nodes.pop()
         elif t == isl.ast_node_type.user:
             self.call(n.user_get_expr(), where, time, bound)

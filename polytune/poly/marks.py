@@ -25,7 +25,10 @@ class ParallelMark:
     the loop, an upper bound (None: not a known constant), for the printer's branch between the parallel
     loop and a serial copy. *alternative*: the schedule depth of a loop inside it, parallel without
     privatizing anything, that runs in parallel where this one has a single iteration at run time (a tile
-    loop over a parametric extent that fits one tile: the printer's serial copy marks that loop)."""
+    loop over a parametric extent that fits one tile: the printer's serial copy marks that loop). *collapse*: 2
+    where the loop just inside it is parallel too (with the same clauses) and not innermost: the printer adds
+    `collapse(2)` where the two loops are perfectly nested with bounds independent of the outer counter (3
+    channels of an image on 2 threads: one thread ran two of them)."""
 
     kind: ClassVar[str] = "omp_parallel"
     depth: int
@@ -35,6 +38,7 @@ class ParallelMark:
     clause: str = ""
     work: int | None = None
     alternative: int | None = None
+    collapse: int = 1
 
 
 @dataclass(frozen=True)

@@ -222,6 +222,18 @@ class Parallelism:
             return ""
         return "dynamic,1" if tiles else "static,1"
 
+    def collapsible(self, node, m: int) -> bool:
+        """Whether the loop of band member *m*, marked parallel (first_parallel's clauses), and the member just
+        inside it can run as one OpenMP loop (`collapse(2)`, ParallelMark.collapse): that member is parallel
+        too, with no other clause than *m*'s and no private array copies, and it is not the innermost loop
+        (whose vector loop a collapsed nest would lose)."""
+        n = node.band_n_member()
+        if m + 1 >= n or self.private_arrays or self.private[1]:
+            return False
+        if m + 2 == n and not band_nodes(node.child(0)):
+            return False
+        return self.is_parallel(node, m + 1) or self.privatizing(node, m + 1) == self.private
+
     def parallel_mark(self, depth: int, clause: str = "") -> ParallelMark:
         """The OpenMP mark of the loop at schedule *depth*, with the scalars it must privatize and the
         arrays it needs private copies of (their copies are kept in TiledSchedule.private_arrays)."""

@@ -140,8 +140,10 @@ class Transformer(Parallelism, PointOrder, Reuse):
             par = self.first_parallel(node, range(n)) if self.parallel and not inside_parallel else None
             if par is not None:
                 # (the clause as without the jam: its copies' loop, whose bounds follow the member, is no triangle)
-                node = mark_member(node, par, self.parallel_mark(outer_members + par,
-                                                                  self.schedule_clause(whole, par, False)))
+                mark = self.parallel_mark(outer_members + par, self.schedule_clause(whole, par, False))
+                if jam is None and self.collapsible(node, par):
+                    mark = replace(mark, collapse=2)
+                node = mark_member(node, par, mark)
             if par != n - 1:
                 node = self.mark_vector(node, outer_members + n - 1, jammed=jam is not None)
             self.bands.append(BandInfo(index, n, outer_members, stmts, permutable, False, (), sched_text,
