@@ -56,7 +56,9 @@ static void lower(int h, int w, float in[h][h][w], float out[h][h][w]) {
 int main(int argc, char **argv) {
   int h = argc > 2 ? atoi(argv[2]) : 37, w = argc > 3 ? atoi(argv[3]) : 41;
   float (*in)[h][w] = malloc(sizeof(float) * h * h * w), (*out)[h][w] = calloc(h * h * w, sizeof(float));
-  for (int y = 0; y < h; y++) for (int x = 0; x < h; x++) for (int j = 0; j < w; j++) in[y][x][j] = (y * 7 + x * 3 + j) % 19;
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < h; x++)
+      for (int j = 0; j < w; j++) in[y][x][j] = (y * 7 + x * 3 + j) % 19;
   lower(h, w, in, out);
   double s = 0;
   for (int y = 0; y < h; y++) for (int x = 0; x < h; x++) for (int j = 0; j < w; j++) s += out[y][x][j] * (1 + j % 5);
