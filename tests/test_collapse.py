@@ -2,7 +2,8 @@
 two as one OpenMP loop (`collapse(2)`, ParallelMark.collapse). A planar image's channel loop has 3 iterations:
 on 2 threads one thread ran two channels while the other ran one (benchmarks/realc/box_blur.c's row pass).
 Only where the nest is perfect and rectangular and the inner of the two loops is not the innermost one (the
-vector loop stays a loop of its own)."""
+vector loop stays a loop of its own), and at run time only where the outer loop has fewer than 8 iterations per
+thread (emit/c.py COLLAPSE_LEAST: collapsed, gcc recomputes what the inner body derives from the outer counter)."""
 from __future__ import annotations
 
 import re
@@ -90,7 +91,7 @@ def _kernel(out: str) -> str:
 
 
 def _same_results(tmp_path, src: str, out: str) -> None:
-    for args in (("3", "37", "41"), ("1", "5", "9"), ("2", "1", "40")):
+    for args in (("3", "37", "41"), ("1", "5", "9"), ("2", "1", "40"), ("40", "5", "9")):
         want = checksum_line(compile_run(src, str(tmp_path / "ref"), [], openmp=False, args=args))
         for threads in (1, 2, 4):
             assert checksum_line(compile_run(out, str(tmp_path / "opt"), [], True, threads, args=args)) == want
@@ -103,6 +104,10 @@ def test_three_channels_and_their_rows_run_as_one_parallel_loop(tmp_path):
                        r"\s*for \(long (\w+) = 0; \2 < h; \2\+\+\) \{\n", text)
     assert pragma, text
     assert "private(sum)" in pragma.group(0)
+    # collapsed where the channels are fewer than 8 per thread; with more, the loop as before (both run below:
+    # 40 channels on 1, 2 and 4 threads)
+    assert "if (c < 8 * omp_get_max_threads()) {" in text
+    assert text.count("#pragma omp parallel for private(sum)\n") == 1
     _same_results(tmp_path, src, out)
 
 
