@@ -145,3 +145,25 @@ def test_collapse_is_kept_only_on_a_perfect_rectangular_nest_with_a_loop_inside(
     assert not _perfect_pair(nest("    for (long c1 = 0; c1 < h; c1++) {", *inner, "    }", "    t = 1;"), "c0", 1)
     assert not _perfect_pair(nest("    for (long c1 = 0; c1 < h; c1++) {", "      a[c0][c1] = 0;", "    }"), "c0", 1)
     assert not _perfect_pair(nest("    for (long c1 = 0; c1 < h; c1 += 2) {", *inner, "    }"), "c0", 1)
+
+
+def test_tile_loops_of_one_tile_each_run_with_the_tile_loop_inside_them(tmp_path):
+    """llm.c's matmul (benchmarks/realc/matmul_llmc.c): 4 x 32 rows in tiles of 32 are one tile of each, and the
+    output channels' tiles inside them ran on one thread; the batch tile loop and the single-tile copy's row
+    tile loop each run as one loop with the tile loop inside."""
+    import os
+
+    from conftest import ROOT
+    src = os.path.join(ROOT, "benchmarks", "realc", "matmul_llmc.c")
+    out = str(tmp_path / "mm.opt.c")
+    assert main(["optimize", src, "-o", out, "-q"]) == 0
+    text = open(out).read()
+    assert re.search(r"if \(\(c_floord\(\(B - 1\), 32\)\) \+ 1 < 8 \* omp_get_max_threads\(\)\) \{\n\s*"
+                     r"#pragma omp parallel for collapse\(2\)\n", text), text
+    assert re.search(r"if \(\(c_floord\(\(T - 1\), 32\)\) \+ 1 < 8 \* omp_get_max_threads\(\)\) \{\n\s*"
+                     r"#pragma omp parallel for collapse\(2\)\n", text), text
+    for args in (("2", "5", "19", "23"), ("4", "32", "40", "70"), ("3", "70", "9", "33")):
+        want = compile_run(src, str(tmp_path / "ref"), [], openmp=False, args=args)
+        for threads in (1, 2, 4):
+            got = compile_run(out, str(tmp_path / "opt"), [], True, threads, args=args)
+            assert got.split("hash")[-1] == want.split("hash")[-1]

@@ -52,9 +52,10 @@ class _OpenMPPrinter(Printer):
             clause += COLLAPSE if mark.collapse == 2 else ""  # (dropped where the nest is not perfect: loop)
             inner = (f"{self.prefix}{mark.depth}", f"#pragma omp parallel for{private}{clause}", (),
                      mark.arrays, mark.work,  # arrays: private copies (poly/privatize.py)
-                     None if mark.alternative is None else (f"{self.prefix}{mark.alternative}",
-                                                             f"#pragma omp parallel for{private}", (), (),
-                                                             None))
+                     None if mark.alternative is None else (
+                         f"{self.prefix}{mark.alternative}",
+                         f"#pragma omp parallel for{private}{COLLAPSE if mark.alternative_collapse == 2 else ''}",
+                         (), (), None))
         elif isinstance(mark, SimdMark) and self.ivdep:
             inner = (f"{self.prefix}{mark.depth}", f"#pragma omp simd{private}")
         elif isinstance(mark, IvdepMark) and self.ivdep:

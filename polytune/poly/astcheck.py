@@ -154,9 +154,11 @@ class _Reader:
                     self.collapsed[f"{self.prefix}{mark.depth}"] = f"{self.prefix}{mark.depth + 1}"
                 if self.parallel and mark.alternative is not None:  # (in the copy for a single iteration)
                     alternative = f"{self.prefix}{mark.alternative}"
-                    self.alternatives.add(alternative)
+                    inside = f"{self.prefix}{mark.alternative + 1}" if mark.alternative_collapse == 2 and plain \
+                        else alternative
+                    self.alternatives.update((alternative, inside))
                     self.walk(n.mark_get_node(), where, time, bound, marked)
-                    self.alternatives.discard(alternative)
+                    self.alternatives.difference_update((alternative, inside))
                     return
             elif isinstance(mark, (SimdMark, IvdepMark)):
                 marked = None

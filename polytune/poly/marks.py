@@ -39,6 +39,7 @@ class ParallelMark:
     work: int | None = None
     alternative: int | None = None
     collapse: int = 1
+    alternative_collapse: int = 1  # the same for the alternative loop (a tile loop) and the one inside it
 
 
 @dataclass(frozen=True)

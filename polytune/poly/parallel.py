@@ -232,7 +232,12 @@ class Parallelism:
             return False
         if m + 2 == n and not band_nodes(node.child(0)):
             return False
-        return self.is_parallel(node, m + 1) or self.privatizing(node, m + 1) == self.private
+        return self.parallel_like(node, m + 1)
+
+    def parallel_like(self, node, m: int) -> bool:
+        """Whether band member *m* runs in parallel with the clauses first_parallel found for the marked loop
+        (nothing private, or the same private scalars)."""
+        return self.is_parallel(node, m) or (any(self.private) and self.privatizing(node, m) == self.private)
 
     def parallel_mark(self, depth: int, clause: str = "") -> ParallelMark:
         """The OpenMP mark of the loop at schedule *depth*, with the scalars it must privatize and the

@@ -223,8 +223,7 @@ class Transformer(Parallelism, PointOrder, Reuse):
             # copy for a single tile runs a later parallel tile loop in parallel instead
             # (parallel with the scalars the loop's mark makes private: the copy's pragma has the same clause)
             tile_alt = next((m for m in range(par + 1, n) if not _single_tile(extents[m], sizes[m])
-                             and (self.is_parallel(node, m)
-                                  or (any(self.private) and self.privatizing(node, m) == self.private))), None)
+                             and self.parallel_like(node, m)), None)
             if tile_alt is not None:
                 alternative, alternative_name = outer_members + tile_alt, f"tile {tile_alt}"
             elif par in order and sunk is None and not self.private_arrays:
@@ -237,6 +236,16 @@ class Transformer(Parallelism, PointOrder, Reuse):
             mark = self.parallel_mark(outer_members + par, clause)
             if alternative is not None:
                 mark = replace(mark, alternative=alternative)
+            if not (wavefront or diamond is not None or point_par or self.private_arrays or self.private[1]):
+                # the tile loop inside it, parallel too, runs as one loop with it where this one has few
+                # iterations (ParallelMark.collapse; llm.c's matmul: 4 x 32 rows in tiles of 32 are one tile of
+                # each, the 96 output tiles inside ran on one thread), and likewise for the copy's loop
+                if par + 1 < n and self.parallel_like(node, par + 1):
+                    mark = replace(mark, collapse=2)
+                alt = alternative - outer_members if alternative_name and alternative_name.startswith("tile") \
+                    else None
+                if alt is not None and alt + 1 < n and self.parallel_like(node, alt + 1):
+                    mark = replace(mark, alternative_collapse=2)
             node = mark_member(node, par, mark)
         point, jam = self.unroll_jam(node.child(0), [sizes[k] for k in order], reuse)
         desc = None if par is None else f"tile {par}"
