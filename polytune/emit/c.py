@@ -298,7 +298,7 @@ def _collapsed(lines: list[str], it: str, init: str, cond: str, indent: int) -> 
     arithmetic, 0.95x with 27 or more channels); the loop without the clause where the nest is not a pair."""
     plain = [lines[0].replace(COLLAPSE, ""), *lines[1:]]
     bound = re.fullmatch(rf"{re.escape(it)} (<=|<) (.+)", cond)
-    if not _perfect_pair(lines[1:], it, indent) or not bound:
+    if not _perfect_pair(lines[1:], it, indent, _next_counter(it)) or not bound:
         return plain
     trips = f"{_operand(bound.group(2))}{'' if init == '0' else f' - {_operand(init)}'}" \
         f"{' + 1' if bound.group(1) == '<=' else ''}"
@@ -308,15 +308,23 @@ def _collapsed(lines: list[str], it: str, init: str, cond: str, indent: int) -> 
             *(more + x for x in lines), f"{pad}}} else", "#endif", f"{pad}{{", *(more + x for x in plain), f"{pad}}}"]
 
 
-def _perfect_pair(lines: list[str], it: str, indent: int) -> bool:
+def _next_counter(it: str) -> str:
+    """The counter of the schedule dimension after *it*'s (`c3` -> `c4`)."""
+    stem = it.rstrip("0123456789")
+    return f"{stem}{int(it[len(stem):]) + 1}"
+
+
+def _perfect_pair(lines: list[str], it: str, indent: int, inner_it: str) -> bool:
     """Whether the printed loop *lines* (its `for` line to its closing brace, at *indent*) hold one loop and
-    nothing else, counting by one, whose bounds do not read the outer counter *it*, with a loop inside it:
+    nothing else, the loop of counter *inner_it* (the member the mark found parallel: isl prints no loop for a
+    member of one iteration, and the loop inside is then another member's), counting by one, whose bounds do
+    not read the outer counter *it*, with a loop inside it:
     what OpenMP's collapse(2) needs (a rectangular, perfect nest; pragmas, blocks or statements between the
     two loops break it) and what it is for."""
     pad = "  " * (indent + 1)
     outer = _FOR.fullmatch(lines[0].strip()) if lines else None
     inner = _FOR.fullmatch(lines[1].strip()) if len(lines) > 1 and lines[1].startswith(pad + "for (") else None
-    if outer is None or inner is None or outer.group(1) != it:
+    if outer is None or inner is None or outer.group(1) != it or inner.group(1) != inner_it:
         return False
     if re.search(rf"\b{re.escape(it)}\b", inner.group(2) + " " + inner.group(3)):
         return False
