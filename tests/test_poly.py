@@ -319,7 +319,8 @@ def test_unroll_and_jam_code_and_results(tmp_path):
     off = tmp_path / "off.c"
     assert main(["optimize", str(src), "--unroll-jam", "0", "--blocks", "off", "--tile-sizes", "8,8,8", "-o",
                  str(off)]) == 0
-    assert off.read_text().count("C[c3][c5] += ") == 1
+    text = off.read_text()
+    assert text.count("C[c3][c5] += ") == (2 if "collapse(2)" in text else 1)
     assert main(["optimize", str(src), "--unroll-jam", "-1", "-o", str(tmp_path / "bad.c")]) == 2
     assert not (tmp_path / "bad.c").exists()
 
