@@ -576,7 +576,7 @@ def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:
              "unroll_jam": None if b.unroll_jam is None else
              {"point_member": b.unroll_jam[0], "factor": b.unroll_jam[1]},
              "point_loop_order": list(b.point_order), "sequence_at": b.sequence_at, "sunk": b.sunk,
-             "parallel_loop_alternative": b.parallel_alternative}
+             "parallel_loop_alternative": b.parallel_alternative, "parallel_loop_collapse": b.parallel_collapse}
             for b in ts.bands
         ],
         "tile_sizes": list(ts.tile_sizes),

@@ -158,9 +158,12 @@ def test_tile_loops_of_one_tile_each_run_with_the_tile_loop_inside_them(tmp_path
 
     from conftest import ROOT
     src = os.path.join(ROOT, "benchmarks", "realc", "matmul_llmc.c")
-    out = str(tmp_path / "mm.opt.c")
-    assert main(["optimize", src, "-o", out, "-q"]) == 0
+    out, report = str(tmp_path / "mm.opt.c"), tmp_path / "mm.json"
+    assert main(["optimize", src, "-o", out, "-q", "--report", str(report)]) == 0
     text = open(out).read()
+    import json
+    bands = [b for s in json.loads(report.read_text())["scops"] for b in s["bands"]]
+    assert any(b["parallel_loop"] == "tile 0" and b["parallel_loop_collapse"] for b in bands)
     assert re.search(r"if \(\(c_floord\(\(B - 1\), 32\)\) \+ 1 < 8 \* omp_get_max_threads\(\)\) \{\n\s*"
                      r"#pragma omp parallel for collapse\(2\)\n", text), text
     assert re.search(r"if \(\(c_floord\(\(T - 1\), 32\)\) \+ 1 < 8 \* omp_get_max_threads\(\)\) \{\n\s*"

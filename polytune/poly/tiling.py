@@ -48,6 +48,9 @@ class BandInfo:
     # "tile k" / "point k": the parallel loop where the marked tile loop has one iteration at run time (its
     # extent is a parameter's: 16 rows in tiles of 32 are one tile, no parallelism); None where there is none
     parallel_alternative: str | None = None
+    # the parallel loop may run with the loop inside it as one loop (ParallelMark.collapse: collapse(2) where
+    # the printed nest allows it and the outer loop has few iterations at run time)
+    parallel_collapse: bool = False
     # False where the reuse rule found no reuse that needs the tiles and the band is tiled only so that the
     # printer separates a statement fused into it at one point (a degenerate member): no gain of locality
     for_reuse: bool = True
@@ -138,17 +141,18 @@ class Transformer(Parallelism, PointOrder, Reuse):
             if self.tile and permutable and n >= 2:  # left untiled by the reuse rule (not by --no-tile)
                 node, jam = self.chains_jam(node)
             par = self.first_parallel(node, range(n)) if self.parallel and not inside_parallel else None
+            collapse = False
             if par is not None:
                 # (the clause as without the jam: its copies' loop, whose bounds follow the member, is no triangle)
                 mark = self.parallel_mark(outer_members + par, self.schedule_clause(whole, par, False))
                 if jam is None and self.collapsible(node, par):
-                    mark = replace(mark, collapse=2)
+                    mark, collapse = replace(mark, collapse=2), True
                 node = mark_member(node, par, mark)
             if par != n - 1:
                 node = self.mark_vector(node, outer_members + n - 1, jammed=jam is not None)
             self.bands.append(BandInfo(index, n, outer_members, stmts, permutable, False, (), sched_text,
                                        None if par is None else f"loop {par}", False,
-                                       untiled_order or tuple(range(n)), unroll_jam=jam))
+                                       untiled_order or tuple(range(n)), unroll_jam=jam, parallel_collapse=collapse))
             return (node.child(0) if jam else node), par is not None  # (below the jam: its band of copies)
         sizes = self.next_sizes(n)
         mv = isl.MultiVal.zero(node.band_get_space())
@@ -218,6 +222,7 @@ class Transformer(Parallelism, PointOrder, Reuse):
             node = node.child(0).band_set_ast_build_options(
                 isl.UnionSet("{ separate[x] }", context=CTX)).parent()
         alternative = alternative_name = None  # (the copy's parallel loop: schedule depth, report's name)
+        alternative_tile = None  # (its member, where it is a tile loop)
         if par is not None and not point_par and not wavefront and diamond is None and extents[par] is None:
             # a parametric extent may fit one tile at run time (a batch of 16 in tiles of 32): the printer's
             # copy for a single tile runs a later parallel tile loop in parallel instead
@@ -226,6 +231,7 @@ class Transformer(Parallelism, PointOrder, Reuse):
                              and self.parallel_like(node, m)), None)
             if tile_alt is not None:
                 alternative, alternative_name = outer_members + tile_alt, f"tile {tile_alt}"
+                alternative_tile = tile_alt
             elif par in order and sunk is None and not self.private_arrays:
                 # no other tile loop to run in parallel: the point loop of the same member, whose iterations
                 # are the tile's (16 channels of an IIR filter in tiles of 32: both threads get 8)
@@ -242,8 +248,7 @@ class Transformer(Parallelism, PointOrder, Reuse):
                 # each, the 96 output tiles inside ran on one thread), and likewise for the copy's loop
                 if par + 1 < n and self.parallel_like(node, par + 1):
                     mark = replace(mark, collapse=2)
-                alt = alternative - outer_members if alternative_name and alternative_name.startswith("tile") \
-                    else None
+                alt = alternative_tile
                 if alt is not None and alt + 1 < n and self.parallel_like(node, alt + 1):
                     mark = replace(mark, alternative_collapse=2)
             node = mark_member(node, par, mark)
@@ -260,7 +265,8 @@ class Transformer(Parallelism, PointOrder, Reuse):
                                      jammed=jam is not None)
         self.bands.append(BandInfo(index, n, outer_members, stmts, True, True, tuple(sizes), sched_text,
                                    desc, wavefront, tuple(order), extents, diamond is not None, jam,
-                                   sunk=sunk, parallel_alternative=alternative_name, for_reuse=for_reuse))
+                                   sunk=sunk, parallel_alternative=alternative_name, for_reuse=for_reuse,
+                                   parallel_collapse=par is not None and mark.collapse == 2))
         return (point.child(0) if jam else point), desc is not None  # (below the jam: its band of copies)
 
     def order_points(self, point, extents, sink_ok: bool):
