@@ -106,7 +106,7 @@ def test_three_channels_and_their_rows_run_as_one_parallel_loop(tmp_path):
     assert "private(sum)" in pragma.group(0)
     # collapsed where the channels are fewer than 8 per thread; with more, the loop as before (both run below:
     # 40 channels on 1, 2 and 4 threads)
-    assert "if (c < 8 * omp_get_max_threads()) {" in text
+    assert "if (omp_get_max_threads() > 1 && c < 8 * omp_get_max_threads()) {" in text
     assert text.count("#pragma omp parallel for private(sum)\n") == 1
     _same_results(tmp_path, src, out)
 
@@ -164,9 +164,11 @@ def test_tile_loops_of_one_tile_each_run_with_the_tile_loop_inside_them(tmp_path
     import json
     bands = [b for s in json.loads(report.read_text())["scops"] for b in s["bands"]]
     assert any(b["parallel_loop"] == "tile 0" and b["parallel_loop_collapse"] for b in bands)
-    assert re.search(r"if \(\(c_floord\(\(B - 1\), 32\)\) \+ 1 < 8 \* omp_get_max_threads\(\)\) \{\n\s*"
+    assert re.search(r"if \(omp_get_max_threads\(\) > 1 && "
+                     r"\(c_floord\(\(B - 1\), 32\)\) \+ 1 < 8 \* omp_get_max_threads\(\)\) \{\n\s*"
                      r"#pragma omp parallel for collapse\(2\)\n", text), text
-    assert re.search(r"if \(\(c_floord\(\(T - 1\), 32\)\) \+ 1 < 8 \* omp_get_max_threads\(\)\) \{\n\s*"
+    assert re.search(r"if \(omp_get_max_threads\(\) > 1 && "
+                     r"\(c_floord\(\(T - 1\), 32\)\) \+ 1 < 8 \* omp_get_max_threads\(\)\) \{\n\s*"
                      r"#pragma omp parallel for collapse\(2\)\n", text), text
     for args in (("2", "5", "19", "23"), ("4", "32", "40", "70"), ("3", "70", "9", "33")):
         want = compile_run(src, str(tmp_path / "ref"), [], openmp=False, args=args)
