@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from conftest import checksum_line, compile_run
 
 from polytune.cli import main
@@ -111,24 +112,12 @@ def test_three_channels_and_their_rows_run_as_one_parallel_loop(tmp_path):
     _same_results(tmp_path, src, out)
 
 
-def test_the_vector_loop_is_not_collapsed_into_the_parallel_loop(tmp_path):
-    src, out = _optimized(tmp_path, "map", MAP)
-    text = _kernel(out)
-    assert "#pragma omp parallel for" in text and "collapse" not in text
-    _same_results(tmp_path, src, out)
-
-
-def test_a_triangle_is_not_collapsed(tmp_path):
-    src, out = _optimized(tmp_path, "lower", TRIANGLE)
-    text = _kernel(out)
-    assert "#pragma omp parallel for" in text and "collapse" not in text
-    _same_results(tmp_path, src, out)
-
-
-def test_a_loop_that_carries_a_dependence_is_not_collapsed_into_the_parallel_loop(tmp_path):
-    src, out = _optimized(tmp_path, "running", RUNNING)
-    text = _kernel(out)
-    assert "#pragma omp parallel for" in text and "collapse" not in text
+@pytest.mark.parametrize("name,text", [("map", MAP), ("lower", TRIANGLE), ("running", RUNNING)],
+                         ids=["the_vector_loop_of_a_map", "a_triangle", "a_loop_that_carries_a_dependence"])
+def test_is_not_collapsed_into_the_parallel_loop(tmp_path, name, text):
+    src, out = _optimized(tmp_path, name, text)
+    kernel = _kernel(out)
+    assert "#pragma omp parallel for" in kernel and "collapse" not in kernel
     _same_results(tmp_path, src, out)
 
 

@@ -153,12 +153,12 @@ class _Reader:
                 if plain and mark.collapse == 2:  # (collapse(2): the loop inside it runs in parallel too)
                     self.collapsed[f"{self.prefix}{mark.depth}"] = f"{self.prefix}{mark.depth + 1}"
                 if self.parallel and mark.alternative is not None:  # (in the copy for a single iteration)
-                    alternative = f"{self.prefix}{mark.alternative}"
-                    inside = f"{self.prefix}{mark.alternative + 1}" if mark.alternative_collapse == 2 and plain \
-                        else alternative
-                    self.alternatives.update((alternative, inside))
+                    alternatives = {f"{self.prefix}{mark.alternative}"}
+                    if plain and mark.alternative_collapse == 2:  # (and the loop inside it)
+                        alternatives.add(f"{self.prefix}{mark.alternative + 1}")
+                    self.alternatives |= alternatives
                     self.walk(n.mark_get_node(), where, time, bound, marked)
-                    self.alternatives.difference_update((alternative, inside))
+                    self.alternatives -= alternatives
                     return
             elif isinstance(mark, (SimdMark, IvdepMark)):
                 marked = None

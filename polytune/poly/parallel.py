@@ -226,7 +226,7 @@ class Parallelism:
         """Whether the loop of band member *m*, marked parallel (first_parallel's clauses), and the member just
         inside it can run as one OpenMP loop (`collapse(2)`, ParallelMark.collapse): that member is parallel
         too, with no other clause than *m*'s and no private array copies, and it is not the innermost loop
-        (whose vector loop a collapsed nest would lose)."""
+        (whose vector loop a collapsed nest would lose; a tile band's point band is below it)."""
         n = node.band_n_member()
         if m + 1 >= n or self.private_arrays or self.private[1]:
             return False
@@ -238,6 +238,10 @@ class Parallelism:
         """Whether band member *m* runs in parallel with the clauses first_parallel found for the marked loop
         (nothing private, or the same private scalars)."""
         return self.is_parallel(node, m) or (any(self.private) and self.privatizing(node, m) == self.private)
+
+    def outer_parallel(self, node) -> bool:
+        """Whether the band's first member is parallel, privatizing scalars where needed."""
+        return self.is_parallel(node, 0) or self.privatizing(node, 0) is not None
 
     def parallel_mark(self, depth: int, clause: str = "") -> ParallelMark:
         """The OpenMP mark of the loop at schedule *depth*, with the scalars it must privatize and the

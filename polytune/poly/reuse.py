@@ -166,8 +166,7 @@ class Reuse:
             # below walk (householder's column loop is sunk below the row sweeps only in a tiled band), except
             # where the band is an outer parallel loop around rows that no reuse of the band's waits past: a
             # layer norm's (batch, token) rows, each normalized by the loops below
-            if ((self.is_parallel(node, 0) or self.privatizing(node, 0) is not None)
-                    and self.rows_below(node) and not self.reuse_needs_tiles(node, last=True)):
+            if self.outer_parallel(node) and self.rows_below(node) and not self.reuse_needs_tiles(node, last=True):
                 return None
             return "below"
         classes = self.stride_classes(node)
@@ -176,7 +175,7 @@ class Reuse:
             return "order"  # tiles are what let the best-stride loop run innermost
         if self.walks_columns(node, extents):
             return "column"  # a transpose
-        if not self.is_parallel(node, 0) and self.privatizing(node, 0) is None:
+        if not self.outer_parallel(node):
             # tiles give it an outer parallel loop (a wavefront, or the tile loop of a parallel member inside:
             # mvt's transposed product, whose inner parallel loop would start a parallel region per row)
             return "parallelism"

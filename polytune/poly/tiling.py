@@ -242,14 +242,13 @@ class Transformer(Parallelism, PointOrder, Reuse):
             mark = self.parallel_mark(outer_members + par, clause)
             if alternative is not None:
                 mark = replace(mark, alternative=alternative)
-            if not (wavefront or diamond is not None or point_par or self.private_arrays or self.private[1]):
+            if not (wavefront or diamond is not None or point_par):
                 # the tile loop inside it, parallel too, runs as one loop with it where this one has few
                 # iterations (ParallelMark.collapse; llm.c's matmul: 4 x 32 rows in tiles of 32 are one tile of
                 # each, the 96 output tiles inside ran on one thread), and likewise for the copy's loop
-                if par + 1 < n and self.parallel_like(node, par + 1):
+                if self.collapsible(node, par):
                     mark = replace(mark, collapse=2)
-                alt = alternative_tile
-                if alt is not None and alt + 1 < n and self.parallel_like(node, alt + 1):
+                if alternative_tile is not None and self.collapsible(node, alternative_tile):
                     mark = replace(mark, alternative_collapse=2)
             node = mark_member(node, par, mark)
         point, jam = self.unroll_jam(node.child(0), [sizes[k] for k in order], reuse)
