@@ -26,6 +26,10 @@ SMALL = {  # sizes with partial tiles, in seconds or less
     "int_matmul": ["-DM=47", "-DN=53", "-DK=61"],
     "dense_batch": ["-DBATCH=5", "-DNOUT=67", "-DNIN=41"],
     "iir_rows": ["-DNC=5", "-DW=301", "-DPASSES=3"],
+    "rowbuf_transform": ["-DNBATCH=3", "-DNROW=29", "-DNIN=37", "-DNOUT=41"],
+    "tensor_inplace": ["-DNA=7", "-DNB=11", "-DNC=37"],
+    "proj_residual": ["-DNS=53", "-DNK=19", "-DNF=43"],
+    "small_rows": ["-DNROW=301", "-DNIN=24", "-DNOUT=24"],
 }
 
 
