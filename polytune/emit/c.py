@@ -652,7 +652,7 @@ def scratch_lines(p: Printer, scop: Scop) -> tuple[list[str], list[str]]:
                 alloc.append(f"const {COUNTER_TYPE} {a.name}_lb{k} = {strip(p.expr(param_expr(scop, lo)))};")
         rows = "".join(f"[{_at_least_one(d)}]" for d in dims[1:])
         decl = f"(*const {a.name}){rows}" if rows else f"*const {a.name}"
-        alloc.append(f"__typeof__({a.scalar}) {decl} = __builtin_malloc(sizeof(*{a.name}) * {_at_least_one(dims[0])});")
+        alloc.append(f"__typeof__({a.element}) {decl} = __builtin_malloc(sizeof(*{a.name}) * {_at_least_one(dims[0])});")
         alloc.append(f"if (!{a.name}) __builtin_abort();")
         if a.last is not None and not a.last.intersect_params(scop.context.align_params(a.last.get_space())) \
                 .is_empty():
@@ -662,7 +662,8 @@ def scratch_lines(p: Printer, scop: Scop) -> tuple[list[str], list[str]]:
 
 
 class _CopyBackPrinter(Printer):
-    """`scalar = array[...]` for the one element of a scratch array that holds the scalar's final value."""
+    """`scalar = array[...]` for the one element of a scratch array that holds the scalar's final value
+    (`X[e] = array[...][e]` for each element of an expanded array X that holds X's final value)."""
 
     def __init__(self, scop: Scop, prefix: str, scratch):
         super().__init__(scop, prefix)
@@ -676,7 +677,8 @@ class _CopyBackPrinter(Printer):
             lo = a.lower[k]
             subs.append(x if isinstance(lo, int) and lo == 0 else
                         f"({x}) - ({lo if isinstance(lo, int) else f'{a.name}_lb{k}'})")
-        self.emit(f"{a.scalar} = {a.name}{''.join(f'[{x}]' for x in subs)};", indent)
+        own = [strip(self.expr(call.op_get_arg(k + 1))) for k in range(len(subs) - a.ndim, len(subs))]
+        self.emit(f"{a.scalar}{''.join(f'[{x}]' for x in own)} = {a.name}{''.join(f'[{x}]' for x in subs)};", indent)
 
 
 def _copy_back(scop: Scop, a, prefix: str) -> list[str]:

@@ -25,10 +25,16 @@ shows (`expand`):
   (every read sees the same write instance), and the scheduler then respects all of the expanded
   region's dependences;
 - choice: the expanded region is scheduled, tiled and marked like the original (make_schedule, Pluto's
-  defaults); it is kept only when its hot statements get more parallel loops, more tiled dimensions (tiled
-  for reuse, poly/reuse.py), fewer strided accesses along their innermost loops, or outer parallel loops
-  (`_profile`), losing none of them; then each web (and each outer index dimension of a web) that can be
-  left out without losing that is left out, the cheapest form first.
+  defaults); it is kept only when its hot statements become contractions printed as packed blocks
+  (contraction.py), or get more parallel loops, more tiled dimensions (tiled for reuse, poly/reuse.py), fewer
+  strided accesses along their innermost loops, or outer parallel loops (`_profile`), losing none of them;
+  then each web (and each outer index dimension of a web) that can be left out without losing that is left
+  out, the cheapest form first.
+- arrays too (`array_webs`): doitgen's `sum[p]`, rewritten in every (r, q) and read only there, becomes
+  `sum_x[r][q][p]`, its own subscripts after the loops that none of them moves; the statement
+  `sum_x[r][q][p] += A[r][q][s] * C4[s][p]` is then a contraction with r as its batch loop (1.8x over the
+  private `sum` at LARGE). After the region, each element of the array whose last write is expanded gets
+  its final value back.
 """
 from __future__ import annotations
 
@@ -39,9 +45,11 @@ from dataclasses import dataclass, replace
 import islpy as isl
 from pycparser import c_ast
 
+from .contraction import Blocks, isolate, recognize, worth_blocking
 from .cost import schedule_cost
 from .deps import Dependences, compute_dependences, flow_webs
-from .islutil import CTX, bounded, isl_name, sets_of
+from .islutil import CTX, bounded, isl_name, maps_of, sets_of
+from .privatize import array_flows
 from .schedule import TiledSchedule, compute_base_schedule, make_schedule
 from .scop import Access, Array, Scop, ScratchArray, Statement, common_loops
 
@@ -58,12 +66,21 @@ def expansion_limit() -> int:
 
 @dataclass(frozen=True)
 class Web:
-    """Statements joined by the flow dependences of one scalar, and how many loops they all share."""
+    """Statements joined by the flow dependences of one scalar (or array), and how many loops they all
+    share. An array's web is indexed by the loops of the prefix that none of its subscripts there moves
+    (*used*: those that do), before the array's own subscripts."""
 
     scalar: str
     statements: tuple[str, ...]
     depth: int  # loops of the common prefix (the index of the expanded array: depth - skip of them)
     skip: int = 0  # outer loops of the prefix left out of the index
+    ndim: int = 0  # an array's dimensions (0: a scalar)
+    used: frozenset[int] = frozenset()  # loops of the prefix the array's subscripts move (not in the index)
+
+    @property
+    def index(self) -> tuple[int, ...]:
+        """The positions of the loops that index the expansion."""
+        return tuple(k for k in range(self.skip, self.depth) if k not in self.used)
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,10 +96,10 @@ class Expansion:
 def webs(scop: Scop, deps: Dependences) -> list[Web]:
     """The expandable webs of the scalars *scop* writes: inside at least one common loop, every read's
     value written in the region."""
-    if not deps.complete or deps.fallback or deps.scalars is None:
+    if not deps.complete or deps.fallback:
         return []
     out = []
-    for s, flow in deps.scalars.flow.items():
+    for s, flow in (deps.scalars.flow.items() if deps.scalars is not None else ()):
         if s in deps.scalars.may_writes and not deps.scalars.may_writes[s].is_empty():
             continue  # written under a data-dependent condition: the copy back could take a stale element
         exposed = {x.get_tuple_name() for x in sets_of(deps.scalars.exposed[s])}
@@ -95,11 +112,53 @@ def webs(scop: Scop, deps: Dependences) -> list[Web]:
     return out
 
 
-def _index_map(st: Statement, name: str, web: Web) -> isl.Map:
-    """``S[x0, ..., xn] -> name[x_skip, ..., x_depth-1]``."""
+def array_webs(scop: Scop, deps: Dependences) -> list[Web]:
+    """The expandable webs of the arrays *scop* writes (doitgen's `sum[p]`, rewritten in every (r, q)):
+    every read's value written in the region, no write under a data-dependent condition, each access a
+    plain subscript of the array's own dimensions (not delinearized), and at least one common loop that
+    no subscript of the web moves (an array already indexed by its loops, atax's `tmp[i]`, gains nothing)."""
+    flows = array_flows(scop, deps) if deps.complete and not deps.fallback else None
+    if flows is None:
+        return []
+    stmts = {st.name: st for st in scop.statements}
+    out = []
+    for name, info in flows.arrays.items():
+        if info.flat or not info.writes.is_equal(info.must):
+            continue
+        exposed = {x.get_tuple_name() for x in sets_of(info.exposed)}
+        for group in flow_webs(scop, name, info.flow):
+            if any(st.name in exposed for st in group):
+                continue
+            depth = common_loops(group)
+            accesses = [a for st in group for a in st.accesses if a.array == name]
+            if depth == 0 or any(a.relation.dim(isl.dim_type.out) != info.ndim for a in accesses):
+                continue
+            used = frozenset(k for a in accesses for k in range(depth)
+                             if a.relation.involves_dims(isl.dim_type.in_, k, 1))
+            if any(sum(a.is_write for a in st.accesses if a.array == name) > 1 for st in group):
+                continue  # (the copy back takes each element's last writer instance by its one write)
+            web = Web(name, tuple(st.name for st in group), depth, ndim=info.ndim, used=used)
+            if web.index and all(stmts[n].body is not None for n in web.statements):
+                out.append(web)
+    return out
+
+
+def _index_map(st: Statement, name: str, web: Web, within: bool = True) -> isl.Map:
+    """``S[x0, ..., xn] -> name[x_skip, ..., x_depth-1]`` (the loops of ``web.index``), on the statement's
+    domain (*within*) or on every point."""
     xs = [f"x{k}" for k in range(len(st.iterators))]
-    text = f"{{ {st.name}[{', '.join(xs)}] -> {isl_name(name)}[{', '.join(xs[web.skip:web.depth])}] }}"
-    return isl.Map(text, context=CTX).align_params(st.domain.get_space()).intersect_domain(st.domain)
+    text = f"{{ {st.name}[{', '.join(xs)}] -> {isl_name(name)}[{', '.join(xs[k] for k in web.index)}] }}"
+    out = isl.Map(text, context=CTX).align_params(st.domain.get_space())
+    return out.intersect_domain(st.domain) if within else out
+
+
+def _array_access(index: isl.Map, access: isl.Map, name: str) -> isl.Map:
+    """``S[x] -> name[index(x), e]`` of an access ``S[x] -> X[e]`` (its domain *index*'s and the access's)."""
+    out = index.range_product(access).flatten_range().set_tuple_name(isl.dim_type.out, isl_name(name))
+    for d in range(out.dim(isl.dim_type.in_)):  # (the iterators' names: contraction.py reads them)
+        if access.has_dim_name(isl.dim_type.in_, d):
+            out = out.set_dim_name(isl.dim_type.in_, d, access.get_dim_name(isl.dim_type.in_, d))
+    return out
 
 
 def _rewritten(node: c_ast.Node, scalar: str, element) -> c_ast.Node:
@@ -124,23 +183,61 @@ def _rewritten(node: c_ast.Node, scalar: str, element) -> c_ast.Node:
     return out
 
 
-def _element(name: str, iters: tuple[str, ...], lower: tuple) -> c_ast.Node:
-    """``name[i - lower0][j - lower1]`` (a lower bound that is not a constant is the variable name_lbK)."""
+def _element(name: str, subs: list, lower: tuple) -> c_ast.Node:
+    """``name[i - lower0][j - lower1]`` of subscripts *subs* (iterator names or expressions; a lower bound
+    that is not a constant is the variable name_lbK)."""
     out: c_ast.Node = c_ast.ID(name)
-    for k, it in enumerate(iters):
+    for k, it in enumerate(subs):
         lo = lower[k]
+        x = c_ast.ID(it) if isinstance(it, str) else it
         if isinstance(lo, int) and lo == 0:
-            sub: c_ast.Node = c_ast.ID(it)
+            sub: c_ast.Node = x
         elif isinstance(lo, int):
-            sub = c_ast.BinaryOp("-" if lo > 0 else "+", c_ast.ID(it), c_ast.Constant("int", str(abs(lo))))
+            sub = c_ast.BinaryOp("-" if lo > 0 else "+", x, c_ast.Constant("int", str(abs(lo))))
         else:
-            sub = c_ast.BinaryOp("-", c_ast.ID(it), c_ast.ID(f"{name}_lb{k}"))
+            sub = c_ast.BinaryOp("-", x, c_ast.ID(f"{name}_lb{k}"))
         out = c_ast.ArrayRef(out, sub)
     return out
 
 
 def _rewrite_body(body: c_ast.Node, scalar: str, name: str, iters: tuple[str, ...], lower: tuple) -> c_ast.Node:
-    return _rewritten(body, scalar, lambda: _element(name, iters, lower))
+    return _rewritten(body, scalar, lambda: _element(name, list(iters), lower))
+
+
+class _NotPlain(Exception):
+    """An array used other than by a full subscript of its dimensions (its address, a pointer)."""
+
+
+def _rewritten_array(node: c_ast.Node, array: str, ndim: int, iters: tuple[str, ...], name: str,
+                     lower: tuple) -> c_ast.Node:
+    """A copy of a statement body with each ``array[e0]...[e_ndim-1]`` replaced by
+    ``name[iters...][e0]...`` (shifted by *lower*); _NotPlain where the array appears otherwise."""
+    if isinstance(node, c_ast.ArrayRef):
+        subs, base = [], node
+        while isinstance(base, c_ast.ArrayRef):
+            subs.append(base.subscript)
+            base = base.name
+        if isinstance(base, c_ast.ID) and base.name == array:
+            if len(subs) != ndim:
+                raise _NotPlain(array)
+            subs = [_rewritten_array(x, array, ndim, iters, name, lower) for x in reversed(subs)]
+            return _element(name, list(iters) + subs, lower)
+    if isinstance(node, c_ast.ID) and node.name == array:
+        raise _NotPlain(array)
+    out = copy.copy(node)
+    for slot in getattr(out, "__slots__", ()):
+        if isinstance(getattr(out, slot, None), list):
+            setattr(out, slot, list(getattr(out, slot)))
+    for field_name, child in node.children():
+        if isinstance(node, c_ast.StructRef) and field_name == "field":
+            continue
+        new = _rewritten_array(child, array, ndim, iters, name, lower)
+        if "[" in field_name:
+            f, k = field_name[:-1].split("[")
+            getattr(out, f)[int(k)] = new
+        else:
+            setattr(out, field_name, new)
+    return out
 
 
 def _fresh(base: str, taken: set[str]) -> str:
@@ -189,16 +286,16 @@ def _bounded_by_an_array(web_stmts: list[Statement], maps: dict, scalar: str, el
     """Whether some access of the web reaches a different element of another array for every index of the
     expansion (where it runs at all): the expansion is then no larger than that array's part in use."""
     for st in web_stmts:
-        to_index = maps[st.name]
-        for a in st.accesses:
-            if a.array == scalar or a.relation.dim(isl.dim_type.out) == 0:
-                continue
-            rel = to_index.reverse().apply_range(a.relation.intersect_domain(st.domain))  # index -> element
-            # (for the parameters where the access runs: deriche's `ym1 = 0` for every i, the access in
-            # a j loop that may run no iteration)
-            used = rel.domain()
-            if elements.intersect_params(used.params()).is_subset(used) and rel.reverse().is_single_valued():
-                return True
+        for to_index in (maps[st.name] if isinstance(maps[st.name], list) else [maps[st.name]]):
+            for a in st.accesses:
+                if a.array == scalar or a.relation.dim(isl.dim_type.out) == 0:
+                    continue
+                rel = to_index.reverse().apply_range(a.relation.intersect_domain(st.domain))  # index -> element
+                # (for the parameters where the access runs: deriche's `ym1 = 0` for every i, the access in
+                # a j loop that may run no iteration)
+                used = rel.domain()
+                if elements.intersect_params(used.params()).is_subset(used) and rel.reverse().is_single_valued():
+                    return True
     return False
 
 
@@ -214,9 +311,14 @@ def expand_webs(scop: Scop, chosen: list[Web], avoid: frozenset[str] = frozenset
         taken.add(name)
         group = [stmts[n] for n in web.statements]
         maps = {st.name: _index_map(st, name, web) for st in group}
+        if web.ndim:  # an array: every access of it, to its element of the expansion
+            rels = {st.name: [_array_access(_index_map(st, name, web, within=False), a.relation, name)
+                              for a in st.accesses if a.array == web.scalar] for st in group}
+            maps = {n: [m.intersect_domain(stmts[n].domain) for m in ms] for n, ms in rels.items()}
         elements = None
-        for m in maps.values():
-            elements = m.range() if elements is None else elements.union(m.range())
+        for ms in maps.values():
+            for m in (ms if web.ndim else [ms]):
+                elements = m.range() if elements is None else elements.union(m.range())
         elements = elements.coalesce()
         box = _box(elements, scop.context)
         if box is None:
@@ -227,12 +329,27 @@ def expand_webs(scop: Scop, chosen: list[Web], avoid: frozenset[str] = frozenset
         if count is not None and count > expansion_limit():
             return None
         for st in group:
-            accs = tuple(Access(name, maps[st.name], a.is_write) if a.array == web.scalar else a
-                         for a in st.accesses)
-            stmts[st.name] = replace(st, accesses=accs, body=_rewrite_body(
-                st.body, web.scalar, name, st.iterators[web.skip:web.depth], lower))
-        last = None if web.scalar in scop.local_names else _last_element(scop, web, group, maps)
-        scratch.append(ScratchArray(name, web.scalar, lower, extent, last))
+            iters = tuple(st.iterators[k] for k in web.index)
+            if web.ndim:
+                new = iter(rels[st.name])
+                accs = tuple(replace(a, array=name, relation=next(new)) if a.array == web.scalar else a
+                             for a in st.accesses)
+                try:
+                    body = _rewritten_array(st.body, web.scalar, web.ndim, iters, name, lower)
+                except _NotPlain:
+                    return None
+            else:
+                accs = tuple(Access(name, maps[st.name], a.is_write) if a.array == web.scalar else a
+                             for a in st.accesses)
+                body = _rewrite_body(st.body, web.scalar, name, iters, lower)
+            stmts[st.name] = replace(st, accesses=accs, body=body)
+        if web.scalar in scop.local_names:
+            last = None
+        elif web.ndim:
+            last = _last_elements(scop, web, group, maps)
+        else:
+            last = _last_element(scop, web, group, maps)
+        scratch.append(ScratchArray(name, web.scalar, lower, extent, last, web.ndim))
         taken |= {f"{name}_lb{k}" for k in range(len(lower))}
     statements = tuple(stmts.values())
     used = {a.array for st in statements for a in st.accesses}
@@ -240,6 +357,29 @@ def expand_webs(scop: Scop, chosen: list[Web], avoid: frozenset[str] = frozenset
     arrays += tuple(Array(s.name, len(s.lower), True) for s in scratch)
     return replace(scop, statements=statements, arrays=arrays, names_in_use=frozenset(taken),
                    scratch=scop.scratch + tuple(scratch))
+
+
+def _last_elements(scop: Scop, web: Web, group: list[Statement], maps: dict) -> isl.Set:
+    """The elements of an array's expansion that hold the array's final values: for each element of the
+    array whose last write (in the original order) is one of *web*'s, the element that write wrote."""
+    space = None
+    for m in maps_of(scop.writes):
+        if m.get_tuple_name(isl.dim_type.out) == web.scalar:
+            space = isl.UnionSet(isl.Set.universe(m.get_space().range()))
+            break
+    writes = scop.writes.intersect_range(space)  # instance -> element of the array
+    last_time = writes.reverse().apply_range(scop.schedule).lexmax()  # element -> its last write's time
+    lasts = last_time.apply_range(scop.schedule.reverse()).range()  # the instances writing last
+    out = None
+    for st in group:
+        for a, m in zip((a for a in st.accesses if a.array == web.scalar), maps[st.name]):
+            if not a.is_write:
+                continue
+            for x in sets_of(isl.UnionMap(m).intersect_domain(lasts).range()):
+                out = x if out is None else out.union(x)
+    if out is None:
+        return isl.Set.empty(maps[group[0].name][0].get_space().range())
+    return out.coalesce()
 
 
 def _last_element(scop: Scop, web: Web, group: list[Statement], maps: dict) -> isl.Set:
@@ -279,20 +419,24 @@ class Profile:
 
     classes: tuple[int, ...]
     totals: tuple[int, int, int, int]
+    contractions: int = 0  # hot statements printed as packed blocks (contraction.py: doitgen's, expanded)
 
     def at_least(self, other: Profile) -> bool:
-        """No statement's parallel loop gets worse, no tiled member is lost and no access walks down a column
-        that did not: no trade of one for another. (With the totals compared in order, deriche's expanded
-        nests, fused by isl into tile wavefronts, beat their original outer parallel loops: 0.1x; and leaving
-        out one of ludcmp's LU webs traded 4 tiled members for one parallel loop.)"""
+        """More contractions, or as many and no statement's parallel loop gets worse, no tiled member is lost
+        and no access walks down a column that did not: no trade of one for another. (With the totals
+        compared in order, deriche's expanded nests, fused by isl into tile wavefronts, beat their original
+        outer parallel loops: 0.1x; and leaving out one of ludcmp's LU webs traded 4 tiled members for one
+        parallel loop.) A contraction's packed code is blocked and parallel by itself."""
+        if self.contractions != other.contractions:
+            return self.contractions > other.contractions
         return (all(a >= b for a, b in zip(self.classes, other.classes)) and self.totals[1] >= other.totals[1]
                 and self.totals[2] >= other.totals[2])
 
     def beats(self, other: Profile) -> bool:
-        return self.at_least(other) and self.totals > other.totals
+        return self.at_least(other) and (self.contractions > other.contractions or self.totals > other.totals)
 
 
-def _profile(scop: Scop, deps: Dependences, ts: TiledSchedule, hot: list[str]) -> Profile:
+def _profile(scop: Scop, deps: Dependences, base: isl.Schedule, ts: TiledSchedule, hot: list[str]) -> Profile:
     """(deriche's column passes: the scalars expanded along the columns let the row loop run outside, unit
     stride inside; unexpanded, each thread walked its column down the rows, 0.4x of the expanded code.)"""
     classes, tiled, depth = [], 0, 0
@@ -308,7 +452,12 @@ def _profile(scop: Scop, deps: Dependences, ts: TiledSchedule, hot: list[str]) -
     # whose innermost loop may walk a column at no cost)
     full = frozenset(st.name for st in scop.statements if st.name in hot and _full_dimensional(st.domain))
     strided = schedule_cost(scop, deps, ts, reductions=False, only=full).bad_accesses
-    return Profile(tuple(classes), (sum(classes), tiled, -strided, -depth))
+    blocked = 0
+    if any(recognize(scop, st, deps) for st in scop.statements if st.name in hot):
+        # (those the isolation finds legal: householder's `w[k][j]`, expanded, is a contraction whose
+        # row loop k also runs the update of its operand A)
+        blocked = sum(c.statement in hot for c in isolate(base, scop, deps, Blocks(), worth_blocking)[1])
+    return Profile(tuple(classes), (sum(classes), tiled, -strided, -depth), blocked)
 
 
 def _full_dimensional(domain: isl.Set) -> bool:
@@ -330,49 +479,75 @@ def expand(scop: Scop, deps: Dependences, base: isl.Schedule,
     docstring); None otherwise. All webs first; if that is better than none, each nest's webs, then each
     web (up to MAX_WEBS), then each outer index loop is left out where the profile stays as good; if not,
     each nest's webs are tried on their own and kept where they improve it (expanding all of deriche's
-    let isl fuse its row and column nests into tile wavefronts)."""
-    candidates = webs(scop, deps) if expansion_limit() > 0 else []
-    if not candidates:
+    let isl fuse its row and column nests into tile wavefronts). Then the arrays' webs, all together, kept
+    only where they make more contractions (an array expanded for tiles alone cost householder 6% at 2
+    threads and a 24-wide row buffer a scratch array the size of the output); each is left out again
+    where the others make as many."""
+    limit = expansion_limit() > 0
+    candidates = webs(scop, deps) if limit else []
+    arrays = array_webs(scop, deps) if limit else []
+    if not candidates and not arrays:
         return None
     hot_depth = max(len(st.iterators) for st in scop.statements)
     hot = [st.name for st in scop.statements if len(st.iterators) == hot_depth]
+    try:
+        best: tuple[Profile, Expansion | None] = (_profile(scop, deps, base, _schedule(scop, deps, base)[1], hot), None)
+        chosen = _scalars(scop, deps, candidates, best, avoid, hot) if candidates else None
+        if chosen is not None:
+            best, webs_chosen = chosen
+        else:
+            webs_chosen = []
+        if arrays:
+            trial = _attempt(scop, deps, webs_chosen + arrays, avoid, hot)
+            if trial is not None and trial[1] is not None and trial[0].contractions > best[0].contractions:
+                best, webs_chosen = trial, webs_chosen + arrays
+                for web in arrays if len(arrays) > 1 else ():
+                    fewer = [w for w in webs_chosen if w is not web]
+                    trial = _attempt(scop, deps, fewer, avoid, hot)
+                    if trial is not None and trial[1] is not None and trial[0].at_least(best[0]):
+                        best, webs_chosen = trial, fewer
+        return best[1]
+    except isl.Error:
+        return None
+
+
+def _scalars(scop: Scop, deps: Dependences, candidates: list[Web], original: tuple, avoid: frozenset[str],
+             hot: list[str]) -> tuple[tuple, list[Web]] | None:
+    """The scalars' webs to expand (expand's docstring) with their (profile, expansion); None: none."""
     statements = {st.name: st for st in scop.statements}
     nests: dict[int | None, list[Web]] = {}
     for w in candidates:
         nests.setdefault(statements[w.statements[0]].beta(0), []).append(w)
-    try:
-        best = (_profile(scop, deps, _schedule(scop, deps, base)[1], hot), None)
-        chosen: list[Web] = []
-        every = _attempt(scop, deps, candidates, avoid, hot)
-        if every is not None and every[0].beats(best[0]):
-            best, chosen = every, list(candidates)
-            steps = [[w for w in ws] for ws in nests.values()] if len(nests) > 1 else []
-            steps += [[w] for w in candidates] if len(candidates) <= MAX_WEBS else []
-            for leave in steps:
-                if not all(w in chosen for w in leave):
-                    continue
-                trial = _attempt(scop, deps, [w for w in chosen if w not in leave], avoid, hot)
-                if trial is not None and trial[1] is not None and trial[0].at_least(best[0]):
-                    best, chosen = trial, [w for w in chosen if w not in leave]
-        elif len(nests) > 1:
-            for ws in nests.values():
-                trial = _attempt(scop, deps, chosen + ws, avoid, hot)
-                if trial is not None and trial[0].beats(best[0]):
-                    best, chosen = trial, chosen + ws
-        if not chosen:
-            return None
-        if len(chosen) <= MAX_WEBS:
-            for web in list(chosen):  # outer loops of the index that can be left out
-                for skip in range(1, web.depth):
-                    k = chosen.index(web)
-                    fewer = chosen[:k] + [replace(web, skip=skip)] + chosen[k + 1:]
-                    trial = _attempt(scop, deps, fewer, avoid, hot)
-                    if trial is None or not trial[0].at_least(best[0]):
-                        break
-                    chosen, best, web = fewer, trial, fewer[k]
-        return best[1]
-    except isl.Error:
+    best = original
+    chosen: list[Web] = []
+    every = _attempt(scop, deps, candidates, avoid, hot)
+    if every is not None and every[0].beats(best[0]):
+        best, chosen = every, list(candidates)
+        steps = [[w for w in ws] for ws in nests.values()] if len(nests) > 1 else []
+        steps += [[w] for w in candidates] if len(candidates) <= MAX_WEBS else []
+        for leave in steps:
+            if not all(w in chosen for w in leave):
+                continue
+            trial = _attempt(scop, deps, [w for w in chosen if w not in leave], avoid, hot)
+            if trial is not None and trial[1] is not None and trial[0].at_least(best[0]):
+                best, chosen = trial, [w for w in chosen if w not in leave]
+    elif len(nests) > 1:
+        for ws in nests.values():
+            trial = _attempt(scop, deps, chosen + ws, avoid, hot)
+            if trial is not None and trial[0].beats(best[0]):
+                best, chosen = trial, chosen + ws
+    if not chosen:
         return None
+    if len(chosen) <= MAX_WEBS:
+        for web in list(chosen):  # outer loops of the index that can be left out
+            for skip in range(1, web.depth):
+                k = chosen.index(web)
+                fewer = chosen[:k] + [replace(web, skip=skip)] + chosen[k + 1:]
+                trial = _attempt(scop, deps, fewer, avoid, hot)
+                if trial is None or not trial[0].at_least(best[0]):
+                    break
+                chosen, best, web = fewer, trial, fewer[k]
+    return best, chosen
 
 
 def _attempt(scop: Scop, deps: Dependences, chosen: list[Web], avoid: frozenset[str],
@@ -380,7 +555,7 @@ def _attempt(scop: Scop, deps: Dependences, chosen: list[Web], avoid: frozenset[
     """The profile of the region with *chosen* webs expanded and that expansion (None: not legal or
     bounded). No web: the original region's profile."""
     if not chosen:
-        return _profile(scop, deps, _schedule(scop, deps)[1], hot), None
+        return _profile(scop, deps, *_schedule(scop, deps), hot), None
     new = bounded(lambda: expand_webs(scop, chosen, avoid), EXPANSION_OPERATIONS)
     if new is None:
         return None
@@ -388,4 +563,4 @@ def _attempt(scop: Scop, deps: Dependences, chosen: list[Web], avoid: frozenset[
     if not bounded(lambda: _same_flow(scop, deps, new, new_deps), EXPANSION_OPERATIONS):
         return None
     base, ts = _schedule(new, new_deps)
-    return _profile(new, new_deps, ts, hot), Expansion(new, new_deps, base, tuple(chosen))
+    return _profile(new, new_deps, base, ts, hot), Expansion(new, new_deps, base, tuple(chosen))

@@ -76,8 +76,9 @@ class Array:
 
 @dataclass(frozen=True, eq=False)
 class ScratchArray:
-    """An array that scalar expansion (poly/expand.py) put in place of scalar *scalar* for some statements:
-    element ``name[x0 - lower0][x1 - lower1]...``, allocated on the heap for the region (emit/c.py)."""
+    """An array that scalar expansion (poly/expand.py) put in place of scalar (or array) *scalar* for some
+    statements: element ``name[x0 - lower0][x1 - lower1]...`` (an array's own subscripts last), allocated on
+    the heap for the region (emit/c.py)."""
 
     name: str
     scalar: str
@@ -85,6 +86,12 @@ class ScratchArray:
     extent: tuple  # per dimension: isl.PwAff of the parameters (number of indices), at least 1
     last: object = None  # isl.Set: the element holding the scalar's final value, copied back to it after
     # the region (empty where the last write of the scalar is not expanded here); None: dead after the region
+    ndim: int = 0  # an expanded array's dimensions (its subscripts, after the expansion's index); 0: a scalar
+
+    @property
+    def element(self) -> str:
+        """An element of what was expanded, for its type: `s`, or `X[0][0]` of a 2-d array X."""
+        return self.scalar + "[0]" * self.ndim
 
 
 @dataclass(frozen=True, eq=False)
