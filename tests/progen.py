@@ -711,6 +711,60 @@ def contraction_program(seed: int) -> Program:
     return Program(seed, "\n".join(src), 1, summary)
 
 
+def scratch_contraction_program(seed: int) -> Program:
+    """A random product written through a scratch row (poly/expand.py's array webs: doitgen, a dense layer),
+    seeded by one integer: for an optional batch loop and the rows i, `t[j] = init`, then `t[j] += A * B`
+    over k and j in either order, then an epilogue storing t into C (a copy, an update, a clamp), the operands
+    transposed or not, the scratch row longer than its use or not, extents that depend on n. ``main`` runs
+    the kernel for several n and prints every element of C and of t (after the region t holds what the last
+    row left there, and its elements past the row keep their values)."""
+    r = random.Random(seed)
+    ty = r.choice(["double", "double", "int"])
+    batch = r.random() < 0.5
+    ext = {v: r.choice(["n", "n + 3", "2 * n + 1", "n - 1"]) for v in "ijk"}
+    bsub = "[b]" if batch else ""
+    a = r.choice(["A{b}[i][k]", "A{b}[k][i]"]).format(b=bsub)
+    bb = r.choice(["B[k][j]", "B[j][k]", "B{b}[k][j]"]).format(b=bsub)
+    alpha = r.choice(["", "alpha * "]) if ty == "double" else r.choice(["", "3 * "])
+    init = r.choice(["0", "0", "bias[j]"])
+    epilogue = r.choice([f"C{bsub}[i][j] = t[j];", f"C{bsub}[i][j] += t[j];",
+                         f"C{bsub}[i][j] = t[j] > 0 ? t[j] : 0;", f"C{bsub}[i][j] = C{bsub}[i][j] * beta + t[j];"])
+    kj = r.random() < 0.5
+    body = [f"for (i = 0; i < {ext['i']}; i++) {{"]
+    if batch:
+        body = ["for (b = 0; b < NB; b++)"] + body
+    body += [f"  for (j = 0; j < {ext['j']}; j++)", f"    t[j] = {init};"]
+    inner = [f"for (k = 0; k < {ext['k']}; k++)", f"for (j = 0; j < {ext['j']}; j++)"]
+    body += ["  " + inner[0 if kj else 1], "    " + inner[1 if kj else 0], f"      t[j] += {alpha}{a} * {bb};"]
+    body += [f"  for (j = 0; j < {ext['j']}; j++)", f"    {epilogue}", "}"]
+    size = 2 * CMAX + 4
+    dims = f"[{size}][{size}]"
+    nb = "[NB]" if batch else ""
+    bnb = nb if "[b]" in bb else ""
+    decl = f"A{nb}{dims}, B{bnb}{dims}, C{nb}{dims}, t[{size + 2}], bias[{size}]"
+    src = ["#include <stdio.h>", "", f"#define NMAX {CMAX // 2}", "#define NB 3", f"static {ty} {decl};", "",
+           f"static void kernel(int n, {ty} alpha, {ty} beta)", "{", "  int b, i, j, k;", "#pragma scop"]
+    src += ["  " + line for line in body]
+    src += ["#pragma endscop", "  (void)alpha; (void)beta;", "}", "", "int main(void)", "{",
+            "  int b, i, j, n;", f"  for (j = 0; j < {size + 2}; j++)", "    t[j] = j % 5 - 2;",
+            f"  for (j = 0; j < {size}; j++)", "    bias[j] = j % 3 - 1;",
+            f"  for (b = 0; b < {'NB' if batch else 1}; b++)",
+            f"    for (i = 0; i < {size}; i++)", f"      for (j = 0; j < {size}; j++) {{"]
+    for q, x in enumerate("ABC"):
+        val = f"(i * {7 + 2 * q} + j * {3 + q} + b + {q}) % 17"
+        sub = "" if x == "B" and not bnb else bsub
+        src.append(f"        {x}{sub}[i][j] = " + (f"({val}) * 0.125 - 1.0;" if ty == "double" else f"{val} - 8;"))
+    fmt = "%.17g" if ty == "double" else "%d"
+    src += ["      }", "  for (n = 0; n <= NMAX; n += 3)", "    kernel(n, 1.5, 0.75);" if ty == "double" else
+            "    kernel(n, 3, 2);", f"  for (b = 0; b < {'NB' if batch else 1}; b++)",
+            f"    for (i = 0; i < {size}; i++)", f"      for (j = 0; j < {size}; j++)",
+            f'        printf("{fmt}\\n", C{bsub}[i][j]);', f"  for (j = 0; j < {size + 2}; j++)",
+            f'    printf("t {fmt}\\n", t[j]);', "  return 0;", "}", ""]
+    summary = ", ".join(filter(None, [ty, "batch" if batch else "", "kj" if kj else "jk", a, bb, init, epilogue,
+                                      str(ext)]))
+    return Program(seed, "\n".join(src), 1, summary)
+
+
 # ---- guarded programs (issue 33, item 4): guards and subscripts with `%` and `/`, loops counting down
 # with steps, parameters read from argv at run time. Its own generator: `guarded_program(seed)`.
 GUARD_PMAX = 16  # runtime parameters are clamped to [0, GUARD_PMAX]

@@ -8,6 +8,7 @@ import json
 
 import pytest
 from conftest import compile_run
+from progen import scratch_contraction_program
 
 from polytune.cli import main
 from polytune.pipeline import analyze
@@ -151,3 +152,32 @@ def test_the_web_indexes_the_loops_its_subscripts_do_not_move(tmp_path):
     assert (scratch.scalar, scratch.ndim, scratch.element) == ("sum", 1, "sum[0]")
     writes = {st.name: [x.array for x in st.accesses if x.is_write] for st in new.statements}
     assert writes == {"S0": [scratch.name], "S1": [scratch.name], "S2": ["A"]}
+
+
+def _random_scratch(tmp_path, seed: int) -> bool:
+    """One random scratch-row product (tests/progen.py scratch_contraction_program) optimized by default and
+    with small blocks: every element of C and of the scratch row identical at 1, 2 and 4 threads. Whether
+    the scratch row was expanded."""
+    prog = scratch_contraction_program(seed)
+    src = tmp_path / "k.c"
+    src.write_text(prog.source)
+    want = compile_run(str(src), str(tmp_path / "orig"), ["-ffp-contract=off"], False)
+    expanded = False
+    for extra in ([], ["--blocks", "mr=4,nv=1,kc=5,mc=8,nc=16"]):
+        out, rep = _optimize(tmp_path, src, *extra)
+        expanded |= "t" in rep.get("expanded", ())
+        for n in (1, 2, 4):
+            got = compile_run(out, str(tmp_path / f"opt{n}"), ["-ffp-contract=off"], True, threads=n)
+            assert got == want, (prog.summary, extra, n)
+    return expanded
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_random_scratch_row_product_prints_what_the_original_prints(tmp_path, seed):
+    _random_scratch(tmp_path, seed)
+
+
+@pytest.mark.slow
+def test_random_scratch_row_products_print_what_the_original_prints_and_most_are_expanded(tmp_path):
+    expanded = [_random_scratch(tmp_path, seed) for seed in range(3, 60)]
+    assert sum(expanded) >= len(expanded) // 2, sum(expanded)

@@ -652,7 +652,8 @@ def scratch_lines(p: Printer, scop: Scop) -> tuple[list[str], list[str]]:
                 alloc.append(f"const {COUNTER_TYPE} {a.name}_lb{k} = {strip(p.expr(param_expr(scop, lo)))};")
         rows = "".join(f"[{_at_least_one(d)}]" for d in dims[1:])
         decl = f"(*const {a.name}){rows}" if rows else f"*const {a.name}"
-        alloc.append(f"__typeof__({a.element}) {decl} = __builtin_malloc(sizeof(*{a.name}) * {_at_least_one(dims[0])});")
+        count = _at_least_one(dims[0])
+        alloc.append(f"__typeof__({a.element}) {decl} = __builtin_malloc(sizeof(*{a.name}) * {count});")
         alloc.append(f"if (!{a.name}) __builtin_abort();")
         if a.last is not None and not a.last.intersect_params(scop.context.align_params(a.last.get_space())) \
                 .is_empty():
