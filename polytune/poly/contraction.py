@@ -162,7 +162,7 @@ def _pure(node: c_ast.Node) -> bool:
     return False
 
 
-def _accumulation(body: c_ast.Node) -> tuple[c_ast.Node, str, c_ast.Node] | None:
+def accumulation(body: c_ast.Node) -> tuple[c_ast.Node, str, c_ast.Node] | None:
     """(W, op, E) of `W += E`, `W -= E`, `W = W + E`, `W = W - E`, `W = E + W`; None otherwise."""
     if not isinstance(body, c_ast.Assignment) or not isinstance(body.lvalue, c_ast.ArrayRef):
         return None
@@ -234,7 +234,7 @@ def _split(node: c_ast.Node, deps_of, a_side: set[str], b_side: set[str], operan
 def recognize(scop: Scop, st: Statement, deps: Dependences | None = None) -> Contraction | None:
     """The statement as a contraction (module docstring), or None. With *deps*, its dependences on itself
     are checked too (isolate always passes them)."""
-    acc = _accumulation(st.body)
+    acc = accumulation(st.body)
     if acc is None or len(st.writes) != 1 or st.writes[0].relation.dim(isl.dim_type.out) == 0:
         return None
     w, op, e = acc
@@ -597,5 +597,6 @@ def statements_in(schedule: isl.Schedule) -> list[str]:
     return sorted(s.get_tuple_name() for s in sets_of(schedule.get_domain()))
 
 
-__all__ = ["BLOCK_COORDINATES", "Blocks", "Contraction", "Operand", "blocks_of", "blocks_text", "domain_pieces",
+__all__ = ["BLOCK_COORDINATES", "Blocks", "Contraction", "Operand", "accumulation", "blocks_of", "blocks_text",
+           "domain_pieces",
            "extents", "isolate", "own_dependences_ok", "parse_blocks", "recognize", "worth_blocking"]

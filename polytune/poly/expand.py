@@ -45,11 +45,12 @@ from dataclasses import dataclass, replace
 import islpy as isl
 from pycparser import c_ast
 
-from .contraction import Blocks, isolate, recognize, worth_blocking
+from .contraction import Blocks, accumulation, isolate, recognize, worth_blocking
 from .cost import schedule_cost
 from .deps import Dependences, compute_dependences, flow_webs
 from .islutil import CTX, bounded, isl_name, maps_of, sets_of
 from .privatize import array_flows
+from .legality import IllegalSchedule
 from .schedule import TiledSchedule, compute_base_schedule, make_schedule
 from .scop import Access, Array, Scop, ScratchArray, Statement, common_loops
 
@@ -138,9 +139,23 @@ def array_webs(scop: Scop, deps: Dependences) -> list[Web]:
             if any(sum(a.is_write for a in st.accesses if a.array == name) > 1 for st in group):
                 continue  # (the copy back takes each element's last writer instance by its one write)
             web = Web(name, tuple(st.name for st in group), depth, ndim=info.ndim, used=used)
-            if web.index and all(stmts[n].body is not None for n in web.statements):
+            if web.index and all(stmts[n].body is not None for n in web.statements) and \
+                    any(_accumulates(stmts[n], name) for n in web.statements):
                 out.append(web)
     return out
+
+
+def _accumulates(st: Statement, name: str) -> bool:
+    """Whether the statement sums into an element of array *name* (`W += E` and its forms: contraction.py),
+    the statement that expanding an array is for (a time loop's scratch rows, unseen/blur.c's `tmp`, are
+    not)."""
+    acc = accumulation(st.body)
+    if acc is None:
+        return False
+    base = acc[0]
+    while isinstance(base, c_ast.ArrayRef):
+        base = base.name
+    return isinstance(base, c_ast.ID) and base.name == name
 
 
 def _index_map(st: Statement, name: str, web: Web, within: bool = True) -> isl.Map:
@@ -562,5 +577,8 @@ def _attempt(scop: Scop, deps: Dependences, chosen: list[Web], avoid: frozenset[
     new_deps = compute_dependences(new)
     if not bounded(lambda: _same_flow(scop, deps, new, new_deps), EXPANSION_OPERATIONS):
         return None
-    base, ts = _schedule(new, new_deps)
+    try:
+        base, ts = _schedule(new, new_deps)
+    except IllegalSchedule:  # (the tiler's own check refused its result for the expanded region: not taken)
+        return None
     return _profile(new, new_deps, base, ts, hot), Expansion(new, new_deps, base, tuple(chosen))
