@@ -49,8 +49,8 @@ from .contraction import Blocks, accumulation, isolate, recognize, worth_blockin
 from .cost import schedule_cost
 from .deps import Dependences, compute_dependences, flow_webs
 from .islutil import CTX, bounded, isl_name, maps_of, sets_of
-from .privatize import array_flows
 from .legality import IllegalSchedule
+from .privatize import array_flows
 from .schedule import TiledSchedule, compute_base_schedule, make_schedule
 from .scop import Access, Array, Scop, ScratchArray, Statement, common_loops
 
@@ -176,12 +176,13 @@ def _array_access(index: isl.Map, access: isl.Map, name: str) -> isl.Map:
     return out
 
 
-def _rewritten(node: c_ast.Node, scalar: str, element) -> c_ast.Node:
-    """A copy of a statement body with every identifier *scalar* replaced by ``element()`` (struct
-    fields of that name stay). Copied node by node, like the printer's clone: deepcopy takes several
-    Python frames per level."""
-    if isinstance(node, c_ast.ID) and node.name == scalar:
-        return element()
+def _replaced(node: c_ast.Node, replace_node) -> c_ast.Node:
+    """A copy of a statement body with each node for which ``replace_node(node)`` gives a node replaced by
+    it (struct fields stay). Copied node by node, like the printer's clone: deepcopy takes several Python
+    frames per level."""
+    new = replace_node(node)
+    if new is not None:
+        return new
     out = copy.copy(node)
     for slot in getattr(out, "__slots__", ()):
         if isinstance(getattr(out, slot, None), list):
@@ -189,13 +190,18 @@ def _rewritten(node: c_ast.Node, scalar: str, element) -> c_ast.Node:
     for name, child in node.children():
         if isinstance(node, c_ast.StructRef) and name == "field":
             continue
-        new = _rewritten(child, scalar, element)
+        child = _replaced(child, replace_node)
         if "[" in name:
             field, k = name[:-1].split("[")
-            getattr(out, field)[int(k)] = new
+            getattr(out, field)[int(k)] = child
         else:
-            setattr(out, name, new)
+            setattr(out, name, child)
     return out
+
+
+def _rewritten(node: c_ast.Node, scalar: str, element) -> c_ast.Node:
+    """A copy of a statement body with every identifier *scalar* replaced by ``element()``."""
+    return _replaced(node, lambda n: element() if isinstance(n, c_ast.ID) and n.name == scalar else None)
 
 
 def _element(name: str, subs: list, lower: tuple) -> c_ast.Node:
@@ -227,32 +233,22 @@ def _rewritten_array(node: c_ast.Node, array: str, ndim: int, iters: tuple[str, 
                      lower: tuple) -> c_ast.Node:
     """A copy of a statement body with each ``array[e0]...[e_ndim-1]`` replaced by
     ``name[iters...][e0]...`` (shifted by *lower*); _NotPlain where the array appears otherwise."""
-    if isinstance(node, c_ast.ArrayRef):
-        subs, base = [], node
+    def element(n: c_ast.Node) -> c_ast.Node | None:
+        if isinstance(n, c_ast.ID) and n.name == array:
+            raise _NotPlain(array)
+        if not isinstance(n, c_ast.ArrayRef):
+            return None
+        subs, base = [], n
         while isinstance(base, c_ast.ArrayRef):
             subs.append(base.subscript)
             base = base.name
-        if isinstance(base, c_ast.ID) and base.name == array:
-            if len(subs) != ndim:
-                raise _NotPlain(array)
-            subs = [_rewritten_array(x, array, ndim, iters, name, lower) for x in reversed(subs)]
-            return _element(name, list(iters) + subs, lower)
-    if isinstance(node, c_ast.ID) and node.name == array:
-        raise _NotPlain(array)
-    out = copy.copy(node)
-    for slot in getattr(out, "__slots__", ()):
-        if isinstance(getattr(out, slot, None), list):
-            setattr(out, slot, list(getattr(out, slot)))
-    for field_name, child in node.children():
-        if isinstance(node, c_ast.StructRef) and field_name == "field":
-            continue
-        new = _rewritten_array(child, array, ndim, iters, name, lower)
-        if "[" in field_name:
-            f, k = field_name[:-1].split("[")
-            getattr(out, f)[int(k)] = new
-        else:
-            setattr(out, field_name, new)
-    return out
+        if not (isinstance(base, c_ast.ID) and base.name == array):
+            return None
+        if len(subs) != ndim:
+            raise _NotPlain(array)
+        return _element(name, list(iters) + [_replaced(x, element) for x in reversed(subs)], lower)
+
+    return _replaced(node, element)
 
 
 def _fresh(base: str, taken: set[str]) -> str:

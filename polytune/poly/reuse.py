@@ -2,8 +2,7 @@
 guards, many access streams at once instead of a few, unit-stride runs cut into pieces) only where a reuse
 would otherwise miss the cache.
 
-A band with loops below it that are not a few taps (of constant extent, or window loops: `in[y + d]`'s d,
-`window_iterators`) is tiled, as before this rule
+A band with loops below it that are not a few taps of constant extent is tiled, as before this rule
 ("below": its footprints do not see how those loops walk), unless its first member is parallel, the innermost
 loops below walk their arrays along rows, and no reuse the band carries, along its innermost member too, waits
 past a row (a layer norm's (batch, token) band over the loops that normalize each row: tiled 32 x 32, 24 rows
@@ -34,7 +33,7 @@ from __future__ import annotations
 
 import islpy as isl
 
-from .bands import band_nodes, short_extent, single_aff
+from .bands import band_nodes, short_extent
 from .islutil import CTX, bounded, maps_of, sets_of
 from .point_order import changes_within
 
@@ -71,63 +70,15 @@ def _band_schedule(node, members: int) -> isl.UnionMap:
     return sched
 
 
-def window_iterators(st) -> frozenset[int]:
-    """The positions of the statement's *window* loops: a loop whose iterator every array subscript of the
-    statement that reads it at all reads only added to another loop's (`in[y + d][x]`, beside `out[y][x]`: a
-    filter's taps d around y, a convolution's kernel loops). Assumed short by the profitability model (never by legality):
-    a blur's `2r + 1` taps are a few rows of reuse whatever r is at run time."""
-    rels = [a.relation for a in st.accesses if a.relation.dim(isl.dim_type.out) > 0]
-    n = len(st.iterators)
-    coefs = []
-    for rel in rels:
-        try:
-            pma = isl.PwMultiAff.from_map(rel)
-        except isl.Error:
-            return frozenset()
-        if pma.n_piece() != 1:
-            return frozenset()
-        pieces: list = []
-        pma.foreach_piece(lambda _set, ma: pieces.append(ma))
-        ma = pieces[0]
-        coefs.append([[ma.get_at(o).get_coefficient_val(isl.dim_type.in_, d).to_python() for d in range(n)]
-                      for o in range(rel.dim(isl.dim_type.out))])
-    out = set()
-    for d in range(n):
-        used = any(row[d] for c in coefs for row in c)
-        if used and any(all(row[d] == row[y] for c in coefs for row in c if row[d]) for y in range(n) if y != d):
-            out.add(d)
-    return frozenset(out)
-
-
-def window_member(scop, node, m: int) -> bool:
-    """Whether band member *m* runs a window loop of every statement of the band (window_iterators)."""
-    upa = node.band_get_partial_schedule().get_at(m)
-    for dom in sets_of(node.get_domain()):
-        st = scop.statement(dom.get_tuple_name())
-        aff = single_aff(upa, dom)
-        if aff is None:
-            return False
-        moved = [d for d in range(aff.dim(isl.dim_type.in_))
-                 if not aff.get_coefficient_val(isl.dim_type.in_, d).is_zero()]
-        if len(moved) != 1 or moved[0] not in window_iterators(st):
-            return False
-    return True
-
-
 def footprint(scop, node, members: int) -> tuple[int, int]:
     """What one iteration of the band's member *members* - 1 touches (members = 0: one run of the whole
     band), from the bounding box of the elements each access touches with the outer schedule dimensions
     fixed: (bytes of the boxes, counting ELEMENT_BYTES per element and only their constant extents; the
-    most dimensions of one box that are not of constant extent). Window loops (window_iterators) count as
-    one tap: their few rows are assumed to stay in the cache."""
+    most dimensions of one box that are not of constant extent)."""
     sched = _band_schedule(node, members)
     total = unbounded = 0
     for mp in maps_of(sched):
         st = scop.statement(mp.get_tuple_name(isl.dim_type.in_))
-        for d in sorted(window_iterators(st)):  # (fixed with the outer dimensions)
-            names = [f"x{k}" for k in range(len(st.iterators))]
-            fix = isl.Map(f"{{ {st.name}[{', '.join(names)}] -> [x{d}] }}", context=CTX)
-            mp = mp.flat_range_product(fix.align_params(mp.get_space()))
         mp = mp.intersect_params(scop.context.align_params(mp.get_space()))
         for acc in st.accesses:
             rel = mp.reverse().apply_range(acc.relation.align_params(mp.get_space()))
@@ -209,8 +160,7 @@ class Reuse:
         n = node.band_n_member()
         if any(s.is_empty() for s in sets_of(node.get_domain())):
             return "empty"  # (a statement that never runs: the stride scores need an instance)
-        if any(not all(short_extent(self.extents(b), m) or window_member(self.scop, b, m)
-                       for m in range(b.band_n_member()))
+        if any(not all(short_extent(self.extents(b), m) for m in range(b.band_n_member()))
                for b in band_nodes(node.child(0))):
             # loops below that are not a filter's few taps: the footprints above do not see how the loops
             # below walk (householder's column loop is sunk below the row sweeps only in a tiled band), except
@@ -269,8 +219,7 @@ class Reuse:
                 changes = [per_member[m][a] for m in range(n)]
                 for m in range(1, n):
                     x = changes[m]
-                    if x is None or short_extent(extents, m) or window_member(self.scop, node, m) or \
-                            changes_within(x[0], x[1], LINE_ELEMENTS):
+                    if x is None or short_extent(extents, m) or changes_within(x[0], x[1], LINE_ELEMENTS):
                         continue
                     if all(y is None or changes_within(y[0], y[1], 0) for y in changes[m + 1:]):
                         return True
