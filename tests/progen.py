@@ -638,6 +638,16 @@ def local_scalar_program(seed: int) -> Program:
 CMAX = 29  # the largest trip count of a contraction's loops (several blocks of small block sizes)
 
 
+def _operand_init(ty: str, batch_subscripts: dict[str, str]) -> list[str]:
+    """The lines of main's (b, i, j) loop that give A, B and C (each with its batch subscript, "[b]" or "")
+    values that differ per element: exact multiples of 1/8 for double, small integers for int."""
+    out = []
+    for q, (x, bsub) in enumerate(batch_subscripts.items()):
+        val = f"(i * {7 + 2 * q} + j * {3 + q} + b + {q}) % 17"
+        out.append(f"        {x}{bsub}[i][j] = " + (f"({val}) * 0.125 - 1.0;" if ty == "double" else f"{val} - 8;"))
+    return out
+
+
 def contraction_program(seed: int) -> Program:
     """A random contraction (poly/contraction.py's shapes), seeded by one integer: `C[..] op= [alpha *] A[..] *
     B[..] [+ second product]` over rows i, columns j and k, in a random loop order, with transposed operands
@@ -698,9 +708,7 @@ def contraction_program(seed: int) -> Program:
     src += ["#pragma endscop", "  (void)alpha; (void)beta;", "}", "", "int main(void)", "{",
             "  int b, i, j, n;", f"  for (b = 0; b < {'NB' if batch else 1}; b++)",
             f"    for (i = 0; i < {2 * CMAX + 4}; i++)", f"      for (j = 0; j < {2 * CMAX + 4}; j++) {{"]
-    for q, x in enumerate("ABC"):
-        val = f"(i * {7 + 2 * q} + j * {3 + q} + b + {q}) % 17"
-        src.append(f"        {x}{bsub}[i][j] = " + (f"({val}) * 0.125 - 1.0;" if ty == "double" else f"{val} - 8;"))
+    src += _operand_init(ty, {x: bsub for x in "ABC"})
     src += ["      }", "  for (n = 0; n <= NMAX; n += 3)", "    kernel(n, 1.5, 0.75);" if ty == "double" else
             "    kernel(n, 3, 2);", f"  for (b = 0; b < {'NB' if batch else 1}; b++)",
             f"    for (i = 0; i < {2 * CMAX + 4}; i++)", f"      for (j = 0; j < {2 * CMAX + 4}; j++)",
@@ -750,10 +758,7 @@ def scratch_contraction_program(seed: int) -> Program:
             f"  for (j = 0; j < {size}; j++)", "    bias[j] = j % 3 - 1;",
             f"  for (b = 0; b < {'NB' if batch else 1}; b++)",
             f"    for (i = 0; i < {size}; i++)", f"      for (j = 0; j < {size}; j++) {{"]
-    for q, x in enumerate("ABC"):
-        val = f"(i * {7 + 2 * q} + j * {3 + q} + b + {q}) % 17"
-        sub = "" if x == "B" and not bnb else bsub
-        src.append(f"        {x}{sub}[i][j] = " + (f"({val}) * 0.125 - 1.0;" if ty == "double" else f"{val} - 8;"))
+    src += _operand_init(ty, {"A": bsub, "B": bsub if bnb else "", "C": bsub})
     fmt = "%.17g" if ty == "double" else "%d"
     src += ["      }", "  for (n = 0; n <= NMAX; n += 3)", "    kernel(n, 1.5, 0.75);" if ty == "double" else
             "    kernel(n, 3, 2);", f"  for (b = 0; b < {'NB' if batch else 1}; b++)",

@@ -672,13 +672,11 @@ class _CopyBackPrinter(Printer):
 
     def user(self, call: isl.AstExpr, indent: int) -> None:
         a = self.scratch
-        subs = []
-        for k in range(call.op_get_n_arg() - 1):
-            x = strip(self.expr(call.op_get_arg(k + 1)))
-            lo = a.lower[k]
-            subs.append(x if isinstance(lo, int) and lo == 0 else
-                        f"({x}) - ({lo if isinstance(lo, int) else f'{a.name}_lb{k}'})")
-        own = [strip(self.expr(call.op_get_arg(k + 1))) for k in range(len(subs) - a.ndim, len(subs))]
+        xs = [strip(self.expr(call.op_get_arg(k + 1))) for k in range(call.op_get_n_arg() - 1)]
+        subs = [x if isinstance(lo, int) and lo == 0 else
+                f"({x}) - ({lo if isinstance(lo, int) else f'{a.name}_lb{k}'})"
+                for k, (x, lo) in enumerate(zip(xs, a.lower))]
+        own = xs[len(xs) - a.ndim:]  # (an array's own subscripts, unshifted: the element of X it holds)
         self.emit(f"{a.scalar}{''.join(f'[{x}]' for x in own)} = {a.name}{''.join(f'[{x}]' for x in subs)};", indent)
 
 

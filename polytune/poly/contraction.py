@@ -552,8 +552,9 @@ def _outer_fused(schedule: isl.Schedule, scop: Scop, st: Statement, c: Contracti
         return None
     node = node.sequence_splice_children()  # (the parts isolate split a band into, at the top level)
     stmts = {x.name: x for x in scop.statements}
-    names = [stmts[x] for x in _stmts(node) if x in stmts]
-    if len(names) != len(_stmts(node)) or common_loops(names) < n or \
+    here = _stmts(node)
+    names = [stmts[x] for x in here if x in stmts]
+    if len(names) != len(here) or common_loops(names) < n or \
             any(tuple(x.iterators[:n]) != c.outer for x in names):
         return None
     for k in range(node.n_children()):  # each part: its first n members the outer loops, then dropped
@@ -598,5 +599,4 @@ def statements_in(schedule: isl.Schedule) -> list[str]:
 
 
 __all__ = ["BLOCK_COORDINATES", "Blocks", "Contraction", "Operand", "accumulation", "blocks_of", "blocks_text",
-           "domain_pieces",
-           "extents", "isolate", "own_dependences_ok", "parse_blocks", "recognize", "worth_blocking"]
+           "domain_pieces", "extents", "isolate", "own_dependences_ok", "parse_blocks", "recognize", "worth_blocking"]

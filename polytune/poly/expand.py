@@ -48,9 +48,9 @@ from pycparser import c_ast
 from .contraction import Blocks, accumulation, isolate, recognize, worth_blocking
 from .cost import schedule_cost
 from .deps import Dependences, compute_dependences, flow_webs
-from .islutil import CTX, bounded, isl_name, maps_of, sets_of
+from .islutil import CTX, bounded, isl_name, sets_of
 from .legality import IllegalSchedule
-from .privatize import array_flows
+from .privatize import array_flows, array_space
 from .schedule import TiledSchedule, compute_base_schedule, make_schedule
 from .scop import Access, Array, Scop, ScratchArray, Statement, common_loops
 
@@ -297,7 +297,7 @@ def _bounded_by_an_array(web_stmts: list[Statement], maps: dict, scalar: str, el
     """Whether some access of the web reaches a different element of another array for every index of the
     expansion (where it runs at all): the expansion is then no larger than that array's part in use."""
     for st in web_stmts:
-        for to_index in (maps[st.name] if isinstance(maps[st.name], list) else [maps[st.name]]):
+        for to_index in maps[st.name]:
             for a in st.accesses:
                 if a.array == scalar or a.relation.dim(isl.dim_type.out) == 0:
                     continue
@@ -321,14 +321,16 @@ def expand_webs(scop: Scop, chosen: list[Web], avoid: frozenset[str] = frozenset
         name = _fresh(web.scalar, taken)
         taken.add(name)
         group = [stmts[n] for n in web.statements]
-        maps = {st.name: _index_map(st, name, web) for st in group}
-        if web.ndim:  # an array: every access of it, to its element of the expansion
+        # per statement, each access of what is expanded -> its element of the expansion (a scalar's: one)
+        if web.ndim:
             rels = {st.name: [_array_access(_index_map(st, name, web, within=False), a.relation, name)
                               for a in st.accesses if a.array == web.scalar] for st in group}
             maps = {n: [m.intersect_domain(stmts[n].domain) for m in ms] for n, ms in rels.items()}
+        else:
+            maps = {st.name: [_index_map(st, name, web)] for st in group}
         elements = None
         for ms in maps.values():
-            for m in (ms if web.ndim else [ms]):
+            for m in ms:
                 elements = m.range() if elements is None else elements.union(m.range())
         elements = elements.coalesce()
         box = _box(elements, scop.context)
@@ -350,7 +352,7 @@ def expand_webs(scop: Scop, chosen: list[Web], avoid: frozenset[str] = frozenset
                 except _NotPlain:
                     return None
             else:
-                accs = tuple(Access(name, maps[st.name], a.is_write) if a.array == web.scalar else a
+                accs = tuple(Access(name, maps[st.name][0], a.is_write) if a.array == web.scalar else a
                              for a in st.accesses)
                 body = _rewrite_body(st.body, web.scalar, name, iters, lower)
             stmts[st.name] = replace(st, accesses=accs, body=body)
@@ -373,12 +375,7 @@ def expand_webs(scop: Scop, chosen: list[Web], avoid: frozenset[str] = frozenset
 def _last_elements(scop: Scop, web: Web, group: list[Statement], maps: dict) -> isl.Set:
     """The elements of an array's expansion that hold the array's final values: for each element of the
     array whose last write (in the original order) is one of *web*'s, the element that write wrote."""
-    space = None
-    for m in maps_of(scop.writes):
-        if m.get_tuple_name(isl.dim_type.out) == web.scalar:
-            space = isl.UnionSet(isl.Set.universe(m.get_space().range()))
-            break
-    writes = scop.writes.intersect_range(space)  # instance -> element of the array
+    writes = scop.writes.intersect_range(array_space(scop, web.scalar))  # instance -> element of the array
     last_time = writes.reverse().apply_range(scop.schedule).lexmax()  # element -> its last write's time
     lasts = last_time.apply_range(scop.schedule.reverse()).range()  # the instances writing last
     out = None
@@ -407,8 +404,8 @@ def _last_element(scop: Scop, web: Web, group: list[Statement], maps: dict) -> i
     for st in group:
         ours = ours.union(isl.UnionSet(st.domain))
     lasts = scop.schedule.intersect_domain(writes.intersect(ours)).intersect_range(isl.UnionSet(last)).domain()
-    out = isl.Set.empty(maps[group[0].name].get_space().range())
-    for m in maps.values():
+    out = isl.Set.empty(maps[group[0].name][0].get_space().range())
+    for (m,) in maps.values():
         for x in sets_of(isl.UnionMap(m).intersect_domain(lasts).range()):
             out = out.union(x)
     return out.coalesce()
@@ -503,11 +500,10 @@ def expand(scop: Scop, deps: Dependences, base: isl.Schedule,
     hot = [st.name for st in scop.statements if len(st.iterators) == hot_depth]
     try:
         best: tuple[Profile, Expansion | None] = (_profile(scop, deps, base, _schedule(scop, deps, base)[1], hot), None)
-        chosen = _scalars(scop, deps, candidates, best, avoid, hot) if candidates else None
-        if chosen is not None:
-            best, webs_chosen = chosen
-        else:
-            webs_chosen = []
+        webs_chosen: list[Web] = []
+        picked = _scalars(scop, deps, candidates, best, avoid, hot) if candidates else None
+        if picked is not None:
+            best, webs_chosen = picked
         if arrays:
             trial = _attempt(scop, deps, webs_chosen + arrays, avoid, hot)
             if trial is not None and trial[1] is not None and trial[0].contractions > best[0].contractions:

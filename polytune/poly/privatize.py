@@ -97,7 +97,7 @@ def _array_flows(scop: Scop, deps: Dependences) -> ArrayPrivatization | None:
     out = {}
     try:
         for name in names:
-            one = _array_space(scop, name)
+            one = array_space(scop, name)
             r, w = scop.reads.intersect_range(one), scop.writes.intersect_range(one)
             f = bounded(lambda r=r, w=w: flow_info(r, w, may, sched), ANALYSIS_OPERATIONS)
             anti, output = bounded(lambda r=r, w=w: false_dependences_of(w, r, sched, may), ANALYSIS_OPERATIONS)
@@ -109,7 +109,7 @@ def _array_flows(scop: Scop, deps: Dependences) -> ArrayPrivatization | None:
         if scalars:
             space = None
             for s in scalars:
-                one = _array_space(scop, s)
+                one = array_space(scop, s)
                 space = one if space is None else space.union(one)
             anti, output = bounded(lambda: false_dependences_of(scop.writes.intersect_range(space),
                                                                 scop.reads.intersect_range(space), sched, may),
@@ -120,7 +120,7 @@ def _array_flows(scop: Scop, deps: Dependences) -> ArrayPrivatization | None:
     return ArrayPrivatization(out, deps.flow, sfalse)
 
 
-def _array_space(scop: Scop, name: str) -> isl.UnionSet:
+def array_space(scop: Scop, name: str) -> isl.UnionSet:
     """Every element of array *name* (as a universe set of its space)."""
     for m in maps_of(scop.writes.union(scop.reads)):
         if m.get_tuple_name(isl.dim_type.out) == name:
