@@ -690,6 +690,16 @@ def contraction_program(seed: int) -> Program:
     if batch:
         loops.insert(r.choice([0, 1]) if order[0] != "j" or not tri else 0, "for (b = 0; b < NB; b++)")
     beta = r.random() < 0.4 and not batch
+    # k's triangle (drawn last: the programs without one are those of the generator before it): k bounded
+    # by the rows or the columns, below (symm's `k < i`) or above (trmm's `k > i`)
+    ktri = r.choice(["", "", "", "k < i", "k >= i + 1", "k <= j", "k >= j"])
+    if ktri:
+        v = ktri.split()[2]
+        lo, hi = {"<": ("0", v), ">=": (ktri.split(maxsplit=2)[2], ext[v]), "<=": ("0", f"{v} + 1")}[ktri.split()[1]]
+        ext["k"] = ext[v]
+        loops = [x for x in loops if not x.startswith("for (k ")]
+        at = next(n for n, x in enumerate(loops) if x.startswith(f"for ({v} ")) + 1
+        loops.insert(r.randint(at, len(loops)), f"for (k = {lo}; k < {hi}; k++)")
     body = []
     if beta:
         scale = "beta" if ty == "double" else "2"
@@ -714,7 +724,7 @@ def contraction_program(seed: int) -> Program:
             f"    for (i = 0; i < {2 * CMAX + 4}; i++)", f"      for (j = 0; j < {2 * CMAX + 4}; j++)",
             '        printf("' + ("%.17g" if ty == "double" else "%d") + f'\\n", C{bsub}[i][j]);',
             "  return 0;", "}", ""]
-    summary = ", ".join(filter(None, [ty, "batch" if batch else "", tri, "beta" if beta else "",
+    summary = ", ".join(filter(None, [ty, "batch" if batch else "", tri, ktri, "beta" if beta else "",
                                       "two products" if second else "", "".join(order), a[1], b[1], c[1], form]))
     return Program(seed, "\n".join(src), 1, summary)
 

@@ -110,7 +110,7 @@ def test_polybench_contractions_are_those_of_the_blas_shaped_kernels():
         a = analyze(os.path.join(POLYBENCH, name + ".c")).scops[0].cpu
         found[name] = len(isolate(a.base, a.scop, a.deps)[1])
     assert found == {"2mm": 2, "3mm": 3, "syrk": 1, "syr2k": 1, "covariance": 1, "correlation": 1, "trmm": 0,
-                     "symm": 0, "atax": 0, "gramschmidt": 0}
+                     "symm": 2, "atax": 0, "gramschmidt": 0}
 
 
 def test_the_micro_tile_follows_low_et_al():
@@ -131,7 +131,7 @@ def test_blocks_parse_and_off_leaves_the_band_to_the_tiler():
 # ---- the generated code ------------------------------------------------------------------------------------
 BLOCKS = ["", "mr=4,nv=1,kc=3,mc=5,nc=9", "mr=8,nv=3,kc=7,mc=16,nc=24,pack_a=0", "mr=6,nv=2,kc=1,mc=1,nc=1",
           "mr=1,nv=1,kc=256,mc=384,nc=4096", "off"]
-SEEDS = range(12)
+SEEDS = range(24)  # (12-23: more of k's triangles, symm and trmm's shapes)
 
 
 def _build_run(src: str, exe: str, flags: list[str], threads: tuple[int, ...]) -> list[str]:

@@ -216,11 +216,14 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
         lo, hi = _bounds(b, d)
         ranges[name] = (lin.text(lo), lin.text(hi))
     ij_cons, param_cons = [], []
+    ik_cons, jk_cons = [], []  # (the row's or column's coefficient, k's, the rest): k's triangles
     for con in b.get_constraints():
         ci = con.get_coefficient_val(isl.dim_type.set, di).to_python()
         cj = con.get_coefficient_val(isl.dim_type.set, dj).to_python()
         ck = con.get_coefficient_val(isl.dim_type.set, dk).to_python()
         if ck:
+            if ci or cj:  # (never both: contraction._domain_ok)
+                (ik_cons if ci else jk_cons).append((ci or cj, ck, lin.rest(con)))
             continue
         rest = lin.rest(con)
         if ci or cj:
@@ -309,7 +312,8 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
     emit(f"{x.T} *const {x.q} = {x.Bp} + {x.jr} * {x.kc} * {x.NB};", i7)
     emit(f"const long {x.cols} = {x.NR} < {x.nc} - {x.jr} ? {x.NR} : {x.nc} - {x.jr};", i7)
     for t, o in enumerate(b_ops):
-        val = at(o.node, {c.j: f"{x.jc} + {x.jr} + {x.cc}", c.k: f"{x.pc} + {x.pp}"})
+        val = _tested(at(o.node, {c.j: f"{x.jc} + {x.jr} + {x.cc}", c.k: f"{x.pc} + {x.pp}"}), jk_cons,
+                      f"{x.jc} + {x.jr} + {x.cc}", f"{x.pc} + {x.pp}")
         dst = f"{x.q}[({x.pp} * {x.NB} + {t}) * {x.NR} + {x.cc}]"
         if _contiguous_along(o.node, c.j) or not _contiguous_along(o.node, c.k):
             emit(f"for (long {x.pp} = 0; {x.pp} < {x.kc}; {x.pp}++) {{", i7)
@@ -332,7 +336,8 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
         emit(f"{x.T} *const {x.q} = {x.Ap} + {x.ir} * {x.kc} * {x.NA};", i8)
         emit(f"const long {x.rows} = {x.MR} < {x.mc} - {x.ir} ? {x.MR} : {x.mc} - {x.ir};", i8)
         for t, o in enumerate(a_ops):
-            val = at(o.node, {c.i: f"{x.ic} + {x.ir} + {x.rr}", c.k: f"{x.pc} + {x.pp}"})
+            val = _tested(at(o.node, {c.i: f"{x.ic} + {x.ir} + {x.rr}", c.k: f"{x.pc} + {x.pp}"}), ik_cons,
+                          f"{x.ic} + {x.ir} + {x.rr}", f"{x.pc} + {x.pp}")
             dst = f"{x.q}[({x.pp} * {x.NA} + {t}) * {x.MR} + {x.rr}]"
             if _contiguous_along(o.node, c.k):
                 emit(f"for (long {x.rr} = 0; {x.rr} < {x.rows}; {x.rr}++)", i8)
@@ -363,6 +368,9 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
         empty.append(f"{most} < 0")
     if empty:
         emit(f"if ({' || '.join(empty)}) continue;", i9)
+    ranged = bool(ik_cons or jk_cons)
+    if ranged:
+        _k_ranges(emit, x, ik_cons, jk_cons, i9)
     inside = " && ".join(f"{_term(ci, x.ii)} + {_term(cj, x.jj)} + ({rest}) >= 0" for ci, cj, rest in ij_cons)
     emit(f"const int {x.full} = {' && '.join(full)};", i9)
     emit(f"{x.T} {x.tile}[{x.MR} * {x.NR}] __attribute__((aligned(64)));", i9)
@@ -386,7 +394,13 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
     emit(f"{x.tile}[{x.rr} * {x.NR} + {x.cc}] = {cond} ? {wij} : 0;", i10 + 2)
     emit("}", i10 + 1)
     emit("}", i9)
-    _kernel(emit, x, c, mr, nv, pack_a, a_ops, index, at, i9)
+    if ranged:  # each element's own k before the tile's common range, the kernel over it, and after it
+        _ragged(emit, x, c, pack_a, a_ops, index, at, ik_cons, jk_cons, x.kalo, x.klo, i9)
+        emit(f"if ({x.klo} < {x.khi})", i9)
+        _kernel(emit, x, c, mr, nv, pack_a, a_ops, index, at, i9, (x.klo, x.khi))
+        _ragged(emit, x, c, pack_a, a_ops, index, at, ik_cons, jk_cons, x.khi, x.kahi, i9)
+    else:
+        _kernel(emit, x, c, mr, nv, pack_a, a_ops, index, at, i9)
     emit(f"if ({x.cp} == {x.tile})", i9)
     emit(f"for (long {x.rr} = 0; {x.rr} < {x.rows}; {x.rr}++)", i9 + 1)
     emit(f"for (long {x.cc} = 0; {x.cc} < {x.cols}; {x.cc}++) {{", i9 + 2)
@@ -417,6 +431,71 @@ def _term(coefficient: int, value: str) -> str:
     return f"({value})" if coefficient == 1 else f"-({value})"
 
 
+def _holds(cons: list, v: str, k: str) -> str:
+    """C test of k's triangle constraints (coefficient of the row or column *v*, of *k*, the rest)."""
+    return " && ".join(f"{_term(cv, v)} + {_term(ck, k)} + ({rest}) >= 0" for cv, ck, rest in cons)
+
+
+def _tested(value: str, cons: list, v: str, k: str) -> str:
+    """*value*, packed only where (v, k) meets k's triangle constraints (0 elsewhere: never used, and the
+    operand is never read where the original does not read it)."""
+    return f"({_holds(cons, v, k)}) ? {value} : 0" if cons else value
+
+
+def _k_ranges(emit, x: _Names, ik_cons: list, jk_cons: list, indent: int) -> None:
+    """klo, khi: the block's k steps (pp) where every element of the tile (rows x cols at I, J) is inside
+    k's triangle constraints; kalo, kahi: those where some element may be (each constraint at its best
+    corner). A tile with no such step is skipped. For `cv * v + ck * k + rest >= 0` (ck = +-1) over the tile's
+    v in [lo, hi]: f = cv * v + rest takes its least and greatest values at the ends, and k >= -f (ck = 1)
+    or k <= f (ck = -1)."""
+    emit(f"long {x.klo} = 0, {x.khi} = {x.kc}, {x.kalo} = 0, {x.kahi} = {x.kc};", indent)
+    for cons, lo, count in ((ik_cons, x.I, x.rows), (jk_cons, x.J, x.cols)):
+        ends = (lo, f"{lo} + {count} - 1")
+        for cv, ck, rest in cons:
+            least, most = (f"{_term(cv, v)} + ({rest})" for v in (ends if cv > 0 else ends[::-1]))
+            if ck > 0:  # pp >= -f - pc
+                for var, f in ((x.klo, least), (x.kalo, most)):
+                    emit(f"if (-({f}) - {x.pc} > {var}) {var} = -({f}) - {x.pc};", indent)
+            else:  # pp <= f - pc
+                for var, f in ((x.khi, least), (x.kahi, most)):
+                    emit(f"if (({f}) - {x.pc} + 1 < {var}) {var} = ({f}) - {x.pc} + 1;", indent)
+    emit(f"if ({x.kalo} >= {x.kahi}) continue;", indent)
+    emit(f"if ({x.klo} >= {x.khi}) {x.klo} = {x.khi} = {x.kahi};", indent)
+
+
+def _ragged(emit, x: _Names, c: Contraction, pack_a: bool, a_ops, index, at, ik_cons: list, jk_cons: list,
+            start: str, stop: str, indent: int) -> None:
+    """The k steps [start, stop) of the tile element by element, each under k's triangle constraints, in
+    k's order: the same operations on each element as the kernel's lanes (scalars instead of vectors)."""
+    a_pos = {index[id(o)]: t for t, o in enumerate(a_ops)}
+    b_pos = {index[id(o)]: t for t, o in enumerate(o for o in c.operands if o.side == "b")}
+    emit(f"for (long {x.pp} = {start}; {x.pp} < {stop}; {x.pp}++)", indent)
+    emit(f"for (long {x.rr} = 0; {x.rr} < {x.rows}; {x.rr}++) {{", indent + 1)
+    i2 = indent + 2
+    kk = f"{x.pc} + {x.pp}"
+    if ik_cons:
+        emit(f"if (!({_holds(ik_cons, f'{x.I} + {x.rr}', kk)})) continue;", i2)
+    for k, t in a_pos.items():
+        if pack_a:
+            val = f"{x.Ap}[{x.ir} * {x.kc} * {x.NA} + ({x.pp} * {x.NA} + {t}) * {x.MR} + {x.rr}]"
+        else:
+            val = at(a_ops[t].node, {c.i: f"{x.I} + {x.rr}", c.k: kk})
+        emit(f"const {x.T} {x.p}_a{k} = {val};", i2)
+    emit(f"for (long {x.cc} = 0; {x.cc} < {x.cols}; {x.cc}++) {{", i2)
+    i3 = i2 + 1
+    if jk_cons:
+        emit(f"if (!({_holds(jk_cons, f'{x.J} + {x.cc}', kk)})) continue;", i3)
+    for k, t in b_pos.items():
+        emit(f"const {x.T} {x.p}_b{k} = {x.Bp}[{x.jr} * {x.kc} * {x.NB} + ({x.pp} * {x.NB} + {t}) * {x.NR} + "
+             f"{x.cc}];", i3)
+    core = re.sub(r"@a(\d+)", f"{x.p}_a\\1", c.core)
+    core = re.sub(r"@b(\d+)", f"{x.p}_b\\1", core)
+    w = f"{x.cp}[{x.rr} * {x.rs} + {x.cc}]"
+    emit(f"{w} = {w} {c.op} {core};", i3)
+    emit("}", i2)
+    emit("}", indent + 1)
+
+
 def _sizes(emit, x: _Names, blk: Blocks, asked: Blocks, indent: int) -> None:
     """kcm, mcm, ncm: the block sizes in elements. The model's are byte budgets (model_blocks) divided by
     the panel's other extent times the element size; tuned ones are element counts."""
@@ -431,9 +510,10 @@ def _sizes(emit, x: _Names, blk: Blocks, asked: Blocks, indent: int) -> None:
     emit(f"const long {x.ncm} = {size('nc', x.kcm)} > 0 ? {size('nc', x.kcm)} : 1;", indent)
 
 
-def _kernel(emit, x: _Names, c: Contraction, mr: int, nv: int, pack_a: bool, a_ops, index, at, indent: int) -> None:
+def _kernel(emit, x: _Names, c: Contraction, mr: int, nv: int, pack_a: bool, a_ops, index, at, indent: int,
+            steps: tuple[str, str] | None = None) -> None:
     """The micro-kernel: W's mr x nr tile at cp (rows rs apart) in mr x nv vector registers, updated with
-    the core for each k of the block, in k's order."""
+    the core for each k of the block (or the block's steps [start, stop) of *steps*), in k's order."""
     a_pos = {index[id(o)]: t for t, o in enumerate(a_ops)}
     b_pos = {index[id(o)]: t for t, o in enumerate(o for o in c.operands if o.side == "b")}
     emit("{", indent)
@@ -444,14 +524,17 @@ def _kernel(emit, x: _Names, c: Contraction, mr: int, nv: int, pack_a: bool, a_o
         for v in range(nv):
             emit(f"__builtin_memcpy(&{acc[r][v]}, {x.cp} + {r} * {x.rs} + {v} * {x.VL}, sizeof({x.V}));", i1)
     panel = f"{x.Bp} + {x.jr} * {x.kc} * {x.NB}"
-    emit(f"const {x.V} *{x.bq} = (const {x.V} *)__builtin_assume_aligned({panel}, sizeof({x.V}));", i1)
+    start, stop = steps or ("0", x.kc)
+    skip = f" + {start} * {len(b_pos)} * {nv}" if steps else ""
+    emit(f"const {x.V} *{x.bq} = (const {x.V} *)__builtin_assume_aligned({panel}, sizeof({x.V})){skip};", i1)
     if pack_a:
-        emit(f"const {x.T} *{x.aq} = {x.Ap} + {x.ir} * {x.kc} * {x.NA};", i1)
+        skip = f" + {start} * {x.NA} * {x.MR}" if steps else ""
+        emit(f"const {x.T} *{x.aq} = {x.Ap} + {x.ir} * {x.kc} * {x.NA}{skip};", i1)
     else:
         rows = [f"{x.p}_row{r}" for r in range(mr)]
         for r in range(mr):
             emit(f"const long {rows[r]} = {x.I} + ({r} < {x.rows} ? {r} : 0);", i1)
-    emit(f"for (long {x.pp} = 0; {x.pp} < {x.kc}; {x.pp}++) {{", i1)
+    emit(f"for (long {x.pp} = {start}; {x.pp} < {stop}; {x.pp}++) {{", i1)
     i2 = i1 + 1
     nb = len(b_pos)
     for k, t in b_pos.items():

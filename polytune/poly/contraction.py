@@ -9,7 +9,9 @@ A statement is a *contraction* when (all read from the polyhedral representation
   the loops of W split into rows (loops the A side reads), columns (the B side's) and the rest (outer:
   a batch loop, a second free index), from the operands' subscripts;
 - no operand reads W's array, and its domain, with the outer loops fixed, is one convex polyhedron with
-  coefficients 0 or +-1 (rectangles, triangles `j <= i`), k's bounds independent of the rows and columns.
+  coefficients 0 or +-1 (rectangles, triangles `j <= i`), each of k's bounds involving at most one of the
+  rows and columns (symm's `k < i`, trmm's `k > i`: the packed code runs the micro-kernel over the k where
+  a whole tile is inside and each element's own k before and after it).
 
 The dependence condition makes the rows and columns parallel and any blocking of (rows, columns, k)
 legal; the core evaluated per k with W's element held in a register across a block of k keeps each
@@ -182,11 +184,14 @@ def accumulation(body: c_ast.Node) -> tuple[c_ast.Node, str, c_ast.Node] | None:
 def _write_loops(st: Statement) -> tuple[set[str], str | None, bool]:
     """The loops W's subscripts move, the loop of its last subscript with coefficient 1 (None where there is
     none), and whether that loop appears in the last subscript only."""
-    w = st.writes[0].relation
+    w = st.writes[0].relation.gist_domain(st.domain)  # (the subscripts' own dependence on the loops)
     n_in = w.dim(isl.dim_type.in_)
-    names = {isl_name(x): x for x in st.iterators}
-    moved = {names.get(w.get_dim_name(isl.dim_type.in_, d), "") for d in range(n_in)
-             if w.involves_dims(isl.dim_type.in_, d, 1)}
+    if n_in != len(st.iterators):
+        return {""}, None, False
+    # (by position: the relation's input dimensions are the statement's loops, named or not: expand.py's
+    # rewritten accesses leave them unnamed)
+    names = dict(enumerate(st.iterators))
+    moved = {names[d] for d in range(n_in) if w.involves_dims(isl.dim_type.in_, d, 1)}
     last, only = None, False
     try:
         pma = isl.PwMultiAff.from_map(w)
@@ -200,9 +205,7 @@ def _write_loops(st: Statement) -> tuple[set[str], str | None, bool]:
     ma = pieces[0]
     for d in range(n_in):
         if ma.get_at(n_out - 1).get_coefficient_val(isl.dim_type.in_, d).to_python() == 1:
-            name = names.get(w.get_dim_name(isl.dim_type.in_, d))
-            if name is None:
-                continue
+            name = names[d]
             others = [ma.get_at(o).get_coefficient_val(isl.dim_type.in_, d).to_python() for o in range(n_out - 1)]
             last, only = name, not any(others)
             break
@@ -349,8 +352,9 @@ def _outer_param(name: str) -> str:
 
 def _domain_ok(scop: Scop, st: Statement, c: Contraction) -> bool:
     """The domain is one convex polyhedron (outer loops fixed) whose constraints have coefficients 0 or +-1
-    on the row, column and k loops, k's constraints involving neither rows nor columns, and no equality
-    fixes a row, column or k."""
+    on the row, column and k loops, each of k's constraints involving at most one of the row and column
+    loops (a triangle between k and the rows, as symm's `k < i` and trmm's `k > i`, or the columns; never
+    all three), and no equality fixes a row, column or k."""
     b = domain_pieces(scop, st, c)
     if b is None:
         return False
@@ -362,7 +366,7 @@ def _domain_ok(scop: Scop, st: Statement, c: Contraction) -> bool:
             return False
         if con.is_equality() and any(co):
             return False
-        if co[2] and (co[0] or co[1]):
+        if co[2] and co[0] and co[1]:
             return False
     return True
 
@@ -471,19 +475,33 @@ def _without_constant_members(band: isl.ScheduleNode) -> isl.ScheduleNode:
     return band
 
 
-def _isolated(schedule: isl.Schedule, scop: Scop, st: Statement, c: Contraction, mark: ContractionMark):
-    """*schedule* with *st* split from the other statements of its outermost band (those before it in the
-    region's text first, those after it last) and its subtree replaced by: a band of its outer loops, the
-    mark, a band of (i, j, k). None where the statement is in no band."""
+# Where a contraction goes among the statements it shares its outermost band with (`_isolated`): between
+# those before it in the region's text and those after it; after all of them (symm: `C[k][j] += ..` for
+# i > k must follow `C[i][j] = beta * C[i][j] + ..` of the element's own row, which is later in the text);
+# before all of them. isolate takes the first the dependences allow.
+PLACES = ("text", "last", "first")
+
+
+def _isolated(schedule: isl.Schedule, scop: Scop, st: Statement, c: Contraction, mark: ContractionMark,
+              place: str = "text"):
+    """*schedule* with *st* split from the other statements of its outermost band (placed as *place* says:
+    PLACES) and its subtree replaced by: a band of its outer loops, the mark, a band of (i, j, k). None where
+    the statement is in no band, or where *place* gives the order *text* gives already."""
     node = _outermost_band(schedule.get_root(), st.name)
     if node is None:
         return None
     here = _stmts(node)
+    if here == {st.name} and place != "text":
+        return None  # (alone: one placement)
     if here != {st.name}:
         order = [s.name for s in scop.statements]
         before = [s for s in order if s in here and order.index(s) < order.index(st.name)]
         after = [s for s in order if s in here and order.index(s) > order.index(st.name)]
-        groups = [g for g in (before, [st.name], after) if g]
+        if place != "text" and not (before and after) and (before if place == "last" else after):
+            return None  # (the same order as the text's)
+        groups = {"text": [before, [st.name], after], "last": [before + after, [st.name]],
+                  "first": [[st.name], before + after]}[place]
+        groups = [g for g in groups if g]
         filters = isl.UnionSetList.alloc(CTX, len(groups))
         for g in groups:
             filters = filters.add(_filter(scop, g).intersect(node.get_domain()))
@@ -515,15 +533,8 @@ def isolate(schedule: isl.Schedule, scop: Scop, deps: Dependences, blocks: objec
         c = recognize(scop, st, deps)
         if c is None or (wanted is not None and not wanted(scop, st, c)):
             continue
-        try:
-            new = _isolated(schedule, scop, st, c, ContractionMark(st.name, c, blocks))
-        except isl.Error:
-            continue
+        new = _legal_isolation(schedule, scop, st, c, ContractionMark(st.name, c, blocks), deps)
         if new is None:
-            continue
-        try:
-            check_legal(new, deps, scop)
-        except IllegalSchedule:
             continue
         schedule = new
         found.append(c)
@@ -535,6 +546,24 @@ def isolate(schedule: isl.Schedule, scop: Scop, deps: Dependences, blocks: objec
             except IllegalSchedule:
                 pass
     return schedule, tuple(found)
+
+
+def _legal_isolation(schedule: isl.Schedule, scop: Scop, st: Statement, c: Contraction, mark: ContractionMark,
+                     deps: Dependences) -> isl.Schedule | None:
+    """The first of `_isolated`'s placements (PLACES) that every dependence allows, or None."""
+    for place in PLACES:
+        try:
+            new = _isolated(schedule, scop, st, c, mark, place)
+        except isl.Error:
+            continue
+        if new is None:
+            continue
+        try:
+            check_legal(new, deps, scop)
+        except IllegalSchedule:
+            continue
+        return new
+    return None
 
 
 def _outer_fused(schedule: isl.Schedule, scop: Scop, st: Statement, c: Contraction) -> isl.Schedule | None:
