@@ -327,10 +327,22 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
             emit(f"for (long {x.pp} = 0; {x.pp} < {x.kc}; {x.pp}++) {dst} = 0;", i7 + 1)
     emit("}", i6)
     if parallel:
+        # the threads share (row block, micro-panel of columns) pairs, row blocks first: a thread packs the
+        # A block of the pairs it takes (again where another thread has it too), so that a product of few
+        # rows and many columns (a batch of 16 inputs through a wide layer) has work for every thread
+        emit(f"const long {x.njr} = ({x.nc} + {x.NR} - 1) / {x.NR};", i6)
+        if pack_a:
+            emit(f"long {x.packed} = -1;  /* the row block this thread's A block holds */", i6)
         emit("#pragma omp for schedule(dynamic, 1)", i6)
-    emit(f"for (long {x.ic} = {x.i0}; {x.ic} < {x.i1}; {x.ic} += {x.MC}) {{", i6)
+        emit(f"for (long {x.t} = 0; {x.t} < ({x.i1} - {x.i0} + {x.MC} - 1) / {x.MC} * {x.njr}; {x.t}++) {{", i6)
+        emit(f"const long {x.ic} = {x.i0} + {x.t} / {x.njr} * {x.MC};", i7)
+    else:
+        emit(f"for (long {x.ic} = {x.i0}; {x.ic} < {x.i1}; {x.ic} += {x.MC}) {{", i6)
     emit(f"const long {x.mc} = {x.MC} < {x.i1} - {x.ic} ? {x.MC} : {x.i1} - {x.ic};", i7)
     if pack_a:
+        if parallel:
+            emit(f"if ({x.packed} != {x.ic}) {{", i7)
+            emit(f"{x.packed} = {x.ic};", i7)
         emit(f"for (long {x.ir} = 0; {x.ir} < {x.mc}; {x.ir} += {x.MR}) {{", i7)
         i8 = i7 + 1
         emit(f"{x.T} *const {x.q} = {x.Ap} + {x.ir} * {x.kc} * {x.NA};", i8)
@@ -350,7 +362,12 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
                 emit(f"for (long {x.rr} = {x.rows}; {x.rr} < {x.MR}; {x.rr}++) {dst} = 0;", i8 + 1)
                 emit("}", i8)
         emit("}", i7)
-    emit(f"for (long {x.jr} = 0; {x.jr} < {x.nc}; {x.jr} += {x.NR}) {{", i7)
+        if parallel:
+            emit("}", i7)
+    if parallel:
+        emit(f"{{ const long {x.jr} = {x.t} % {x.njr} * {x.NR};", i7)
+    else:
+        emit(f"for (long {x.jr} = 0; {x.jr} < {x.nc}; {x.jr} += {x.NR}) {{", i7)
     i8 = i7 + 1
     emit(f"for (long {x.ir} = 0; {x.ir} < {x.mc}; {x.ir} += {x.MR}) {{", i8)
     i9 = i8 + 1
@@ -411,7 +428,7 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
     emit("}", i9 + 2)
     emit("}", i8)  # ir
     emit("}", i7)  # jr
-    emit("}", i6)  # ic
+    emit("}", i6)  # ic (or the pairs)
     emit("}", i5)  # pc
     emit("}", i4)  # jc
     if pack_a:
