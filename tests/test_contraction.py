@@ -77,8 +77,17 @@ def test_a_second_product_of_the_same_shape_is_one_contraction(tmp_path):
      " C[i][j] += A[i][k] * B[k][j] * D[i][j];", "an extra read of an element of both rows and columns"),
     ("for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++) for (l = 0; l < n; l++)\n"
      " C[i][j] += E[i][k][l] * E[k][l][j];", "two reduction loops"),
+    ("for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < i; k++)\n"
+     " C[i][j] += A[k][i] * C[k][j];", "an operand reads rows of the result already updated (k < i)"),
+    ("for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++)\n"
+     " C[i][j] += A[i][k] * C[i][j];", "an operand reads the element the sum is building"),
     ("for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = i + 1; k < n; k++)\n"
-     " C[i][j] += A[k][i] * C[k][j];", "an operand reads the result's array (trmm)"),
+     " C[i][j] += A[k][i] * C[k][j] * C[j][k];", "an operand reads the result's rows of columns j (k > i "
+                                                  "does not keep them unwritten)"),
+    ("for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++)\n"
+     " C[i][j] += A[i][k] * B[k][j + i];", "an operand reads both the rows and the columns"),
+    ("for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < i + j; k++)\n"
+     " C[i][j] += A[i][k] * B[k][j];", "k's bound involves both the rows and the columns"),
     ("for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = n - 1; k >= 0; k--)\n"
      " C[i][j] += A[i][k] * B[k][j];", "k runs backwards: blocks of k in order would change each sum's order"),
     ("for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = 0; k < n; k++)\n"
@@ -104,12 +113,24 @@ def test_a_contraction_whose_rows_feed_its_next_rows_is_not_split_out(tmp_path):
     assert _contractions(timed)["S0"] is None
 
 
+def test_trmm_reads_the_results_rows_below_from_a_snapshot(tmp_path):
+    """trmm's B[k][j] (k > i) is read before its row is updated: a contraction whose packed code reads a copy
+    of the rows taken before it; symm's k < i triangle and its expanded temp2 are contractions too."""
+    path = _region(tmp_path, "for (i = 0; i < n; i++) for (j = 0; j < n; j++) {\n"
+                             " for (k = i + 1; k < n; k++) C[i][j] += A[k][i] * C[k][j];\n C[i][j] *= alpha; }")
+    c = _contractions(path)["S0"]
+    assert c is not None and [o.text for o in c.b_operands] == ["C[k][j]"]
+    assert _isolated(path) == ["S0"]
+    text = generate(analyze(path), OptimizeOptions()).text
+    assert "__builtin_memcpy(&c_S[1], &C[1]" in text and "c_S[(c_pc + c_pp)]" in text
+
+
 def test_polybench_contractions_are_those_of_the_blas_shaped_kernels():
     found = {}
     for name in ("2mm", "3mm", "syrk", "syr2k", "covariance", "correlation", "trmm", "symm", "atax", "gramschmidt"):
         a = analyze(os.path.join(POLYBENCH, name + ".c")).scops[0].cpu
         found[name] = len(isolate(a.base, a.scop, a.deps)[1])
-    assert found == {"2mm": 2, "3mm": 3, "syrk": 1, "syr2k": 1, "covariance": 1, "correlation": 1, "trmm": 0,
+    assert found == {"2mm": 2, "3mm": 3, "syrk": 1, "syr2k": 1, "covariance": 1, "correlation": 1, "trmm": 1,
                      "symm": 2, "atax": 0, "gramschmidt": 0}
 
 

@@ -33,7 +33,7 @@ import islpy as isl
 from pycparser import c_ast
 
 from .. import machine
-from ..poly.contraction import Blocks, Contraction, domain_pieces
+from ..poly.contraction import Blocks, Contraction, domain_pieces, result_reads
 from ..poly.islutil import CTX, isl_name
 from ..poly.parallel import parallel_work
 from .printer import list_, strip, substitute
@@ -287,6 +287,13 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
         emit(f"if ({x.share} < {x.MC}) {x.MC} = {x.share};", i3 + 1)
         emit("}", i3)
         emit("#endif", 0)
+    snap = _snapshot(printer, emit, x, scop, st, c, outer_param, lin, at, i3)
+    if snap is not None:  # the operands read W's array from the snapshot
+        c = snap
+        all_ops = list(c.operands)
+        index = {id(o): k for k, o in enumerate(all_ops)}
+        a_ops = [o for o in all_ops if o.side == "a"]
+        b_ops = [o for o in all_ops if o.side == "b"]
     emit(f"char *const {x.Braw} = __builtin_malloc(sizeof({x.T}) * {x.NB} * {x.KC} * {x.NC} + 64);", i3)
     emit(f"if (!{x.Braw}) __builtin_abort();", i3)
     emit(f"{x.T} *const {x.Bp} = ({x.T} *)({x.Braw} + (64 - (unsigned long){x.Braw} % 64) % 64);", i3)
@@ -435,6 +442,8 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
         emit(f"__builtin_free({x.Araw});", i4)
     emit("}", i3)  # parallel
     emit(f"__builtin_free({x.Braw});", i3)
+    if snap is not None:
+        emit(f"__builtin_free({x.S});", i3)
     emit("} else {", i2)  # guard: a small or empty product, or parameters outside the blocks' piece
     printer.node(child, i3, None)
     emit("}", i2)
@@ -442,6 +451,51 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
     printer.node(child, i2, None)
     emit("}", i1)
     emit("}", i0)
+
+
+def _snapshot(printer, emit, x: _Names, scop, st, c: Contraction, outer_param: dict, lin: _Linear, at,
+              indent: int) -> Contraction | None:
+    """Where operands read W's array (trmm's B[k][j] beside `B[i][j] +=`, k > i: contraction.result_reads),
+    a copy S of the rows of W's array they read (its first subscript's range, the outer loops fixed), taken
+    before the packed code writes any; *c* with those operands reading S (same subscripts). None where no
+    operand reads W's array. (The original reads each of those elements before the statement writes it:
+    contraction._operands_read_before_writes.)"""
+    warray = st.writes[0].array
+    if not any(warray in _ids_of(o.node) for o in c.operands):
+        return None
+    reads = result_reads(st)
+    rel = reads[0]
+    for r in reads[1:]:
+        rel = rel.union(r)
+    rel = rel.intersect_params(scop.context.align_params(rel.get_space()))
+    for o in sorted(c.outer, key=lambda o: -st.iterators.index(o)):  # outer loops to parameters, last first
+        p = rel.dim(isl.dim_type.param)
+        rel = rel.move_dims(isl.dim_type.param, p, isl.dim_type.in_, st.iterators.index(o), 1)
+        rel = rel.set_dim_name(isl.dim_type.param, p, outer_param[o])
+    rows = rel.range()
+    n = rows.dim(isl.dim_type.set)
+    rows = rows.project_out(isl.dim_type.set, 1, n - 1) if n > 1 else rows
+    lo, hi = lin.text(rows.dim_min(0)), lin.text(rows.dim_max(0))
+    base = c.write_node
+    while isinstance(base, c_ast.ArrayRef):
+        base = base.name
+    w = at(base, {})
+    emit(f"__typeof__(&{w}[0]) const {x.S} = __builtin_malloc(sizeof({w}[0]) * (({hi}) + 1));", indent)
+    emit(f"if (!{x.S}) __builtin_abort();", indent)
+    emit(f"__builtin_memcpy(&{x.S}[{lo}], &{w}[{lo}], sizeof({w}[0]) * (({hi}) - ({lo}) + 1));", indent)
+    ops = tuple(replace(o, node=substitute(o.node, {warray: x.S})) for o in c.operands)
+    return replace(c, operands=ops)
+
+
+def _ids_of(node: c_ast.Node) -> set[str]:
+    out: set[str] = set()
+
+    class V(c_ast.NodeVisitor):
+        def visit_ID(self, n):
+            out.add(n.name)
+
+    V().visit(node)
+    return out
 
 
 def _term(coefficient: int, value: str) -> str:

@@ -251,9 +251,13 @@ def recognize(scop: Scop, st: Statement, deps: Dependences | None = None) -> Con
     k = ks[0]
     warray = st.writes[0].array
 
+    # an operand may read W's array where no element it reads is written by the statement before it reads
+    # it (trmm's B[k][j] for k > i): the packed code reads a snapshot taken before it (emit/blis.py)
+    snapshot = result_reads(st) is not None
+
     def deps_of(node: c_ast.Node) -> set[str] | None:
         names = _ids(node)
-        if warray in names:
+        if warray in names and not snapshot:
             return None  # an operand reading W's array: not a contraction
         return names & iters
 
@@ -293,22 +297,87 @@ def recognize(scop: Scop, st: Statement, deps: Dependences | None = None) -> Con
                     last == j and last_only, w)
     if not _domain_ok(scop, st, c):
         return None
-    if deps is not None and not own_dependences_ok(st, c, deps):
+    reads_w = any(warray in _ids(o.node) for o in c.operands)
+    if reads_w and not _operands_read_before_writes(st, c, warray):
+        return None
+    if deps is not None and not own_dependences_ok(st, c, deps, without_anti=reads_w):
         return None
     return c
+
+
+def _array_refs(node: c_ast.Node, name: str) -> list[c_ast.ArrayRef]:
+    """The outermost references `name[..]..[..]` in *node*."""
+    out: list[c_ast.ArrayRef] = []
+
+    class V(c_ast.NodeVisitor):
+        def visit_ArrayRef(self, n):
+            base = n
+            while isinstance(base, c_ast.ArrayRef):
+                base = base.name
+            if isinstance(base, c_ast.ID) and base.name == name:
+                out.append(n)
+            else:
+                self.generic_visit(n)
+
+    V().visit(node)
+    return out
+
+
+def _subscripts(ref: c_ast.ArrayRef) -> int:
+    n = 0
+    while isinstance(ref, c_ast.ArrayRef):
+        ref, n = ref.name, n + 1
+    return n
+
+
+def result_reads(st: Statement) -> list[isl.Map] | None:
+    """The statement's reads of its written array other than the accumulation's own read of W (trmm's
+    B[k][j] beside `B[i][j] +=`), where each is told apart from it: one read relation equal to the write's,
+    every other read a distinct reference whose C subscripts are the relation's dimensions (not a flattened
+    array). None where there is none, or where they cannot be told apart."""
+    acc = accumulation(st.body)
+    if acc is None or len(st.writes) != 1:
+        return None
+    warray = st.writes[0].array
+    w = st.writes[0].relation.intersect_domain(st.domain)
+    reads = [a.relation.intersect_domain(st.domain) for a in st.reads if a.array == warray]
+    same = [r for r in reads if r.is_equal(w)]
+    others = [r for r in reads if not r.is_equal(w)]
+    refs = _array_refs(acc[2], warray)
+    n_out = w.dim(isl.dim_type.out)
+    if not others or len(same) != 1 or len(others) != len(refs) or \
+            any(_subscripts(r) != n_out for r in refs + [acc[0]]):
+        return None
+    return others
+
+
+def _operands_read_before_writes(st: Statement, c: Contraction, warray: str) -> bool:
+    """Whether no element the operands read of W's array is written by the statement at an earlier instance
+    (in the original order): every operand then reads the value the array had before the statement's first
+    instance, which a snapshot taken there holds. The element W itself in an operand is never that."""
+    reads = result_reads(st)
+    acc = accumulation(st.body)
+    if reads is None or acc is None or any(_GEN.visit(r) == c.write for r in _array_refs(acc[2], warray)):
+        return False
+    w = st.writes[0].relation.intersect_domain(st.domain)
+    before = st.schedule.lex_lt_map(st.schedule)  # x -> y: x runs before y
+    return all(w.apply_range(r.reverse()).intersect(before).is_empty() for r in reads)
 
 
 def _ids_text(text: str) -> set[str]:
     return set(re.findall(r"[A-Za-z_]\w*", text))
 
 
-def own_dependences_ok(st: Statement, c: Contraction, deps: Dependences) -> bool:
+def own_dependences_ok(st: Statement, c: Contraction, deps: Dependences, without_anti: bool = False) -> bool:
     """Whether every dependence of the statement on itself stays within one element (all loops but k equal)
-    and goes forward along k: rows and columns are then parallel, and blocks of k keep k's order."""
+    and goes forward along k: rows and columns are then parallel, and blocks of k keep k's order.
+    *without_anti*: the flow and output dependences only (an operand reading W's array reads a snapshot, so
+    its reads order nothing; the accumulation's own read of W is within its element)."""
     if not deps.complete:
         return False
     space = st.domain.get_space()
-    own = deps.all.extract_map(isl.Space.map_from_domain_and_range(space, space))
+    rel = deps.flow.union(deps.output) if without_anti else deps.all
+    own = rel.extract_map(isl.Space.map_from_domain_and_range(space, space))
     if own.is_empty():
         return True
     delta = own.intersect_params(_context_like(own)).deltas()
