@@ -334,15 +334,24 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
             emit(f"for (long {x.pp} = 0; {x.pp} < {x.kc}; {x.pp}++) {dst} = 0;", i7 + 1)
     emit("}", i6)
     if parallel:
-        # the threads share (row block, micro-panel of columns) pairs, row blocks first: a thread packs the
-        # A block of the pairs it takes (again where another thread has it too), so that a product of few
-        # rows and many columns (a batch of 16 inputs through a wide layer) has work for every thread
-        emit(f"const long {x.njr} = ({x.nc} + {x.NR} - 1) / {x.NR};", i6)
+        # the threads share (row block, group of column micro-panels) pairs, row blocks first: one group (all
+        # the columns) where there are as many row blocks as threads, else as many groups as it takes to give
+        # every thread work (a batch of 16 inputs through a wide layer: one row block); a thread packs the A
+        # block of the pairs it takes (again where another thread has it too)
+        emit(f"const long {x.nic} = ({x.i1} - {x.i0} + {x.MC} - 1) / {x.MC}, "
+             f"{x.njr} = ({x.nc} + {x.NR} - 1) / {x.NR};", i6)
+        emit(f"long {x.ng} = 1;", i6)
+        emit("#ifdef _OPENMP", 0)
+        emit("extern int omp_get_num_threads(void);", i6)
+        emit(f"{x.ng} = (omp_get_num_threads() + {x.nic} - 1) / {x.nic};", i6)
+        emit("#endif", 0)
+        emit(f"if ({x.ng} > {x.njr}) {x.ng} = {x.njr};", i6)
+        emit(f"const long {x.per} = ({x.njr} + {x.ng} - 1) / {x.ng} * {x.NR};  /* columns of a group */", i6)
         if pack_a:
             emit(f"long {x.packed} = -1;  /* the row block this thread's A block holds */", i6)
         emit("#pragma omp for schedule(dynamic, 1)", i6)
-        emit(f"for (long {x.t} = 0; {x.t} < ({x.i1} - {x.i0} + {x.MC} - 1) / {x.MC} * {x.njr}; {x.t}++) {{", i6)
-        emit(f"const long {x.ic} = {x.i0} + {x.t} / {x.njr} * {x.MC};", i7)
+        emit(f"for (long {x.t} = 0; {x.t} < {x.nic} * {x.ng}; {x.t}++) {{", i6)
+        emit(f"const long {x.ic} = {x.i0} + {x.t} / {x.ng} * {x.MC};", i7)
     else:
         emit(f"for (long {x.ic} = {x.i0}; {x.ic} < {x.i1}; {x.ic} += {x.MC}) {{", i6)
     emit(f"const long {x.mc} = {x.MC} < {x.i1} - {x.ic} ? {x.MC} : {x.i1} - {x.ic};", i7)
@@ -372,7 +381,9 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
         if parallel:
             emit("}", i7)
     if parallel:
-        emit(f"{{ const long {x.jr} = {x.t} % {x.njr} * {x.NR};", i7)
+        emit(f"const long {x.jg} = {x.t} % {x.ng} * {x.per}, {x.jg1} = {x.jg} + {x.per} < {x.nc} ? "
+             f"{x.jg} + {x.per} : {x.nc};", i7)
+        emit(f"for (long {x.jr} = {x.jg}; {x.jr} < {x.jg1}; {x.jr} += {x.NR}) {{", i7)
     else:
         emit(f"for (long {x.jr} = 0; {x.jr} < {x.nc}; {x.jr} += {x.NR}) {{", i7)
     i8 = i7 + 1
