@@ -122,7 +122,9 @@ def test_trmm_reads_the_results_rows_below_from_a_snapshot(tmp_path):
     assert c is not None and [o.text for o in c.b_operands] == ["C[k][j]"]
     assert _isolated(path) == ["S0"]
     text = generate(analyze(path), OptimizeOptions()).text
-    assert "__builtin_memcpy(&c_S[1], &C[1]" in text and "c_S[(c_pc + c_pp)]" in text
+    assert "__builtin_memcpy(&c_S[c_rr], &C[c_rr], sizeof(C[0]))" in text and "c_S[(c_pc + c_pp)]" in text
+    serial = generate(analyze(path), OptimizeOptions(parallel=False)).text
+    assert "__builtin_memcpy(&c_S[1], &C[1], sizeof(C[0]) * ((n - 1) - (1) + 1))" in serial
 
 
 def test_polybench_contractions_are_those_of_the_blas_shaped_kernels():

@@ -287,13 +287,14 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
         blocks_a_thread = 4 if ij_cons or ik_cons else 1
         emit(f"if ({work}) {{  /* {'four blocks' if blocks_a_thread > 1 else 'a block'} of rows for every "
              f"thread */", i3)
-        threads = "omp_get_max_threads()" + (f" * {blocks_a_thread}" if blocks_a_thread > 1 else "")
+        threads = "omp_get_max_threads()" + (f" * (omp_get_max_threads() > 1 ? {blocks_a_thread} : 1)"
+                                             if blocks_a_thread > 1 else "")
         emit(f"const long {x.share} = (({x.i1} - {x.i0} + {threads} - 1) / ({threads}) "
              f"+ {x.MR} - 1) / {x.MR} * {x.MR};", i3 + 1)
         emit(f"if ({x.share} < {x.MC}) {x.MC} = {x.share};", i3 + 1)
         emit("}", i3)
         emit("#endif", 0)
-    snap = _snapshot(printer, emit, x, scop, st, c, outer_param, lin, at, i3)
+    snap = _snapshot(printer, emit, x, scop, st, c, outer_param, lin, at, i3, work if parallel else None)
     if snap is not None:  # the operands read W's array from the snapshot
         c = snap
         all_ops = list(c.operands)
@@ -471,7 +472,7 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
 
 
 def _snapshot(printer, emit, x: _Names, scop, st, c: Contraction, outer_param: dict, lin: _Linear, at,
-              indent: int) -> Contraction | None:
+              indent: int, parallel_if: str | None) -> Contraction | None:
     """Where operands read W's array (trmm's B[k][j] beside `B[i][j] +=`, k > i: contraction.result_reads),
     a copy S of the rows of W's array they read (its first subscript's range, the outer loops fixed), taken
     before the packed code writes any; *c* with those operands reading S (same subscripts). None where no
@@ -499,7 +500,12 @@ def _snapshot(printer, emit, x: _Names, scop, st, c: Contraction, outer_param: d
     w = at(base, {})
     emit(f"__typeof__(&{w}[0]) const {x.S} = __builtin_malloc(sizeof({w}[0]) * (({hi}) + 1));", indent)
     emit(f"if (!{x.S}) __builtin_abort();", indent)
-    emit(f"__builtin_memcpy(&{x.S}[{lo}], &{w}[{lo}], sizeof({w}[0]) * (({hi}) - ({lo}) + 1));", indent)
+    if parallel_if:  # (row by row on the threads: its fresh pages are written where they fault)
+        emit(f"#pragma omp parallel for if({parallel_if})", indent)
+        emit(f"for (long {x.rr} = {lo}; {x.rr} <= {hi}; {x.rr}++)", indent)
+        emit(f"__builtin_memcpy(&{x.S}[{x.rr}], &{w}[{x.rr}], sizeof({w}[0]));", indent + 1)
+    else:
+        emit(f"__builtin_memcpy(&{x.S}[{lo}], &{w}[{lo}], sizeof({w}[0]) * (({hi}) - ({lo}) + 1));", indent)
     ops = tuple(replace(o, node=substitute(o.node, {warray: x.S})) for o in c.operands)
     return replace(c, operands=ops)
 
