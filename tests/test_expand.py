@@ -68,9 +68,18 @@ def _same_output(tmp_path, src, out) -> None:
     assert got == expected
 
 
-def test_dot_product_nest_is_tiled_and_parallel_once_its_accumulator_is_expanded(tmp_path):
+def test_dot_product_nest_is_blocked_once_its_accumulator_is_expanded(tmp_path):
+    """Expanded, `s_x0[i][j] += a[i][k] * b[k][j]` is a contraction: printed as packed blocks."""
     src = _write(tmp_path, DOT)
     out, rep = _optimize(tmp_path, src)
+    assert rep["expanded"] == ["s"]
+    assert "packed blocks of (i, j, k)" in open(out).read()
+    _same_output(tmp_path, src, out)
+
+
+def test_dot_product_nest_is_tiled_and_parallel_once_its_accumulator_is_expanded(tmp_path):
+    src = _write(tmp_path, DOT)
+    out, rep = _optimize(tmp_path, src, "--blocks", "off")
     assert rep["expanded"] == ["s"]
     band = next(b for b in rep["bands"] if "S1" in b["statements"] and b["tiled"])
     assert band["members"] >= 2 and band["parallel_loop"] is not None

@@ -10,7 +10,9 @@ import pytest
 from conftest import run_source
 
 from polytune.pipeline import OptimizeOptions, analyze, generate
+from polytune.poly.contraction import Blocks
 
+OFF = Blocks(on=False)  # (trmm is a contraction, printed as packed blocks by default: here the tiler's code)
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not found")
 
 TRMM = """#include <stdio.h>
@@ -51,10 +53,10 @@ def _update_band(result) -> dict:
 
 
 def test_the_reduction_member_is_jammed_with_only_the_innermost_loop_inside_it(trmm):
-    band = _update_band(generate(trmm, OptimizeOptions(tile_sizes=(8, 8, 8))))
+    band = _update_band(generate(trmm, OptimizeOptions(tile_sizes=(8, 8, 8), blocks=OFF)))
     order, jam = band["point_loop_order"], band["unroll_jam"]
     assert jam is not None and jam["point_member"] == len(order) - 2  # just outside the innermost loop
-    code = generate(trmm, OptimizeOptions(tile_sizes=(8, 8, 8))).text
+    code = generate(trmm, OptimizeOptions(tile_sizes=(8, 8, 8), blocks=OFF)).text
     innermost = [line.strip() for line in code.split("\n") if line.strip().startswith("B[c")]
     targets = {line.split("+=")[0].strip() for line in innermost if "+=" in line}
     # the copies of one iteration add into one element: one store per four multiply-adds
@@ -63,13 +65,13 @@ def test_the_reduction_member_is_jammed_with_only_the_innermost_loop_inside_it(t
 
 @pytest.mark.parametrize("sizes", [(8, 8, 8), (4, 16, 8), (32, 32, 32), (3, 5, 7)])
 def test_the_jammed_order_prints_what_the_original_prints(trmm, tmp_path, sizes):
-    code = generate(trmm, OptimizeOptions(tile_sizes=sizes)).text
+    code = generate(trmm, OptimizeOptions(tile_sizes=sizes, blocks=OFF)).text
     assert run_source(code, tmp_path, "out") == run_source(TRMM, tmp_path, "orig")
 
 
 def test_without_unroll_and_jam_the_point_order_is_not_moved(trmm):
-    plain = _update_band(generate(trmm, OptimizeOptions(tile_sizes=(8, 8, 8), unroll_jam=0)))
-    jammed = _update_band(generate(trmm, OptimizeOptions(tile_sizes=(8, 8, 8))))
+    plain = _update_band(generate(trmm, OptimizeOptions(tile_sizes=(8, 8, 8), unroll_jam=0, blocks=OFF)))
+    jammed = _update_band(generate(trmm, OptimizeOptions(tile_sizes=(8, 8, 8), blocks=OFF)))
     assert plain["unroll_jam"] is None
     assert plain["point_loop_order"] != jammed["point_loop_order"]
 

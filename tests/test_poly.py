@@ -276,9 +276,10 @@ def test_unroll_and_jam_moves_the_most_reused_loop_inside_the_loop_whose_bounds_
     # trmm, point loops (k, i, j): B[i][j] stays in place along k, but k bounds i (i < k), so its copies
     # would need the inner bounds per copy; in the order (i, k, j) only j is inside k, and k is unrolled:
     # its copies add into one B[i][j] (poly/point_order.py's jam_order), not i's, which share a B[k][j] load
+    # (tiled, not blocked: trmm is a contraction, printed as packed blocks by default)
     a = _prog(tmp_path, "for (i = 0; i < n; i++) for (j = 0; j < n; j++) for (k = i + 1; k < n; k++)\n"
                         "  B[i][j] += A[k][i] * B[k][j];")
-    ts = a.tiled((32, 32, 32))
+    ts = a.tiled((32, 32, 32), blocks=None)
     band = ts.tunable_bands[0]
     k, i = (band.point_order.index(m) for m in (1, 2))  # members of the band (j, k, i): their point positions
     assert band.point_order == (2, 1, 0) and band.unroll_jam == (k, 4), (band, i)
