@@ -345,8 +345,12 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
         # the columns) where there are as many row blocks as threads, else as many groups as it takes to give
         # every thread work (a batch of 16 inputs through a wide layer: one row block); a thread packs the A
         # block of the pairs it takes (again where another thread has it too)
-        emit(f"const long {x.nic} = ({x.i1} - {x.i0} + {x.MC} - 1) / {x.MC}, "
-             f"{x.njr} = ({x.nc} + {x.NR} - 1) / {x.NR};", i6)
+        if ik_cons:  # only the row blocks with a step of k in this block (trmm's first k block: its first rows)
+            _active_rows(emit, x, ik_cons, i6)
+            emit(f"const long {x.nic} = {x.nb}, {x.njr} = ({x.nc} + {x.NR} - 1) / {x.NR};", i6)
+        else:
+            emit(f"const long {x.nic} = ({x.i1} - {x.i0} + {x.MC} - 1) / {x.MC}, "
+                 f"{x.njr} = ({x.nc} + {x.NR} - 1) / {x.NR};", i6)
         emit(f"long {x.ng} = 1;", i6)
         emit("#ifdef _OPENMP", 0)
         emit("extern int omp_get_num_threads(void);", i6)
@@ -358,7 +362,12 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
             emit(f"long {x.packed} = -1;  /* the row block this thread's A block holds */", i6)
         emit("#pragma omp for schedule(dynamic, 1)", i6)
         emit(f"for (long {x.t} = 0; {x.t} < {x.nic} * {x.ng}; {x.t}++) {{", i6)
-        emit(f"const long {x.ic} = {x.i0} + {x.t} / {x.ng} * {x.MC};", i7)
+        emit(f"const long {x.ic} = {x.i0} + ({x.fb} + {x.t} / {x.ng}) * {x.MC};" if ik_cons else
+             f"const long {x.ic} = {x.i0} + {x.t} / {x.ng} * {x.MC};", i7)
+    elif ik_cons:
+        _active_rows(emit, x, ik_cons, i6)
+        emit(f"for (long {x.ic} = {x.i0} + {x.fb} * {x.MC}; {x.ic} < {x.i0} + ({x.fb} + {x.nb}) * {x.MC}; "
+             f"{x.ic} += {x.MC}) {{", i6)
     else:
         emit(f"for (long {x.ic} = {x.i0}; {x.ic} < {x.i1}; {x.ic} += {x.MC}) {{", i6)
     emit(f"const long {x.mc} = {x.MC} < {x.i1} - {x.ic} ? {x.MC} : {x.i1} - {x.ic};", i7)
@@ -534,6 +543,23 @@ def _tested(value: str, cons: list, v: str, k: str) -> str:
     """*value*, packed only where (v, k) meets k's triangle constraints (0 elsewhere: never used, and the
     operand is never read where the original does not read it)."""
     return f"({_holds(cons, v, k)}) ? {value} : 0" if cons else value
+
+
+def _active_rows(emit, x: _Names, ik_cons: list, indent: int) -> None:
+    """fb, nb: the first row block (of MC rows from i0) and the number of row blocks that hold a row meeting
+    every constraint of k's triangle with the rows for some k of the block [pc, pc + kc): each constraint
+    `cv * i + ck * k + rest >= 0` bounds i by its most permissive k."""
+    emit(f"long {x.ia} = {x.i0}, {x.ib} = {x.i1};  /* the rows with a step of k in this block */", indent)
+    last = f"{x.pc} + {x.kc} - 1"
+    for cv, ck, rest in ik_cons:
+        if cv > 0:  # i >= -ck * k - rest, least at k's end (ck = 1) or start
+            lo = f"-({last}) - ({rest})" if ck > 0 else f"{x.pc} - ({rest})"
+            emit(f"if ({lo} > {x.ia}) {x.ia} = {lo};", indent)
+        else:  # i <= ck * k + rest, greatest at k's end (ck = 1) or start
+            hi = f"{last} + ({rest})" if ck > 0 else f"-{x.pc} + ({rest})"
+            emit(f"if (({hi}) + 1 < {x.ib}) {x.ib} = ({hi}) + 1;", indent)
+    emit(f"const long {x.fb} = {x.ia} < {x.ib} ? ({x.ia} - {x.i0}) / {x.MC} : 0, {x.nb} = {x.ia} < {x.ib} ? "
+         f"({x.ib} - 1 - {x.i0}) / {x.MC} - {x.fb} + 1 : 0;", indent)
 
 
 def _k_ranges(emit, x: _Names, ik_cons: list, jk_cons: list, indent: int) -> None:
