@@ -487,9 +487,9 @@ def _snapshot(printer, emit, x: _Names, scop, st, c: Contraction, outer_param: d
     before the packed code writes any; *c* with those operands reading S (same subscripts). None where no
     operand reads W's array. (The original reads each of those elements before the statement writes it:
     contraction._operands_read_before_writes.)"""
-    warray = st.writes[0].array
-    if not any(warray in _ids_of(o.node) for o in c.operands):
+    if not c.reads_result:
         return None
+    warray = st.writes[0].array
     reads = result_reads(st)
     rel = reads[0]
     for r in reads[1:]:
@@ -517,17 +517,6 @@ def _snapshot(printer, emit, x: _Names, scop, st, c: Contraction, outer_param: d
         emit(f"__builtin_memcpy(&{x.S}[{lo}], &{w}[{lo}], sizeof({w}[0]) * (({hi}) - ({lo}) + 1));", indent)
     ops = tuple(replace(o, node=substitute(o.node, {warray: x.S})) for o in c.operands)
     return replace(c, operands=ops)
-
-
-def _ids_of(node: c_ast.Node) -> set[str]:
-    out: set[str] = set()
-
-    class V(c_ast.NodeVisitor):
-        def visit_ID(self, n):
-            out.add(n.name)
-
-    V().visit(node)
-    return out
 
 
 def _term(coefficient: int, value: str) -> str:

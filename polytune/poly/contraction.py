@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import islpy as isl
 from pycparser import c_ast, c_generator
@@ -124,6 +124,7 @@ class Contraction:
     operands: tuple[Operand, ...]
     unit_columns: bool  # W's elements of consecutive columns are adjacent (its last subscript is j + ...)
     write_node: c_ast.Node = field(compare=False, repr=False, default=None)
+    reads_result: bool = False  # an operand reads W's array (trmm): the packed code reads a copy of its rows
 
     @property
     def a_operands(self) -> tuple[Operand, ...]:
@@ -302,7 +303,7 @@ def recognize(scop: Scop, st: Statement, deps: Dependences | None = None) -> Con
         return None
     if deps is not None and not own_dependences_ok(st, c, deps, without_anti=reads_w):
         return None
-    return c
+    return replace(c, reads_result=True) if reads_w else c
 
 
 def _array_refs(node: c_ast.Node, name: str) -> list[c_ast.ArrayRef]:
