@@ -237,10 +237,6 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
     na, nb = len(c.a_operands), len(c.b_operands)
     vb = machine.vector_bytes()
     pack_a = blocks.pack_a
-    all_ops = list(c.operands)
-    index = {id(o): k for k, o in enumerate(all_ops)}
-    a_ops = [o for o in all_ops if o.side == "a"]
-    b_ops = [o for o in all_ops if o.side == "b"]
 
     # ---- the block ---------------------------------------------------------------------------------
     i0 = indent
@@ -251,7 +247,7 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
     emit(f"typedef __typeof__(_Generic(({w0}), {generic}, default: (double)0)) {x.T};", i1)
     emit(f"typedef {x.T} {x.V} __attribute__((vector_size({vb})));", i1)
     same = [f"__builtin_types_compatible_p(__typeof__({w0}), {x.T})"]
-    same += [f"__builtin_types_compatible_p(__typeof__({at(o.node, zeros)}), {x.T})" for o in all_ops]
+    same += [f"__builtin_types_compatible_p(__typeof__({at(o.node, zeros)}), {x.T})" for o in c.operands]
     emit(f"if ({' && '.join(same)}) {{", i1)
     i2 = i1 + 1
     for o in c.outer:
@@ -297,10 +293,7 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
     snap = _snapshot(printer, emit, x, scop, st, c, outer_param, lin, at, i3, work if parallel else None)
     if snap is not None:  # the operands read W's array from the snapshot
         c = snap
-        all_ops = list(c.operands)
-        index = {id(o): k for k, o in enumerate(all_ops)}
-        a_ops = [o for o in all_ops if o.side == "a"]
-        b_ops = [o for o in all_ops if o.side == "b"]
+    a_ops, b_ops = c.a_operands, c.b_operands
     _pooled(emit, x.Braw, f"sizeof({x.T}) * {x.NB} * {x.KC} * {x.NC} + 64", i3)
     emit(f"{x.T} *const {x.Bp} = ({x.T} *)({x.Braw} + (64 - (unsigned long){x.Braw} % 64) % 64);", i3)
     if parallel:
@@ -444,12 +437,12 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
     emit("}", i10 + 1)
     emit("}", i9)
     if ranged:  # each element's own k before the tile's common range, the kernel over it, and after it
-        _ragged(emit, x, c, pack_a, a_ops, index, at, ik_cons, jk_cons, x.kalo, x.klo, i9)
+        _ragged(emit, x, c, pack_a, at, ik_cons, jk_cons, x.kalo, x.klo, i9)
         emit(f"if ({x.klo} < {x.khi})", i9)
-        _kernel(emit, x, c, mr, nv, pack_a, a_ops, index, at, i9, (x.klo, x.khi))
-        _ragged(emit, x, c, pack_a, a_ops, index, at, ik_cons, jk_cons, x.khi, x.kahi, i9)
+        _kernel(emit, x, c, mr, nv, pack_a, at, i9, (x.klo, x.khi))
+        _ragged(emit, x, c, pack_a, at, ik_cons, jk_cons, x.khi, x.kahi, i9)
     else:
-        _kernel(emit, x, c, mr, nv, pack_a, a_ops, index, at, i9)
+        _kernel(emit, x, c, mr, nv, pack_a, at, i9)
     emit(f"if ({x.cp} == {x.tile})", i9)
     emit(f"for (long {x.rr} = 0; {x.rr} < {x.rows}; {x.rr}++)", i9 + 1)
     emit(f"for (long {x.cc} = 0; {x.cc} < {x.cols}; {x.cc}++) {{", i9 + 2)
@@ -591,12 +584,19 @@ def _k_ranges(emit, x: _Names, ik_cons: list, jk_cons: list, indent: int) -> Non
     emit(f"if ({x.klo} >= {x.khi}) {x.klo} = {x.khi} = {x.kahi};", indent)
 
 
-def _ragged(emit, x: _Names, c: Contraction, pack_a: bool, a_ops, index, at, ik_cons: list, jk_cons: list,
+def _slots(c: Contraction) -> tuple[dict[int, int], dict[int, int]]:
+    """For the A and for the B operands: each operand's number in *c*'s core (its @a<n> or @b<n>) -> its place
+    among its side's operands (in the packs and c.a_operands / c.b_operands)."""
+    a = [n for n, o in enumerate(c.operands) if o.side == "a"]
+    b = [n for n, o in enumerate(c.operands) if o.side == "b"]
+    return {n: t for t, n in enumerate(a)}, {n: t for t, n in enumerate(b)}
+
+
+def _ragged(emit, x: _Names, c: Contraction, pack_a: bool, at, ik_cons: list, jk_cons: list,
             start: str, stop: str, indent: int) -> None:
     """The k steps [start, stop) of the tile element by element, each under k's triangle constraints, in
     k's order: the same operations on each element as the kernel's lanes (scalars instead of vectors)."""
-    a_pos = {index[id(o)]: t for t, o in enumerate(a_ops)}
-    b_pos = {index[id(o)]: t for t, o in enumerate(o for o in c.operands if o.side == "b")}
+    a_pos, b_pos = _slots(c)
     emit(f"for (long {x.pp} = {start}; {x.pp} < {stop}; {x.pp}++)", indent)
     emit(f"for (long {x.rr} = 0; {x.rr} < {x.rows}; {x.rr}++) {{", indent + 1)
     i2 = indent + 2
@@ -607,7 +607,7 @@ def _ragged(emit, x: _Names, c: Contraction, pack_a: bool, a_ops, index, at, ik_
         if pack_a:
             val = f"{x.Ap}[{x.ir} * {x.kc} * {x.NA} + ({x.pp} * {x.NA} + {t}) * {x.MR} + {x.rr}]"
         else:
-            val = at(a_ops[t].node, {c.i: f"{x.I} + {x.rr}", c.k: kk})
+            val = at(c.a_operands[t].node, {c.i: f"{x.I} + {x.rr}", c.k: kk})
         emit(f"const {x.T} {x.p}_a{k} = {val};", i2)
     emit(f"for (long {x.cc} = 0; {x.cc} < {x.cols}; {x.cc}++) {{", i2)
     i3 = i2 + 1
@@ -645,12 +645,11 @@ def _sizes(emit, x: _Names, blk: Blocks, asked: Blocks, indent: int, l2_budget: 
         emit(f"if ({x.i1} - {x.i0} <= {x.mcm} && {l2} < {x.ncm}) {x.ncm} = {l2} > 0 ? {l2} : 1;", indent)
 
 
-def _kernel(emit, x: _Names, c: Contraction, mr: int, nv: int, pack_a: bool, a_ops, index, at, indent: int,
+def _kernel(emit, x: _Names, c: Contraction, mr: int, nv: int, pack_a: bool, at, indent: int,
             steps: tuple[str, str] | None = None) -> None:
     """The micro-kernel: W's mr x nr tile at cp (rows rs apart) in mr x nv vector registers, updated with
     the core for each k of the block (or the block's steps [start, stop) of *steps*), in k's order."""
-    a_pos = {index[id(o)]: t for t, o in enumerate(a_ops)}
-    b_pos = {index[id(o)]: t for t, o in enumerate(o for o in c.operands if o.side == "b")}
+    a_pos, b_pos = _slots(c)
     emit("{", indent)
     i1 = indent + 1
     acc = [[f"{x.p}_c{r}_{v}" for v in range(nv)] for r in range(mr)]
@@ -680,7 +679,7 @@ def _kernel(emit, x: _Names, c: Contraction, mr: int, nv: int, pack_a: bool, a_o
             if pack_a:
                 val = f"{x.aq}[{t} * {x.MR} + {r}]"
             else:
-                val = at(a_ops[t].node, {c.i: f"{x.p}_row{r}", c.k: f"{x.pc} + {x.pp}"})
+                val = at(c.a_operands[t].node, {c.i: f"{x.p}_row{r}", c.k: f"{x.pc} + {x.pp}"})
             emit(f"const {x.T} {x.p}_a{k}_{r} = {val};", i2)
         for v in range(nv):
             core = re.sub(r"@a(\d+)", f"{x.p}_a\\1_{r}", c.core)

@@ -191,8 +191,7 @@ def _write_loops(st: Statement) -> tuple[set[str], str | None, bool]:
         return {""}, None, False
     # (by position: the relation's input dimensions are the statement's loops, named or not: expand.py's
     # rewritten accesses leave them unnamed)
-    names = dict(enumerate(st.iterators))
-    moved = {names[d] for d in range(n_in) if w.involves_dims(isl.dim_type.in_, d, 1)}
+    moved = {st.iterators[d] for d in range(n_in) if w.involves_dims(isl.dim_type.in_, d, 1)}
     last, only = None, False
     try:
         pma = isl.PwMultiAff.from_map(w)
@@ -206,7 +205,7 @@ def _write_loops(st: Statement) -> tuple[set[str], str | None, bool]:
     ma = pieces[0]
     for d in range(n_in):
         if ma.get_at(n_out - 1).get_coefficient_val(isl.dim_type.in_, d).to_python() == 1:
-            name = names[d]
+            name = st.iterators[d]
             others = [ma.get_at(o).get_coefficient_val(isl.dim_type.in_, d).to_python() for o in range(n_out - 1)]
             last, only = name, not any(others)
             break
@@ -254,11 +253,11 @@ def recognize(scop: Scop, st: Statement, deps: Dependences | None = None) -> Con
 
     # an operand may read W's array where no element it reads is written by the statement before it reads
     # it (trmm's B[k][j] for k > i): the packed code reads a snapshot taken before it (emit/blis.py)
-    snapshot = result_reads(st) is not None
+    reads = result_reads(st)
 
     def deps_of(node: c_ast.Node) -> set[str] | None:
         names = _ids(node)
-        if warray in names and not snapshot:
+        if warray in names and reads is None:
             return None  # an operand reading W's array: not a contraction
         return names & iters
 
@@ -299,7 +298,7 @@ def recognize(scop: Scop, st: Statement, deps: Dependences | None = None) -> Con
     if not _domain_ok(scop, st, c):
         return None
     reads_w = any(warray in _ids(o.node) for o in c.operands)
-    if reads_w and not _operands_read_before_writes(st, c, warray):
+    if reads_w and not _operands_read_before_writes(st, c, warray, reads, e):
         return None
     if deps is not None and not own_dependences_ok(st, c, deps, without_anti=reads_w):
         return None
@@ -352,13 +351,13 @@ def result_reads(st: Statement) -> list[isl.Map] | None:
     return others
 
 
-def _operands_read_before_writes(st: Statement, c: Contraction, warray: str) -> bool:
-    """Whether no element the operands read of W's array is written by the statement at an earlier instance
-    (in the original order): every operand then reads the value the array had before the statement's first
-    instance, which a snapshot taken there holds. The element W itself in an operand is never that."""
-    reads = result_reads(st)
-    acc = accumulation(st.body)
-    if reads is None or acc is None or any(_GEN.visit(r) == c.write for r in _array_refs(acc[2], warray)):
+def _operands_read_before_writes(st: Statement, c: Contraction, warray: str, reads: list[isl.Map] | None,
+                                 e: c_ast.Node) -> bool:
+    """Whether no element the operands read of W's array (*reads*: `result_reads`; *e*: the accumulation's
+    added expression) is written by the statement at an earlier instance (in the original order): every
+    operand then reads the value the array had before the statement's first instance, which a snapshot taken
+    there holds. The element W itself in an operand is never that."""
+    if reads is None or any(_GEN.visit(r) == c.write for r in _array_refs(e, warray)):
         return False
     w = st.writes[0].relation.intersect_domain(st.domain)
     before = st.schedule.lex_lt_map(st.schedule)  # x -> y: x runs before y
@@ -567,11 +566,11 @@ def _isolated(schedule: isl.Schedule, scop: Scop, st: Statement, c: Contraction,
         order = [s.name for s in scop.statements]
         before = [s for s in order if s in here and order.index(s) < order.index(st.name)]
         after = [s for s in order if s in here and order.index(s) > order.index(st.name)]
-        if place != "text" and not (before and after) and (before if place == "last" else after):
-            return None  # (the same order as the text's)
-        groups = {"text": [before, [st.name], after], "last": [before + after, [st.name]],
-                  "first": [[st.name], before + after]}[place]
+        text = [g for g in (before, [st.name], after) if g]
+        groups = {"text": text, "last": [before + after, [st.name]], "first": [[st.name], before + after]}[place]
         groups = [g for g in groups if g]
+        if place != "text" and groups == text:
+            return None  # (the same order as the text's)
         filters = isl.UnionSetList.alloc(CTX, len(groups))
         for g in groups:
             filters = filters.add(_filter(scop, g).intersect(node.get_domain()))
