@@ -63,10 +63,10 @@ def test_an_unrolled_schedule_is_not_built_into_an_ast_before_the_emitter_builds
 def test_where_the_ast_builder_fails_on_unrolled_copies_the_code_comes_without_them(program, tmp_path, monkeypatch):
     real = emit_c.build_ast
 
-    def failing_on_copies(scop, tiled, prefix, scale_strides=True):
+    def failing_on_copies(scop, tiled, prefix, scale_strides=True, **kw):
         if any(b.unroll_jam for b in tiled.bands):
             raise isl.Error("simulated: the AST builder fails on the unrolled copies")
-        return real(scop, tiled, prefix, scale_strides)
+        return real(scop, tiled, prefix, scale_strides, **kw)
 
     monkeypatch.setattr(emit_c, "build_ast", failing_on_copies)
     result = generate(program, OptimizeOptions(tile_sizes=(8, 8, 8), blocks=Blocks(on=False)))

@@ -18,7 +18,9 @@ from ..poly.parallel import parallel_work, with_work
 from ..poly.promote import Occurrence, ast_text, promotable, refs_of, replace_refs
 from ..poly.schedule import TiledSchedule
 from ..poly.scop import Scop
-from .printer import COUNTER_TYPE, Printer, fresh_prefix, param_expr, statement_text, strip, substitute
+from ..poly.tilestore import TileBuffer, offset_exprs, tile_buffers
+from .printer import (COUNTER_TYPE, Printer, fresh_prefix, param_expr, replace_child, statement_text, strip,
+                      substitute)
 from .printer import list_ as _list  # (a test replaces it to feed _in_order plain lists)
 
 
@@ -26,9 +28,13 @@ class _OpenMPPrinter(Printer):
     """The base printer plus what the schedule's marks ask for: `#pragma omp parallel for` with its private
     scalars, schedule clause and private array copies, `#pragma omp simd`, `#pragma GCC ivdep`."""
 
-    def __init__(self, scop: Scop, parallel: bool, ivdep: bool, prefix: str, tiled: TiledSchedule | None = None):
+    def __init__(self, scop: Scop, parallel: bool, ivdep: bool, prefix: str, tiled: TiledSchedule | None = None,
+                 buffers: tuple[TileBuffer, ...] = (), offsets: list | None = None):
         super().__init__(scop, prefix)
         self.tiled = tiled  # for the private copies of arrays its marks name
+        self.buffers = {b.name: b for b in buffers}  # scratch arrays stored per tile (poly/tilestore.py)
+        self.offsets = offsets or []  # build_ast's table of their offsets, by statement node annotation
+        self.rebase: dict[str, tuple] = {}  # the offsets at the statement being printed
         self.parallel = parallel
         self.ivdep = ivdep
         self.counters: list[str] = []  # the counters of the loops being printed, outermost first
@@ -43,7 +49,12 @@ class _OpenMPPrinter(Printer):
             print_contraction(self, mark, n, indent, self.parallel and not self.in_parallel)
             return
         inner = None
-        private = self.private(mark.private, mark.lastprivate) if isinstance(mark, (ParallelMark, SimdMark)) else ""
+        buffers = ()
+        if isinstance(mark, ParallelMark) and self.buffers:  # (each thread its own tile buffers)
+            inside = set(_statements_in(n.mark_get_node()))
+            buffers = tuple(b.name for b in self.buffers.values() if b.statements & inside)
+        private = self.private(mark.private + buffers, mark.lastprivate) \
+            if isinstance(mark, (ParallelMark, SimdMark)) else ""
         if isinstance(mark, (ParallelMark, SimdMark)) and mark.lastprivate \
                 and not self.writes_every_iteration(n.mark_get_node(), set(mark.lastprivate)):
             mark = None  # the loop stays sequential: see writes_every_iteration
@@ -130,6 +141,7 @@ class _OpenMPPrinter(Printer):
         references to replace: {reference index: scalar}), or None. Only a loop whose body is statements
         (no inner loop or condition: each runs in every iteration) is considered."""
         calls: list[isl.AstExpr] = []
+        rebases: list[dict] = []
 
         def flat(x: isl.AstNode) -> bool:
             t = x.get_type()
@@ -137,18 +149,19 @@ class _OpenMPPrinter(Printer):
                 return all(flat(c) for c in _list(x.block_get_children()))
             if t == isl.ast_node_type.user:
                 calls.append(x.user_get_expr())
+                rebases.append(self.offsets_at(x))
                 return True
             return t == isl.ast_node_type.mark and flat(x.mark_get_node())  # (a mark on no loop prints nothing)
 
         if not flat(n.for_get_body()) or not calls:
             return None
         occurrences, printed = [], []
-        for call in calls:
+        for call, rebase in zip(calls, rebases):
             st = self.scop.statement(call.op_get_arg(0).id_get_id().get_name())
             refs, bare = refs_of(st.body)
             iters = tuple(ast_text(call.op_get_arg(i + 1)) for i in range(call.op_get_n_arg() - 1))
             occurrences.append(Occurrence(st.name, iters, tuple(refs), frozenset(bare)))
-            printed.append(refs_of(self.statement_body(call))[0])
+            printed.append(refs_of(self.statement_body(call, rebase))[0])
         found = promotable(self.scop, occurrences, self.counters[:-1], it)
         scalars, replace = [], [dict() for _ in calls]
         for keys in (sorted(g) for array in sorted(found) for g in found[array]):
@@ -164,19 +177,40 @@ class _OpenMPPrinter(Printer):
                 replace[k][r] = name
         return (scalars, replace) if scalars else None
 
-    def statement_body(self, call: isl.AstExpr):
-        """The statement's C body with the AST's expressions for its iterators (as the base printer's)."""
+    def statement_body(self, call: isl.AstExpr, rebase: dict | None = None):
+        """The statement's C body with the AST's expressions for its iterators (as the base printer's), its
+        elements of tile buffers relative to the tile (*rebase*: their offsets at this node, `offsets_at`)."""
         st = self.scop.statement(call.op_get_arg(0).id_get_id().get_name())
         args = [strip(self.expr(call.op_get_arg(i + 1))) for i in range(call.op_get_n_arg() - 1)]
         subst = dict(zip(st.iterators, (a if re.fullmatch(r"-?\w+", a) else f"({a})" for a in args)))
         subst.update(self.renamed)
-        return substitute(st.body, subst)
+        body = substitute(st.body, subst)
+        for name, exprs in (rebase or {}).items():
+            body = _rebased(body, name, [strip(self.expr(e)) for e in exprs],
+                            next(a.lower for a in self.scop.scratch if a.name == name))
+        return body
+
+    def offsets_at(self, n: isl.AstNode) -> dict:
+        """The offsets of the tile buffers that statement node *n* accesses (build_ast's annotation)."""
+        if not self.offsets:
+            return {}
+        try:
+            name = n.get_annotation().get_name()
+        except isl.Error:
+            return {}  # (no annotation)
+        return self.offsets[int(name[len(self.prefix) + 3:])]
+
+    def user_node(self, n: isl.AstNode, indent: int) -> None:
+        self.rebase = self.offsets_at(n)
+        try:
+            self.user(n.user_get_expr(), indent)
+        finally:
+            self.rebase = {}
 
     def user(self, call: isl.AstExpr, indent: int) -> None:
-        if self.replacing is None:
-            super().user(call, indent)
-            return
-        body = replace_refs(self.statement_body(call), self.replacing.pop(0))
+        body = self.statement_body(call, self.rebase)
+        if self.replacing is not None:
+            body = replace_refs(body, self.replacing.pop(0))
         self.emit(statement_text(self.gen, body), indent)
 
     def loop(self, n: isl.AstNode, indent: int, pragma: tuple[str, str] | None) -> None:
@@ -281,6 +315,39 @@ class _OpenMPPrinter(Printer):
             self.emit(f"__typeof__({c.name}[0]) *const {ptr} = {it} == ({last}) ? {c.name} : {ptr}_copy;", indent)
             out[c.name] = ptr
         return out
+
+
+def _rebased(body: c_ast.Node, name: str, offsets: list[str], lower: tuple) -> c_ast.Node:
+    """*body* with each element of scratch array *name* stored in its tile buffer: subscript k, printed by
+    expansion as `x - lower_k` (poly/expand.py `_element`), becomes `x - offset_k`."""
+    def sub(x: c_ast.Node, k: int) -> c_ast.Node:
+        lo = lower[k]
+        lb = f"{name}_lb{k}"
+        if isinstance(lo, int) and lo == 0:
+            base = x
+        elif isinstance(x, c_ast.BinaryOp) and (
+                (x.op == "-" and isinstance(x.right, c_ast.ID) and x.right.name == lb)
+                or (isinstance(lo, int) and isinstance(x.right, c_ast.Constant) and x.right.value == str(abs(lo))
+                    and x.op == ("-" if lo > 0 else "+"))):
+            base = x.left
+        else:
+            base = c_ast.BinaryOp("+", x, c_ast.ID(str(lo) if isinstance(lo, int) else lb))
+        return c_ast.BinaryOp("-", base, c_ast.ID(f"({offsets[k]})"))
+
+    def visit(node: c_ast.Node) -> c_ast.Node:
+        subs, base = [], node
+        while isinstance(base, c_ast.ArrayRef):
+            subs.append(base)
+            base = base.name
+        if subs and isinstance(base, c_ast.ID) and base.name == name:
+            for k, ref in enumerate(reversed(subs)):  # (outermost subscript first)
+                ref.subscript = sub(visit(ref.subscript), k)
+            return node
+        for child_name, child in node.children():
+            replace_child(node, child_name, visit(child))
+        return node
+
+    return visit(body)
 
 
 COLLAPSE = " collapse(2)"
@@ -511,17 +578,34 @@ def without_separation(schedule: isl.Schedule) -> isl.Schedule:
     return visit(schedule.get_root()).get_schedule()
 
 
-def build_ast(scop: Scop, tiled: TiledSchedule, prefix: str, scale_strides: bool = True) -> isl.AstNode:
+def build_ast(scop: Scop, tiled: TiledSchedule, prefix: str, scale_strides: bool = True,
+              buffers: tuple[TileBuffer, ...] = (), offsets: list | None = None) -> isl.AstNode:
     """The isl AST of *tiled*'s schedule, iterators named *prefix*0, 1, ... *scale_strides* False keeps
     every loop's values those of the schedule (the GPU targets map loop values to thread and block ids:
     isl otherwise divides a loop whose values have a stride by it, per statement, so that two statements
-    of one band would land on different threads)."""
+    of one band would land on different threads). *buffers* (poly/tilestore.py): each statement node that
+    accesses one is annotated with an id `prefix_tbK`, K indexing *offsets*, where K's entry is {buffer name:
+    its offsets as AST expressions at that node}."""
     build = isl.AstBuild.from_context(scop.context)
     depth = _max_depth(tiled.schedule)
     ids = isl.IdList.alloc(CTX, depth)
     for k in range(depth):
         ids = ids.add(isl.Id(f"{prefix}{k}", context=CTX))
     build = build.set_iterators(ids)
+    if buffers:
+        def annotate(node: isl.AstNode, b: isl.AstBuild) -> isl.AstNode:
+            # (an exception must not reach isl, which would go on with no node: None in *offsets* instead)
+            name = node.user_get_expr().op_get_arg(0).id_get_id().get_name()
+            try:
+                here = {x.name: offset_exprs(x, b) for x in buffers if name in x.statements}
+            except (isl.Error, ValueError, TypeError):
+                offsets.append(None)
+                return node
+            if not here:
+                return node
+            offsets.append(here)
+            return node.set_annotation(isl.Id(f"{prefix}_tb{len(offsets) - 1}", context=CTX))
+        build, _keep = build.set_at_each_domain(annotate)  # (the handle keeps the callback alive)
     # A lastprivate scalar takes the value of the loop's last iteration, which must then run a statement.
     # isl drops a guard that inner loops' bounds make redundant (an `if (n >= 2)` around a loop whose body
     # is empty at n = 1), so that a generated loop may run iterations without statements: keep the guards.
@@ -596,14 +680,19 @@ def generate_region(scop: Scop, tiled: TiledSchedule, parallel: bool = True, ivd
     *check*, isl's AST is read back first (poly/astcheck.py: every instance once, *deps* kept, parallel
     loops free of them); CodegenMismatch where it is not."""
     prefix = fresh_prefix(scop, avoid)
+    buffers = tile_buffers(scop, tiled.schedule)
+    offsets: list[dict | None] = []
     try:
-        ast = build_ast(scop, tiled, prefix)
+        ast = build_ast(scop, tiled, prefix, buffers=buffers, offsets=offsets)
+        if None in offsets:  # an offset isl could not print: the scratch arrays on the heap, as they were
+            buffers, offsets = (), []
+            ast = build_ast(scop, tiled, prefix)
     except isl.Error:
         raise UnsupportedError("isl's code generator failed on this region's schedule", scop.file,
                                scop.begin_line) from None
     if check:
         check_ast(ast, scop, deps, parallel, prefix)
-    p = _OpenMPPrinter(scop, parallel, ivdep, prefix, tiled)
+    p = _OpenMPPrinter(scop, parallel, ivdep, prefix, tiled, buffers, offsets)
     try:
         p.node(ast, indent + 1)
     except RecursionError:
@@ -645,11 +734,16 @@ def scratch_lines(p: Printer, scop: Scop) -> tuple[list[str], list[str]]:
     `s_x0[i][j]`; the element type is the scalar's own (`__typeof__`)."""
     alloc: list[str] = []
     free: list[str] = []
+    buffers = getattr(p, "buffers", {})
     for a in scop.scratch:
         dims = [strip(p.expr(param_expr(scop, e))) for e in a.extent]
         for k, lo in enumerate(a.lower):
             if not isinstance(lo, int):
                 alloc.append(f"const {COUNTER_TYPE} {a.name}_lb{k} = {strip(p.expr(param_expr(scop, lo)))};")
+        if a.name in buffers:  # one tile's elements, on the stack (private to each thread: `mark`)
+            extents = "".join(f"[{e}]" for e in buffers[a.name].extents)
+            alloc.append(f"__typeof__({a.element}) {a.name}{extents};")
+            continue
         rows = "".join(f"[{_at_least_one(d)}]" for d in dims[1:])
         decl = f"(*const {a.name}){rows}" if rows else f"*const {a.name}"
         count = _at_least_one(dims[0])

@@ -123,7 +123,7 @@ class Printer:
         elif t == isl.ast_node_type.mark:
             self.mark(n, indent, pragma)
         elif t == isl.ast_node_type.user:
-            self.user(n.user_get_expr(), indent)
+            self.user_node(n, indent)
         else:  # pragma: no cover
             raise NotImplementedError(f"isl AST node {t}")
 
@@ -142,6 +142,10 @@ class Printer:
     def body_arg(self, text: str) -> str:
         """A statement iterator's value *text* as the statement's body reads it."""
         return text if re.fullmatch(r"-?\w+", text) else f"({text})"
+
+    def user_node(self, n: isl.AstNode, indent: int) -> None:
+        """A statement's node (a target may read its annotation)."""
+        self.user(n.user_get_expr(), indent)
 
     def user(self, call: isl.AstExpr, indent: int) -> None:
         name = call.op_get_arg(0).id_get_id().get_name()
