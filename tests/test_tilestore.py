@@ -3,10 +3,11 @@ be tiled lives within one iteration of the tile loops, and is stored there, per 
 array of the whole iteration space."""
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
-from conftest import compile_run
+from conftest import ROOT, compile_run
 
 from polytune.cli import main
 from polytune.pipeline import OptimizeOptions, analyze, schedules
@@ -113,3 +114,17 @@ def test_per_tile_storage_prints_what_the_original_prints(tmp_path, extra):
         for threads in (1, 2, 3):
             got = compile_run(str(opt), str(tmp_path / "opt"), ["-ffp-contract=off"], True, threads, args=args)
             assert got == want, (args, threads)
+
+
+def test_a_parallel_loop_inside_the_tile_loops_shares_the_buffer(tmp_path):
+    """Random program 1015: one column tile (n <= 32), so its point loop runs in parallel, entered again for
+    every row; private there, each entry's copy started uninitialized and the column sums were lost."""
+    import sys
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from progen import local_scalar_program
+    from test_random_programs import C_VARIANTS, check_program
+
+    assert check_program(1015, list(C_VARIANTS), make=local_scalar_program, threads=(1, 2, 4)) == 12
+    text = _optimized(tmp_path, local_scalar_program(1015).source)
+    inner = [line for line in text.splitlines() if "omp parallel for" in line]
+    assert any("sum_x0" in line for line in inner) and not all("sum_x0" in line for line in inner), inner

@@ -49,11 +49,7 @@ class _OpenMPPrinter(Printer):
             print_contraction(self, mark, n, indent, self.parallel and not self.in_parallel)
             return
         inner = None
-        buffers = ()
-        if isinstance(mark, ParallelMark) and self.buffers:  # (each thread its own tile buffers)
-            inside = set(_statements_in(n.mark_get_node()))
-            buffers = tuple(b.name for b in self.buffers.values() if b.statements & inside)
-        private = self.private(mark.private + buffers, mark.lastprivate) \
+        private = self.private(mark.private + self.private_buffers(n, mark.depth), mark.lastprivate) \
             if isinstance(mark, (ParallelMark, SimdMark)) else ""
         if isinstance(mark, (ParallelMark, SimdMark)) and mark.lastprivate \
                 and not self.writes_every_iteration(n.mark_get_node(), set(mark.lastprivate)):
@@ -65,13 +61,26 @@ class _OpenMPPrinter(Printer):
                      mark.arrays, mark.work,  # arrays: private copies (poly/privatize.py)
                      None if mark.alternative is None else (
                          f"{self.prefix}{mark.alternative}",
-                         f"#pragma omp parallel for{private}{COLLAPSE if mark.alternative_collapse == 2 else ''}",
+                         f"#pragma omp parallel for"
+                         f"{self.private(mark.private + self.private_buffers(n, mark.alternative), mark.lastprivate)}"
+                         f"{COLLAPSE if mark.alternative_collapse == 2 else ''}",
                          (), (), None))
         elif isinstance(mark, SimdMark) and self.ivdep:
             inner = (f"{self.prefix}{mark.depth}", f"#pragma omp simd{private}")
         elif isinstance(mark, IvdepMark) and self.ivdep:
             inner = (f"{self.prefix}{mark.depth}", "#pragma GCC ivdep", mark.order)
         self.node(n.mark_get_node(), indent, inner or pragma)
+
+    def private_buffers(self, n: isl.AstNode, depth: int) -> tuple[str, ...]:
+        """The tile buffers (poly/tilestore.py) that a parallel loop at schedule *depth* (marked by mark node
+        *n*) makes private: those of statements inside it whose elements live within one of its iterations
+        (the loop is one of the buffer's prefix). A parallel loop inside the prefix shares the buffer: its
+        threads touch different elements of one iteration, stored in different cells, and the loop may be
+        entered again within the iteration (a private copy would start uninitialized each time)."""
+        if not self.buffers:
+            return ()
+        inside = set(_statements_in(n.mark_get_node()))
+        return tuple(b.name for b in self.buffers.values() if b.statements & inside and depth < b.depth)
 
     def writes_every_iteration(self, loop: isl.AstNode, scalars: set[str]) -> bool:
         """Whether every iteration the generated *loop* runs writes each of *scalars*: a statement writing
