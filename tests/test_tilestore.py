@@ -86,6 +86,22 @@ def test_an_expansion_larger_than_the_limit_per_tile_stays_on_the_heap(tmp_path,
     assert TILE_BUFFER_ELEMENTS >= 32 * 32 * 32
 
 
+def test_the_region_s_buffers_together_stay_under_the_stack_limit(tmp_path, monkeypatch):
+    """Two filter passes, each with its accumulator: both stored per tile, or only the first where the
+    region's limit holds one."""
+    two = COLUMN_PASS.replace(
+        "                dst[(p * h + y) * w + x] = acc * 0.5f;\n            }\n",
+        "                dst[(p * h + y) * w + x] = acc * 0.5f;\n            }\n"
+        "    for (int p = 0; p < planes; p++)\n        for (int y = r; y < h - r; y++)\n"
+        "            for (int x = 0; x < w; x++) {\n                float acc2 = 0;\n"
+        "                for (int d = -r; d <= r; d++)\n                    acc2 += dst[(p * h + y + d) * w + x];\n"
+        "                src[(p * h + y) * w + x] = acc2;\n            }\n")
+    assert "acc2" in two
+    assert len(_buffers(tmp_path, two)[1]) == 2
+    monkeypatch.setattr("polytune.poly.tilestore.REGION_BUFFER_ELEMENTS", 32 * 32 * 32)
+    assert len(_buffers(tmp_path, two)[1]) == 1
+
+
 def _optimized(tmp_path, source: str, *extra: str) -> str:
     src, out = tmp_path / "f.c", tmp_path / "f.opt.c"
     src.write_text(source)

@@ -18,7 +18,9 @@ For each scratch array (`tile_buffers`):
 - per dimension, the extent: the most indices one iteration touches (`reuse.largest_extents`: a constant,
   else no buffer), and the offset: the least index it touches, a function of the prefix loops (isl's lexmin);
   an element is printed at index - offset, which stays within the extent;
-- at most TILE_BUFFER_ELEMENTS elements in all (a thread's stack holds it; 256 KB of doubles).
+- at most TILE_BUFFER_ELEMENTS elements (256 KB of doubles), and at most REGION_BUFFER_ELEMENTS for all the
+  region's buffers together (each thread's stack holds them: 1 MB of doubles, against the 2-8 MB a thread
+  usually has); the arrays past that keep their heap storage.
 
 Legality: two elements share a cell only when they are accessed in different iterations of the prefix,
 and an element's accesses all fall in one iteration; iterations run one after the other on a thread, each
@@ -37,6 +39,7 @@ from .reuse import largest_extents
 from .scop import Scop
 
 TILE_BUFFER_ELEMENTS = 1 << 15
+REGION_BUFFER_ELEMENTS = 1 << 17
 TILE_BUFFER_OPERATIONS = 2_000_000  # isl quota of one scratch array's analysis (past it: heap storage, as before)
 
 
@@ -52,6 +55,17 @@ class TileBuffer:
     offsets: tuple  # isl.PwAff per dimension
     statements: frozenset[str]
     prefix: isl.UnionMap  # the statements' instances -> the values of the first *depth* loops
+
+
+def _product(extents) -> int:
+    n = 1
+    for e in extents:
+        n *= e
+    return n
+
+
+def _elements(b: TileBuffer) -> int:
+    return _product(b.extents)
 
 
 def _paths(schedule: isl.Schedule) -> dict[str, list[list]]:
@@ -144,7 +158,8 @@ def tile_buffers(scop: Scop, schedule: isl.Schedule) -> tuple[TileBuffer, ...]:
         except isl.Error:
             found = None
         if found is not None:
-            out.append(found)
+            if sum(_elements(b) for b in out) + _elements(found) <= REGION_BUFFER_ELEMENTS:
+                out.append(found)
     return tuple(out)
 
 
@@ -183,12 +198,7 @@ def _buffer(scop: Scop, name: str, stmts: list, paths: dict) -> TileBuffer | Non
         if within is None:
             return None
         extents = largest_extents(within)
-        if any(e is None for e in extents):
-            return None
-        size = 1
-        for e in extents:
-            size *= e
-        if size > TILE_BUFFER_ELEMENTS:
+        if any(e is None for e in extents) or _product(extents) > TILE_BUFFER_ELEMENTS:
             return None
         n = within.dim(isl.dim_type.out)
         offsets = []
@@ -196,10 +206,7 @@ def _buffer(scop: Scop, name: str, stmts: list, paths: dict) -> TileBuffer | Non
             one = within.project_out(isl.dim_type.out, k + 1, n - k - 1).project_out(isl.dim_type.out, 0, k)
             offset, extents[k] = _offset(one, extents[k])
             offsets.append(offset)
-        size = 1
-        for e in extents:
-            size *= e
-        if size > TILE_BUFFER_ELEMENTS:
+        if _product(extents) > TILE_BUFFER_ELEMENTS:
             return None
         return TileBuffer(name, d, tuple(extents), tuple(offsets), frozenset(st.name for st in stmts),
                           outer.intersect_domain(accesses.domain()))
