@@ -24,8 +24,10 @@ For each scratch array (`tile_buffers`):
 
 Legality: two elements share a cell only when they are accessed in different iterations of the prefix,
 and an element's accesses all fall in one iteration; iterations run one after the other on a thread, each
-thread with its own copy (`private` on every parallel loop, emit/c.py). The expansion's copy back of the
-scalar's final value needs the element after the region: such an array keeps its heap storage.
+thread with its own copy (`private` on the parallel loops of the prefix, emit/c.py; a parallel loop inside it
+shares the buffer: its threads touch different elements of one iteration, in different cells). The
+expansion's copy back of the scalar's final value needs the element after the region: such an array keeps
+its heap storage.
 """
 from __future__ import annotations
 
