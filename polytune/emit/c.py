@@ -19,8 +19,7 @@ from ..poly.promote import Occurrence, ast_text, promotable, refs_of, replace_re
 from ..poly.schedule import TiledSchedule
 from ..poly.scop import Scop
 from ..poly.tilestore import TileBuffer, offset_exprs, tile_buffers
-from .printer import (COUNTER_TYPE, Printer, fresh_prefix, param_expr, replace_child, statement_text, strip,
-                      substitute)
+from .printer import COUNTER_TYPE, Printer, fresh_prefix, param_expr, replace_child, statement_text, strip, substitute
 from .printer import list_ as _list  # (a test replaces it to feed _in_order plain lists)
 
 

@@ -156,7 +156,7 @@ def tile_buffers(scop: Scop, schedule: isl.Schedule) -> tuple[TileBuffer, ...]:
         if not stmts or any(st.name not in paths for st in stmts):
             continue
         try:
-            found = bounded(lambda: _buffer(scop, a.name, stmts, paths), TILE_BUFFER_OPERATIONS)
+            found = bounded(lambda name=a.name, stmts=stmts: _buffer(scop, name, stmts, paths), TILE_BUFFER_OPERATIONS)
         except isl.Error:
             found = None
         if found is not None:
