@@ -53,6 +53,8 @@ class _OpenMPPrinter(Printer):
         if isinstance(mark, (ParallelMark, SimdMark)) and mark.lastprivate \
                 and not self.writes_every_iteration(n.mark_get_node(), set(mark.lastprivate)):
             mark = None  # the loop stays sequential: see writes_every_iteration
+        if isinstance(mark, (ParallelMark, SimdMark)) and self.scalars_outside(n, mark):
+            mark = None  # the loop stays sequential: see scalars_outside
         if isinstance(mark, ParallelMark) and self.parallel:
             clause = f" schedule({mark.clause})" if mark.clause else ""
             clause += COLLAPSE if mark.collapse == 2 else ""  # (dropped where the nest is not perfect: loop)
@@ -80,6 +82,40 @@ class _OpenMPPrinter(Printer):
             return ()
         inside = set(_statements_in(n.mark_get_node()))
         return tuple(b.name for b in self.buffers.values() if b.statements & inside and depth < b.depth)
+
+    def scalars_outside(self, n: isl.AstNode, mark) -> bool:
+        """Whether a statement under mark node *n* but outside the loops it marks (counter at the mark's
+        depth) accesses one of the scalars the mark privatizes. The privatization holds for the band's
+        instances, all inside the loop in the schedule; isl's AST builder may still print some of them before
+        or after the loop (a single first instance peeled off: the corner case of a stencil whose `delta` a
+        chain of branches assigns), whose value the loop's private copies would then never see."""
+        names = set(mark.private) | set(mark.lastprivate)
+        if not names:
+            return False
+        loops = {f"{self.prefix}{mark.depth}"}
+        if isinstance(mark, ParallelMark) and mark.alternative is not None:
+            loops.add(f"{self.prefix}{mark.alternative}")
+        found = [False]
+
+        def walk(x: isl.AstNode, inside: bool) -> None:
+            t = x.get_type()
+            if t == isl.ast_node_type.block:
+                for child in _list(x.block_get_children()):
+                    walk(child, inside)
+            elif t == isl.ast_node_type.mark:
+                walk(x.mark_get_node(), inside)
+            elif t == isl.ast_node_type.if_:
+                walk(x.if_get_then_node(), inside)
+                if x.if_has_else_node():
+                    walk(x.if_get_else_node(), inside)
+            elif t == isl.ast_node_type.for_:
+                walk(x.for_get_body(), inside or self.expr(x.for_get_iterator()) in loops)
+            elif t == isl.ast_node_type.user and not inside:
+                st = self.scop.statement(x.user_get_expr().op_get_arg(0).id_get_id().get_name())
+                found[0] = found[0] or any(a.array in names for a in st.accesses)
+
+        walk(n.mark_get_node(), False)
+        return found[0]
 
     def writes_every_iteration(self, loop: isl.AstNode, scalars: set[str]) -> bool:
         """Whether every iteration the generated *loop* runs writes each of *scalars*: a statement writing
