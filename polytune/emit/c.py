@@ -85,11 +85,13 @@ class _OpenMPPrinter(Printer):
 
     def scalars_outside(self, n: isl.AstNode, mark) -> bool:
         """Whether a statement under mark node *n* but outside the loops it marks (counter at the mark's
-        depth) accesses one of the scalars the mark privatizes. The privatization holds for the band's
-        instances, all inside the loop in the schedule; isl's AST builder may still print some of them before
-        or after the loop (a single first instance peeled off: the corner case of a stencil whose `delta` a
-        chain of branches assigns), whose value the loop's private copies would then never see."""
+        depth) accesses one of the scalars the mark privatizes (or arrays, or tile buffers). The privatization
+        holds for the band's instances, all inside the loop in the schedule; isl's AST builder may still print
+        some of them before or after the loop (a single first instance peeled off: the corner of a stencil
+        whose `delta` a chain of branches assigns), whose value the loop's private copies would never see."""
         names = set(mark.private) | set(mark.lastprivate)
+        if isinstance(mark, ParallelMark):  # (the arrays it gives each thread a copy of, its tile buffers)
+            names |= set(mark.arrays) | set(self.private_buffers(n, mark.depth))
         if not names:
             return False
         loops = {f"{self.prefix}{mark.depth}"}
