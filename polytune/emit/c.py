@@ -48,12 +48,13 @@ class _OpenMPPrinter(Printer):
             print_contraction(self, mark, n, indent, self.parallel and not self.in_parallel)
             return
         inner = None
-        private = self.private(mark.private + self.private_buffers(n, mark.depth), mark.lastprivate) \
+        buffers = self.private_buffers(n, mark.depth) if isinstance(mark, ParallelMark) else ()
+        private = self.private(mark.private + buffers, mark.lastprivate) \
             if isinstance(mark, (ParallelMark, SimdMark)) else ""
         if isinstance(mark, (ParallelMark, SimdMark)) and mark.lastprivate \
                 and not self.writes_every_iteration(n.mark_get_node(), set(mark.lastprivate)):
             mark = None  # the loop stays sequential: see writes_every_iteration
-        if isinstance(mark, (ParallelMark, SimdMark)) and self.scalars_outside(n, mark):
+        if isinstance(mark, (ParallelMark, SimdMark)) and self.scalars_outside(n, mark, buffers):
             mark = None  # the loop stays sequential: see scalars_outside
         if isinstance(mark, ParallelMark) and self.parallel:
             clause = f" schedule({mark.clause})" if mark.clause else ""
@@ -83,41 +84,23 @@ class _OpenMPPrinter(Printer):
         inside = set(_statements_in(n.mark_get_node()))
         return tuple(b.name for b in self.buffers.values() if b.statements & inside and depth < b.depth)
 
-    def scalars_outside(self, n: isl.AstNode, mark) -> bool:
+    def scalars_outside(self, n: isl.AstNode, mark, buffers: tuple[str, ...]) -> bool:
         """Whether a statement under mark node *n* but outside the loops it marks (counter at the mark's
-        depth) accesses one of the scalars the mark privatizes (or arrays, or tile buffers). The privatization
-        holds for the band's instances, all inside the loop in the schedule; isl's AST builder may still print
-        some of them before or after the loop (a single first instance peeled off: the corner of a stencil
-        whose `delta` a chain of branches assigns), whose value the loop's private copies would never see."""
-        names = set(mark.private) | set(mark.lastprivate)
-        if isinstance(mark, ParallelMark):  # (the arrays it gives each thread a copy of, its tile buffers)
-            names |= set(mark.arrays) | set(self.private_buffers(n, mark.depth))
+        depth) accesses one of the scalars the mark privatizes (or arrays, or its tile *buffers*). The
+        privatization holds for the band's instances, all inside the loop in the schedule; isl's AST builder
+        may still print some of them before or after the loop (a single first instance peeled off: the corner
+        of a stencil whose `delta` a chain of branches assigns), whose value the loop's private copies would
+        never see."""
+        names = set(mark.private) | set(mark.lastprivate) | set(buffers)
+        if isinstance(mark, ParallelMark):  # (the arrays it gives each thread a copy of)
+            names |= set(mark.arrays)
         if not names:
             return False
         loops = {f"{self.prefix}{mark.depth}"}
         if isinstance(mark, ParallelMark) and mark.alternative is not None:
             loops.add(f"{self.prefix}{mark.alternative}")
-        found = [False]
-
-        def walk(x: isl.AstNode, inside: bool) -> None:
-            t = x.get_type()
-            if t == isl.ast_node_type.block:
-                for child in _list(x.block_get_children()):
-                    walk(child, inside)
-            elif t == isl.ast_node_type.mark:
-                walk(x.mark_get_node(), inside)
-            elif t == isl.ast_node_type.if_:
-                walk(x.if_get_then_node(), inside)
-                if x.if_has_else_node():
-                    walk(x.if_get_else_node(), inside)
-            elif t == isl.ast_node_type.for_:
-                walk(x.for_get_body(), inside or self.expr(x.for_get_iterator()) in loops)
-            elif t == isl.ast_node_type.user and not inside:
-                st = self.scop.statement(x.user_get_expr().op_get_arg(0).id_get_id().get_name())
-                found[0] = found[0] or any(a.array in names for a in st.accesses)
-
-        walk(n.mark_get_node(), False)
-        return found[0]
+        return any(not loops.intersection(around) and any(a.array in names for a in self.scop.statement(
+            _statement_name(x)).accesses) for x, around in _statement_nodes(n.mark_get_node()))
 
     def writes_every_iteration(self, loop: isl.AstNode, scalars: set[str]) -> bool:
         """Whether every iteration the generated *loop* runs writes each of *scalars*: a statement writing
@@ -577,28 +560,32 @@ def _library_pattern(st) -> bool:
     return isinstance(r, (c_ast.ArrayRef, c_ast.ID)) and len(arrays) == 2
 
 
+def _statement_nodes(body: isl.AstNode, around: tuple[str, ...] = ()):
+    """Each statement node of a printed loop body, in the order printed (each occurrence), with the counters
+    of the for loops around it inside *body* (outermost first)."""
+    t = body.get_type()
+    if t == isl.ast_node_type.block:
+        for child in _list(body.block_get_children()):
+            yield from _statement_nodes(child, around)
+    elif t == isl.ast_node_type.if_:
+        yield from _statement_nodes(body.if_get_then_node(), around)
+        if body.if_has_else_node():
+            yield from _statement_nodes(body.if_get_else_node(), around)
+    elif t == isl.ast_node_type.for_:
+        yield from _statement_nodes(body.for_get_body(), around + (body.for_get_iterator().id_get_id().get_name(),))
+    elif t == isl.ast_node_type.mark:
+        yield from _statement_nodes(body.mark_get_node(), around)
+    elif t == isl.ast_node_type.user:
+        yield body, around
+
+
+def _statement_name(n: isl.AstNode) -> str:
+    return n.user_get_expr().op_get_arg(0).id_get_id().get_name()
+
+
 def _statements_in(body: isl.AstNode) -> list[str]:
     """The statements of a printed loop body, in the order they are printed (each occurrence)."""
-    seen: list[str] = []
-
-    def walk(n: isl.AstNode) -> None:
-        t = n.get_type()
-        if t == isl.ast_node_type.block:
-            for child in _list(n.block_get_children()):
-                walk(child)
-        elif t == isl.ast_node_type.if_:
-            walk(n.if_get_then_node())
-            if n.if_has_else_node():
-                walk(n.if_get_else_node())
-        elif t == isl.ast_node_type.for_:
-            walk(n.for_get_body())
-        elif t == isl.ast_node_type.mark:
-            walk(n.mark_get_node())
-        elif t == isl.ast_node_type.user:
-            seen.append(n.user_get_expr().op_get_arg(0).id_get_id().get_name())
-
-    walk(body)
-    return seen
+    return [_statement_name(x) for x, _ in _statement_nodes(body)]
 
 
 # isl quota of one region's AST build: a safety net against builds of a minute and more, not a budget (10-12 s
@@ -747,7 +734,7 @@ def generate_region(scop: Scop, tiled: TiledSchedule, parallel: bool = True, ivd
     body = p.lines
     head = ["  " * indent + "{"]
     head += ["  " * (indent + 1) + d for d in scop.hoisted_decls]
-    alloc, free = scratch_lines(p, scop)
+    alloc, free = scratch_lines(p, scop, p.buffers)
     head += ["  " * (indent + 1) + d for d in alloc]
     tail = ["  " * (indent + 1) + d for d in free]
     return "\n".join(head + p.macro_defs() + body + tail + p.macro_undefs() + ["  " * indent + "}"]) + "\n"
@@ -773,14 +760,14 @@ MORE_THAN_ONE_THREAD = ("omp_get_max_threads() > 1 && omp_get_thread_limit() > 1
                         "omp_get_active_level() < omp_get_max_active_levels()")
 
 
-def scratch_lines(p: Printer, scop: Scop) -> tuple[list[str], list[str]]:
+def scratch_lines(p: Printer, scop: Scop, buffers: dict) -> tuple[list[str], list[str]]:
     """The allocation (before the region's loops) and the release (after them) of the arrays that scalar
     expansion introduced (poly/expand.py): on the heap, since at LARGE sizes they exceed a thread's
     stack; rows as a pointer to a (variably modified) row type, so that the bodies index them as
-    `s_x0[i][j]`; the element type is the scalar's own (`__typeof__`)."""
+    `s_x0[i][j]`; the element type is the scalar's own (`__typeof__`). Those in *buffers* (name -> TileBuffer,
+    poly/tilestore.py) are one tile's elements on the stack instead."""
     alloc: list[str] = []
     free: list[str] = []
-    buffers = getattr(p, "buffers", {})
     for a in scop.scratch:
         dims = [strip(p.expr(param_expr(scop, e))) for e in a.extent]
         for k, lo in enumerate(a.lower):
@@ -795,8 +782,7 @@ def scratch_lines(p: Printer, scop: Scop) -> tuple[list[str], list[str]]:
         count = _at_least_one(dims[0])
         alloc.append(f"__typeof__({a.element}) {decl} = __builtin_malloc(sizeof(*{a.name}) * {count});")
         alloc.append(f"if (!{a.name}) __builtin_abort();")
-        if a.last is not None and not a.last.intersect_params(scop.context.align_params(a.last.get_space())) \
-                .is_empty():
+        if a.copied_back(scop.context):
             free += _copy_back(scop, a, p.prefix)
         free.append(f"__builtin_free({a.name});")
     return alloc, free

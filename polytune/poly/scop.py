@@ -93,6 +93,12 @@ class ScratchArray:
         """An element of what was expanded, for its type: `s`, or `X[0][0]` of a 2-d array X."""
         return self.scalar + "[0]" * self.ndim
 
+    def copied_back(self, context: isl.Set) -> bool:
+        """Whether some element holds the final value of what was expanded under *context*'s parameters
+        (the region copies it back after its loops)."""
+        return self.last is not None and not self.last.intersect_params(
+            context.align_params(self.last.get_space())).is_empty()
+
 
 @dataclass(frozen=True, eq=False)
 class Scop:

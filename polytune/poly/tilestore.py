@@ -31,6 +31,7 @@ its heap storage.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import islpy as isl
@@ -59,15 +60,8 @@ class TileBuffer:
     prefix: isl.UnionMap  # the statements' instances -> the values of the first *depth* loops
 
 
-def _product(extents) -> int:
-    n = 1
-    for e in extents:
-        n *= e
-    return n
-
-
 def _elements(b: TileBuffer) -> int:
-    return _product(b.extents)
+    return math.prod(b.extents)
 
 
 def _paths(schedule: isl.Schedule) -> dict[str, list[list]]:
@@ -149,8 +143,7 @@ def tile_buffers(scop: Scop, schedule: isl.Schedule) -> tuple[TileBuffer, ...]:
     paths = _paths(schedule)
     out = []
     for a in scop.scratch:
-        if a.last is not None and not a.last.intersect_params(scop.context.align_params(a.last.get_space())) \
-                .is_empty():
+        if a.copied_back(scop.context):
             continue  # the final value is copied back after the region
         stmts = [st for st in scop.statements if any(x.array == a.name for x in st.accesses)]
         if not stmts or any(st.name not in paths for st in stmts):
@@ -200,7 +193,7 @@ def _buffer(scop: Scop, name: str, stmts: list, paths: dict) -> TileBuffer | Non
         if within is None:
             return None
         extents = largest_extents(within)
-        if any(e is None for e in extents) or _product(extents) > TILE_BUFFER_ELEMENTS:
+        if any(e is None for e in extents) or math.prod(extents) > TILE_BUFFER_ELEMENTS:
             return None
         n = within.dim(isl.dim_type.out)
         offsets = []
@@ -208,7 +201,7 @@ def _buffer(scop: Scop, name: str, stmts: list, paths: dict) -> TileBuffer | Non
             one = within.project_out(isl.dim_type.out, k + 1, n - k - 1).project_out(isl.dim_type.out, 0, k)
             offset, extents[k] = _offset(one, extents[k])
             offsets.append(offset)
-        if _product(extents) > TILE_BUFFER_ELEMENTS:
+        if math.prod(extents) > TILE_BUFFER_ELEMENTS:
             return None
         return TileBuffer(name, d, tuple(extents), tuple(offsets), frozenset(st.name for st in stmts),
                           outer.intersect_domain(accesses.domain()))
