@@ -81,7 +81,7 @@ class _OpenMPPrinter(Printer):
         entered again within the iteration (a private copy would start uninitialized each time)."""
         if not self.buffers:
             return ()
-        inside = set(_statements_in(n.mark_get_node()))
+        inside = set(statements_in(n.mark_get_node()))
         return tuple(b.name for b in self.buffers.values() if b.statements & inside and depth < b.depth)
 
     def scalars_outside(self, n: isl.AstNode, mark, buffers: tuple[str, ...]) -> bool:
@@ -511,7 +511,7 @@ def _in_order(body: isl.AstNode, pairs: tuple) -> bool:
     """Whether, in the printed body of a loop, every statement *a* of a pair (a, b) comes before every b."""
     if not pairs:
         return True
-    seen = _statements_in(body)
+    seen = statements_in(body)
     for a, b in pairs:
         first_b = min((k for k, s in enumerate(seen) if s == b), default=None)
         last_a = max((k for k, s in enumerate(seen) if s == a), default=None)
@@ -529,7 +529,7 @@ def _distributable_beside(body: isl.AstNode, scop: Scop) -> bool:
     deriche's rows, with the expanded scalars' `ym1_x0[j] = 0` beside `ym1_x0[j] = y1[i][j]`, printed wrong
     values at -O3, right ones at -O2, without the pragma or with -fno-tree-loop-distribute-patterns. Such a
     loop gets no pragma: gcc then checks the overlaps at run time."""
-    seen = _statements_in(body)
+    seen = statements_in(body)
     stmts = {st.name: st for st in scop.statements}
     touched: dict[str, list[str]] = {}  # array -> the statement occurrences that access it
     for name in seen:
@@ -583,7 +583,7 @@ def _statement_name(n: isl.AstNode) -> str:
     return n.user_get_expr().op_get_arg(0).id_get_id().get_name()
 
 
-def _statements_in(body: isl.AstNode) -> list[str]:
+def statements_in(body: isl.AstNode) -> list[str]:
     """The statements of a printed loop body, in the order they are printed (each occurrence)."""
     return [_statement_name(x) for x, _ in _statement_nodes(body)]
 

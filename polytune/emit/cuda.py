@@ -43,9 +43,9 @@ from ..poly.gpu import (
 from ..poly.islutil import isl_name, sets_of
 from ..poly.marks import FullMark, KernelMark, PointsMark, ReduceMark, SharedMark, TileMark, mark_of
 from ..poly.scop import Scop
-from .c import build_ast
+from .c import build_ast, statements_in
 from .index_width import ARGUMENT, HOST_HELPER, Bound, IndexWidth, constant, expr_bound, loop_upper
-from .printer import Printer, _c_name, fresh_prefix, list_, param_expr, replace_child, strip, substitute
+from .printer import Printer, _c_name, fresh_prefix, param_expr, replace_child, strip, substitute
 
 DEFAULT_BLOCKS = {0: (1,), 1: (1024,), 2: (32, 32), 3: (32, 8, 4)}
 MAX_THREADS = 1024
@@ -468,7 +468,7 @@ class _TiledKernelPrinter(_ThreadPrinter):
         can print it several times for one tile, each copy with some of the statements): loaded before
         the work where a read may see an earlier value, stored after where the copy writes."""
         plan, p = self.plan, self.prefix
-        statements = _statements_in(body)
+        statements = set(statements_in(body))
         names = [f"{p}{d}" if self.host_present[d] else None for d in range(self.d)]
         names += [f"{p}_v{j}" for j in range(plan.info.mapped)]
         decls, loads, stores = [], [], []
@@ -511,7 +511,7 @@ class _TiledKernelPrinter(_ThreadPrinter):
         """Shared-memory tiles of the arrays the statements below read: box offsets, a cooperative load
         guarded by the exact footprint, a barrier before the work and one after it."""
         plan, p = self.plan, self.prefix
-        statements = _statements_in(body)
+        statements = set(statements_in(body))
         present = self._present_names(plan.stage_depth)
         staged = []
         for k, a in enumerate(plan.shared):
@@ -681,29 +681,6 @@ class _TiledKernelPrinter(_ThreadPrinter):
         align = " __align__(16)" if self.plan.vector > 1 else ""  # (a 16-byte vector load at a run's start)
         return [f"  __shared__{align} {self._elem_type(a)} {self.prefix}_sh_{a}{''.join(f'[{x}]' for x in sizes)};"
                 for a, sizes in sorted(self.shared_sizes.items())]
-
-
-def _statements_in(n: isl.AstNode) -> set[str]:
-    out: set[str] = set()
-
-    def walk(x: isl.AstNode) -> None:
-        t = x.get_type()
-        if t == isl.ast_node_type.block:
-            for c in list_(x.block_get_children()):
-                walk(c)
-        elif t == isl.ast_node_type.if_:
-            walk(x.if_get_then_node())
-            if x.if_has_else_node():
-                walk(x.if_get_else_node())
-        elif t == isl.ast_node_type.for_:
-            walk(x.for_get_body())
-        elif t == isl.ast_node_type.mark:
-            walk(x.mark_get_node())
-        elif t == isl.ast_node_type.user:
-            out.add(x.user_get_expr().op_get_arg(0).id_get_id().get_name())
-
-    walk(n)
-    return out
 
 
 def _array_of(node: c_ast.Node) -> str | None:
