@@ -22,6 +22,7 @@ from .poly.deps import Dependences, compute_dependences
 from .poly.expand import expand
 from .poly.extract import build_scop
 from .poly.gpu import GpuSchedule, map_to_gpu
+from .poly.original import original_schedule
 from .poly.parallel import parallel_work
 from .poly.schedule import DEFAULT_UNROLL, BandInfo, TiledSchedule, compute_base_schedule, original_order
 from .poly.scop import Scop, constant_work
@@ -81,20 +82,27 @@ class AnalyzedScop:
                                     tiling="reuse" if schedule == "model" and not sizes else "all")
         base = None
         if choice.fusion == "smart":
-            base = self.base_outer if choice.scheduler == "outer" else self.base
+            base = {"outer": self.base_outer, "original": self.base_original}.get(choice.scheduler, self.base)
         return schedule_with(self.scop, self.deps, choice, sizes, tile=tile, parallel=parallel, base=base,
                              wavefront=wavefront, blocks=blocks if tile else None)
 
     @cached_property
     def model_scheduler(self) -> tuple[tuple[str, str], dict]:
         """The (scheduler, point order) the cost model ranks first, and each candidate's cost (poly/cost.py)."""
-        return choose_scheduler(self.scop, self.deps, {"pluto": self.base, "outer": self.base_outer})
+        return choose_scheduler(self.scop, self.deps, {"pluto": self.base, "outer": self.base_outer,
+                                                       "original": self.base_original})
 
     @cached_property
     def base_outer(self):
         """isl's schedule asked for coincident (parallel) outer members, as PPCG does: a stencil's time loop
         stays outside, unskewed, and the space loops inside it are tiled and parallel."""
         return compute_base_schedule(self.scop, self.deps, outer_coincidence=True)
+
+    @cached_property
+    def base_original(self):
+        """The program's own loops as a base schedule (poly/original.py): the model's third candidate, taken
+        only where it ranks strictly first."""
+        return original_schedule(self.scop, self.deps)
 
     @cached_property
     def gpu(self) -> GpuSchedule:

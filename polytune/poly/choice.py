@@ -14,10 +14,12 @@ import islpy as isl
 from ..errors import UsageError
 from .contraction import Blocks
 from .deps import Dependences
+from .original import original_schedule
 from .schedule import DEFAULT_UNROLL, TiledSchedule, compute_base_schedule, make_schedule
 from .scop import Scop
 
-SCHEDULERS = ("pluto", "outer")  # tiling hyperplanes with skewing / parallel outer members first (PPCG)
+SCHEDULERS = ("pluto", "outer", "original")  # tiling hyperplanes with skewing / parallel outer members first
+# (PPCG) / the loops as written (poly/original.py)
 FUSIONS = ("smart", "max", "none")  # isl SCC by SCC / whole connected components / SCCs one after another
 OMP_SCHEDULES = ("auto", "static", "dynamic")  # auto: static, dynamic or cyclic on triangles
 POINT_ORDERS = ("stride", "vector")  # best strides innermost / the same among vectorizable loops
@@ -85,7 +87,10 @@ def alternatives() -> list[ScheduleChoice]:
 
 
 def base_schedule(scop: Scop, deps: Dependences, choice: ScheduleChoice) -> isl.Schedule:
-    """isl's schedule for the choice's scheduler and fusion (before tiling)."""
+    """isl's schedule for the choice's scheduler and fusion (before tiling); the program's own loops for the
+    original scheduler (whose loops fix their fusion)."""
+    if choice.scheduler == "original":
+        return original_schedule(scop, deps)
     return compute_base_schedule(scop, deps, outer_coincidence=choice.scheduler == "outer",
                                  whole_component=choice.fusion == "max", serialize_sccs=choice.fusion == "none")
 

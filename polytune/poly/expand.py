@@ -45,7 +45,7 @@ from dataclasses import dataclass, replace
 import islpy as isl
 from pycparser import c_ast
 
-from .contraction import Blocks, accumulation, isolate, recognize, worth_blocking
+from .contraction import Blocks, Contraction, accumulation, extents, isolate, recognize, worth_blocking
 from .cost import schedule_cost
 from .deps import Dependences, compute_dependences, flow_webs
 from .islutil import CTX, bounded, isl_name, sets_of
@@ -56,6 +56,7 @@ from .scop import Access, Array, Scop, ScratchArray, Statement, common_loops
 
 EXPANSION_LIMIT = 1 << 24  # elements of one expanded scalar whose size is a constant (128 MB of doubles)
 EXPANSION_OPERATIONS = 5_000_000  # isl quota of building and checking one expanded region
+SCRATCH_K = 48  # a product into an expanded scratch beyond L2 needs this many k steps (pays_for_scratch)
 MAX_WEBS = 12  # more candidate webs than this: all of them or none (each trial reschedules the region)
 
 
@@ -464,8 +465,43 @@ def _profile(scop: Scop, deps: Dependences, base: isl.Schedule, ts: TiledSchedul
     if any(recognize(scop, st, deps) for st in scop.statements if st.name in hot):
         # (those the isolation finds legal: householder's `w[k][j]`, expanded, is a contraction whose
         # row loop k also runs the update of its operand A)
-        blocked = sum(c.statement in hot for c in isolate(base, scop, deps, Blocks(), worth_blocking)[1])
+        blocked = sum(c.statement in hot and pays_for_scratch(scop, c)
+                      for c in isolate(base, scop, deps, Blocks(), worth_blocking)[1])
     return Profile(tuple(classes), (sum(classes), tiled, -strided, -depth), blocked)
+
+
+def pays_for_scratch(scop: Scop, c: Contraction, l2: int | None = None) -> bool:
+    """Whether a product summed into an expanded scratch array repays streaming it: the scratch is cleared,
+    summed into and read back from memory (about 32 bytes of traffic per element), where the original's
+    scalar or row stayed in L1, against 2 k flops of product per element. Below SCRATCH_K steps of k, a
+    scratch larger than L2 costs more than the packed product gains (small_rows: 400,000 rows of 24 by a
+    24 x 24 matrix, its 24-wide accumulator row expanded by the rows: 0.50x of gcc's build of the original at
+    1 thread, 0.88x at 2 on dev box B; the original's order with the row loop parallel: 1.0x and 1.4-1.8x).
+    A product into one of the program's own arrays, or with unknown sizes, pays."""
+    st = scop.statement(c.statement)
+    scratch = {s.name: s for s in scop.scratch}.get(st.writes[0].array)
+    k = extents(scop, st, c)["k"]
+    if scratch is None or k is None or k >= SCRATCH_K:
+        return True
+    cells = 1
+    for e in scratch.extent:
+        n = e if isinstance(e, int) else _constant(e.intersect_params(scop.context.align_params(e.get_space())))
+        if n is None:
+            return False  # (sized by the parameters: as large as the data)
+        cells *= n
+    if l2 is None:
+        from ..machine import cache_sizes  # (the machine the code is built for: -march=native)
+        l2 = cache_sizes()[2]
+    return 8 * cells <= l2
+
+
+def _constant(pa: isl.PwAff) -> int | None:
+    """A piecewise affine value's largest value where it is a constant, else None."""
+    try:
+        v = pa.max_val() if pa.is_cst() else None
+    except isl.Error:
+        return None
+    return v.to_python() if v is not None and v.is_int() else None
 
 
 def _full_dimensional(domain: isl.Set) -> bool:
