@@ -46,7 +46,7 @@ import islpy as isl
 from pycparser import c_ast
 
 from .contraction import Blocks, Contraction, accumulation, extents, isolate, recognize, worth_blocking
-from .cost import schedule_cost
+from .cost import Cost, schedule_cost
 from .deps import Dependences, compute_dependences, flow_webs
 from .islutil import CTX, bounded, isl_name, sets_of
 from .legality import IllegalSchedule
@@ -536,7 +536,7 @@ def expand(scop: Scop, deps: Dependences, base: isl.Schedule,
     hot_depth = max(len(st.iterators) for st in scop.statements)
     hot = [st.name for st in scop.statements if len(st.iterators) == hot_depth]
     try:
-        best: tuple[Profile, Expansion | None] = (_unexpanded(scop, deps, base, hot), None)
+        best: tuple[Profile, Expansion | None] = (_profile(scop, deps, base, _schedule(scop, deps, base)[1], hot), None)
         webs_chosen: list[Web] = []
         picked = _scalars(scop, deps, candidates, best, avoid, hot) if candidates else None
         if picked is not None:
@@ -550,27 +550,32 @@ def expand(scop: Scop, deps: Dependences, base: isl.Schedule,
                     trial = _attempt(scop, deps, fewer, avoid, hot)
                     if trial is not None and trial[1] is not None and trial[0].at_least(best[0]):
                         best, webs_chosen = trial, fewer
-        return best[1]
+        ex = best[1]
+        if ex is not None:
+            written = _written_cost(scop, deps, base)
+            if written is not None and not schedule_cost(ex.scop, ex.deps, _schedule(ex.scop, ex.deps, ex.base)[1]) \
+                    < written:
+                # the program's own loops, unexpanded, rank first and the expansion is no better by the
+                # model: no expansion (hotspot's rows, parallel with `delta` private, against isl's shifted
+                # edges that left no loop parallel; the columns-only expansion beat isl's schedule and ran
+                # at 0.5x of the original, its band turned to column tiles down the rows)
+                return None
+        return ex
     except isl.Error:
         return None
 
 
-def _unexpanded(scop: Scop, deps: Dependences, base: isl.Schedule, hot: list[str]) -> Profile:
-    """The profile an expansion must improve on: the region as isl schedules it, or as written where the cost
-    model ranks the program's own loops first (poly/original.py: hotspot's rows, parallel with `delta`
-    private, against isl's shifted edges that left no loop parallel; the columns-only expansion beat isl's
-    schedule, and ran at 0.5x of the original, its band turned to column tiles down the rows)."""
-    ts = _schedule(scop, deps, base)[1]
+def _written_cost(scop: Scop, deps: Dependences, base: isl.Schedule) -> Cost | None:
+    """The cost of the region's own loops (poly/original.py) where the model ranks them before isl's
+    schedule of the unexpanded region (None otherwise)."""
     if not deps.complete:
-        return _profile(scop, deps, base, ts, hot)
+        return None
     try:
-        own = original_schedule(scop, deps)
-        written = make_schedule(scop, deps, base=own, unroll=0, reuse=True)
+        written = schedule_cost(scop, deps, make_schedule(scop, deps, base=original_schedule(scop, deps), unroll=0,
+                                                          reuse=True))
     except (IllegalSchedule, isl.Error):
-        return _profile(scop, deps, base, ts, hot)
-    if schedule_cost(scop, deps, written) < schedule_cost(scop, deps, ts):
-        return _profile(scop, deps, own, written, hot)
-    return _profile(scop, deps, base, ts, hot)
+        return None
+    return written if written < schedule_cost(scop, deps, _schedule(scop, deps, base)[1]) else None
 
 
 def _scalars(scop: Scop, deps: Dependences, candidates: list[Web], original: tuple, avoid: frozenset[str],
