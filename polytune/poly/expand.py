@@ -486,7 +486,7 @@ def pays_for_scratch(scop: Scop, c: Contraction, l2: int | None = None) -> bool:
         return True
     cells = 1
     for e in scratch.extent:
-        n = e if isinstance(e, int) else _constant(e.intersect_params(scop.context.align_params(e.get_space())))
+        n = e if isinstance(e, int) else _constant(e.gist_params(scop.context.align_params(e.get_space())))
         if n is None:
             return False  # (sized by the parameters: as large as the data)
         cells *= n
@@ -494,15 +494,6 @@ def pays_for_scratch(scop: Scop, c: Contraction, l2: int | None = None) -> bool:
         from ..machine import cache_sizes  # (the machine the code is built for: -march=native)
         l2 = cache_sizes()[2]
     return 8 * cells <= l2
-
-
-def _constant(pa: isl.PwAff) -> int | None:
-    """A piecewise affine value's largest value where it is a constant, else None."""
-    try:
-        v = pa.max_val() if pa.is_cst() else None
-    except isl.Error:
-        return None
-    return v.to_python() if v is not None and v.is_int() else None
 
 
 def _full_dimensional(domain: isl.Set) -> bool:
