@@ -173,13 +173,15 @@ def _shape(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tile-sizes-file", metavar="FILE", help="Pluto's tile.sizes format: one integer per line")
     p.add_argument("--no-tile", action="store_true", help="do not tile")
     p.add_argument("--no-parallel", action="store_true", help="no OpenMP pragmas, no wavefront")
-    p.add_argument("--schedule", default=OPTIMIZE_DEFAULTS.schedule, choices=["model", "pluto", "outer"],
+    p.add_argument("--schedule", default=OPTIMIZE_DEFAULTS.schedule, choices=["model", "pluto", "outer", "original"],
                    help="CPU schedule: pluto (tiling hyperplanes with skewing: stencils are time-tiled), outer "
-                        "(outer parallel loops first: a stencil's time loop stays outside), or model (of the "
-                        "two, the one a cost model ranks first, per scop, without measuring)")
+                        "(outer parallel loops first: a stencil's time loop stays outside), original (the loops "
+                        "as written, tiled where permutable, parallel where legal), or model (of the three, the "
+                        "one a cost model ranks first, per scop, without measuring; ties keep pluto)")
     p.add_argument("--choice", metavar="NAME=VALUE,...",
-                   help="a schedule alternative (overrides --schedule and --unroll-jam): scheduler=pluto|outer, "
-                        "fusion=smart|max|none, omp_schedule=auto|static|dynamic, privatize_arrays=1|0, "
+                   help="a schedule alternative (overrides --schedule and --unroll-jam): "
+                        "scheduler=pluto|outer|original, fusion=smart|max|none, omp_schedule=auto|static|dynamic, "
+                        "privatize_arrays=1|0, "
                         "point_order=stride|vector, unroll=U, tiling=all|reuse")
     p.add_argument("--blocks", metavar="off|NAME=VALUE,...",
                    help="contraction bands (C[..] += A[..] * B[..]) as packed blocks: off (tiled as other bands), "

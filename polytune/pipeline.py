@@ -38,8 +38,9 @@ class OptimizeOptions:
     target: str = "c"
     ivdep: bool = True
     block: tuple[int, ...] = ()  # GPU thread-block shape x[,y[,z]]; () -> the defaults (1024 / 32x32 / 32x8x4)
-    schedule: str = "model"  # CPU schedule: "pluto" (tiling hyperplanes, skewing), "outer" (outer parallelism)
-    # or "model" (the one the cost model ranks first, per scop: poly/cost.py); `polytune optimize`'s default too
+    schedule: str = "model"  # CPU schedule: "pluto" (tiling hyperplanes, skewing), "outer" (outer parallelism),
+    # "original" (the loops as written: poly/original.py) or "model" (the one the cost model ranks first, per
+    # scop: poly/cost.py); `polytune optimize`'s default too
     unroll_jam: int = DEFAULT_UNROLL  # unroll-and-jam factor of a point loop into the innermost (0: none)
     choice: ScheduleChoice | None = None  # every schedule alternative at once (overrides schedule, unroll_jam)
     # optimize's wall-clock limit in seconds (0: none): each region's isl work runs in a worker process, and
@@ -289,8 +290,8 @@ def _guarded(program: Program, k: int, code: str) -> str:
 def _check(opts: OptimizeOptions) -> None:
     if opts.target not in EMITTERS:
         raise UsageError(f"unknown target '{opts.target}' (choose from {', '.join(EMITTERS)})")
-    if opts.schedule not in ("pluto", "outer", "model"):
-        raise UsageError(f"unknown schedule '{opts.schedule}' (choose from pluto, outer, model)")
+    if opts.schedule not in ("pluto", "outer", "original", "model"):
+        raise UsageError(f"unknown schedule '{opts.schedule}' (choose from pluto, outer, original, model)")
     if opts.unroll_jam < 0:
         raise UsageError("the unroll-and-jam factor must be 0 (none) or a positive integer")
     if any(s < 1 for s in opts.tile_sizes):

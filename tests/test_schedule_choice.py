@@ -16,6 +16,7 @@ CORPUS = os.path.join(ROOT, "tests", "data", "polybench")
 FLAGS = ["-ffp-contract=off"]
 ALTERNATIVES = {
     "outer": ScheduleChoice(scheduler="outer"),
+    "original": ScheduleChoice(scheduler="original"),
     "fusion-max": ScheduleChoice(fusion="max"),
     "fusion-none": ScheduleChoice(fusion="none"),
     "dynamic": ScheduleChoice(omp_schedule="dynamic", unroll=2),

@@ -18,11 +18,15 @@ import islpy as isl
 from .deps import Dependences
 from .fission import sequence_filters
 from .islutil import maps_of
+from .schedule import original_order
 from .scop import Scop, Statement
 
 
 def original_schedule(scop: Scop, deps: Dependences) -> isl.Schedule:
-    """The base schedule of the region's own loop structure (module docstring)."""
+    """The base schedule of the region's own loop structure (module docstring); without dependences (the
+    analysis ran out of its quota), the 2d+1 order as one band, as isl's scheduler's fallback gives it."""
+    if not deps.complete:
+        return original_order(scop)
     schedule = isl.Schedule.from_domain(scop.domain)
     node = schedule.get_root().child(0)
     d = deps.all.intersect_params(scop.context)
@@ -45,7 +49,7 @@ def _members(stmts: list[Statement], levels: range) -> isl.UnionMap:
         for level in levels:
             one = _loop(st, level)
             m = one if m is None else m.flat_range_product(one)
-        part = isl.UnionMap.from_map(m.intersect_domain(st.domain))
+        part = isl.UnionMap.from_map(m)  # (not restricted to the domain: an empty one leaves no space)
         out = part if out is None else out.union(part)
     return out
 
