@@ -26,7 +26,7 @@ GCC = shutil.which("gcc")
 GXX = shutil.which("g++")
 pytestmark = pytest.mark.skipif(GCC is None, reason="gcc not found")
 C_VARIANTS = {"default": [], "outer": ["--schedule", "outer"], "odd-tiles": ["--tile-sizes", "3,5,7,2"],
-              "no-tile": ["--no-tile"]}
+              "no-tile": ["--no-tile"], "original": ["--schedule", "original"]}
 FAST = range(10)
 SLOW_START = int(os.environ.get("POLYTUNE_PROGRAMS_START", "1000"))
 SLOW = range(SLOW_START, SLOW_START + int(os.environ.get("POLYTUNE_PROGRAMS", "2000")))
