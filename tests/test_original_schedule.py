@@ -172,3 +172,15 @@ def test_a_small_product_does_not_pay_for_a_scratch_beyond_l2(tmp_path):
     scratch_bytes = 3000 * 20 * 8
     assert not pays_for_scratch(new, found[0], l2=scratch_bytes // 2)
     assert pays_for_scratch(new, found[0], l2=scratch_bytes)
+
+
+def test_past_its_quota_the_written_order_is_one_band_that_tiles_nothing(tmp_path, monkeypatch):
+    import polytune.poly.original as original
+    monkeypatch.setattr(original, "ORIGINAL_OPERATIONS", 1)
+    src, program = _analyzed(tmp_path, SHAPES)
+    a = program.scops[0]
+    assert _bands(original_schedule(a.scop, a.deps).get_root(), []) == [(7, ["S0", "S1", "S2"])]
+    expected = compile_run(src, str(tmp_path / "ref"), FLAGS, True)
+    out = tmp_path / "opt.c"
+    out.write_text(generate(program, OptimizeOptions(schedule="original")).text)
+    assert compile_run(str(out), str(tmp_path / "opt"), FLAGS, True, threads=2) == expected

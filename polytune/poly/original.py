@@ -17,9 +17,11 @@ import islpy as isl
 
 from .deps import Dependences
 from .fission import sequence_filters
-from .islutil import maps_of
+from .islutil import bounded, maps_of
 from .schedule import original_order
 from .scop import Scop, Statement
+
+ORIGINAL_OPERATIONS = 5_000_000  # isl quota of the permutability tests (past it: one band, nothing tiled)
 
 
 def original_schedule(scop: Scop, deps: Dependences) -> isl.Schedule:
@@ -27,10 +29,15 @@ def original_schedule(scop: Scop, deps: Dependences) -> isl.Schedule:
     analysis ran out of its quota), the 2d+1 order as one band, as isl's scheduler's fallback gives it."""
     if not deps.complete:
         return original_order(scop)
-    schedule = isl.Schedule.from_domain(scop.domain)
-    node = schedule.get_root().child(0)
-    d = deps.all.intersect_params(scop.context)
-    return _build(node, list(scop.statements), 0, d, None).get_schedule()
+
+    def build() -> isl.Schedule:
+        node = isl.Schedule.from_domain(scop.domain).get_root().child(0)
+        return _build(node, list(scop.statements), 0, deps.all.intersect_params(scop.context), None).get_schedule()
+
+    try:
+        return bounded(build, ORIGINAL_OPERATIONS)
+    except isl.Error:  # (past the quota, or isl failed: the order as one band, which tiles nothing)
+        return original_order(scop)
 
 
 def _loop(st: Statement, level: int) -> isl.Map:
