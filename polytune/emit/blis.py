@@ -33,7 +33,7 @@ import islpy as isl
 from pycparser import c_ast
 
 from .. import machine
-from ..poly.contraction import Blocks, Contraction, domain_pieces, result_reads
+from ..poly.contraction import Blocks, Contraction, domain_pieces, ids_of, result_reads
 from ..poly.islutil import CTX, isl_name
 from ..poly.parallel import parallel_work
 from .printer import list_, strip, substitute
@@ -296,6 +296,11 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
     a_ops, b_ops = c.a_operands, c.b_operands
     _pooled(emit, x.Braw, f"sizeof({x.T}) * {x.NB} * {x.KC} * {x.NC} + 64", i3)
     emit(f"{x.T} *const {x.Bp} = ({x.T} *)({x.Braw} + (64 - (unsigned long){x.Braw} % 64) % 64);", i3)
+    run = _kept_panel(printer, scop, c, parallel, snap is None and not jk_cons)
+    if run is not None:
+        # this thread's B panel from the previous iteration of the batch loops, where it holds this block
+        emit(f"static __thread unsigned long {x.Brun}; static __thread const void *{x.Bat}; "
+             f"static __thread long {x.Bkey}[4];", i3)
     if parallel:
         emit(f"#pragma omp parallel if({work})", i3)
     emit("{", i3)
@@ -312,6 +317,12 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
     # pack B: micro-panel q holds, for each k, NB operands of NR columns
     if parallel:
         emit("#pragma omp for schedule(static)", i6)
+    if run is not None:
+        emit(f"if (!({x.Brun} == {run} && {x.Bat} == (const void *){x.Bp} && {x.Braw} == {x.Braw}_kept && "
+             f"{x.Bkey}[0] == {x.jc} && {x.Bkey}[1] == {x.pc} && {x.Bkey}[2] == {x.nc} && "
+             f"{x.Bkey}[3] == {x.kc})) {{", i6)
+        emit(f"{x.Brun} = {run}; {x.Bat} = {x.Bp}; {x.Bkey}[0] = {x.jc}; {x.Bkey}[1] = {x.pc}; "
+             f"{x.Bkey}[2] = {x.nc}; {x.Bkey}[3] = {x.kc};", i6)
     emit(f"for (long {x.jr} = 0; {x.jr} < {x.nc}; {x.jr} += {x.NR}) {{", i6)
     i7 = i6 + 1
     emit(f"{x.T} *const {x.q} = {x.Bp} + {x.jr} * {x.kc} * {x.NB};", i7)
@@ -331,6 +342,8 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
             emit(f"for (long {x.cc} = {x.cols}; {x.cc} < {x.NR}; {x.cc}++)", i7)
             emit(f"for (long {x.pp} = 0; {x.pp} < {x.kc}; {x.pp}++) {dst} = 0;", i7 + 1)
     emit("}", i6)
+    if run is not None:
+        emit("}", i6)
     if parallel:
         # the threads share (row block, group of column micro-panels) pairs, row blocks first: one group (all
         # the columns) where there are as many row blocks as threads, else as many groups as it takes to give
@@ -469,6 +482,24 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
     printer.node(child, i2, None)
     emit("}", i1)
     emit("}", i0)
+
+
+def _kept_panel(printer, scop, c: Contraction, parallel: bool, plain: bool) -> str | None:
+    """The region's run number (a variable the region's block declares) where a thread may keep its packed B
+    panel from one iteration of the contraction's outer loops to the next; None where it may not. It may
+    where the product sits in a batch loop and is not parallel inside (the batch loop is: doitgen's r, whose
+    150 iterations each packed the same 160 x 160 block of C4), and B's operands read neither the batch loops
+    nor anything the region writes: the panel of one (column block, k block) is then the same for the whole
+    run. *plain*: no snapshot of W and no triangle of the columns with k (their packing reads more than B)."""
+    if parallel or not plain or not c.outer:
+        return None
+    written = {a.array for st in scop.statements for a in st.writes}
+    reads: set[str] = set()
+    for o in c.b_operands:
+        reads |= ids_of(o.node)
+    if reads & (written | set(c.outer)):
+        return None
+    return printer.run_number()
 
 
 def _snapshot(printer, emit, x: _Names, scop, st, c: Contraction, outer_param: dict, lin: _Linear, at,

@@ -735,7 +735,7 @@ def generate_region(scop: Scop, tiled: TiledSchedule, parallel: bool = True, ivd
     head = ["  " * indent + "{"]
     head += ["  " * (indent + 1) + d for d in scop.hoisted_decls]
     alloc, free = scratch_lines(p, scop, p.buffers)
-    head += ["  " * (indent + 1) + d for d in alloc]
+    head += ["  " * (indent + 1) + d for d in alloc + p.head]
     tail = ["  " * (indent + 1) + d for d in free]
     return "\n".join(head + p.macro_defs() + body + tail + p.macro_undefs() + ["  " * indent + "}"]) + "\n"
 

@@ -51,6 +51,16 @@ class Printer:
         self.param_names = {p: p for p in scop.params}
         self.renamed: dict[str, str] = {}  # other names of the statement bodies to rewrite (GPU targets)
         self.counter_type = COUNTER_TYPE  # the type of the loop counters (a tiled CUDA kernel's index type)
+        self.head: list[str] = []  # declarations the region's block needs before its loops (run_number)
+
+    def run_number(self) -> str:
+        """The name of a number that differs between any two runs of the region (the region's block counts
+        its runs, atomically: a function may run on several threads at once), declared in the block's head."""
+        name = f"{self.prefix}_run"
+        declaration = f"const unsigned long {name} = __atomic_add_fetch(&{name}s, 1, __ATOMIC_RELAXED);"
+        if declaration not in self.head:
+            self.head += [f"static unsigned long {name}s;", declaration]
+        return name
 
     # ---- expressions ---------------------------------------------------------------------------------
     def expr(self, e: isl.AstExpr) -> str:

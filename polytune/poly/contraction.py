@@ -135,7 +135,8 @@ class Contraction:
         return tuple(o for o in self.operands if o.side == "b")
 
 
-def _ids(node: c_ast.Node) -> set[str]:
+def ids_of(node: c_ast.Node) -> set[str]:
+    """The identifiers an expression reads (a struct member's base only)."""
     out: set[str] = set()
 
     class V(c_ast.NodeVisitor):
@@ -256,7 +257,7 @@ def recognize(scop: Scop, st: Statement, deps: Dependences | None = None) -> Con
     reads = result_reads(st)
 
     def deps_of(node: c_ast.Node) -> set[str] | None:
-        names = _ids(node)
+        names = ids_of(node)
         if warray in names and reads is None:
             return None  # an operand reading W's array: not a contraction
         return names & iters
@@ -297,7 +298,7 @@ def recognize(scop: Scop, st: Statement, deps: Dependences | None = None) -> Con
                     last == j and last_only, w)
     if not _domain_ok(scop, st, c):
         return None
-    reads_w = any(warray in _ids(o.node) for o in c.operands)
+    reads_w = any(warray in ids_of(o.node) for o in c.operands)
     if reads_w and not _operands_read_before_writes(st, c, warray, reads, e):
         return None
     if deps is not None and not own_dependences_ok(st, c, deps, without_anti=reads_w):
