@@ -33,7 +33,7 @@ import islpy as isl
 from pycparser import c_ast
 
 from .. import machine
-from ..poly.contraction import Blocks, Contraction, domain_pieces, ids_of, result_reads
+from ..poly.contraction import Blocks, Contraction, domain_pieces, extents, ids_of, result_reads
 from ..poly.islutil import CTX, isl_name
 from ..poly.parallel import parallel_work
 from .printer import list_, strip, substitute
@@ -296,7 +296,8 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
     a_ops, b_ops = c.a_operands, c.b_operands
     _pooled(emit, x.Braw, f"sizeof({x.T}) * {x.NB} * {x.KC} * {x.NC} + 64", i3)
     emit(f"{x.T} *const {x.Bp} = ({x.T} *)({x.Braw} + (64 - (unsigned long){x.Braw} % 64) % 64);", i3)
-    run = _kept_panel(printer, scop, c, parallel, snap is None and not jk_cons)
+    run = _kept_panel(printer, scop, st, c, parallel, snap is None and not jk_cons,
+                      _one_block(scop, st, c, blk, blocks, vb, model.mc))
     if run is not None:
         # this thread's B panel from the previous iteration of the batch loops, where it holds this block
         emit(f"static __thread unsigned long {x.Brun}; static __thread const void *{x.Bat}; "
@@ -484,14 +485,29 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
     emit("}", i0)
 
 
-def _kept_panel(printer, scop, c: Contraction, parallel: bool, plain: bool) -> str | None:
+def _one_block(scop, st, c: Contraction, blk: Blocks, asked: Blocks, vector_bytes: int, l2_budget: int) -> bool:
+    """Whether B may be one (k block, column block) of the packed code: False only where its known trip
+    counts exceed the block sizes of _sizes (kc elements from the model's bytes over a micro-panel row, nc
+    the smallest the model gives, with 8-byte elements). Unknown sizes may (doitgen's, function parameters)."""
+    e = extents(scop, st, c)
+    if e["k"] is None or e["j"] is None:
+        return True
+    kc = asked.kc or max(1, blk.kc // (blk.nv * vector_bytes))
+    nc = asked.nc or max(1, min(blk.nc, l2_budget) // (kc * 8))
+    return e["k"] <= kc and e["j"] <= nc
+
+
+def _kept_panel(printer, scop, st, c: Contraction, parallel: bool, plain: bool, one_block: bool) -> str | None:
     """The region's run number (a variable the region's block declares) where a thread may keep its packed B
     panel from one iteration of the contraction's outer loops to the next; None where it may not. It may
     where the product sits in a batch loop and is not parallel inside (the batch loop is: doitgen's r, whose
     150 iterations each packed the same 160 x 160 block of C4), and B's operands read neither the batch loops
     nor anything the region writes: the panel of one (column block, k block) is then the same for the whole
-    run. *plain*: no snapshot of W and no triangle of the columns with k (their packing reads more than B)."""
-    if parallel or not plain or not c.outer:
+    run. *plain*: no snapshot of W and no triangle of the columns with k (their packing reads more than B).
+    *one_block*: B is one block (only the last block packed is kept: a B of several would be packed again
+    in every iteration, and the test around its packing cost 2-4% at 1 thread on rowbuf_transform and
+    matmul_llmc, code that gained nothing from it)."""
+    if parallel or not plain or not c.outer or not one_block:
         return None
     written = {a.array for st in scop.statements for a in st.writes}
     reads: set[str] = set()
