@@ -296,7 +296,7 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
     a_ops, b_ops = c.a_operands, c.b_operands
     _pooled(emit, x.Braw, f"sizeof({x.T}) * {x.NB} * {x.KC} * {x.NC} + 64", i3)
     emit(f"{x.T} *const {x.Bp} = ({x.T} *)({x.Braw} + (64 - (unsigned long){x.Braw} % 64) % 64);", i3)
-    run = _kept_panel(printer, scop, st, c, parallel, snap is None and not jk_cons,
+    run = _kept_panel(printer, scop, c, parallel, snap is None and not jk_cons,
                       _one_block(scop, st, c, blk, blocks, vb, model.mc))
     if run is not None:
         # this thread's B panel from the previous iteration of the batch loops, where it holds this block
@@ -497,7 +497,7 @@ def _one_block(scop, st, c: Contraction, blk: Blocks, asked: Blocks, vector_byte
     return e["k"] <= kc and e["j"] <= nc
 
 
-def _kept_panel(printer, scop, st, c: Contraction, parallel: bool, plain: bool, one_block: bool) -> str | None:
+def _kept_panel(printer, scop, c: Contraction, parallel: bool, plain: bool, one_block: bool) -> str | None:
     """The region's run number (a variable the region's block declares) where a thread may keep its packed B
     panel from one iteration of the contraction's outer loops to the next; None where it may not. It may
     where the product sits in a batch loop and is not parallel inside (the batch loop is: doitgen's r, whose

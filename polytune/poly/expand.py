@@ -527,7 +527,8 @@ def expand(scop: Scop, deps: Dependences, base: isl.Schedule,
     hot_depth = max(len(st.iterators) for st in scop.statements)
     hot = [st.name for st in scop.statements if len(st.iterators) == hot_depth]
     try:
-        best: tuple[Profile, Expansion | None] = (_profile(scop, deps, base, _schedule(scop, deps, base)[1], hot), None)
+        unexpanded = _schedule(scop, deps, base)[1]
+        best: tuple[Profile, Expansion | None] = (_profile(scop, deps, base, unexpanded, hot), None)
         webs_chosen: list[Web] = []
         picked = _scalars(scop, deps, candidates, best, avoid, hot) if candidates else None
         if picked is not None:
@@ -543,7 +544,7 @@ def expand(scop: Scop, deps: Dependences, base: isl.Schedule,
                         best, webs_chosen = trial, fewer
         ex = best[1]
         if ex is not None:
-            written = _written_cost(scop, deps, base)
+            written = _written_cost(scop, deps, unexpanded)
             if written is not None and not schedule_cost(ex.scop, ex.deps, _schedule(ex.scop, ex.deps, ex.base)[1]) \
                     < written:
                 # the program's own loops, unexpanded, rank first and the expansion is no better by the
@@ -556,9 +557,9 @@ def expand(scop: Scop, deps: Dependences, base: isl.Schedule,
         return None
 
 
-def _written_cost(scop: Scop, deps: Dependences, base: isl.Schedule) -> Cost | None:
+def _written_cost(scop: Scop, deps: Dependences, unexpanded: TiledSchedule) -> Cost | None:
     """The cost of the region's own loops (poly/original.py) where the model ranks them before isl's
-    schedule of the unexpanded region (None otherwise)."""
+    schedule of the unexpanded region, *unexpanded* (None otherwise)."""
     if not deps.complete:
         return None
     try:
@@ -566,7 +567,7 @@ def _written_cost(scop: Scop, deps: Dependences, base: isl.Schedule) -> Cost | N
                                                           reuse=True))
     except (IllegalSchedule, isl.Error):
         return None
-    return written if written < schedule_cost(scop, deps, _schedule(scop, deps, base)[1]) else None
+    return written if written < schedule_cost(scop, deps, unexpanded) else None
 
 
 def _scalars(scop: Scop, deps: Dependences, candidates: list[Web], original: tuple, avoid: frozenset[str],

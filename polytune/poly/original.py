@@ -61,25 +61,13 @@ def _members(stmts: list[Statement], levels: range) -> isl.UnionMap:
     return out
 
 
-def _permutable(d: isl.UnionMap, same: isl.UnionMap | None, members: isl.UnionMap) -> bool:
-    """Whether no dependence of *d* between instances with equal outer loops (*same*: instance pairs with
-    equal values of them; None: all pairs) goes backwards along any output dimension of *members*."""
-    if same is not None:
-        d = d.intersect(same)
-    if d.is_empty():
+def _forward(d: isl.UnionMap, member: isl.UnionMap) -> bool:
+    """Whether no dependence of *d* goes backwards along *member* (one output dimension)."""
+    values = d.apply_domain(member).apply_range(member)  # [x] -> [y]: the member's values at source and sink
+    if values.is_empty():
         return True
-    width = maps_of(members)[0].dim(isl.dim_type.out)
-    for k in range(width):
-        one = isl.UnionMap.empty(members.get_space())
-        for m in maps_of(members):
-            one = one.union(isl.UnionMap.from_map(
-                m.project_out(isl.dim_type.out, k + 1, width - k - 1).project_out(isl.dim_type.out, 0, k)))
-        values = d.apply_domain(one).apply_range(one)  # [x] -> [y]: the member's values at source and sink
-        if not values.is_empty():
-            space = maps_of(values)[0].get_space().domain()
-            if not values.intersect(isl.UnionMap.from_map(isl.Map.lex_gt(space))).is_empty():
-                return False
-    return True
+    space = maps_of(values)[0].get_space().domain()
+    return values.intersect(isl.UnionMap.from_map(isl.Map.lex_gt(space))).is_empty()
 
 
 def _within(d: isl.UnionMap, stmts: list[Statement]) -> isl.UnionMap:
@@ -113,12 +101,14 @@ def _build(node, stmts: list[Statement], level: int, d: isl.UnionMap, prefix: is
     if not any(len(st.iterators) > level for st in stmts):
         return node  # one statement, no loop left
     # one loop of the program around every statement of the group: a band of it and of the loops perfectly
-    # nested in it, as long as the band stays permutable
-    own = _within(d, stmts)
-    same = None if prefix is None else prefix.apply_range(prefix.reverse())
+    # nested in it, as long as the band stays permutable: no dependence between instances with equal outer
+    # loops goes backwards along a member (along the first none does: the program runs that loop forward)
+    inner = _within(d, stmts)
+    if prefix is not None:
+        inner = inner.intersect(prefix.apply_range(prefix.reverse()))
     last = level + 1
     while all(len(st.iterators) > last for st in stmts) and len({st.beta(last) or 0 for st in stmts}) == 1 \
-            and _permutable(own, same, _members(stmts, range(level, last + 1))):
+            and _forward(inner, _members(stmts, range(last, last + 1))):
         last += 1
     band = _members(stmts, range(level, last))
     node = node.insert_partial_schedule(isl.MultiUnionPwAff.from_union_map(band)).band_set_permutable(1)
