@@ -402,13 +402,15 @@ def _deps_of(a: AnalyzedScop):
 def _serial_version(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts: TiledSchedule,
                     indent: int) -> str:
     """The region's code for one thread, where *ts* runs tiles as a wavefront (the order that makes a tile
-    loop parallel): the same schedule and tile sizes with the wavefront left out, so that the tiles follow
-    each other in their own order. '' where no band of *ts* is a wavefront, or that code cannot be built."""
+    loop parallel): the same schedule with the wavefront left out, so that the tiles follow each other in their
+    own order; the sizes given for *ts*, and where none were, the defaults of tiles in order (a band that needs a
+    wavefront has its own: tiling.ROW_TILES). '' where no band of *ts* is a wavefront, or that code cannot be
+    built."""
     if not (opts.parallel and any(b.wavefront for b in ts.bands)):
         return ""
     from .emit.c import generate_region
     try:
-        serial = a.tiled(ts.tile_sizes, tile=opts.tile, parallel=opts.parallel, schedule=opts.schedule,
+        serial = a.tiled(ts.tile_sizes[:ts.given_sizes], tile=opts.tile, parallel=opts.parallel, schedule=opts.schedule,
                          unroll_jam=opts.unroll_jam, choice=opts.choice, wavefront=False, blocks=opts.blocks)
         return generate_region(a.cpu.scop, serial, parallel=opts.parallel, ivdep=opts.ivdep, indent=indent,
                                avoid=program.identifiers, deps=_deps_of(a))
@@ -585,7 +587,8 @@ def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:
              "unroll_jam": None if b.unroll_jam is None else
              {"point_member": b.unroll_jam[0], "factor": b.unroll_jam[1]},
              "point_loop_order": list(b.point_order), "sequence_at": b.sequence_at, "sunk": b.sunk,
-             "parallel_loop_alternative": b.parallel_alternative, "parallel_loop_collapse": b.parallel_collapse}
+             "parallel_loop_alternative": b.parallel_alternative, "parallel_loop_collapse": b.parallel_collapse,
+             **({"one_thread_tile_sizes": list(b.one_thread_sizes)} if b.one_thread_sizes else {})}
             for b in ts.bands
         ],
         "tile_sizes": list(ts.tile_sizes),

@@ -49,6 +49,7 @@ class TiledSchedule:
     schedule: isl.Schedule  # the final schedule tree, with marks for OpenMP/ivdep (poly/marks.py)
     bands: tuple[BandInfo, ...]
     tile_sizes: tuple[int, ...]  # flattened, in band order: what the tuner tunes
+    given_sizes: int = 0  # how many of tile_sizes (the first) were given; the others are the defaults
     private_arrays: dict = field(default_factory=dict)  # loop depth -> its PrivateArray copies
     fallback: str = ""  # what was done instead of the transformations, when isl ran out of its quota
     one_thread: bool = False  # the C code has a version for one thread, its tiles in order (no wavefront)
@@ -289,7 +290,8 @@ def _make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...], t
         if deps.live is not None:  # (the order the check sees is the one printed)
             schedule = in_listed_order(schedule)
         check_legal(schedule, deps, scop)
-        return TiledSchedule(schedule, tuple(t.bands), tuple(t.used_sizes), dict(t.copies), contractions=found)
+        return TiledSchedule(schedule, tuple(t.bands), tuple(t.used_sizes), t.given, dict(t.copies),
+                             contractions=found)
 
     def checked(u: int) -> TiledSchedule:
         try:

@@ -178,20 +178,40 @@ class CTarget(Target):
         return out
 
     def starts(self, space: SearchSpace, seed: Config) -> list[tuple[str, Config]]:
-        """The schedule space's starts, all at tile 32 but the seed: the seed (Pluto's default), `optimize`'s
-        own output ("default": the model's choice; where scops differ in it, one start per distinct choice,
-        "default1", ...: a configuration holds one choice for all scops) and the other scheduler's default
-        (what --schedule auto compares). The tile-only space has the seed alone."""
+        """The schedule space's starts: the seed (Pluto's default), `optimize`'s own output ("default": the
+        model's choice at the sizes it uses, default_tiles; where scops differ in the choice, one start per
+        distinct choice, "default1", ...: a configuration holds one choice for all scops) and the other
+        scheduler's default at tile 32 (what --schedule auto compares). The tile-only space has the seed
+        alone."""
         if not any(p.name in coordinates() for p in space.params):
             return [("seed", seed)]
         blocks = (0,) * sum(p.name in BLOCK_COORDINATES for p in space.params)
         tiles = (DEFAULT_TILE,) * (len(space.params) - len(coordinates()) - len(blocks))
         models = self.default_choice()
-        out = [("seed", seed)] + [("default" if k == 0 else f"default{k}", tiles + choice_config(c) + blocks)
+        out = [("seed", seed)] + [("default" if k == 0 else f"default{k}",
+                                   self.default_tiles(space, c) + choice_config(c) + blocks)
                                   for k, c in enumerate(models)]
         other = "outer" if self.seed_choice().scheduler == "pluto" else "pluto"
         return out + [(other, tiles + choice_config(ScheduleChoice(scheduler=other, unroll=self.opts.unroll_jam))
                        + blocks)]
+
+    def default_has_own_one_thread_tiles(self) -> bool:
+        """Whether `optimize`'s output has a one-thread version whose tiles differ from its wavefront's (a
+        wavefront band sized by default: BandInfo.one_thread_sizes), which no configuration of a space holds."""
+        return any(b.one_thread_sizes for c in self.default_choice() for a in self.program.scops
+                   for b in a.tiled((), tile=self.opts.tile, parallel=self.opts.parallel, choice=c).bands)
+
+    def default_tiles(self, space: SearchSpace, choice: ScheduleChoice) -> tuple[int, ...]:
+        """The tile coordinates of *space* as `optimize` sizes the bands of *choice* with no sizes given: 32, but
+        a wavefront band's own (poly/tiling.py WAVEFRONT_TILES); a size outside its coordinate's domain, and a
+        coordinate no band of *choice* reads, 32."""
+        params = [p for p in space.params if p.name not in coordinates() and p.name not in BLOCK_COORDINATES]
+        used: dict[str, int] = {}
+        for k, a in enumerate(self.program.scops):
+            sizes = a.tiled((), tile=self.opts.tile, parallel=self.opts.parallel, choice=choice).tile_sizes
+            mine = [p for p in params if p.name.startswith(f"s{k}b")]
+            used.update((p.name, size) for p, size in zip(mine, sizes) if size in p.values)
+        return tuple(used.get(p.name, DEFAULT_TILE) for p in params)
 
     def confirm_best(self, runner: CRunner, seed: Measurement | None, best: Measurement | None,
                      names: tuple[str, ...], starts: dict[str, Measurement], runs: int,
@@ -235,6 +255,9 @@ class CTarget(Target):
                 cands[label], variants[label] = m, self.variant(names, m.config)
         if not any(n in coordinates() for n in names):  # tile-only: optimize's default is no configuration of
             variants["default"] = self.default_variant()  # the space; it is run beside them, to say so where faster
+        elif self.default_has_own_one_thread_tiles():
+            # (its one-thread version's tiles are not the default start's: run beside too)
+            variants["optimize"] = self.default_variant()
         built, compiled_now, error = self._builds(runner, variants, workers)
         if error:
             out = {"max_runs": runs, "configs": {k: list(m.config) for k, m in cands.items()}, "error": error}
@@ -301,6 +324,10 @@ class CTarget(Target):
             out["default_faster"] = True
             warnings.append(f"polytune: warning: optimize's default is faster than the tuned {self.opts.schedule} "
                             f"schedule ({line}): use `polytune optimize` as it is, or tune --space schedule")
+        if "optimize" in variants and med["optimize"] < med[kept]:
+            out["default_faster"] = True
+            warnings.append(f"polytune: warning: optimize's default is faster than the tuned configuration "
+                            f"({line}): use `polytune optimize` as it is")
         return out, warnings, cands[kept]
 
     def _builds(self, runner: CRunner, variants: dict[str, Variant],

@@ -1,0 +1,86 @@
+"""A two-member band whose dependences reach only near cells (a dynamic program's west, north and north-west
+neighbours) and which runs as a tile wavefront is tiled, where no size is given, in tiles of 32 rows by 512
+(tiling.WAVEFRONT_TILES, the width along the innermost point loop), and its one-thread version in tiles of 8 by
+256 (ROW_TILES): rows of 32 elements left the hardware prefetcher nothing to follow (docs/DESIGN.md, "Wavefront
+tiles"). Sizes the user gives are kept for both versions; bands with far dependences or loops inside keep 32."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from conftest import ROOT, compile_run
+
+from polytune.cli import main
+from polytune.pipeline import OptimizeOptions, analyze, generate
+from polytune.poly.tiling import ROW_TILES, WAVEFRONT_TILES
+from polytune.tune import TuneOptions, make_target
+
+REALC = os.path.join(ROOT, "benchmarks", "realc")
+UNSEEN = os.path.join(ROOT, "benchmarks", "unseen")
+NW = os.path.join(REALC, "nw.c")
+
+
+def _hash(out: str) -> str:
+    return next(line for line in out.splitlines() if line.startswith("hash"))
+
+
+def test_a_dynamic_programs_wavefront_is_tiled_wide_and_its_one_thread_version_in_few_rows():
+    a = analyze(NW).scops[0].cpu
+    wave, serial = a.tiled(()), a.tiled((), wavefront=False)
+    (band,) = wave.tunable_bands
+    assert band.wavefront and band.tile_sizes == WAVEFRONT_TILES == (32, 512)
+    assert band.one_thread_sizes == ROW_TILES == (8, 256)
+    assert serial.tile_sizes == ROW_TILES and not serial.tunable_bands[0].one_thread_sizes
+
+
+def test_the_width_goes_to_the_member_of_the_innermost_point_loop():
+    a = analyze(os.path.join(UNSEEN, "edit_distance.c")).scops[0].cpu
+    (band,) = a.tiled(()).tunable_bands
+    assert band.tile_sizes[band.point_order[-1]] == 512 and sorted(band.tile_sizes) == [32, 512]
+
+
+def test_given_sizes_are_kept_for_both_versions():
+    a = analyze(NW).scops[0].cpu
+    wave, serial = a.tiled((16, 64)), a.tiled((16, 64), wavefront=False)
+    assert wave.tile_sizes == serial.tile_sizes == (16, 64) and wave.given_sizes == 2
+    assert not wave.tunable_bands[0].one_thread_sizes
+
+
+@pytest.mark.parametrize("path", [os.path.join(REALC, "floyd.c"),  # row k read by every row: far
+                                  os.path.join(ROOT, "benchmarks", "pluto", "2d_bidirec.c")])  # a loop inside
+def test_bands_with_far_dependences_or_loops_inside_keep_the_default_tiles(path):
+    for a in analyze(path).scops:
+        for b in a.cpu.tiled(()).tunable_bands:
+            assert set(b.tile_sizes) == {32} and not b.one_thread_sizes
+
+
+def test_a_known_extent_too_short_for_four_wide_tiles_keeps_the_default_tiles():
+    a = analyze(os.path.join(UNSEEN, "lcs.c"), defines=("N=700",)).scops[0].cpu
+    assert a.tiled(()).tile_sizes == (32, 32)
+    a = analyze(os.path.join(UNSEEN, "lcs.c")).scops[0].cpu  # (6,000 symbols)
+    assert a.tiled(()).tunable_bands[0].tile_sizes == WAVEFRONT_TILES
+
+
+@pytest.mark.parametrize("args", [("300", "1500", "10", "2"), ("1100", "700", "3", "1")])
+def test_the_wide_tiles_give_the_originals_table_on_one_to_three_threads(args, tmp_path):
+    out, report = tmp_path / "nw.opt.c", tmp_path / "nw.json"
+    assert main(["optimize", NW, "-q", "-o", str(out), "--report", str(report)]) == 0
+    bands = json.loads(report.read_text())["scops"][0]["bands"]
+    assert bands[0]["tile_sizes"] == [32, 512] and bands[0]["one_thread_tile_sizes"] == [8, 256]
+    want = _hash(compile_run(NW, str(tmp_path / "ref"), [], openmp=False, args=args))
+    for threads in (1, 2, 3):
+        assert _hash(compile_run(str(out), str(tmp_path / "opt"), [], True, threads, args=args)) == want
+
+
+def test_tunes_default_start_holds_the_wavefronts_sizes_and_optimizes_output_is_run_beside():
+    t = make_target(analyze(NW), TuneOptions())
+    space = t.space(kind="schedule")
+    starts = dict(t.starts(space, t.seed(space)))
+    tiles = dict(zip(space.names, starts["default"]))
+    assert [tiles[p.name] for p in t.parameters()][:2] == [32, 512]
+    assert set(starts["seed"][:2]) == {32}  # (Pluto's default)
+    # (the one-thread version's tiles are no configuration: confirm_best runs optimize's own output beside)
+    assert t.default_has_own_one_thread_tiles()
+    assert t.variant(space.names, starts["default"]).text != generate(t.program, OptimizeOptions()).text
+    assert not make_target(analyze(os.path.join(REALC, "floyd.c")), TuneOptions()).default_has_own_one_thread_tiles()
