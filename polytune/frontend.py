@@ -46,6 +46,7 @@ class Region:
     scalar_types: dict = field(default_factory=dict)  # name -> C type (c_spelling) of the scalars in scope
     typedef_words: dict = field(default_factory=dict)  # arithmetic typedef name -> its type's words
     array_types: dict = field(default_factory=dict)  # name -> C type of the elements of arrays in scope
+    pointer_rows: frozenset[str] = frozenset()  # arrays in scope whose rows are pointers (pointer_row_arrays)
     scope: Scope | None = None  # the code around the region, for the source rewrites (rewrite/)
     prelude: tuple[str, ...] = ()  # declarations the rewrites put before the region's code (values read once)
     epilogue: tuple[str, ...] = ()  # statements the optimized code runs after the region (rewrite/swaps.py: a
@@ -209,18 +210,26 @@ def declared_float_scalars(text: str) -> dict[str, str]:
 def _declared_scalars(text: str) -> dict[str, tuple[str, ...]]:
     """name -> the words of its type (typedefs resolved) for each scalar declared in *text*, the last
     declaration winning (arrays, pointers and functions remove the name)."""
-    return {n: words for n, (words, array) in _declarations(text).items() if not array}
+    return {n: words for n, (words, array, _rows) in _declarations(text).items() if not array}
 
 
 def declared_array_types(text: str) -> dict[str, str]:
     """name -> the C type (c_spelling) of the elements of each array or pointer declared in *text* with an
     arithmetic element type, the last declaration of each name winning (a scalar removes it)."""
-    return {n: t for n, (words, array) in _declarations(text).items() if array and (t := c_spelling(words))}
+    return {n: t for n, (words, array, _rows) in _declarations(text).items() if array and (t := c_spelling(words))}
 
 
-def _declarations(text: str) -> dict[str, tuple[tuple[str, ...], bool]]:
-    """name -> (the words of its type, typedefs resolved; whether an array or a pointer) for each variable
-    declared in *text* with an arithmetic type, the last declaration winning (a function removes the name).
+def pointer_row_arrays(text: str) -> frozenset[str]:
+    """The arrays declared in *text* whose rows are reached through pointers (`double **A`, `float *rows[8]`):
+    each row may lie anywhere, so the span from the first row's first element to the last row's last holds
+    them only where the rows follow each other in memory (poly/versioning.py checks that at run time)."""
+    return frozenset(n for n, (_words, _array, rows) in _declarations(text).items() if rows)
+
+
+def _declarations(text: str) -> dict[str, tuple[tuple[str, ...], bool, bool]]:
+    """name -> (the words of its type, typedefs resolved; whether an array or a pointer; whether its rows are
+    pointers: two stars or more, or a star and brackets) for each variable declared in *text* with an
+    arithmetic type, the last declaration winning (a function removes the name).
     A declarator ends at a `,` or `;` outside parentheses, brackets and braces: an initializer may hold any
     of them (`unsigned i = (1)`, `int k = f(a, b)`); a `(` before any `=` is a function's (or a function
     pointer's) declarator."""
@@ -228,7 +237,7 @@ def _declarations(text: str) -> dict[str, tuple[tuple[str, ...], bool]]:
     types = "|".join([_SCALAR_TYPES] + [re.escape(n) for n in aliases])
     decl = re.compile(rf"\b(?:const\s+|static\s+|register\s+)*((?:{types})(?:\s+(?:{types}))*)\s+")
     starts_typed = re.compile(rf"(?:{types}|const|static)\b")
-    out: dict[str, tuple[tuple[str, ...], bool]] = {}
+    out: dict[str, tuple[tuple[str, ...], bool, bool]] = {}
     pos = 0
     while (m := decl.search(text, pos)) is not None:
         words = tuple(" ".join(" ".join(aliases[w]) if w in aliases else w for w in m.group(1).split()).split())
@@ -252,7 +261,8 @@ def _declarations(text: str) -> dict[str, tuple[tuple[str, ...], bool]]:
                 n = re.match(r"(\*[\s*]*(?:(?:const|restrict|__restrict|__restrict__|volatile)\b[\s*]*)*)?"
                              r"([A-Za-z_]\w*)\s*(\[)?", d)
                 if n and ch != "(":
-                    out[n.group(2)] = (words, bool(n.group(1) or n.group(3)))
+                    stars = (n.group(1) or "").count("*")
+                    out[n.group(2)] = (words, bool(n.group(1) or n.group(3)), stars >= 2 or bool(stars and n.group(3)))
                 elif n:
                     out.pop(n.group(2), None)  # a function
                 if ch != ",":
@@ -438,7 +448,8 @@ def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, 
         after = "".join(line for line in lines[at + text.count("\n") + 1:] if not _MARKER.match(line))
         floats, ints, spelled, words, arrays = scalars_in_scope(upto, pre)
         out.append(Region(path, begin, end, text, body, typedefs, floats, unrestricted_params(upto, typedefs, pre),
-                          pure_functions, ints, read_after(upto, after), spelled, words, arrays, scope=code_scope))
+                          pure_functions, ints, read_after(upto, after), spelled, words, arrays,
+                          pointer_row_arrays(in_scope(upto)), scope=code_scope))
     return out
 
 

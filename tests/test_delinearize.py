@@ -57,6 +57,36 @@ def test_three_levels_with_a_batch_offset():
     assert params(view, "[B, c, hw] -> { : }")
 
 
+def test_a_row_length_that_is_a_sum_is_one_stride():
+    """`in + s*(n1 + 1) + k` (Rodinia backprop's rows of n1 + 1 inputs) reaches delinearization as s*n1 + s + k:
+    its rows are n1 + 1 long ([s][k]), not n1 ([s][s + k] of n1 columns, exact for no sample but the first)."""
+    s, n1, S = (Poly.name(x) for x in ("s", "n1", "S"))
+    view = delinearize([access("[S, n1] -> { S0[s, k] : 0 <= s < S and 0 <= k <= n1 }", "s k", s * n1 + s + k),
+                        access("[S, n1] -> { S1[s] : 0 <= s < S }", "s", s * (n1 + ONE))])
+    assert view.strides == (("(n1 + 1)",), ()) and view.sizes == (("(n1 + 1)",),)
+    assert same_map(view.maps[0], "[n1] -> { S0[s, k] -> [s, k] }")
+    assert same_map(view.maps[1], "[n1] -> { S1[s] -> [s, 0] }")
+    assert params(view, "[S, n1] -> { : S <= 0 or n1 >= 0 }")  # (S1's column 0 is in a row of n1 + 1)
+
+
+def test_a_diagonal_beside_the_rows_keeps_rows_of_n():
+    """cholesky's L[i*n + i] beside L[j*n + k]: i*n + i is the diagonal [i][i] of rows of n, not a row of n + 1
+    (whose stride would not nest with n)."""
+    view = delinearize([access("[n] -> { S0[i] : 0 <= i < n }", "i", i * n + i),
+                        access("[n] -> { S1[j, k] : 0 <= j < n and 0 <= k < j }", "j k", j * n + k)])
+    assert view.strides == (("n",), ())
+    assert same_map(view.maps[0], "[n] -> { S0[i] -> [i, i] }")
+
+
+def test_a_sum_times_a_parameter_is_one_stride_of_both():
+    """x[(b*(c + 1) + i)*hw + j]: b's coefficient hw*c + hw is hw times the sum (c + 1)."""
+    view = delinearize([access("[B, c, hw] -> { S0[b, i, j] : 0 <= b < B and 0 <= i <= c and 0 <= j < hw }",
+                               "b i j", (b * (c + ONE) + i) * hw + j)])
+    assert view.strides == (("(c + 1)", "hw"), ("hw",), ()) and view.sizes == (("(c + 1)",), ("hw",))
+    assert same_map(view.maps[0], "[B, c, hw] -> { S0[b, i, j] -> [b, i, j] }")
+    assert params(view, "[B, c, hw] -> { : }")
+
+
 def test_a_clamped_column_is_the_last_element_of_its_row_not_before_the_next_row():
     """`x[y*w + (c < 0 ? 0 : c > w - 1 ? w - 1 : c)]` with c = x + k: its piece `y*w + w - 1` is [y][w - 1]
     (the same address as [y + 1][-1]), which stays in its row: no assumption."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import islpy as isl
 
 from ..poly.scop import Scop
-from ..poly.versioning import Range, RuntimeChecks, constants_context
+from ..poly.versioning import Range, Rows, RuntimeChecks, constants_context
 from .printer import Printer, strip
 
 
@@ -22,7 +22,23 @@ def condition(scop: Scop, checks: RuntimeChecks, prefix: str) -> tuple[str, list
     for a, b in checks.disjoint:
         (a_lo, a_hi), (b_lo, b_hi) = (_bounds(p, scop, base, r) for r in (a, b))
         parts.append(f"({a_hi} <= {b_lo} || {b_hi} <= {a_lo})")
+    for rows in checks.ordered:
+        parts.append(_in_order(p, base, rows, prefix))
     return " && ".join(parts) or "1", p.macro_defs(), p.macro_undefs()
+
+
+def _in_order(p: Printer, base: isl.Set, rows: Rows, prefix: str) -> str:
+    """A GCC statement expression that is 1 where each touched row of *rows* ends below the next one's
+    first touched element (a loop over the rows: their pointers are data)."""
+    def value(pa: isl.PwAff) -> str:
+        build = isl.AstBuild.from_context(base.align_params(pa.get_space().params()))
+        return f"({strip(p.expr(build.expr_from_pw_aff(pa)))})"
+
+    r, a = f"{prefix}_r", rows.array
+    first, last, left, right = (value(x) for x in (rows.first, rows.last, rows.left, rows.right))
+    return (f"({{ int {prefix}_in_order = 1; for (long {r} = {first}; {r} < {last}; {r}++) "
+            f"if ((__UINTPTR_TYPE__)(&{a}[{r}][{right}] + 1) > (__UINTPTR_TYPE__)&{a}[{r} + 1][{left}]) "
+            f"{{ {prefix}_in_order = 0; break; }} {prefix}_in_order; }})")
 
 
 def _bounds(p: Printer, scop: Scop, base: isl.Set, r: Range) -> tuple[str, str]:

@@ -21,6 +21,7 @@ Polly", IMPACT 2015), on polynomials of C names instead of LLVM's SCEVs:
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -124,6 +125,38 @@ def delinearize(accesses: Sequence[FlatAccess], products: Mapping[Monomial, str]
     no subscript has a parametric stride (nothing to recover). *products*: parameters already standing for
     products (names `_pt_P<k>`; new ones are numbered on). Raises DelinearizeError where the strides do not
     nest or a monomial multiplies two iterators."""
+    summed, sums = _summed_strides(accesses)
+    view, error = _tried(accesses, products, {})
+    if sums:
+        # s*n1 + s + k is a row of n1 + 1 ([s][k]) or the diagonal of rows of n1 ([s][s + k], as i*n + i is
+        # cholesky's L[i][i]): the view exact for more parameters is taken, the plain one where neither is
+        other, other_error = _tried(summed, products, sums)
+        if other is not None and (view is None or _wider(other.assumed, view.assumed)):
+            return other
+        if view is None and error is None:
+            error = other_error
+    if error is not None:
+        raise error
+    return view
+
+
+def _tried(accesses: Sequence[FlatAccess], products: Mapping[Monomial, str] | None,
+           sums: Mapping[str, tuple[str, tuple]]) -> tuple[View | None, DelinearizeError | None]:
+    try:
+        return _view(accesses, products, sums), None
+    except DelinearizeError as e:
+        return None, e
+
+
+def _wider(a: isl.Set, b: isl.Set) -> bool:
+    """Whether parameter set *a* strictly contains *b*."""
+    a, b = a.align_params(b.get_space()), b.align_params(a.get_space())
+    return b.is_strict_subset(a)
+
+
+def _view(accesses: Sequence[FlatAccess], products: Mapping[Monomial, str] | None,
+          sums: Mapping[str, tuple[str, tuple]]) -> View | None:
+    """delinearize's view of *accesses*, whose *sums* (_summed_strides) are names of their own."""
     strides: set[Monomial] = {()}
     for acc in accesses:
         for _guard, poly in acc.pieces:
@@ -144,7 +177,7 @@ def delinearize(accesses: Sequence[FlatAccess], products: Mapping[Monomial, str]
 
     def term(m: Monomial) -> str:
         if len(m) <= 1:
-            return isl_name(m[0]) if m else "1"
+            return (sums[m[0]][0] if m[0] in sums else isl_name(m[0])) if m else "1"
         if m not in products:
             products[m] = f"_pt_P{len(products)}"
         return products[m]
@@ -161,7 +194,7 @@ def delinearize(accesses: Sequence[FlatAccess], products: Mapping[Monomial, str]
     out_of_rows = " or ".join(f"{d} < 0 or {d} >= {s}" for d, s in zip(ds[1:], sizes))
     maps, assumed = [], None
     for acc in accesses:
-        params = _params(acc, products)
+        params = _params(acc, products, sums)
         names = ", ".join(isl_name(i) for i in acc.iterators)
         head = f"[{', '.join(params)}] -> {{ {acc.domain.get_tuple_name()}[{names}] -> "
         bad_elements = isl.Set(f"[{', '.join(params)}] -> {{ [{', '.join(ds)}] : {out_of_rows} }}", context=CTX)
@@ -215,10 +248,67 @@ def _placed(guard: str, poly: Poly, acc: FlatAccess, chain: list, term, products
 _PLACEMENTS = 64  # placements of a piece's parameter terms tried at most
 
 
-def _params(acc: FlatAccess, products: Mapping[Monomial, str]) -> list[str]:
-    """The isl parameters an access's map may name: its domain's, its polynomial's other names, products."""
+def _params(acc: FlatAccess, products: Mapping[Monomial, str], sums: Mapping[str, tuple[str, tuple]]) -> list[str]:
+    """The isl parameters an access's map may name: its domain's, its polynomial's other names (a sum's
+    names), products."""
     out = [acc.domain.get_dim_name(isl.dim_type.param, k) for k in range(acc.domain.dim(isl.dim_type.param))]
     for _guard, poly in acc.pieces:
-        out += [isl_name(n) for n in sorted(poly.names()) if n not in acc.iterators]
+        for n in sorted(poly.names()):
+            if n in sums:
+                out += [isl_name(x) for x in sums[n][1]]
+            elif n not in acc.iterators:
+                out.append(isl_name(n))
     out += list(products.values())
     return list(dict.fromkeys(out))
+
+
+def _summed_strides(accesses: Sequence[FlatAccess]) -> tuple[list[FlatAccess], dict[str, tuple[str, tuple]]]:
+    """The accesses with each iterator's coefficient that is a sum of parameters and constants (times a
+    monomial) as one name: `in + s*(n1 + 1) + k` reaches delinearization as `s*n1 + s + k`, whose strides n1
+    and 1 put s beside k ([s][s + k] of n1 columns, exact only where s + k < n1: never), where its rows are
+    n1 + 1 long ([s][k] of `(n1 + 1)` columns). The name is the sum's C text (`(n1 + 1)`, the integer factor
+    common to its terms left out, as for a monomial stride); with it, the sum's isl text and its names."""
+    sums: dict[str, tuple[str, tuple]] = {}
+    out = []
+    for acc in accesses:
+        pieces = []
+        for guard, poly in acc.pieces:
+            for it in acc.iterators:
+                mine = [(m, c) for m, c in poly.terms if it in m]
+                coef = [(_quotient(m, (it,)), c) for m, c in mine]
+                if len(coef) < 2 or any(n in acc.iterators for m, _c in coef for n in m):
+                    continue
+                common = _common(coef)
+                rest = [(_quotient(m, common), c) for m, c in coef]
+                if any(len(m) > 1 for m, _c in rest) or all(not m for m, _c in rest):
+                    continue  # (not a sum of single parameters and constants)
+                g = math.gcd(*(c for _m, c in rest))
+                g = -g if sorted(rest)[-1][1] < 0 else g
+                rest = sorted((m, c // g) for m, c in rest)
+                c_text = "(" + " + ".join(_scaled(c, m[0] if m else "") for m, c in reversed(rest)) + ")"
+                i_text = "(" + " + ".join(_scaled(c, isl_name(m[0]) if m else "") for m, c in reversed(rest)) + ")"
+                sums[c_text] = (i_text.replace("+ -", "- "), tuple(m[0] for m, _c in rest if m))
+                kept = Poly(tuple(t for t in poly.terms if it not in t[0]))
+                poly = kept + Poly.of({tuple(sorted((it, *common, c_text))): g})
+            pieces.append((guard, poly))
+        out.append(FlatAccess(acc.domain, acc.iterators, tuple(pieces)))
+    return out, sums
+
+
+def _common(coef: list[tuple[Monomial, int]]) -> Monomial:
+    """The monomial that divides every one of *coef*'s."""
+    rest = list(coef[0][0])
+    for m, _c in coef[1:]:
+        left, kept = list(m), []
+        for n in rest:
+            if n in left:
+                left.remove(n)
+                kept.append(n)
+        rest = kept
+    return tuple(rest)
+
+
+def _scaled(c: int, name: str) -> str:
+    if not name:
+        return str(c)
+    return name if c == 1 else f"-{name}" if c == -1 else f"{c} * {name}"

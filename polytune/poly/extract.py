@@ -1061,7 +1061,15 @@ def build_scop(region: Region) -> Scop:
                    for n, d in sorted(b.array_dims.items()))
     if assumed is not None:
         context = context.align_params(assumed.get_space()).intersect(assumed.align_params(context.get_space()))
-    shared = tuple(a.name for a in arrays if a.name in region.shared_params and a.ndim > 0)
+    # (one subscript reads or writes the row pointers themselves: no rows)
+    rows = tuple(a.name for a in arrays if a.name in region.pointer_rows and a.ndim > 1 and a.layout is None)
+    deep = next((a for a in arrays if a.name in rows and a.ndim > 2), None)
+    if deep is not None:
+        raise UnsupportedError(f"the rows of '{deep.name}' are pointers and it has {deep.ndim} subscripts: "
+                               "polytune checks rows of pointers in two-dimensional arrays only", region.file,
+                               region.begin_line)
+    # (rows of pointers may point into any array of the region: all are checked against them)
+    shared = tuple(a.name for a in arrays if a.ndim > 0 and (a.name in region.shared_params or rows))
     return Scop(region.file, region.begin_line, region.end_line, params, constants, context,
                 tuple(statements), arrays,
                 tuple(b.hoisted.values()), frozenset(b.idents | b.iterators_all | set(b.hoisted)),
@@ -1072,7 +1080,8 @@ def build_scop(region: Region) -> Scop:
                 prelude=region.prelude,
                 epilogue=region.epilogue,
                 derived={name: _c_product(m) for m, name in products.items()}, assumed=assumed,
-                may_alias=shared if len(shared) >= 2 and any(a.written for a in arrays if a.name in shared) else ())
+                may_alias=shared if len(shared) >= 2 and any(a.written for a in arrays if a.name in shared) else (),
+                pointer_rows=rows)
 
 
 def _c_product(m: tuple[str, ...]) -> str:

@@ -62,8 +62,21 @@ class Layout:
 
     def c_subscripts(self, dims: list[str]) -> list[str]:
         """The C subscripts of the element whose model subscripts (C expressions) are *dims*."""
-        terms = [d if s == "1" else f"({d}) * ({s})" for d, s in zip(dims[self.outer:], self.strides) if d != "0"]
+        terms = [_summand(d) if s == "1" else f"({d}) * ({s})" for d, s in zip(dims[self.outer:], self.strides)
+                 if d != "0"]
         return dims[:self.outer] + [" + ".join(terms) or "0"]
+
+
+def _summand(expr: str) -> str:
+    """*expr* as a term of a sum: parenthesized where it holds, outside parentheses, an operator that binds
+    less tightly than `+` (isl prints a bound as `(n >= 1) ? n : 0`, and `x + c ? n : 0` is `(x + c) ? n : 0`:
+    the address of the wrong element in an overlap check)."""
+    depth = 0
+    for ch in expr:
+        depth += (ch in "([") - (ch in ")]")
+        if depth == 0 and ch in "?:<>=!&|^,":
+            return f"({expr})"
+    return expr
 
 
 @dataclass(frozen=True)
@@ -131,6 +144,8 @@ class Scop:
     # None: all. The context includes it; the output checks it at run time (poly/versioning.py)
     may_alias: tuple[str, ...] = ()  # arrays (pointer parameters without restrict) that a caller may pass
     # overlapping: the output checks at run time that the ranges the region touches do not overlap
+    pointer_rows: tuple[str, ...] = ()  # two-dimensional arrays whose rows are pointers (`double **A`): the
+    # output checks at run time that the rows it touches follow each other in memory without overlapping
 
     @cached_property
     def domain(self) -> isl.UnionSet:

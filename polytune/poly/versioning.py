@@ -10,6 +10,11 @@ and assumption versioning): the region becomes `if (checks) { optimized } else {
   the parameters, under the assumptions); per pair of which one is written, the address ranges
   [&lowest, &highest + 1) must be disjoint. The model takes differently named arrays for different memory;
   the check makes that true for the code that runs (`smooth(A, A)` runs the original).
+- *Rows in order* of the arrays whose rows are pointers (`Scop.pointer_rows`: `double **A`, rows anywhere):
+  each touched row's last touched element lies below the next row's first, so that the rows overlap
+  neither each other (the model takes A[i][j] and A[i'][j] for different elements) nor, by the range check
+  above, which takes the span from the first row to the last, another array. Rows in another order run the
+  original.
 """
 from __future__ import annotations
 
@@ -35,15 +40,30 @@ class Range:
 
 
 @dataclass(frozen=True, eq=False)
+class Rows:
+    """The rows *first* to *last* of a two-dimensional array whose rows are pointers, of which the region
+    touches the columns *left* to *right* (each a function of the parameters)."""
+
+    array: str
+    first: isl.PwAff
+    last: isl.PwAff
+    left: isl.PwAff
+    right: isl.PwAff
+
+
+@dataclass(frozen=True, eq=False)
 class RuntimeChecks:
-    """A region's run-time checks: the assumptions (a set of parameters; None: none) and the pairs of
-    arrays whose ranges must not overlap."""
+    """A region's run-time checks: the assumptions (a set of parameters; None: none), the pairs of arrays
+    whose ranges must not overlap, and the arrays of pointer rows whose touched rows must follow each other
+    in memory (each row's touched columns end before the next row's begin: the rows then overlap neither
+    each other nor, within their range's bounds, anything outside it)."""
 
     assumed: isl.Set | None
     disjoint: tuple[tuple[Range, Range], ...]
+    ordered: tuple[Rows, ...] = ()
 
     def __bool__(self) -> bool:
-        return self.assumed is not None or bool(self.disjoint)
+        return self.assumed is not None or bool(self.disjoint) or bool(self.ordered)
 
     def describe(self) -> str:
         """One line for notes and reports."""
@@ -52,6 +72,8 @@ class RuntimeChecks:
             parts.append(f"assumptions {self.assumed}")
         if self.disjoint:
             parts.append("no overlap of " + ", ".join(f"{a.array} and {b.array}" for a, b in self.disjoint))
+        if self.ordered:
+            parts.append("the rows of " + ", ".join(r.array for r in self.ordered) + " in order in memory")
         return "; ".join(parts)
 
 
@@ -80,27 +102,34 @@ def _checks(scop: Scop) -> RuntimeChecks:
         if not gist.is_params() or not isl.Set.universe(gist.get_space()).is_subset(gist):
             assumed = gist.coalesce()
     ranges = {}
-    if scop.may_alias:
-        context = scop.context
-        for name in scop.may_alias:
-            touched = None
-            for st in scop.statements:
-                for a in st.accesses:
-                    if a.array == name:
-                        elems = a.relation.intersect_domain(st.domain).range()
-                        touched = elems if touched is None else touched.union(elems)
-            if touched is None:
-                continue
-            found = [s for s in sets_of(isl.UnionSet(touched.coalesce()))
-                     if s.get_tuple_name() == isl_name(name)]
-            if not found:
-                continue
-            elems = found[0].intersect_params(context.align_params(found[0].get_space()))
-            if elems.is_empty():
-                continue
+    for name in scop.may_alias:
+        elems = _touched(scop, name)
+        if elems is not None:
             ranges[name] = Range(name, elems.lexmin_pw_multi_aff(), elems.lexmax_pw_multi_aff())
     written = {a.name for a in scop.arrays if a.written}
     names = [n for n in scop.may_alias if n in ranges]
     pairs = tuple((ranges[a], ranges[b]) for k, a in enumerate(names) for b in names[k + 1:]
                   if a in written or b in written)
-    return RuntimeChecks(assumed, pairs)
+    ordered = []
+    for name in scop.pointer_rows:
+        elems = _touched(scop, name)
+        if elems is not None:
+            ordered.append(Rows(name, elems.dim_min(0), elems.dim_max(0), elems.dim_min(1), elems.dim_max(1)))
+    return RuntimeChecks(assumed, pairs, tuple(ordered))
+
+
+def _touched(scop: Scop, name: str) -> isl.Set | None:
+    """The elements of array *name* the region's accesses reach (under the context); None where none."""
+    touched = None
+    for st in scop.statements:
+        for a in st.accesses:
+            if a.array == name:
+                elems = a.relation.intersect_domain(st.domain).range()
+                touched = elems if touched is None else touched.union(elems)
+    if touched is None:
+        return None
+    found = [s for s in sets_of(isl.UnionSet(touched.coalesce())) if s.get_tuple_name() == isl_name(name)]
+    if not found:
+        return None
+    elems = found[0].intersect_params(scop.context.align_params(found[0].get_space()))
+    return None if elems.is_empty() else elems
