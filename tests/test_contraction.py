@@ -4,6 +4,7 @@ sizes smaller than a block, transposed operands, triangular bounds, every block 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 
 import pytest
@@ -11,7 +12,8 @@ from conftest import ROOT
 from progen import contraction_program
 
 from polytune.cli import main
-from polytune.emit.blis import micro_tile
+from polytune.emit.blis import fitted_rows, micro_tile
+from polytune.machine import vector_registers
 from polytune.pipeline import OptimizeOptions, analyze, generate
 from polytune.poly.contraction import Blocks, isolate, parse_blocks, recognize
 from polytune.poly.schedule import compute_base_schedule
@@ -141,6 +143,17 @@ def test_the_micro_tile_follows_low_et_al():
     assert micro_tile(32, 2, 8) == (14, 2)  # AVX-512, two FMA units: BLIS's 14 x 16 (skx)
     mr, nv = micro_tile(16, 2, 4)
     assert mr * nv + nv + 1 <= 16 and mr * nv * 4 >= 4 * 5 * 2
+
+
+def test_the_models_rows_leave_registers_for_every_operand_of_the_product():
+    assert fitted_rows(14, 2, 1, 1, 32) == 14  # gemm: 28 accumulators, 2 vectors of B, a broadcast
+    assert fitted_rows(14, 2, 2, 2, 32) == 13  # syr2k's two products: 4 vectors of B, two broadcasts
+    assert fitted_rows(6, 2, 2, 2, 16) == 5 and fitted_rows(6, 2, 1, 1, 16) == 6
+    text = generate(analyze(os.path.join(POLYBENCH, "syr2k.c")), OptimizeOptions()).text
+    mr, nv = int(re.search(r"_MR = (\d+)", text).group(1)), int(re.search(r"_NR = (\d+) \*", text).group(1))
+    assert mr * nv + 2 * nv + 2 <= vector_registers() and mr == fitted_rows(micro_tile()[0], nv, 2, 2)
+    text = generate(analyze(os.path.join(POLYBENCH, "syr2k.c")), OptimizeOptions(blocks=parse_blocks("mr=14"))).text
+    assert "_MR = 14," in text  # (rows given: kept)
 
 
 def test_blocks_parse_and_off_leaves_the_band_to_the_tiler():

@@ -81,6 +81,16 @@ def micro_tile(registers: int | None = None, fma: int | None = None, lanes: int 
     return mr, nv
 
 
+def fitted_rows(mr: int, nv: int, na: int, nb: int, registers: int | None = None) -> int:
+    """At most *mr* rows, as many as the vector registers hold beside the micro-kernel's operands of one k
+    step: mr x nv accumulators, nb x nv vectors of B, na broadcasts of A (micro_tile counts one of each: with
+    syr2k's two products, 14 x 2 + 4 + 2 registers of 32 spilled, and syr2k ran at 56% of OpenBLAS)."""
+    regs = registers or machine.vector_registers()
+    while mr > 1 and mr * nv + nb * nv + na > regs:
+        mr -= 1
+    return mr
+
+
 def model_blocks() -> Blocks:
     """The model's blocks for this machine: (mr, nv) from the registers (`micro_tile`); kc so that a micro-panel
     of B (kc x nr) takes half of L1 (the A micro-panel and W's tile stream through the rest); mc so that
@@ -261,6 +271,8 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
     emit(f"if ({' && '.join(guard)}) {{", i2)
     i3 = i2 + 1
     mr, nv = blk.mr, blk.nv
+    if not blocks.mr:  # the model's rows, as many as the registers hold beside this product's operands
+        mr = fitted_rows(mr, nv, len(_slots(c)[0]), len(_slots(c)[1]))
     emit(f"enum {{ {x.MR} = {mr}, {x.VL} = {vb} / sizeof({x.T}), {x.NR} = {nv} * {x.VL}, "
          f"{x.NA} = {na}, {x.NB} = {nb} }};", i3)
     _sizes(emit, x, blk, blocks, i3, model.mc)
