@@ -16,7 +16,15 @@ from dataclasses import dataclass, field
 from pycparser import c_ast
 
 from .errors import PolytuneError
-from .frontend import Region, in_scope, pointer_row_arrays, read_after, scalars_in_scope, unrestricted_params
+from .frontend import (
+    Region,
+    dead_after,
+    in_scope,
+    pointer_row_arrays,
+    read_after,
+    scalars_in_scope,
+    unrestricted_params,
+)
 from .functions import Function, Scope, Token, file_scope, main_tokens, statement_end, token_at
 from .poly.extract import build_scop
 from .poly.scop import Scop
@@ -188,7 +196,8 @@ def _try(ctx: _File, f: Function, stmts: list, remarks: list) -> Found | None:
     floats, ints, spelled, words, arrays = scalars_in_scope(upto, ctx.pre)
     region = Region(ctx.path, begin, end, text, c_ast.Compound(list(stmts), coord=stmts[0].coord), ctx.typedefs,
                     floats, unrestricted_params(upto, ctx.typedefs, ctx.pre), ctx.pure, ints, read_after(upto, after),
-                    spelled, words, arrays, pointer_row_arrays(in_scope(upto)), scope=ctx.scope, auto=True)
+                    spelled, words, arrays, pointer_row_arrays(in_scope(upto)), dead_after(upto, after),
+                    scope=ctx.scope, auto=True)
     try:
         region = prepare(region)
         try:

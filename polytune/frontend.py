@@ -47,6 +47,7 @@ class Region:
     typedef_words: dict = field(default_factory=dict)  # arithmetic typedef name -> its type's words
     array_types: dict = field(default_factory=dict)  # name -> C type of the elements of arrays in scope
     pointer_rows: frozenset[str] = frozenset()  # arrays in scope whose rows are pointers (pointer_row_arrays)
+    dead_after: frozenset[str] = frozenset()  # scalars of the function that no code reads after the region
     scope: Scope | None = None  # the code around the region, for the source rewrites (rewrite/)
     prelude: tuple[str, ...] = ()  # declarations the rewrites put before the region's code (values read once)
     epilogue: tuple[str, ...] = ()  # statements the optimized code runs after the region (rewrite/swaps.py: a
@@ -449,7 +450,7 @@ def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, 
         floats, ints, spelled, words, arrays = scalars_in_scope(upto, pre)
         out.append(Region(path, begin, end, text, body, typedefs, floats, unrestricted_params(upto, typedefs, pre),
                           pure_functions, ints, read_after(upto, after), spelled, words, arrays,
-                          pointer_row_arrays(in_scope(upto)), scope=code_scope))
+                          pointer_row_arrays(in_scope(upto)), dead_after(upto, after), scope=code_scope))
     return out
 
 
@@ -610,6 +611,27 @@ def read_after(upto: str, after: str) -> frozenset[str]:
         own = set(_NAME.findall(head)) | set(_declared_scalars(body))
         live |= (set(_NAME.findall(body)) & globals_) - own
     return frozenset(live)
+
+
+def dead_after(upto: str, after: str) -> frozenset[str]:
+    """The scalars declared in the enclosing function's body before the region that no code reads after it:
+    not in read_after, and named before the region only in their declaration, without an initializer (so
+    that in a loop around the region no earlier statement of the next trip reads the value the region left;
+    a read of it inside the region before its write there is the dependence analysis' to see)."""
+    before = _LITERALS.sub('""', upto)
+    depth, start = 0, 0
+    for m in re.finditer(r"[{}]", before):
+        if m.group(0) == "{" and depth == 0:
+            start = m.start()
+        depth += 1 if m.group(0) == "{" else -1
+    body = before[start:]
+    live = read_after(upto, after)
+    out = set()
+    for name in _declared_scalars(body):
+        uses = [m for m in _NAME.finditer(body) if m.group(0) == name]
+        if name not in live and len(uses) == 1 and not re.match(r"\s*=(?!=)", body[uses[0].end():]):
+            out.add(name)
+    return frozenset(out)
 
 
 def _top_level(text: str) -> tuple[str, list[tuple[str, str]]]:

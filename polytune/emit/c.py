@@ -55,7 +55,12 @@ class _OpenMPPrinter(Printer):
                 and not self.writes_every_iteration(n.mark_get_node(), set(mark.lastprivate)):
             mark = None  # the loop stays sequential: see writes_every_iteration
         if isinstance(mark, (ParallelMark, SimdMark)) and self.scalars_outside(n, mark, buffers):
-            mark = None  # the loop stays sequential: see scalars_outside
+            first = self.peeled_first(n, mark, buffers) if isinstance(mark, ParallelMark) else None
+            if first is None:
+                mark = None  # the loop stays sequential: see scalars_outside
+            else:  # each thread's copy starts from the value the peeled first instances left
+                kept = tuple(x for x in mark.private if x not in first)
+                private = self.private(kept, ()) + f" firstprivate({', '.join(first)})"
         if isinstance(mark, ParallelMark) and self.parallel:
             clause = f" schedule({mark.clause})" if mark.clause else ""
             clause += COLLAPSE if mark.collapse == 2 else ""  # (dropped where the nest is not perfect: loop)
@@ -101,6 +106,32 @@ class _OpenMPPrinter(Printer):
             loops.add(f"{self.prefix}{mark.alternative}")
         return any(not loops.intersection(around) and any(a.array in names for a in self.scop.statement(
             _statement_name(x)).accesses) for x, around in _statement_nodes(n.mark_get_node()))
+
+    def peeled_first(self, n: isl.AstNode, mark: ParallelMark, buffers: tuple[str, ...]) -> tuple[str, ...] | None:
+        """Where the statements under mark node *n* that sit outside its loop (scalars_outside) are all printed
+        before it and touch only scalars the mark makes private (not lastprivate, arrays or buffers): the
+        private scalars they write, which the loop takes as firstprivate. Privatization holds for the band's
+        instances as scheduled, all inside the loop; isl printed a first one before it (hotspot's corner,
+        which assigns the `delta` the first row reads), and each thread's copy starting from the value it left
+        is what the first iteration reads; the others write before they read. None where such a statement
+        comes after the loop or touches another name, or the mark has lastprivate scalars, private arrays or
+        an alternative loop."""
+        if mark.alternative is not None or mark.lastprivate or mark.arrays or buffers:
+            return None
+        loop, names = f"{self.prefix}{mark.depth}", set(mark.private)
+        first: list[str] = []
+        seen_loop = False
+        for x, around in _statement_nodes(n.mark_get_node()):
+            if loop in around:
+                seen_loop = True
+                continue
+            accesses = self.scop.statement(_statement_name(x)).accesses
+            if not any(a.array in names for a in accesses):
+                continue
+            if seen_loop:
+                return None
+            first += [a.array for a in accesses if a.is_write and a.array in names and a.array not in first]
+        return tuple(first)
 
     def writes_every_iteration(self, loop: isl.AstNode, scalars: set[str]) -> bool:
         """Whether every iteration the generated *loop* runs writes each of *scalars*: a statement writing

@@ -1081,7 +1081,7 @@ def build_scop(region: Region) -> Scop:
                 epilogue=region.epilogue,
                 derived={name: _c_product(m) for m, name in products.items()}, assumed=assumed,
                 may_alias=shared if len(shared) >= 2 and any(a.written for a in arrays if a.name in shared) else (),
-                pointer_rows=rows)
+                pointer_rows=rows, dead_after=region.dead_after)
 
 
 def _c_product(m: tuple[str, ...]) -> str:

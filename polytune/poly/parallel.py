@@ -259,8 +259,8 @@ class Parallelism:
         outside it, nor from before the region), and, where a read after the loop may take its value, every
         iteration writes it (so the last iteration's value is the sequential program's final value). Only
         its anti and output dependences are then dropped from the parallelism test. It is `private` when
-        it is dead after the loop (declared inside the region and no read after the loop gets its value
-        from the loop), `lastprivate` otherwise; the
+        it is dead after the loop (declared inside the region, or dead after it: `Scop.dead_after`, and no
+        read after the loop gets its value from the loop), `lastprivate` otherwise; the
         printer enters a loop with lastprivate scalars only when it runs (OpenMP leaves them unspecified
         after a loop of no iteration)."""
         if self.scalars is None or not self.is_parallel(node, m, self.scalars.without_false):
@@ -278,7 +278,8 @@ class Parallelism:
                 continue  # not written in this loop: only read, nothing to privatize
             if not inside.is_subset(same) or not self.scalars.exposed[s].intersect(dom).is_empty():
                 return None
-            if s not in self.scop.local_names or not flow.intersect_domain(dom).subtract_range(dom) \
+            if s not in self.scop.local_names | self.scop.dead_after \
+                    or not flow.intersect_domain(dom).subtract_range(dom) \
                     .intersect_params(self.scop.context).is_empty():
                 # live after the loop: the last iteration must write it (a scalar dead after the loop, such
                 # as one declared in a body guarded by `j != i`, may skip iterations)

@@ -144,6 +144,8 @@ class Scop:
     # None: all. The context includes it; the output checks it at run time (poly/versioning.py)
     may_alias: tuple[str, ...] = ()  # arrays (pointer parameters without restrict) that a caller may pass
     # overlapping: the output checks at run time that the ranges the region touches do not overlap
+    dead_after: frozenset[str] = frozenset()  # scalars declared outside the region that no code reads after it
+    # (frontend.dead_after): like local_names, private where a parallel loop writes them
     pointer_rows: tuple[str, ...] = ()  # two-dimensional arrays whose rows are pointers (`double **A`): the
     # output checks at run time that the rows it touches follow each other in memory without overlapping
 
