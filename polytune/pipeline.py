@@ -70,12 +70,13 @@ class AnalyzedScop:
     def tiled(self, sizes: tuple[int, ...], tile: bool = True, parallel: bool = True,
               schedule: str = "pluto", unroll_jam: int = DEFAULT_UNROLL,
               choice: ScheduleChoice | None = None, wavefront: bool = True,
-              blocks: Blocks | None = Blocks()) -> TiledSchedule:
+              blocks: Blocks | None = Blocks(), wide: bool = True) -> TiledSchedule:
         """*schedule*: pluto, outer, or model (the one poly/cost.py ranks first); *choice* overrides it.
         *wavefront*: False keeps the tiles of a band that has no parallel tile loop in their order. *blocks*:
-        contraction bands as packed blocks (None or off: tiled as any band)."""
+        contraction bands as packed blocks (None or off: tiled as any band). *wide*: False leaves a wavefront
+        band's default sizes at 32 (poly/tiling.py WAVEFRONT_TILES)."""
         if self.expanded is not None:
-            return self.expanded.tiled(sizes, tile, parallel, schedule, unroll_jam, choice, wavefront, blocks)
+            return self.expanded.tiled(sizes, tile, parallel, schedule, unroll_jam, choice, wavefront, blocks, wide)
         if choice is None:
             scheduler, order = self.model_scheduler[0] if schedule == "model" else (schedule, "stride")
             # (tile sizes given: every permutable band is tiled with them, as the user asked)
@@ -85,7 +86,7 @@ class AnalyzedScop:
         if choice.fusion == "smart":
             base = {"outer": self.base_outer, "original": self.base_original}.get(choice.scheduler, self.base)
         return schedule_with(self.scop, self.deps, choice, sizes, tile=tile, parallel=parallel, base=base,
-                             wavefront=wavefront, blocks=blocks if tile else None)
+                             wavefront=wavefront, blocks=blocks if tile else None, wide=wide)
 
     @cached_property
     def model_scheduler(self) -> tuple[tuple[str, str], dict]:
@@ -329,15 +330,18 @@ def c_regions(program: Program, opts: OptimizeOptions = OptimizeOptions(),
 
 def _c_region(program: Program, opts: OptimizeOptions, k: int, a: AnalyzedScop,
               ts: TiledSchedule) -> tuple[str, TiledSchedule]:
-    from .emit.c import fresh_prefix, generate_region, thread_versions
+    from .emit.c import fresh_prefix, generate_region, thread_versions, wide_or_narrow
     from .emit.versions import versioned
     outside = _indent_of(program.text, a.scop.begin_line)
     indent = outside + 2 if a.checks else outside  # (inside `if (checks) {`)
     try:
         serial = _serial_version(program, opts, a, ts, indent + 1)
+        narrow = _narrow_version(program, opts, a, ts, indent + 2) if serial else None
         code = generate_region(a.cpu.scop, ts, parallel=opts.parallel, ivdep=opts.ivdep,
-                               indent=indent + 1 if serial else indent, avoid=program.identifiers,
-                               deps=_deps_of(a))
+                               indent=indent + 1 + (narrow is not None) if serial else indent,
+                               avoid=program.identifiers, deps=_deps_of(a))
+        if narrow is not None:
+            code = wide_or_narrow(narrow[0], code, narrow[1], indent + 1)
         if serial:
             code, ts = thread_versions(code, serial, indent), replace(ts, one_thread=True)
         code += "".join(f"{'  ' * indent}{x}\n" for x in a.scop.epilogue)  # (the optimized code's only)
@@ -416,6 +420,31 @@ def _serial_version(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts
                                avoid=program.identifiers, deps=_deps_of(a))
     except UnsupportedError:
         return ""
+
+
+def _narrow_version(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts: TiledSchedule,
+                    indent: int) -> tuple[str, str] | None:
+    """Where a wavefront band of *ts* has wide tiles (poly/tiling.py WAVEFRONT_TILES, BandInfo.wide_tiles): the
+    C condition under which they leave an anti-diagonal a tile for every thread (emit.c.wide_condition), and
+    the region's parallel code with those bands' tiles at 32 instead, for the other runs: a 2000-wide table
+    has 4 tiles of 512 to share among 16 threads.
+    None where no band has them, or that code cannot be built."""
+    bands = [b for b in ts.bands if b.wide_tiles]
+    if not bands:
+        return None
+    from .emit.c import fresh_prefix, generate_region, wide_condition
+    condition = wide_condition(a.cpu.scop, bands, fresh_prefix(a.cpu.scop, program.identifiers))
+    if condition is None:
+        return None
+    try:
+        narrow = a.tiled(ts.tile_sizes[:ts.given_sizes], tile=opts.tile, parallel=opts.parallel,
+                         schedule=opts.schedule, unroll_jam=opts.unroll_jam, choice=opts.choice, blocks=opts.blocks,
+                         wide=False)
+        code = generate_region(a.cpu.scop, narrow, parallel=opts.parallel, ivdep=opts.ivdep, indent=indent,
+                               avoid=program.identifiers, deps=_deps_of(a))
+    except UnsupportedError:
+        return None
+    return condition, code
 
 
 def gpu_prefix(program: Program, wanted: str = "pt") -> str:

@@ -2,7 +2,9 @@
 neighbours) and which runs as a tile wavefront is tiled, where no size is given, in tiles of 32 rows by 512
 (tiling.WAVEFRONT_TILES, the width along the innermost point loop), and its one-thread version in tiles of 8 by
 256 (ROW_TILES): rows of 32 elements left the hardware prefetcher nothing to follow (docs/DESIGN.md, "Wavefront
-tiles"). Sizes the user gives are kept for both versions; bands with far dependences or loops inside keep 32."""
+tiles"); where an anti-diagonal would hold fewer than two wide tiles a thread, the parallel code runs tiles of
+32 instead (a run-time choice). Sizes the user gives are kept for both versions; bands with far dependences or
+loops inside keep 32."""
 from __future__ import annotations
 
 import json
@@ -62,12 +64,17 @@ def test_a_known_extent_too_short_for_four_wide_tiles_keeps_the_default_tiles():
     assert a.tiled(()).tunable_bands[0].tile_sizes == WAVEFRONT_TILES
 
 
-@pytest.mark.parametrize("args", [("300", "1500", "10", "2"), ("1100", "700", "3", "1")])
+@pytest.mark.parametrize("args", [("300", "1500", "10", "2"), ("1100", "700", "3", "1"), ("130", "1100", "4", "1")])
 def test_the_wide_tiles_give_the_originals_table_on_one_to_three_threads(args, tmp_path):
+    """(1099 columns: wide tiles on 2 and 3 threads, 1099 > 512 x 2 columns; 699: on 2 threads only, tiles of
+    32 on 3)"""
     out, report = tmp_path / "nw.opt.c", tmp_path / "nw.json"
     assert main(["optimize", NW, "-q", "-o", str(out), "--report", str(report)]) == 0
     bands = json.loads(report.read_text())["scops"][0]["bands"]
     assert bands[0]["tile_sizes"] == [32, 512] and bands[0]["one_thread_tile_sizes"] == [8, 256]
+    text = out.read_text()
+    assert "if ((max_rows - 1) > 32L * (omp_get_max_threads() - 1) && (max_cols - 1) > 512L * " \
+        "(omp_get_max_threads() - 1))" in text
     want = _hash(compile_run(NW, str(tmp_path / "ref"), [], openmp=False, args=args))
     for threads in (1, 2, 3):
         assert _hash(compile_run(str(out), str(tmp_path / "opt"), [], True, threads, args=args)) == want

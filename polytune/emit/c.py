@@ -782,6 +782,27 @@ def thread_versions(parallel_code: str, serial_code: str, indent: int) -> str:
                       "#endif", serial_code.rstrip("\n"), "  " * indent + "}"]) + "\n"
 
 
+def wide_condition(scop: Scop, bands, prefix: str) -> str | None:
+    """The C condition under which the wide tiles of *bands* (BandInfo.wide_tiles) leave an anti-diagonal a
+    tile for every thread: every member has more values than its tile size times the threads less one. None
+    where a member's number of values needs min or max to print (the wide tiles are then kept alone)."""
+    p = Printer(scop, prefix)
+    parts = []
+    for b in bands:
+        for span, size in b.wide_tiles:
+            build = isl.AstBuild.from_context(scop.context.align_params(span.get_space().params()))
+            parts.append(f"({strip(p.expr(build.expr_from_pw_aff(span)))}) > {size}L * (omp_get_max_threads() - 1)")
+    return None if p.macro_defs() else " && ".join(parts)
+
+
+def wide_or_narrow(condition: str, wide_code: str, narrow_code: str, indent: int) -> str:
+    """The parallel code of a region with wide wavefront tiles where *condition* holds (enough of them on an
+    anti-diagonal for the threads), else the same with tiles of 32 (pipeline._narrow_version)."""
+    pad = "  " * indent
+    return "\n".join([f"{pad}if ({condition}) {{", wide_code.rstrip("\n"), f"{pad}}} else {{",
+                      narrow_code.rstrip("\n"), f"{pad}}}"]) + "\n"
+
+
 # Whether a parallel loop at this point would run on more than one thread. omp_get_max_threads() alone is
 # the team size asked for: with OMP_THREAD_LIMIT=1, or inside a parallel region where nesting is off, it
 # says 2 or more while every parallel loop runs on one thread, and the wavefront version ran there.

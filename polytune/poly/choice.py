@@ -97,10 +97,10 @@ def base_schedule(scop: Scop, deps: Dependences, choice: ScheduleChoice) -> isl.
 
 def schedule_with(scop: Scop, deps: Dependences, choice: ScheduleChoice, tile_sizes: tuple[int, ...] = (),
                   tile: bool = True, parallel: bool = True, base: isl.Schedule | None = None,
-                  wavefront: bool = True, blocks: Blocks | None = None) -> TiledSchedule:
+                  wavefront: bool = True, blocks: Blocks | None = None, wide: bool = True) -> TiledSchedule:
     """The tiled, parallel, checked schedule of one alternative (*base*: its base schedule, if computed)."""
     base = base if base is not None else base_schedule(scop, deps, choice)
     return make_schedule(scop, deps, tile_sizes, tile=tile, parallel=parallel, base=base, unroll=choice.unroll,
                          omp_schedule=choice.omp_schedule, privatize_arrays=choice.privatize_arrays,
                          point_order=choice.point_order, reuse=choice.tiling == "reuse", wavefront=wavefront,
-                         blocks=blocks)
+                         blocks=blocks, wide=wide)

@@ -241,7 +241,7 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
                   parallel: bool = True, base: isl.Schedule | None = None,
                   unroll: int = DEFAULT_UNROLL, omp_schedule: str = "auto",
                   privatize_arrays: bool = True, point_order: str = "stride", reuse: bool = False,
-                  wavefront: bool = True, blocks: Blocks | None = None) -> TiledSchedule:
+                  wavefront: bool = True, blocks: Blocks | None = None, wide: bool = True) -> TiledSchedule:
     """The tiled, parallel schedule of *base*. *omp_schedule*: the OpenMP schedule clause of the parallel
     loops: static (none printed), dynamic, or auto (static, except on a loop over a triangle, see
     `schedule_clause` in parallel.py). *privatize_arrays*: private copies of scratch arrays (privatize.py).
@@ -254,7 +254,7 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
     if deps.live is not None:
         try:
             return _make_schedule(scop, deps, tile_sizes, tile, parallel, base, unroll, omp_schedule,
-                                  privatize_arrays, point_order, reuse, wavefront, blocks)
+                                  privatize_arrays, point_order, reuse, wavefront, blocks, wide)
         except IllegalSchedule:
             # the live ranges of a scalar interleave (the check found it): the schedule of the scalars' order
             # instead. isl gets only the direct anti and output dependences of the original order, which do
@@ -262,12 +262,13 @@ def make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...] = (
             # scalars of two nests that it fuses (17 of progen.local_scalar_program's seeds 1000-1079)
             deps, base = deps.in_order(), None
     return _make_schedule(scop, deps, tile_sizes, tile, parallel, base, unroll, omp_schedule, privatize_arrays,
-                          point_order, reuse, wavefront, blocks)
+                          point_order, reuse, wavefront, blocks, wide)
 
 
 def _make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...], tile: bool, parallel: bool,
                    base: isl.Schedule | None, unroll: int, omp_schedule: str, privatize_arrays: bool,
-                   point_order: str, reuse: bool, wavefront: bool, blocks: Blocks | None) -> TiledSchedule:
+                   point_order: str, reuse: bool, wavefront: bool, blocks: Blocks | None,
+                   wide: bool = True) -> TiledSchedule:
     base = base if base is not None else compute_base_schedule(scop, deps)
     if blocks is not None and blocks.on:
         # contraction bands in subtrees of their own, printed as packed blocks (contraction.py, emit/blis.py)
@@ -285,6 +286,7 @@ def _make_schedule(scop: Scop, deps: Dependences, tile_sizes: tuple[int, ...], t
         t.point_rule = point_order
         t.reuse_rule = reuse
         t.wavefront = wavefront
+        t.wide = wide
         root = t.visit(base.get_root(), inside_parallel=False)
         schedule = root.get_schedule()
         if deps.live is not None:  # (the order the check sees is the one printed)

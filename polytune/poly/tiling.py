@@ -71,6 +71,9 @@ class BandInfo:
     # the tile sizes of the region's one-thread version (its tiles in order) where they differ from tile_sizes:
     # a wavefront band sized by default (WAVEFRONT_TILES; in order, ROW_TILES)
     one_thread_sizes: tuple[int, ...] = ()
+    # a wavefront band tiled by WAVEFRONT_TILES: per member (its number of values, an isl.PwAff of the
+    # parameters; its tile size), for the run-time choice between these tiles and 32's (pipeline._c_region)
+    wide_tiles: tuple = ()
 
 
 class Transformer(Parallelism, PointOrder, Reuse):
@@ -91,6 +94,7 @@ class Transformer(Parallelism, PointOrder, Reuse):
         self.point_rule = "stride"  # stride | vector (make_schedule's argument)
         self.reuse_rule = False  # tile only where tiling_pays (reuse.py; make_schedule's argument)
         self.wavefront = True  # a band with no parallel tile loop runs its tiles as a wavefront (False: in order)
+        self.wide = True  # wavefront_sizes applies (False: a wavefront band's default sizes stay 32)
         self.bands: list[BandInfo] = []
         self.used_sizes: list[int] = []
         self.given = 0  # how many of used_sizes were given (the others are defaults)
@@ -115,7 +119,7 @@ class Transformer(Parallelism, PointOrder, Reuse):
         version's) where they differ. None where sizes were given, or a known extent holds fewer than four of
         the new tiles (their wavefront would have too few to share)."""
         n = len(sizes)
-        if n != 2 or self.given > len(self.used_sizes) - n or band_nodes(node.child(0)) \
+        if not self.wide or n != 2 or self.given > len(self.used_sizes) - n or band_nodes(node.child(0)) \
                 or not _near_dependences(node, self.deps):
             return None
         inner = self.point_order(node, extents)[-1]
@@ -204,6 +208,7 @@ class Transformer(Parallelism, PointOrder, Reuse):
         diamond = None
         par = None
         one_thread_sizes: tuple[int, ...] = ()
+        spans: tuple = ()
         extents = self.extents(node)
         if not inside_parallel:  # (without parallelism too: a band that would need a wavefront gets diamonds)
             many = [m for m in range(n) if not _single_tile(extents[m], sizes[m])]
@@ -226,6 +231,8 @@ class Transformer(Parallelism, PointOrder, Reuse):
             wide = self.wavefront_sizes(node, extents, sizes) if par is None and diamond is None else None
             if wide is not None:
                 (sizes, one_thread_sizes), self.used_sizes[-n:] = wide, wide[0]
+                if self.wavefront and self.parallel:
+                    spans = _spans(node)
                 for k, size in enumerate(sizes):
                     mv = mv.set_val(k, isl.Val.int_from_si(CTX, size))
                 tiled = node.band_tile(mv).band_set_permutable(1)
@@ -315,7 +322,8 @@ class Transformer(Parallelism, PointOrder, Reuse):
                                    desc, wavefront, tuple(order), extents, diamond is not None, jam,
                                    sunk=sunk, parallel_alternative=alternative_name, for_reuse=for_reuse,
                                    parallel_collapse=par is not None and mark.collapse == 2,
-                                   one_thread_sizes=one_thread_sizes))
+                                   one_thread_sizes=one_thread_sizes,
+                                   wide_tiles=tuple(zip(spans, sizes)) if spans else ()))
         return (point.child(0) if jam else point), desc is not None  # (below the jam: its band of copies)
 
     def order_points(self, point, extents, sink_ok: bool):
@@ -407,6 +415,21 @@ def _constant_outside_varying(node) -> bool:
         if any(constant[a] and not constant[b] for a in range(n) for b in range(a + 1, n)):
             return True
     return False
+
+
+def _spans(node) -> tuple:
+    """Each member's number of values over the band's instances (isl.PwAff of the parameters)."""
+    dom = node.get_domain()
+    mupa = node.band_get_partial_schedule()
+    out = []
+    for k in range(node.band_n_member()):
+        values = isl.UnionMap.from_union_pw_aff(mupa.get_at(k)).intersect_domain(dom).range()
+        (s,) = sets_of(values.coalesce()) or (None,)
+        if s is None:
+            return ()
+        s = s.coalesce()
+        out.append(s.dim_max(0).sub(s.dim_min(0)).add_constant_val(isl.Val.one(CTX)))
+    return tuple(out)
 
 
 def _near_dependences(node, deps: isl.UnionMap) -> bool:
