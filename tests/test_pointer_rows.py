@@ -87,3 +87,15 @@ def test_rows_out_of_order_shared_or_inside_another_array_run_the_original(tmp_p
                              env=env).stdout
         assert got.split(" path:")[0] == want.split(" path:")[0], layout
         assert got.split("path: ")[1].strip() == str(ran_optimized), layout
+
+
+def test_rows_of_pointers_below_rows_of_pointers_are_refused_in_one_line(tmp_path, capsys):
+    src = tmp_path / "deep.c"
+    src.write_text("void f(double ***A, double *B, int n)\n{\n#pragma scop\n  for (int i = 0; i < n; i++)\n"
+                   "    for (int j = 0; j < n; j++)\n      for (int k = 0; k < n; k++)\n"
+                   "        A[i][j][k] = A[i][j][k] + B[k];\n#pragma endscop\n}\n")
+    assert main(["optimize", str(src), "-o", str(tmp_path / "out.c")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"{src}:3: the rows of 'A' are pointers and it has 3 subscripts: polytune checks rows of "
+                   "pointers in two-dimensional arrays only"]
+    assert not (tmp_path / "out.c").exists()
