@@ -423,11 +423,10 @@ def _spans(node) -> tuple:
     mupa = node.band_get_partial_schedule()
     out = []
     for k in range(node.band_n_member()):
-        values = isl.UnionMap.from_union_pw_aff(mupa.get_at(k)).intersect_domain(dom).range()
-        (s,) = sets_of(values.coalesce()) or (None,)
-        if s is None:
+        found = sets_of(isl.UnionMap.from_union_pw_aff(mupa.get_at(k)).intersect_domain(dom).range().coalesce())
+        if len(found) != 1:
             return ()
-        s = s.coalesce()
+        s = found[0].coalesce()
         out.append(s.dim_max(0).sub(s.dim_min(0)).add_constant_val(isl.Val.one(CTX)))
     return tuple(out)
 
