@@ -194,9 +194,10 @@ def _try(ctx: _File, f: Function, stmts: list, remarks: list) -> Found | None:
     upto = "".join(x for x in ctx.lines[:a] if not _MARKER.match(x))
     after = "".join(x for x in ctx.lines[b + 1:] if not _MARKER.match(x))
     floats, ints, spelled, words, arrays = scalars_in_scope(upto, ctx.pre)
+    live = read_after(upto, after)
     region = Region(ctx.path, begin, end, text, c_ast.Compound(list(stmts), coord=stmts[0].coord), ctx.typedefs,
-                    floats, unrestricted_params(upto, ctx.typedefs, ctx.pre), ctx.pure, ints, read_after(upto, after),
-                    spelled, words, arrays, pointer_row_arrays(in_scope(upto)), dead_after(upto, after),
+                    floats, unrestricted_params(upto, ctx.typedefs, ctx.pre), ctx.pure, ints, live,
+                    spelled, words, arrays, pointer_row_arrays(in_scope(upto)), dead_after(upto, live),
                     scope=ctx.scope, auto=True)
     try:
         region = prepare(region)

@@ -448,9 +448,10 @@ def read_regions(path: str, includes: tuple[str, ...] = (), defines: tuple[str, 
         check_declared(body, upto, path, begin)
         after = "".join(line for line in lines[at + text.count("\n") + 1:] if not _MARKER.match(line))
         floats, ints, spelled, words, arrays = scalars_in_scope(upto, pre)
+        live = read_after(upto, after)
         out.append(Region(path, begin, end, text, body, typedefs, floats, unrestricted_params(upto, typedefs, pre),
-                          pure_functions, ints, read_after(upto, after), spelled, words, arrays,
-                          pointer_row_arrays(in_scope(upto)), dead_after(upto, after), scope=code_scope))
+                          pure_functions, ints, live, spelled, words, arrays, pointer_row_arrays(in_scope(upto)),
+                          dead_after(upto, live), scope=code_scope))
     return out
 
 
@@ -580,11 +581,7 @@ def read_after(upto: str, after: str) -> frozenset[str]:
     function) that another function reads without declaring its own. Loop iterators among them would need
     their exit values, which the optimized code does not compute."""
     before, rest = _LITERALS.sub('""', upto), _LITERALS.sub('""', after)
-    depth, start = 0, 0
-    for m in re.finditer(r"[{}]", before):  # the enclosing function starts at the last '{' at file scope
-        if m.group(0) == "{" and depth == 0:
-            start = m.start()
-        depth += 1 if m.group(0) == "{" else -1
+    start, depth = _function_start(before)
     end, d = len(rest), depth
     for m in re.finditer(r"[{}]", rest):
         d += 1 if m.group(0) == "{" else -1
@@ -613,19 +610,25 @@ def read_after(upto: str, after: str) -> frozenset[str]:
     return frozenset(live)
 
 
-def dead_after(upto: str, after: str) -> frozenset[str]:
-    """The scalars declared in the enclosing function's body before the region that no code reads after it:
-    not in read_after, and named before the region only in their declaration, without an initializer (so
-    that in a loop around the region no earlier statement of the next trip reads the value the region left;
-    a read of it inside the region before its write there is the dependence analysis' to see)."""
-    before = _LITERALS.sub('""', upto)
+def _function_start(before: str) -> tuple[int, int]:
+    """Where the enclosing function's body starts in *before* (C text up to the region, literals blanked): its
+    last '{' at file scope; with the brace depth at the end of *before*."""
     depth, start = 0, 0
     for m in re.finditer(r"[{}]", before):
         if m.group(0) == "{" and depth == 0:
             start = m.start()
         depth += 1 if m.group(0) == "{" else -1
-    body = before[start:]
-    live = read_after(upto, after)
+    return start, depth
+
+
+def dead_after(upto: str, live: frozenset[str]) -> frozenset[str]:
+    """The scalars declared in the enclosing function's body before the region (C text *upto*) that no code
+    reads after it: not in *live* (read_after's), and named before the region only in their declaration,
+    without an initializer (so that in a loop around the region no earlier statement of the next trip reads
+    the value the region left; a read of it inside the region before its write there is the dependence
+    analysis' to see)."""
+    before = _LITERALS.sub('""', upto)
+    body = before[_function_start(before)[0]:]
     out = set()
     for name in _declared_scalars(body):
         uses = [m for m in _NAME.finditer(body) if m.group(0) == name]

@@ -412,14 +412,7 @@ def _serial_version(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts
     built."""
     if not (opts.parallel and any(b.wavefront for b in ts.bands)):
         return ""
-    from .emit.c import generate_region
-    try:
-        serial = a.tiled(ts.tile_sizes[:ts.given_sizes], tile=opts.tile, parallel=opts.parallel, schedule=opts.schedule,
-                         unroll_jam=opts.unroll_jam, choice=opts.choice, wavefront=False, blocks=opts.blocks)
-        return generate_region(a.cpu.scop, serial, parallel=opts.parallel, ivdep=opts.ivdep, indent=indent,
-                               avoid=program.identifiers, deps=_deps_of(a))
-    except UnsupportedError:
-        return ""
+    return _retiled(program, opts, a, ts, indent, wavefront=False) or ""
 
 
 def _narrow_version(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts: TiledSchedule,
@@ -432,19 +425,25 @@ def _narrow_version(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts
     bands = [b for b in ts.bands if b.wide_tiles]
     if not bands:
         return None
-    from .emit.c import fresh_prefix, generate_region, wide_condition
+    from .emit.c import fresh_prefix, wide_condition
     condition = wide_condition(a.cpu.scop, bands, fresh_prefix(a.cpu.scop, program.identifiers))
-    if condition is None:
-        return None
+    code = None if condition is None else _retiled(program, opts, a, ts, indent, wide=False)
+    return None if code is None else (condition, code)
+
+
+def _retiled(program: Program, opts: OptimizeOptions, a: AnalyzedScop, ts: TiledSchedule, indent: int,
+             wavefront: bool = True, wide: bool = True) -> str | None:
+    """The region's code with *ts*'s schedule built again under *wavefront* and *wide* (AnalyzedScop.tiled),
+    from the sizes given for *ts* (the others the defaults of that build); None where it cannot be built."""
+    from .emit.c import generate_region
     try:
-        narrow = a.tiled(ts.tile_sizes[:ts.given_sizes], tile=opts.tile, parallel=opts.parallel,
-                         schedule=opts.schedule, unroll_jam=opts.unroll_jam, choice=opts.choice, blocks=opts.blocks,
-                         wide=False)
-        code = generate_region(a.cpu.scop, narrow, parallel=opts.parallel, ivdep=opts.ivdep, indent=indent,
+        again = a.tiled(ts.tile_sizes[:ts.given_sizes], tile=opts.tile, parallel=opts.parallel, schedule=opts.schedule,
+                        unroll_jam=opts.unroll_jam, choice=opts.choice, wavefront=wavefront, blocks=opts.blocks,
+                        wide=wide)
+        return generate_region(a.cpu.scop, again, parallel=opts.parallel, ivdep=opts.ivdep, indent=indent,
                                avoid=program.identifiers, deps=_deps_of(a))
     except UnsupportedError:
         return None
-    return condition, code
 
 
 def gpu_prefix(program: Program, wanted: str = "pt") -> str:

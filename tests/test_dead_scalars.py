@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT, compile_run
 
 from polytune.cli import main
-from polytune.frontend import dead_after
+from polytune.frontend import dead_after, read_after
 
 HOTSPOT = os.path.join(ROOT, "benchmarks", "realc", "hotspot.c")
 
@@ -24,7 +24,7 @@ HOTSPOT = os.path.join(ROOT, "benchmarks", "realc", "hotspot.c")
     ("void f(int n) { float d;", " d = 1; g(d); }", True),  # assigned before any read after it
 ])
 def test_a_scalar_is_dead_after_the_region_only_where_no_code_can_read_what_it_left(before, after, dead):
-    assert ("d" in dead_after(before, after)) == dead
+    assert ("d" in dead_after(before, read_after(before, after))) == dead
 
 
 def _hash(out: str) -> str:

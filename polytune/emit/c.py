@@ -790,8 +790,7 @@ def wide_condition(scop: Scop, bands, prefix: str) -> str | None:
     parts = []
     for b in bands:
         for span, size in b.wide_tiles:
-            build = isl.AstBuild.from_context(scop.context.align_params(span.get_space().params()))
-            parts.append(f"({strip(p.expr(build.expr_from_pw_aff(span)))}) > {size}L * (omp_get_max_threads() - 1)")
+            parts.append(f"({strip(p.expr(param_expr(scop, span)))}) > {size}L * (omp_get_max_threads() - 1)")
     return None if p.macro_defs() else " && ".join(parts)
 
 

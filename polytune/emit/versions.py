@@ -30,12 +30,8 @@ def condition(scop: Scop, checks: RuntimeChecks, prefix: str) -> tuple[str, list
 def _in_order(p: Printer, base: isl.Set, rows: Rows, prefix: str) -> str:
     """A GCC statement expression that is 1 where each touched row of *rows* ends below the next one's
     first touched element (a loop over the rows: their pointers are data)."""
-    def value(pa: isl.PwAff) -> str:
-        build = isl.AstBuild.from_context(base.align_params(pa.get_space().params()))
-        return f"({strip(p.expr(build.expr_from_pw_aff(pa)))})"
-
     r, a = f"{prefix}_r", rows.array
-    first, last, left, right = (value(x) for x in (rows.first, rows.last, rows.left, rows.right))
+    first, last, left, right = (f"({_value(p, base, x)})" for x in (rows.first, rows.last, rows.left, rows.right))
     return (f"({{ int {prefix}_in_order = 1; for (long {r} = {first}; {r} < {last}; {r}++) "
             f"if ((__UINTPTR_TYPE__)(&{a}[{r}][{right}] + 1) > (__UINTPTR_TYPE__)&{a}[{r} + 1][{left}]) "
             f"{{ {prefix}_in_order = 0; break; }} {prefix}_in_order; }})")
@@ -46,14 +42,18 @@ def _bounds(p: Printer, scop: Scop, base: isl.Set, r: Range) -> tuple[str, str]:
     array = next(a for a in scop.arrays if a.name == r.array)
 
     def element(pma: isl.PwMultiAff) -> str:
-        build = isl.AstBuild.from_context(base.align_params(pma.get_space().params()))
-        dims = [strip(p.expr(build.expr_from_pw_aff(pma.get_pw_aff(k))))
-                for k in range(pma.dim(isl.dim_type.out))]
+        dims = [_value(p, base, pma.get_pw_aff(k)) for k in range(pma.dim(isl.dim_type.out))]
         if array.layout is not None:
             dims = array.layout.c_subscripts(dims)
         return f"&{r.array}{''.join(f'[{d}]' for d in dims)}"
 
     return f"(__UINTPTR_TYPE__){element(r.low)}", f"(__UINTPTR_TYPE__)({element(r.high)} + 1)"
+
+
+def _value(p: Printer, base: isl.Set, pa: isl.PwAff) -> str:
+    """The C text of *pa*, a function of the parameters, printed under the constants' context *base*."""
+    build = isl.AstBuild.from_context(base.align_params(pa.get_space().params()))
+    return strip(p.expr(build.expr_from_pw_aff(pa)))
 
 
 def versioned(scop: Scop, checks: RuntimeChecks, optimized: str, original: str, indent: int, prefix: str) -> str:

@@ -200,9 +200,7 @@ class Transformer(Parallelism, PointOrder, Reuse):
                                        untiled_order or tuple(range(n)), unroll_jam=jam, parallel_collapse=collapse))
             return (node.child(0) if jam else node), par is not None  # (below the jam: its band of copies)
         sizes = self.next_sizes(n)
-        mv = isl.MultiVal.zero(node.band_get_space())
-        for k, size in enumerate(sizes):
-            mv = mv.set_val(k, isl.Val.int_from_si(CTX, max(1, int(size))))
+        mv = _tile_values(node, sizes)
         tiled = node.band_tile(mv).band_set_permutable(1)  # tile band; its child: the point band
         wavefront = False
         diamond = None
@@ -211,7 +209,7 @@ class Transformer(Parallelism, PointOrder, Reuse):
         spans: tuple = ()
         extents = self.extents(node)
         if not inside_parallel:  # (without parallelism too: a band that would need a wavefront gets diamonds)
-            many = [m for m in range(n) if not _single_tile(extents[m], sizes[m])]
+            many = _longer(extents, sizes)
             par = self.first_parallel(tiled, range(n))
             if par is not None and _single_tile(extents[par], sizes[par]) and len(many) >= 2 \
                     and self.first_parallel(tiled, many) is None:
@@ -233,10 +231,8 @@ class Transformer(Parallelism, PointOrder, Reuse):
                 (sizes, one_thread_sizes), self.used_sizes[-n:] = wide, wide[0]
                 if self.wavefront and self.parallel:
                     spans = _spans(node)
-                for k, size in enumerate(sizes):
-                    mv = mv.set_val(k, isl.Val.int_from_si(CTX, size))
-                tiled = node.band_tile(mv).band_set_permutable(1)
-                many = [m for m in range(n) if not _single_tile(extents[m], sizes[m])]
+                tiled = node.band_tile(_tile_values(node, sizes)).band_set_permutable(1)
+                many = _longer(extents, sizes)
             if par is None and self.wavefront and self.parallel:
                 # over the first two tile loops of more than one iteration (a tile loop of one iteration in
                 # the sum would leave the next one serial)
@@ -386,6 +382,19 @@ class Transformer(Parallelism, PointOrder, Reuse):
             lo, hi = upa.min_val(), upa.max_val()
             out.append(hi.sub(lo).to_python() + 1 if lo.is_int() and hi.is_int() else None)
         return tuple(out)
+
+
+def _tile_values(node, sizes: list[int]):
+    """The band's tile sizes as isl wants them (band_tile): one value per member, at least 1."""
+    mv = isl.MultiVal.zero(node.band_get_space())
+    for k, size in enumerate(sizes):
+        mv = mv.set_val(k, isl.Val.int_from_si(CTX, max(1, int(size))))
+    return mv
+
+
+def _longer(extents: tuple[int | None, ...], sizes: list[int]) -> list[int]:
+    """The members whose tile loop has more than one iteration (or may have)."""
+    return [m for m in range(len(sizes)) if not _single_tile(extents[m], sizes[m])]
 
 
 def _single_tile(extent: int | None, size: int) -> bool:

@@ -28,7 +28,7 @@ from ..measure.runner import Variant
 from ..pipeline import OptimizeOptions, Program, analyze, generate
 from ..poly.choice import ScheduleChoice, coordinates
 from ..poly.contraction import BLOCK_COORDINATES, Blocks, blocks_of, blocks_text
-from ..poly.schedule import DEFAULT_TILE, access_dims
+from ..poly.schedule import DEFAULT_TILE, TiledSchedule, access_dims
 from ..search import Parameter, SearchSpace, pow2_domain
 from ..steps import Done
 from ..workers.base import WorkerLost
@@ -195,11 +195,19 @@ class CTarget(Target):
         return out + [(other, tiles + choice_config(ScheduleChoice(scheduler=other, unroll=self.opts.unroll_jam))
                        + blocks)]
 
+    def default_schedules(self, choice: ScheduleChoice) -> list[TiledSchedule]:
+        """Each scop's schedule as `optimize` builds it under *choice* with no sizes given (computed once)."""
+        cache = self.__dict__.setdefault("_default_schedules", {})
+        if choice not in cache:
+            cache[choice] = [a.tiled((), tile=self.opts.tile, parallel=self.opts.parallel, choice=choice)
+                             for a in self.program.scops]
+        return cache[choice]
+
     def default_has_own_one_thread_tiles(self) -> bool:
         """Whether `optimize`'s output has a one-thread version whose tiles differ from its wavefront's (a
         wavefront band sized by default: BandInfo.one_thread_sizes), which no configuration of a space holds."""
-        return any(b.one_thread_sizes for c in self.default_choice() for a in self.program.scops
-                   for b in a.tiled((), tile=self.opts.tile, parallel=self.opts.parallel, choice=c).bands)
+        return any(b.one_thread_sizes for c in self.default_choice() for ts in self.default_schedules(c)
+                   for b in ts.bands)
 
     def default_tiles(self, space: SearchSpace, choice: ScheduleChoice) -> tuple[int, ...]:
         """The tile coordinates of *space* as `optimize` sizes the bands of *choice* with no sizes given: 32, but
@@ -207,10 +215,9 @@ class CTarget(Target):
         coordinate no band of *choice* reads, 32."""
         params = [p for p in space.params if p.name not in coordinates() and p.name not in BLOCK_COORDINATES]
         used: dict[str, int] = {}
-        for k, a in enumerate(self.program.scops):
-            sizes = a.tiled((), tile=self.opts.tile, parallel=self.opts.parallel, choice=choice).tile_sizes
+        for k, ts in enumerate(self.default_schedules(choice)):
             mine = [p for p in params if p.name.startswith(f"s{k}b")]
-            used.update((p.name, size) for p, size in zip(mine, sizes) if size in p.values)
+            used.update((p.name, size) for p, size in zip(mine, ts.tile_sizes) if size in p.values)
         return tuple(used.get(p.name, DEFAULT_TILE) for p in params)
 
     def confirm_best(self, runner: CRunner, seed: Measurement | None, best: Measurement | None,
