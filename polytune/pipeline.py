@@ -23,7 +23,7 @@ from .poly.expand import expand
 from .poly.extract import build_scop
 from .poly.gpu import GpuSchedule, map_to_gpu
 from .poly.original import original_schedule
-from .poly.parallel import parallel_work
+from .poly.parallel import parallel_work, without_alternatives
 from .poly.schedule import DEFAULT_UNROLL, BandInfo, TiledSchedule, compute_base_schedule, original_order
 from .poly.scop import Scop, constant_work
 from .poly.versioning import RuntimeChecks, runtime_checks
@@ -349,9 +349,15 @@ def _c_region(program: Program, opts: OptimizeOptions, k: int, a: AnalyzedScop,
             code = versioned(a.cpu.scop, a.checks, code, original_code(program.text, a.scop), outside,
                              fresh_prefix(a.cpu.scop, program.identifiers))
     except UnsupportedError as e:
+        wrong = isinstance(e, CodegenMismatch)
+        plainer = without_alternatives(ts.schedule) if wrong else None
+        if plainer is not None:
+            # the loops a parallel loop of few iterations hands its threads to are no parallel loops in isl's
+            # code (hotspot's column loops, beside the corner printed before them): the loop keeps its threads
+            return _c_region(program, opts, k, a, replace(ts, schedule=plainer, bands=tuple(
+                replace(b, parallel_alternative=None) for b in ts.bands)))
         if ts.without_unroll is not None:
             return _c_region(program, opts, k, a, ts.without_unroll())  # (that one has no without_unroll)
-        wrong = isinstance(e, CodegenMismatch)
         if ts.tile_sizes:
             # isl's AST builder fails on some tiled strided domains ("input involves unknown divs": random
             # program 82281), or prints code that does not run the schedule (issue 33: a tile wavefront

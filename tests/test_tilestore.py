@@ -134,13 +134,22 @@ def test_per_tile_storage_prints_what_the_original_prints(tmp_path, extra):
 
 def test_a_parallel_loop_inside_the_tile_loops_shares_the_buffer(tmp_path):
     """Random program 1015: one column tile (n <= 32), so its point loop runs in parallel, entered again for
-    every row; private there, each entry's copy started uninitialized and the column sums were lost."""
+    every row; private there, each entry's copy started uninitialized and the column sums were lost. (Its
+    first nest, a 4-tap window `A[i + k][j + 1]`, now keeps its loops and the model no longer expands the
+    column sum beside it, poly/cost.py: the same program with that nest reading `A[k][j + 1]` still does.)"""
     import sys
     sys.path.insert(0, os.path.join(ROOT, "tests"))
     from progen import local_scalar_program
     from test_random_programs import C_VARIANTS, check_program
 
     assert check_program(1015, list(C_VARIANTS), make=local_scalar_program, threads=(1, 2, 4)) == 3 * len(C_VARIANTS)
-    text = _optimized(tmp_path, local_scalar_program(1015).source)
+    source = local_scalar_program(1015).source
+    assert "A[i + k][j + 1] * 0.25" in source
+    source = source.replace("A[i + k][j + 1] * 0.25", "A[k][j + 1] * 0.25")
+    text = _optimized(tmp_path, source)
     inner = [line for line in text.splitlines() if "omp parallel for" in line]
     assert any("sum_x0" in line for line in inner) and not all("sum_x0" in line for line in inner), inner
+    (tmp_path / "g.c").write_text(source)
+    want = compile_run(str(tmp_path / "g.c"), str(tmp_path / "ref"), [], openmp=False)
+    for threads in (1, 2, 4):
+        assert compile_run(str(tmp_path / "f.opt.c"), str(tmp_path / "opt"), [], True, threads) == want

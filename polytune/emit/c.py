@@ -288,7 +288,15 @@ class _OpenMPPrinter(Printer):
                 # the parallel loop where its run is large enough, the same loop serially otherwise (OpenMP's
                 # `if` clause still enters a serialized region: jacobi-1d's 1,000 of them cost 0.7 ms, 0.9 ms
                 # with plain branches against gcc's 0.9 ms)
-                self.emit(f"if ({large}) {{", indent)
+                if THREADS in large:  # (a run-time thread count exists only under OpenMP)
+                    self.emit("#ifdef _OPENMP", 0)
+                    self.emit(f"extern int {THREADS}(void);", indent)
+                    self.emit(f"if ({large}) {{", indent)
+                    self.emit("#else", 0)
+                    self.emit("if (1) {", indent)
+                    self.emit("#endif", 0)
+                else:
+                    self.emit(f"if ({large}) {{", indent)
                 self.for_(n, indent + 1, pragma[:4])
                 self.emit("} else {", indent)
                 self.for_(n, indent + 1, pragma[5] if len(pragma) > 5 else None)  # (a single tile: the
@@ -507,7 +515,7 @@ def _with_if(pragma: tuple, it: str, init: str, cond: str) -> tuple[tuple | None
     trip count, from the AST's bounds, times the work of one iteration) stays serial. No condition where
     the work is unknown or every run is large enough, no pragma (None) where every run is too small (the
     bounds are constants). A loop with an alternative (ParallelMark.alternative) is parallel only where it
-    runs two iterations or more."""
+    runs ALTERNATIVE_LEAST iterations per OpenMP thread or more (the condition then calls THREADS)."""
     work = pragma[4]
     alternative = len(pragma) > 5 and pragma[5] is not None
     bound = re.fullmatch(rf"{re.escape(it)} (<=|<) (.+)", cond)
@@ -523,7 +531,17 @@ def _with_if(pragma: tuple, it: str, init: str, cond: str) -> tuple[tuple | None
         return (pragma if int(ub) - int(init) + inclusive >= least else None), ""
     # the loop runs (ub - init + [<=]) iterations
     start = "" if init == "0" else f" - {_operand(init)}"
-    return pragma, f"{_operand(ub)}{start} >= {least - inclusive}"
+    large = f"{_operand(ub)}{start} >= {least - inclusive}"
+    if alternative:
+        # fewer iterations than threads leave threads idle, and a few more than them unequal shares (3
+        # channels on 2 threads: one ran two): the alternative loop inside has the iterations to share
+        trips = f"{_operand(ub)}{start}{' + 1' if inclusive else ''}"
+        large += f" && {trips} >= {ALTERNATIVE_LEAST} * {THREADS}()"
+    return pragma, large
+
+
+ALTERNATIVE_LEAST = 2  # iterations per thread of a loop with an alternative, under which the alternative runs
+THREADS = "omp_get_max_threads"
 
 
 def _operand(x: str) -> str:

@@ -15,6 +15,18 @@ def band_nodes(node) -> list:
     return out
 
 
+def child_bands(node) -> list:
+    """The bands just below *node* (through sequences, filters and marks: no band between)."""
+    out = []
+    for i in range(node.n_children()):
+        child = node.child(i)
+        if child.get_type() == isl.schedule_node_type.band:
+            out.append(child)
+        elif child.get_type() != isl.schedule_node_type.leaf:
+            out += child_bands(child)
+    return out
+
+
 def short_extent(extents: tuple[int | None, ...], m: int) -> bool:
     """Whether band member *m* has a known constant trip count below SHORT_LOOP."""
     return m < len(extents) and extents[m] is not None and extents[m] < SHORT_LOOP

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import islpy as isl
 
-from .bands import band_nodes, loop_iterations, member_map
+from .bands import band_nodes, child_bands, loop_iterations, member_map
 from .islutil import CTX, maps_of
 from .marks import IvdepMark, Mark, ParallelMark, SimdMark, mark_id, mark_of
 from .point_order import changes_within
@@ -103,6 +103,24 @@ def with_work(schedule: isl.Schedule, context: isl.Set) -> isl.Schedule:
         return node
 
     return walk(schedule.get_root()).get_schedule()
+
+
+def without_alternatives(schedule: isl.Schedule) -> isl.Schedule | None:
+    """The schedule with no parallel mark's alternative loop (ParallelMark.alternative); None where it has none."""
+    found = False
+
+    def walk(node):
+        nonlocal found
+        mark = mark_of(node)
+        if isinstance(mark, ParallelMark) and mark.alternative is not None:
+            found = True
+            node = node.delete().insert_mark(mark_id(replace(mark, alternative=None, alternative_collapse=1)))
+        for i in range(node.n_children()):
+            node = walk(node.child(i)).parent()
+        return node
+
+    out = walk(schedule.get_root()).get_schedule()
+    return out if found else None
 
 
 def mark_member(node, m: int, mark: Mark):
@@ -238,6 +256,19 @@ class Parallelism:
         """Whether band member *m* runs in parallel with the clauses first_parallel found for the marked loop
         (nothing private, or the same private scalars)."""
         return self.is_parallel(node, m) or (any(self.private) and self.privatizing(node, m) == self.private)
+
+    def inner_parallel(self, node) -> bool:
+        """Whether the band just below each path out of band *node* has a first member that runs in parallel
+        with the clauses first_parallel found for *node*'s marked loop (the alternative of a loop over few
+        iterations: ParallelMark.alternative), and not as the innermost loop (the vector loop, whose mark
+        would replace the copy's pragma), and every statement of *node* is in one of them."""
+        bands = child_bands(node)
+        if not bands or self.private_arrays or any(b.band_n_member() < 2 and not band_nodes(b.child(0)) for b in bands):
+            return False
+        covered = bands[0].get_domain()
+        for b in bands[1:]:
+            covered = covered.union(b.get_domain())
+        return node.get_domain().is_subset(covered) and all(self.parallel_like(b, 0) for b in bands)
 
     def outer_parallel(self, node) -> bool:
         """Whether the band's first member is parallel, privatizing scalars where needed."""

@@ -186,18 +186,23 @@ class Transformer(Parallelism, PointOrder, Reuse):
             if self.tile and permutable and n >= 2:  # left untiled by the reuse rule (not by --no-tile)
                 node, jam = self.chains_jam(node)
             par = self.first_parallel(node, range(n)) if self.parallel and not inside_parallel else None
-            collapse = False
+            collapse, alternative_name = False, None
             if par is not None:
                 # (the clause as without the jam: its copies' loop, whose bounds follow the member, is no triangle)
                 mark = self.parallel_mark(outer_members + par, self.schedule_clause(whole, par, False))
                 if jam is None and self.collapsible(node, par):
                     mark, collapse = replace(mark, collapse=2), True
+                elif jam is None and par == n - 1 and self.extents(node)[par] is None and self.inner_parallel(node):
+                    # few iterations at run time (3 channels of an image, each a sequence of passes over
+                    # its rows): the loops of the bands inside run in parallel instead (the printer's copy)
+                    mark, alternative_name = replace(mark, alternative=outer_members + n), "loops inside"
                 node = mark_member(node, par, mark)
             if par != n - 1:
                 node = self.mark_vector(node, outer_members + n - 1, jammed=jam is not None)
             self.bands.append(BandInfo(index, n, outer_members, stmts, permutable, False, (), sched_text,
                                        None if par is None else f"loop {par}", False,
-                                       untiled_order or tuple(range(n)), unroll_jam=jam, parallel_collapse=collapse))
+                                       untiled_order or tuple(range(n)), unroll_jam=jam, parallel_collapse=collapse,
+                                       parallel_alternative=alternative_name))
             return (node.child(0) if jam else node), par is not None  # (below the jam: its band of copies)
         sizes = self.next_sizes(n)
         mv = _tile_values(node, sizes)
