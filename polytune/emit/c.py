@@ -71,7 +71,7 @@ class _OpenMPPrinter(Printer):
                          f"#pragma omp parallel for"
                          f"{self.private(mark.private + self.private_buffers(n, mark.alternative), mark.lastprivate)}"
                          f"{COLLAPSE if mark.alternative_collapse == 2 else ''}",
-                         (), (), None))
+                         (), (), None), mark.alternative_per_thread)
         elif isinstance(mark, SimdMark) and self.ivdep:
             inner = (f"{self.prefix}{mark.depth}", f"#pragma omp simd{private}")
         elif isinstance(mark, IvdepMark) and self.ivdep:
@@ -515,7 +515,8 @@ def _with_if(pragma: tuple, it: str, init: str, cond: str) -> tuple[tuple | None
     trip count, from the AST's bounds, times the work of one iteration) stays serial. No condition where
     the work is unknown or every run is large enough, no pragma (None) where every run is too small (the
     bounds are constants). A loop with an alternative (ParallelMark.alternative) is parallel only where it
-    runs ALTERNATIVE_LEAST iterations per OpenMP thread or more (the condition then calls THREADS)."""
+    runs two iterations or more, or, for an alternative per thread (ParallelMark.alternative_per_thread),
+    ALTERNATIVE_LEAST iterations per OpenMP thread or more (the condition then calls THREADS)."""
     work = pragma[4]
     alternative = len(pragma) > 5 and pragma[5] is not None
     bound = re.fullmatch(rf"{re.escape(it)} (<=|<) (.+)", cond)
@@ -532,7 +533,7 @@ def _with_if(pragma: tuple, it: str, init: str, cond: str) -> tuple[tuple | None
     # the loop runs (ub - init + [<=]) iterations
     start = "" if init == "0" else f" - {_operand(init)}"
     large = f"{_operand(ub)}{start} >= {least - inclusive}"
-    if alternative:
+    if alternative and len(pragma) > 6 and pragma[6]:
         # fewer iterations than threads leave threads idle, and a few more than them unequal shares (3
         # channels on 2 threads: one ran two): the alternative loop inside has the iterations to share
         trips = f"{_operand(ub)}{start}{' + 1' if inclusive else ''}"

@@ -40,6 +40,8 @@ class ParallelMark:
     alternative: int | None = None
     collapse: int = 1
     alternative_collapse: int = 1  # the same for the alternative loop (a tile loop) and the one inside it
+    alternative_per_thread: bool = False  # the alternative runs below ALTERNATIVE_LEAST iterations a thread
+    # (emit/c.py; the loops inside an untiled loop), else only where the loop has one iteration (one tile)
 
 
 @dataclass(frozen=True)

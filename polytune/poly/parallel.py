@@ -114,7 +114,8 @@ def without_alternatives(schedule: isl.Schedule) -> isl.Schedule | None:
         mark = mark_of(node)
         if isinstance(mark, ParallelMark) and mark.alternative is not None:
             found = True
-            node = node.delete().insert_mark(mark_id(replace(mark, alternative=None, alternative_collapse=1)))
+            plain = replace(mark, alternative=None, alternative_collapse=1, alternative_per_thread=False)
+            node = node.delete().insert_mark(mark_id(plain))
         for i in range(node.n_children()):
             node = walk(node.child(i)).parent()
         return node

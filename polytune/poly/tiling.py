@@ -195,7 +195,8 @@ class Transformer(Parallelism, PointOrder, Reuse):
                 elif jam is None and par == n - 1 and self.extents(node)[par] is None and self.inner_parallel(node):
                     # few iterations at run time (3 channels of an image, each a sequence of passes over
                     # its rows): the loops of the bands inside run in parallel instead (the printer's copy)
-                    mark, alternative_name = replace(mark, alternative=outer_members + n), "loops inside"
+                    mark, alternative_name = replace(mark, alternative=outer_members + n,
+                                                     alternative_per_thread=True), "loops inside"
                 node = mark_member(node, par, mark)
             if par != n - 1:
                 node = self.mark_vector(node, outer_members + n - 1, jammed=jam is not None)
