@@ -387,13 +387,20 @@ def with_prelude(scop: Scop, code: str, indent: int) -> str:
     return f"{pad}{{\n" + "".join(f"{pad}  {d}\n" for d in scop.prelude) + code + f"{pad}}}\n"
 
 
-def original_code(text: str, scop: Scop) -> str:
-    """The region's code as the file has it: its lines between `#pragma scop` and `#pragma endscop` (the
-    region's lines themselves where they are not those pragmas), in a block of their own."""
+def region_code_lines(text: str, scop: Scop) -> tuple[int, int]:
+    """The first and last lines (1-based) of the region's own code: those between `#pragma scop` and `#pragma
+    endscop`, or the region's lines themselves where it was found without them (detect.py)."""
     lines = source_lines(text)
     begin, end = scop.begin_line, scop.end_line
     if re.match(r"\s*#\s*pragma\s+scop\b", lines[begin - 1] if begin <= len(lines) else ""):
         begin, end = begin + 1, end - 1
+    return begin, end
+
+
+def original_code(text: str, scop: Scop) -> str:
+    """The region's code as the file has it (region_code_lines), in a block of their own."""
+    lines = source_lines(text)
+    begin, end = region_code_lines(text, scop)
     body = "".join(lines[begin - 1:end]).rstrip("\n")
     pad = "  " * (_indent_of(text, scop.begin_line) + 2)
     return f"{pad}{{\n{body}\n{pad}}}\n"

@@ -160,3 +160,4 @@ int main(void) {
 """
     _, report = optimize(tmp_path, text)
     assert [r["line"] for r in report["regions_found"]][:1] == [4], report
+

@@ -91,3 +91,53 @@ def test_tunes_default_start_holds_the_wavefronts_sizes_and_optimizes_output_is_
     assert t.default_has_own_one_thread_tiles()
     assert t.variant(space.names, starts["default"]).text != generate(t.program, OptimizeOptions()).text
     assert not make_target(analyze(os.path.join(REALC, "floyd.c")), TuneOptions()).default_has_own_one_thread_tiles()
+
+
+def _confirm_nw(monkeypatch, program_ms: dict[str, float]):
+    """CTarget.confirm_best on nw (tile space) with the programs' region times replaced by *program_ms* (by
+    label: best, seed, default, and optimize, its own output, run beside because its one-thread tiles are no
+    configuration of the space)."""
+    from polytune.measure import Measurement
+    from polytune.measure.build import Build
+    from polytune.measure.c import BuildConfig, CRunner
+    from polytune.targets import c as ctarget
+    t = make_target(analyze(NW), TuneOptions(), BuildConfig(cflags=("-O1",), runs=1, threads=2,
+                                                            program=Build(args=("23", "19", "10", "2"))))
+    assert t.default_has_own_one_thread_tiles()
+    space = t.space(kind="schedule")
+    starts = dict(t.starts(space, t.seed(space)))
+    sizes = len(t.parameters())
+    best_config = (16,) * sizes + starts["seed"][sizes:]
+    labels = {}
+    real = ctarget.compile_variant
+
+    def compile_variant(job, program, source=None):
+        c = real(job, program, source=source)
+        labels[c.exe] = {best_config: "best", starts["seed"]: "seed", starts["default"]: "default"}.get(
+            job.config, "optimize")
+        return c
+    monkeypatch.setattr(ctarget, "compile_variant", compile_variant)
+    monkeypatch.setattr(ctarget, "time_variant", lambda ref, bound, compiled: Measurement(
+        compiled.config, (program_ms[labels[compiled.exe]] / 1e3,)))
+    runner = CRunner(t.program, t.build)
+    try:
+        runner.reference()
+        seed, best = Measurement(starts["seed"], (3e-3,)), Measurement(best_config, (1e-3,))
+        default = Measurement(starts["default"], (2e-3,))
+        return best, t.confirm_best(runner, seed, best, space.names, {"seed": seed, "default": default}, 3)
+    finally:
+        runner.close()
+
+
+def test_tune_runs_optimizes_own_output_beside_and_says_where_it_is_faster(monkeypatch):
+    best, (info, warnings, kept) = _confirm_nw(monkeypatch, {"best": 2.0, "seed": 3.0, "default": 2.5,
+                                                             "optimize": 1.0})
+    assert "optimize" in info["median_ms"] and info["default_faster"] and kept is best
+    assert any("optimize's default is faster than the tuned configuration" in w for w in warnings)
+
+
+def test_no_warning_where_optimizes_own_output_is_slower_than_the_tuned_best(monkeypatch):
+    best, (info, warnings, kept) = _confirm_nw(monkeypatch, {"best": 1.0, "seed": 3.0, "default": 2.5,
+                                                             "optimize": 2.0})
+    assert info["median_ms"]["optimize"] == 2.0 and not info.get("default_faster") and kept is best
+    assert not warnings

@@ -721,6 +721,8 @@ def _max_depth(schedule: isl.Schedule) -> int:
 class _DumpPrinter(Printer):
     """Loops over every element a region writes, each handed to ``polytune_dump``."""
 
+    generic = False  # (generate_dump's)
+
     def user(self, call: isl.AstExpr, indent: int) -> None:
         name = call.op_get_arg(0).id_get_id().get_name()
         array = next(a for a in self.scop.arrays if isl_name(a.name) == name)
@@ -728,15 +730,31 @@ class _DumpPrinter(Printer):
         if array.layout is not None:  # a delinearized array: its C subscripts
             dims = array.layout.c_subscripts(dims)
         subs = "".join(f"[{d}]" for d in dims)
-        self.emit(f"polytune_dump((double)({array.name}{subs}));", indent)
+        x = f"{array.name}{subs}"
+        if self.generic:  # (a pointer's value differs between runs: skipped)
+            self.emit(f"_Generic(({x}), {ARITHMETIC}: polytune_dump, default: polytune_skip)({x});", indent)
+        else:
+            self.emit(f"polytune_dump((double)({x}));", indent)
 
 
-def generate_dump(scop: Scop, indent: int = 1, avoid: frozenset[str] = frozenset()) -> str:
-    """C code that feeds every element the region writes, in a fixed order, to ``polytune_dump``."""
+# C's arithmetic types, each of which a call to `polytune_dump(double)` converts
+ARITHMETIC = ": polytune_dump, ".join(
+    ["_Bool", "char", "signed char", "unsigned char", "short", "unsigned short", "int", "unsigned int", "long",
+     "unsigned long", "long long", "unsigned long long", "float", "double", "long double"])
+
+
+def generate_dump(scop: Scop, indent: int = 1, avoid: frozenset[str] = frozenset(), generic: bool = False) -> str:
+    """C code that feeds every element the region writes, in a fixed order, to ``polytune_dump``: not the
+    scalars declared inside it (out of scope after it: box_blur's `sum`), nor those no code reads after it
+    (frontend.dead_after: private to the optimized code's threads, their last values differ). *generic* (C, not
+    C++): an element of no arithmetic type (a pointer: `conn[k] = store + k * n`) goes to ``polytune_skip``."""
     prefix = fresh_prefix(scop, avoid)
     written = scop.writes.range().intersect_params(scop.context)
     lines: list[str] = []
+    gone = scop.local_names | scop.dead_after
     for s in sorted(sets_of(written), key=lambda x: x.get_tuple_name()):
+        if s.get_tuple_name() in gone:
+            continue
         n = s.dim(isl.dim_type.set)
         sched = isl.UnionMap(_identity_schedule(s))
         build = isl.AstBuild.from_context(scop.context)
@@ -745,6 +763,7 @@ def generate_dump(scop: Scop, indent: int = 1, avoid: frozenset[str] = frozenset
             ids = ids.add(isl.Id(f"{prefix}{k}", context=CTX))
         ast = build.set_iterators(ids).node_from_schedule_map(sched)
         p = _DumpPrinter(scop, prefix)
+        p.generic = generic
         p.node(ast, indent + 1)
         lines += p.macro_defs() + p.lines + p.macro_undefs()
     return "\n".join(["  " * indent + "{"] + lines + ["  " * indent + "}"]) + "\n"
