@@ -70,6 +70,7 @@ def test_float_elements_may_drift_by_the_float_tolerance_doubles_and_integers_ma
     drifted = ref.copy()
     drifted[0] = float(np.float32(0.20066410303115845))  # 1.5e-7 apart: a float sum under another FMA shape
     assert compare_dumps(ref, drifted, 1e-9) == "" and 1.5e-7 < FLOAT_RTOL
+    assert compare_dumps(ref, drifted, 1e-9, floats=False)  # (then the printed numbers get FLOAT_RTOL too)
     double = ref.copy()
     double[1] *= 1 + 1.5e-7
     assert "1 of 3 values differ" in compare_dumps(ref, double, 1e-9)
