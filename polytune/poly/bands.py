@@ -5,6 +5,7 @@ from __future__ import annotations
 import islpy as isl
 
 SHORT_LOOP = 8  # constant trip counts up to this are "short" (filter taps, unrolled widths)
+PEELED_LOOP = 16  # gcc -O3 peels a loop of at most this many iterations completely (max-completely-peel-times)
 
 
 def band_nodes(node) -> list:
