@@ -112,3 +112,26 @@ def test_the_channel_loop_builds_without_openmp(tmp_path):
     args = ("23", "19", "3", "2", "2")
     want = _result(compile_run(BLUR, str(tmp_path / "ref"), [], openmp=False, args=args))
     assert _result(compile_run(out, str(tmp_path / "plain"), [], openmp=False, args=args)) == want
+
+
+def test_alternatives_are_dropped_from_a_schedule_and_none_is_told_where_there_are_none():
+    from polytune.pipeline import analyze
+    from polytune.poly.marks import ParallelMark, marks_of
+    from polytune.poly.parallel import without_alternatives
+    ts = analyze(BLUR).scops[0].cpu.tiled(())
+    assert any(isinstance(m, ParallelMark) and m.alternative is not None for m in marks_of(ts.schedule))
+    plain = without_alternatives(ts.schedule)
+    marks = [m for m in marks_of(plain) if isinstance(m, ParallelMark)]
+    assert marks and all(m.alternative is None and not m.alternative_per_thread for m in marks)
+    assert without_alternatives(plain) is None
+
+
+def test_hotspots_corner_keeps_its_rows_parallel_without_the_alternative(tmp_path):
+    """hotspot's row loop would hand its threads to the column loops, beside which isl prints the corner's first
+    instance: the AST check refuses those loops as parallel, and the region keeps its row loop (not the
+    original order's serial fallback)."""
+    out, report = _optimize(tmp_path, os.path.join(ROOT, "benchmarks", "realc", "hotspot.c"))
+    scop = report["scops"][0]
+    assert not scop.get("fallback") and scop["bands"][0]["parallel_loop"] == "loop 0"
+    assert scop["bands"][0]["parallel_loop_alternative"] is None
+    assert "#pragma omp parallel for firstprivate(delta)" in open(out).read()
