@@ -288,7 +288,7 @@ class _OpenMPPrinter(Printer):
                 # the parallel loop where its run is large enough, the same loop serially otherwise (OpenMP's
                 # `if` clause still enters a serialized region: jacobi-1d's 1,000 of them cost 0.7 ms, 0.9 ms
                 # with plain branches against gcc's 0.9 ms)
-                if THREADS in large:  # (a run-time thread count exists only under OpenMP)
+                if _per_thread(pragma):  # (the condition reads the thread count, which exists only under OpenMP)
                     self.emit("#ifdef _OPENMP", 0)
                     self.emit(f"extern int {THREADS}(void);", indent)
                     self.emit(f"if ({large}) {{", indent)
@@ -534,13 +534,18 @@ def _with_if(pragma: tuple, it: str, init: str, cond: str) -> tuple[tuple | None
     # the loop runs (ub - init + [<=]) iterations
     start = "" if init == "0" else f" - {_operand(init)}"
     large = f"{_operand(ub)}{start} >= {least - inclusive}"
-    if alternative and len(pragma) > 6 and pragma[6]:
+    if _per_thread(pragma):
         # fewer iterations than threads leave threads idle, and a few more than them unequal shares (3
         # channels on 2 threads: one ran two): the alternative loop inside has the iterations to share. An
         # equal share stays outside (4 images of llm.c's batch on 4 threads: the loops inside, 0.74x)
         trips = f"{_operand(ub)}{start}{' + 1' if inclusive else ''}"
         large += f" && ({trips} >= {ALTERNATIVE_LEAST} * {THREADS}() || ({trips}) % {THREADS}() == 0)"
     return pragma, large
+
+
+def _per_thread(pragma: tuple) -> bool:
+    """Whether the loop's pragma has an alternative per thread (ParallelMark.alternative_per_thread)."""
+    return len(pragma) > 6 and pragma[5] is not None and bool(pragma[6])
 
 
 ALTERNATIVE_LEAST = 2  # iterations per thread of a loop with an alternative from which it runs in parallel
@@ -735,15 +740,15 @@ class _DumpPrinter(Printer):
         subs = "".join(f"[{d}]" for d in dims)
         x = f"{array.name}{subs}"
         if self.generic:  # (a pointer's value differs between runs: skipped)
-            self.emit(f"_Generic(({x}), {ARITHMETIC}: polytune_dump, default: polytune_skip)({x});", indent)
+            self.emit(f"_Generic(({x}), {ARITHMETIC}, default: polytune_skip)({x});", indent)
         else:
             self.emit(f"polytune_dump((double)({x}));", indent)
 
 
-# C's arithmetic types, each of which a call to `polytune_dump(double)` converts
-ARITHMETIC = ": polytune_dump, ".join(
-    ["_Bool", "char", "signed char", "unsigned char", "short", "unsigned short", "int", "unsigned int", "long",
-     "unsigned long", "long long", "unsigned long long", "float", "double", "long double"])
+# C's arithmetic types, each of which a call to `polytune_dump(double)` converts: _Generic's associations
+ARITHMETIC = ", ".join(f"{t}: polytune_dump" for t in (
+    "_Bool", "char", "signed char", "unsigned char", "short", "unsigned short", "int", "unsigned int", "long",
+    "unsigned long", "long long", "unsigned long long", "float", "double", "long double"))
 
 
 def generate_dump(scop: Scop, indent: int = 1, avoid: frozenset[str] = frozenset(), generic: bool = False) -> str:

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..emit.c import generate_dump
 from ..errors import PolytuneError, UsageError
-from ..pipeline import Program, generate_regions, region_code_lines, source_lines, splice
+from ..pipeline import Program, generate_regions, region_code_lines, source_lines, splice, with_prelude
 from ..steps import Done, Latest, WorkerState, this_process
 from .build import Build, compile_objects, first_error
 from .kept import KeptBuilds
@@ -75,12 +75,12 @@ def instrument(program: Program, codes: list[str]) -> str:
     reps = []
     for a, code in zip(program.scops, codes):
         dump = generate_dump(a.scop, indent=1, avoid=program.identifiers, generic=True)
-        # (the dump reads the region's parameters: those its rewrites define, `pt_n_m` for n * m of a region
-        # found without pragmas, are read before it as the region's own prelude reads them)
-        prelude = "".join(f"  {d}\n" for d in a.scop.prelude)
-        body = ("  {\n" + prelude + "  double polytune_t0 = polytune_start();\n" + code +
+        body = ("  { double polytune_t0 = polytune_start();\n" + code +
                 "  polytune_region_seconds += polytune_now() - polytune_t0;\n"
                 "  if (polytune_dump_file)\n" + dump + "  }\n")
+        # (the dump reads the region's parameters: those its rewrites define, `pt_n_m` for n * m of a region
+        # found without pragmas, are read before the timed code as the region's own prelude reads them)
+        body = with_prelude(a.scop, body, 1)
         reps.append((a.scop.begin_line, a.scop.end_line, body))
     return PRELUDE + "#line 1\n" + splice(program.text, reps)
 

@@ -138,13 +138,18 @@ def _simd_marks(node) -> list[tuple[int, isl.UnionSet]]:
 def _vector_loop(simd: list, sd: isl.UnionSet, st, full: isl.UnionMap, varying: list[int], width: int) -> int | None:
     """The schedule dimension of the `omp simd` loop that vectorizes the statement around its inner loops,
     where every inner loop is a window (`_window`); None otherwise (the innermost loop is the vector loop)."""
+    moves: dict[int, list] = {}  # each loop's address changes, computed once
+
+    def along(k: int) -> list:
+        if k not in moves:
+            moves[k] = address_changes(full, sd, st, k, width)
+        return moves[k]
+
     for depth, dom in simd:
         if depth not in varying or depth == varying[-1] or dom.intersect(sd).is_empty():
             continue
-        moves = {k: address_changes(full, sd, st, k, width) for k in varying if k >= depth}
         outer = [k for k in varying if k <= depth]
-        if all(_window(moves[k], [address_changes(full, sd, st, o, width) for o in outer])
-               for k in varying if k > depth):
+        if all(_window(along(k), [along(o) for o in outer]) for k in varying if k > depth):
             return depth
     return None
 

@@ -163,7 +163,8 @@ class Transformer(Parallelism, PointOrder, Reuse):
                 and not any(s.is_empty() for s in sets_of(node.get_domain()))):  # (no instance to judge by)
             # judged as it would run: the best-stride member innermost (a permutable band needs no tiles to
             # be permuted; gaussian_clamp's column pass came out of isl as (x, y))
-            order = self.point_order(node, self.extents(node))
+            extents = self.extents(node)
+            order = self.point_order(node, extents)
             trial = permute(node, order) if order != list(range(n)) else node
             reason = self.tiling_reason(trial)
             # (tiles for parallelism, or where the rule cannot judge, are no gain of locality: expand.py)
@@ -176,7 +177,7 @@ class Transformer(Parallelism, PointOrder, Reuse):
                     # (0.6x of the tiled code). (gesummv's `tmp[i] = 0`, constant along the inner j, is printed
                     # before the j loop.)
                     for_reuse = False
-                elif _peeled_inside(self.extents(node)) and not band_nodes(node.child(0)):
+                elif _peeled_inside(extents) and not band_nodes(node.child(0)):
                     # every loop inside the first is one gcc peels completely, and no reuse misses the cache:
                     # the band keeps its order, which gcc vectorizes around the peeled copies (batched_gemm's
                     # 16 x 16 x 16 products: k inside j, C's row in registers; the stride order's j inside k
