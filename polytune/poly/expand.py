@@ -550,12 +550,8 @@ def expand(scop: Scop, deps: Dependences, base: isl.Schedule,
                 # the program's own loops, unexpanded, rank first and the expansion is no better by the
                 # model: no expansion (hotspot's rows, parallel with `delta` private, against isl's shifted
                 # edges that left no loop parallel; the columns-only expansion beat isl's schedule and ran
-                # at 0.5x of the original, its band turned to column tiles down the rows) of the hot
-                # statements' webs; the others', which the model does not see, stay (random program 1015: a
-                # column sum beside a 4-tap window)
-                rest = [w for w in ex.webs if not set(w.statements) & set(hot)]
-                trial = _attempt(scop, deps, rest, avoid, hot) if rest and len(rest) < len(ex.webs) else None
-                return trial[1] if trial is not None else None
+                # at 0.5x of the original, its band turned to column tiles down the rows)
+                return None
         return ex
     except isl.Error:
         return None
