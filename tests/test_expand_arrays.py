@@ -118,7 +118,8 @@ def test_doitgens_sum_is_expanded_by_r_and_q_and_its_product_becomes_a_contracti
     assert rep["expanded"] == ["sum"]
     assert rep["contractions"] == [{"statement": "S1", "rows": "q", "columns": "p", "k": "s", "outer": ["r"]}]
     text = open(out).read()
-    assert "sum_x0[c0][c1][c2] = 0.0;" in text  # the batch loop r around the three parts, not three nests
+    # the batch loop r around the three parts, not three nests; one slice of the scratch array per thread
+    assert "c_sum_x0_slice[0][c1][c2] = 0.0;" in text
     assert "sum[c" in text and "= sum_x0[" in text  # the final values copied back
     _same_output(tmp_path, src, out)
 

@@ -214,7 +214,7 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
         subst = {o: outer_param[o] for o in c.outer}
         subst.update({it: v if re.fullmatch(r"-?\w+", v) else f"({v})" for it, v in values.items()})
         subst.update(printer.renamed)
-        return gen.visit(substitute(node, subst))
+        return gen.visit(printer.sliced(substitute(node, subst)))
 
     zeros = {v: "0" for v in st.iterators}
     ctx = scop.context.align_params(b.get_space())

@@ -18,6 +18,7 @@ from ..poly.parallel import parallel_work, with_work
 from ..poly.promote import Occurrence, ast_text, promotable, refs_of, replace_refs
 from ..poly.schedule import TiledSchedule
 from ..poly.scop import Scop
+from ..poly.slices import ThreadSlice, UnfoldedSlice, thread_slices
 from ..poly.tilestore import TileBuffer, offset_exprs, tile_buffers
 from .printer import COUNTER_TYPE, Printer, fresh_prefix, param_expr, replace_child, statement_text, strip, substitute
 from .printer import list_ as _list  # (a test replaces it to feed _in_order plain lists)
@@ -28,7 +29,8 @@ class _OpenMPPrinter(Printer):
     scalars, schedule clause and private array copies, `#pragma omp simd`, `#pragma GCC ivdep`."""
 
     def __init__(self, scop: Scop, parallel: bool, ivdep: bool, prefix: str, tiled: TiledSchedule | None = None,
-                 buffers: tuple[TileBuffer, ...] = (), offsets: list | None = None):
+                 buffers: tuple[TileBuffer, ...] = (), offsets: list | None = None,
+                 slices: tuple[ThreadSlice, ...] = ()):
         super().__init__(scop, prefix)
         self.tiled = tiled  # for the private copies of arrays its marks name
         self.buffers = {b.name: b for b in buffers}  # scratch arrays stored per tile (poly/tilestore.py)
@@ -40,6 +42,8 @@ class _OpenMPPrinter(Printer):
         self.replacing: list[dict[int, str]] | None = None  # per statement of the loop printed: see promote
         self.scalars = 0  # promoted elements so far (their names: prefix_0, prefix_1, ...)
         self.in_parallel = 0  # OpenMP parallel loops around the code being printed
+        self.slices = {x.name: x for x in slices}  # scratch arrays stored per thread (poly/slices.py)
+        self.threaded_slices = False  # whether a parallel loop picks slices by thread (their count: scratch_lines)
 
     def mark(self, n: isl.AstNode, indent: int, pragma) -> None:
         mark = mark_of(n)
@@ -248,7 +252,64 @@ class _OpenMPPrinter(Printer):
         for name, exprs in (rebase or {}).items():
             body = _rebased(body, name, [strip(self.expr(e)) for e in exprs],
                             next(a.lower for a in self.scop.scratch if a.name == name))
+        return self.sliced(body)
+
+    def sliced(self, body: c_ast.Node) -> c_ast.Node:
+        """*body* (its names substituted) with each element of a thread-sliced array in the slice its loop
+        picked (`slice_pointers`): the first subscript 0. UnfoldedSlice where no loop picked one."""
+        if not self.slices:
+            return body
+        pointers = {self.renamed.get(name): name for name in self.slices}
+
+        def visit(node: c_ast.Node) -> None:
+            subs, base = [], node
+            while isinstance(base, c_ast.ArrayRef):
+                subs.append(base)
+                base = base.name
+            if subs and isinstance(base, c_ast.ID):
+                if base.name in self.slices:
+                    raise UnfoldedSlice(base.name)
+                if base.name in pointers:
+                    subs[-1].subscript = c_ast.Constant("int", "0")
+                for ref in subs:
+                    visit(ref.subscript)
+                return
+            for _, child in node.children():
+                visit(child)
+
+        visit(body)
         return body
+
+    def slice_pointers(self, n: isl.AstNode, it: str, parallel_loop: bool, indent: int) -> dict[str, str]:
+        """At the top of the outermost loop's body: for each thread-sliced array its statements there access,
+        a pointer to the slice this iteration uses (the thread's, or the copied-back slot in the iteration
+        whose slice holds the final value). Returns the renaming of the statement bodies."""
+        if not self.slices or it != f"{self.prefix}0":
+            return {}
+        names = set(statements_in(n.for_get_body()))
+        used = [a for a in self.slices.values()
+                if any(x.array == a.name for st in self.scop.statements if st.name in names for x in st.accesses)]
+        if not used:
+            return {}
+        slot = f"{self.prefix}_slot"
+        if parallel_loop:
+            self.threaded_slices = True
+            self.emit("#ifdef _OPENMP", 0)
+            self.emit("extern int omp_get_thread_num(void);", indent)
+            self.emit(f"const {COUNTER_TYPE} {slot} = omp_get_thread_num();", indent)
+            self.emit("#else", 0)
+            self.emit(f"const {COUNTER_TYPE} {slot} = 0;", indent)
+            self.emit("#endif", 0)
+        else:
+            self.emit(f"const {COUNTER_TYPE} {slot} = 0;", indent)
+        out = {}
+        for a in used:
+            ptr = f"{self.prefix}_{a.name}_slice"
+            at = slot if a.last is None else \
+                f"{it} == ({strip(self.expr(param_expr(self.scop, a.last)))}) ? {a.name}_slots - 1 : {slot}"
+            self.emit(f"__typeof__({a.name}[0]) *const {ptr} = {a.name} + ({at});", indent)
+            out[a.name] = ptr
+        return out
 
     def offsets_at(self, n: isl.AstNode) -> dict:
         """The offsets of the tile buffers that statement node *n* accesses (build_ast's annotation)."""
@@ -354,6 +415,9 @@ class _OpenMPPrinter(Printer):
         renamed = self.renamed
         if copies:
             self.renamed = {**renamed, **self.private_copies(it, copies, indent + 1)}
+        sliced = self.slice_pointers(n, it, parallel_loop, indent + 1)
+        if sliced:
+            self.renamed = {**self.renamed, **sliced}
         self.in_parallel += parallel_loop
         self.node(n.for_get_body(), indent + 1, pragma)
         self.in_parallel -= parallel_loop
@@ -791,6 +855,7 @@ def generate_region(scop: Scop, tiled: TiledSchedule, parallel: bool = True, ivd
     loops free of them); CodegenMismatch where it is not."""
     prefix = fresh_prefix(scop, avoid)
     buffers = tile_buffers(scop, tiled.schedule)
+    slices = thread_slices(scop, tiled.schedule, buffers)
     offsets: list[dict | None] = []
     try:
         ast = build_ast(scop, tiled, prefix, buffers=buffers, offsets=offsets)
@@ -802,9 +867,13 @@ def generate_region(scop: Scop, tiled: TiledSchedule, parallel: bool = True, ivd
                                scop.begin_line) from None
     if check:
         check_ast(ast, scop, deps, parallel, prefix)
-    p = _OpenMPPrinter(scop, parallel, ivdep, prefix, tiled, buffers, offsets)
+    p = _OpenMPPrinter(scop, parallel, ivdep, prefix, tiled, buffers, offsets, slices)
     try:
-        p.node(ast, indent + 1)
+        try:
+            p.node(ast, indent + 1)
+        except UnfoldedSlice:  # (an access outside the loop that picks the slices: whole arrays, as before)
+            p = _OpenMPPrinter(scop, parallel, ivdep, prefix, tiled, buffers, offsets)
+            p.node(ast, indent + 1)
     except RecursionError:
         raise UnsupportedError("an expression of the region is nested too deeply to print", scop.file,
                                scop.begin_line) from None
@@ -877,10 +946,20 @@ def scratch_lines(p: Printer, scop: Scop, buffers: dict) -> tuple[list[str], lis
         rows = "".join(f"[{_at_least_one(d)}]" for d in dims[1:])
         decl = f"(*const {a.name}){rows}" if rows else f"*const {a.name}"
         count = _at_least_one(dims[0])
+        sliced = p.slices.get(a.name)
+        if sliced is not None:  # one slice per thread, and one for the iteration copied back (poly/slices.py)
+            extra = " + 1" if sliced.last is not None else ""
+            if p.threaded_slices:
+                alloc += ["#ifdef _OPENMP", "extern int omp_get_max_threads(void);",
+                          f"const {COUNTER_TYPE} {a.name}_slots = omp_get_max_threads(){extra};", "#else",
+                          f"const {COUNTER_TYPE} {a.name}_slots = 1{extra};", "#endif"]
+            else:
+                alloc.append(f"const {COUNTER_TYPE} {a.name}_slots = 1{extra};")
+            count = f"{a.name}_slots"
         alloc.append(f"__typeof__({a.element}) {decl} = __builtin_malloc(sizeof(*{a.name}) * {count});")
         alloc.append(f"if (!{a.name}) __builtin_abort();")
         if a.copied_back(scop.context):
-            free += _copy_back(scop, a, p.prefix)
+            free += _copy_back(scop, a, p.prefix, sliced is not None)
         free.append(f"__builtin_free({a.name});")
     return alloc, free
 
@@ -889,9 +968,10 @@ class _CopyBackPrinter(Printer):
     """`scalar = array[...]` for the one element of a scratch array that holds the scalar's final value
     (`X[e] = array[...][e]` for each element of an expanded array X that holds X's final value)."""
 
-    def __init__(self, scop: Scop, prefix: str, scratch):
+    def __init__(self, scop: Scop, prefix: str, scratch, sliced: bool = False):
         super().__init__(scop, prefix)
         self.scratch = scratch
+        self.sliced = sliced  # stored per thread: the element is in the last slot (poly/slices.py)
 
     def user(self, call: isl.AstExpr, indent: int) -> None:
         a = self.scratch
@@ -899,11 +979,13 @@ class _CopyBackPrinter(Printer):
         subs = [x if isinstance(lo, int) and lo == 0 else
                 f"({x}) - ({lo if isinstance(lo, int) else f'{a.name}_lb{k}'})"
                 for k, (x, lo) in enumerate(zip(xs, a.lower))]
+        if self.sliced:
+            subs[0] = f"{a.name}_slots - 1"
         own = xs[len(xs) - a.ndim:]  # (an array's own subscripts, unshifted: the element of X it holds)
         self.emit(f"{a.scalar}{''.join(f'[{x}]' for x in own)} = {a.name}{''.join(f'[{x}]' for x in subs)};", indent)
 
 
-def _copy_back(scop: Scop, a, prefix: str) -> list[str]:
+def _copy_back(scop: Scop, a, prefix: str, sliced: bool = False) -> list[str]:
     """The copy of the scalar's final value from its scratch array (isl prints the condition under which
     the last write is one of the expanded statements', and the element's subscripts)."""
     n = a.last.dim(isl.dim_type.set)
@@ -912,7 +994,7 @@ def _copy_back(scop: Scop, a, prefix: str) -> list[str]:
     for k in range(n):
         ids = ids.add(isl.Id(f"{prefix}{k}", context=CTX))
     ast = build.set_iterators(ids).node_from_schedule_map(isl.UnionMap(_identity_schedule(a.last)))
-    p = _CopyBackPrinter(scop, prefix, a)
+    p = _CopyBackPrinter(scop, prefix, a, sliced)
     p.node(ast, 0)
     if p.used_macros:  # (defined before the region's loops only when they use them too)
         return ["{"] + p.macro_defs() + p.lines + p.macro_undefs() + ["}"]

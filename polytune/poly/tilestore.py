@@ -64,7 +64,7 @@ def _elements(b: TileBuffer) -> int:
     return math.prod(b.extents)
 
 
-def _paths(schedule: isl.Schedule) -> dict[str, list[list]]:
+def schedule_paths(schedule: isl.Schedule) -> dict[str, list[list]]:
     """Per statement, for each leaf it reaches, the nodes on the way there from the root: ("band", node),
     ("branch", id of the sequence or set, child index) and ("mark", mark object)."""
     out: dict[str, list[list]] = {}
@@ -105,7 +105,7 @@ def _same(a, b) -> bool:
     return a[1] is b[1]
 
 
-def _common(paths: list[list]) -> list:
+def common_path(paths: list[list]) -> list:
     """The longest common prefix of *paths*."""
     first = paths[0]
     n = len(first)
@@ -140,7 +140,7 @@ def tile_buffers(scop: Scop, schedule: isl.Schedule) -> tuple[TileBuffer, ...]:
     docstring)."""
     if not scop.scratch:
         return ()
-    paths = _paths(schedule)
+    paths = schedule_paths(schedule)
     out = []
     for a in scop.scratch:
         if a.copied_back(scop.context):
@@ -162,7 +162,7 @@ def _buffer(scop: Scop, name: str, stmts: list, paths: dict) -> TileBuffer | Non
     leaves = [p for st in stmts for p in paths[st.name]]
     if any(x[0] == "mark" and isinstance(x[1], ContractionMark) for p in leaves for x in p):
         return None
-    common = _common(leaves)
+    common = common_path(leaves)
     bands = [x[1] for x in common if x[0] == "band"]
     depth = sum(b.band_n_member() for b in bands)
     # loops the statements' paths mark for the vectorizer: the buffer's cells must not be reused across them
