@@ -9,7 +9,8 @@ in L2: polytune's output ran at 0.58x of the same product written as one matrix 
 
 For each scratch array on the heap (not in a tile buffer, poly/tilestore.py), `thread_slices` takes it when:
 - the paths of its statements share a band, the first band on them (its first member is the region's
-  outermost loop, printed with the counter of depth 0), with no `omp simd` or `GCC ivdep` mark on that loop;
+  outermost loop, printed with the counter of depth 0), with no `omp simd` or `GCC ivdep` mark on that loop
+  and not printed as packed blocks (emit/blis.py prints those loops itself);
 - every access of the array, read or write, is to an element whose first index is the value of that loop
   (isl: instance -> (loop value, first index) within the equality), so iteration v touches slice v only and
   no value crosses from one slice to another;
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 import islpy as isl
 
 from .islutil import bounded, maps_of
-from .marks import IvdepMark, SimdMark
+from .marks import ContractionMark, IvdepMark, SimdMark
 from .scop import Scop
 from .tilestore import TileBuffer, common_path, schedule_paths
 
@@ -82,8 +83,8 @@ def _slice(scop: Scop, a, stmts: list, paths: dict) -> ThreadSlice | None:
     for p in leaves:
         if any(x[0] == "mark" and isinstance(x[1], (SimdMark, IvdepMark)) and x[1].depth == 0 for x in p):
             return None
-    if any(x[0] == "band" for x in common[:band]):  # (never: the first band of the common path)
-        return None
+    if any(x[0] == "mark" and isinstance(x[1], ContractionMark) for x in common[:band + 1]):
+        return None  # (the band printed as packed blocks: no loop of depth 0 to pick the slice in)
     first = node.band_get_partial_schedule_union_map().intersect_domain(node.get_domain())
     ctx = scop.context
     for st in stmts:
