@@ -9,7 +9,12 @@ import os
 
 @functools.lru_cache(maxsize=1)
 def cpu_flags() -> frozenset[str]:
-    """The first processor's flags in /proc/cpuinfo (empty where there is none)."""
+    """The first processor's flags in /proc/cpuinfo (empty where there is none), or those of the machine the
+    code is for: `POLYTUNE_CPU_FLAGS` (its /proc/cpuinfo flags, space-separated: `avx512f avx2 fma` optimizes
+    for an AVX-512 machine from a login node without it; its family is then unknown: `fma_units`)."""
+    given = os.environ.get("POLYTUNE_CPU_FLAGS")
+    if given is not None:
+        return frozenset(given.split())
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -53,6 +58,8 @@ def fma_units() -> int:
     128-bit pipes split each 256-bit FMA), 1 without FMA."""
     if "fma" not in cpu_flags():
         return 1
+    if os.environ.get("POLYTUNE_CPU_FLAGS") is not None:
+        return 2  # (another machine's flags: not this one's family)
     family, model = _cpuinfo("cpu family"), _cpuinfo("model")
     if _cpuinfo("vendor_id") == "AuthenticAMD" and family.isdigit() and model.isdigit():
         if int(family) < 23 or (int(family) == 23 and int(model) < 0x30):

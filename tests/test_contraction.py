@@ -262,3 +262,20 @@ def test_a_small_product_runs_the_loops_and_a_large_one_the_packed_blocks(tmp_pa
             got = subprocess.run([str(tmp_path / "opt"), n], capture_output=True, text=True, check=True,
                                  env=dict(os.environ, OMP_NUM_THREADS=threads)).stdout
             assert got == want, (n, threads)
+
+
+def test_the_machine_the_code_is_for_can_be_named_by_its_cpu_flags(tmp_path, monkeypatch):
+    from polytune import machine
+    monkeypatch.setenv("POLYTUNE_CPU_FLAGS", "avx512f avx2 avx fma")
+    machine.cpu_flags.cache_clear()
+    try:
+        assert (machine.vector_bytes(), machine.vector_registers(), machine.fma_units()) == (64, 32, 2)
+        assert micro_tile() == (14, 2)  # AVX-512's 14 x 16 doubles, whatever this machine has
+        src = tmp_path / "g.c"
+        src.write_text(open(os.path.join(ROOT, "benchmarks", "pluto", "gemm.c")).read())
+        out = tmp_path / "g.opt.c"
+        assert main(["optimize", str(src), "-o", str(out), "-q"]) == 0
+        assert "vector_size(64)" in out.read_text()
+    finally:
+        monkeypatch.delenv("POLYTUNE_CPU_FLAGS")
+        machine.cpu_flags.cache_clear()
