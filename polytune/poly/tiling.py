@@ -30,6 +30,12 @@ WAVEFRONT_TILES = (32, 512)
 # tile to the next, stay within what the prefetcher follows (32 rows of two arrays: 64 streams); 8 x 256 ran the
 # three tables 1.03-1.4x faster than 32 x 32, whose one-thread code was at 0.95x of the original on nw.
 ROW_TILES = (8, 256)
+# The diamond (concurrent-start) time tiles of a stencil of two or more space dimensions: the tile along the
+# innermost point loop, whose rows are vectorized and streamed. Rows of 32 doubles (4 AVX-512 vectors, skewed
+# by the time step in every tile) ran jacobi-2d at 0.75x and fdtd-2d at 0.85x of rows of 128 at 1 thread on the
+# H100 machine's Xeon, 0.92x of them at 16 threads (heat-3d: 0.90x at 16 threads, 1.02x at 1; PolyBench LARGE,
+# 5 rounds, 2026-12-06); rows of 256 gained less (docs/DESIGN.md, "Diamond rows").
+DIAMOND_ROW = 128
 # Those shapes are for bands whose dependences reach only near cells (a distance of at most this along each
 # member: a cell's west, north and north-west neighbours), whose only reuse is the row before; a band with
 # farther dependences (Floyd-Warshall's row k, read by every row) keeps the defaults: 8 x 256 ran it 0.87x.
@@ -239,8 +245,15 @@ class Transformer(Parallelism, PointOrder, Reuse):
                 if diamond is not None:
                     node = diamond
                     sched_text = str(node.band_get_partial_schedule())
-                    tiled = node.band_tile(mv).band_set_permutable(1)
                     extents = self.extents(node)
+                    if n >= 3 and self.given <= len(self.used_sizes) - n:
+                        # a stencil's time tiles: rows of DIAMOND_ROW along the innermost point loop
+                        inner = self.point_order(node, extents)[-1]
+                        sizes = [DIAMOND_ROW if m == inner else size for m, size in enumerate(sizes)]
+                        self.used_sizes[-n:] = sizes
+                        mv = _tile_values(node, sizes)
+                        many = _longer(extents, sizes)
+                    tiled = node.band_tile(mv).band_set_permutable(1)
                     par = self.first_parallel(tiled, range(n))
             wide = self.wavefront_sizes(node, extents, sizes) if par is None and diamond is None else None
             if wide is not None:
