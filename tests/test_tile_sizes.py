@@ -101,3 +101,19 @@ def test_tile_sizes_2_7_3_5_on_a_strided_triangular_nest(tmp_path):
     out = tmp_path / "out.c"
     assert main(["optimize", str(src), "-o", str(out), "--tile-sizes", "2,7,3,5"]) == 0
     assert _run(out, tmp_path / "opt", True) == _run(src, tmp_path / "ref", False)
+
+
+def _band_sizes(tmp_path, name: str, *extra: str) -> list:
+    import json
+    out, rep = tmp_path / "k.opt.c", tmp_path / "k.json"
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks", "pluto", name)
+    assert main(["optimize", src, "-o", str(out), "--report", str(rep), "-q", *extra]) == 0
+    return [(b["tile_sizes"], b["concurrent_start"]) for s in json.loads(rep.read_text())["scops"]
+            for b in s["bands"] if b["tiled"]]
+
+
+def test_a_stencils_diamond_tiles_are_long_along_the_innermost_loop_unless_sizes_are_given(tmp_path):
+    assert _band_sizes(tmp_path, "jacobi-2d.c") == [([32, 32, 128], True)]
+    assert _band_sizes(tmp_path, "heat-3d.c") == [([32, 32, 32, 128], True)]
+    assert _band_sizes(tmp_path, "jacobi-2d.c", "--tile-sizes", "16,16,16") == [([16, 16, 16], True)]
+    assert _band_sizes(tmp_path, "seidel-2d.c") == [([32, 32, 32], False)]  # (no diamond: skewed tiles)

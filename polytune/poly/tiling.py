@@ -116,6 +116,10 @@ class Transformer(Parallelism, PointOrder, Reuse):
         self.used_sizes += out
         return out
 
+    def defaults_only(self, n: int) -> bool:
+        """Whether none of the band's *n* sizes (the last taken by next_sizes) was given."""
+        return self.given <= len(self.used_sizes) - n
+
     def wavefront_sizes(self, node, extents: tuple[int | None, ...],
                         sizes: list[int]) -> tuple[list[int], tuple[int, ...]] | None:
         """The tile sizes of a band of two members with no parallel tile loop (a wavefront, or one thread's
@@ -125,7 +129,7 @@ class Transformer(Parallelism, PointOrder, Reuse):
         version's) where they differ. None where sizes were given, or a known extent holds fewer than four of
         the new tiles (their wavefront would have too few to share)."""
         n = len(sizes)
-        if not self.wide or n != 2 or self.given > len(self.used_sizes) - n or band_nodes(node.child(0)) \
+        if not self.wide or n != 2 or not self.defaults_only(n) or band_nodes(node.child(0)) \
                 or not _near_dependences(node, self.deps):
             return None
         inner = self.point_order(node, extents)[-1]
@@ -246,13 +250,12 @@ class Transformer(Parallelism, PointOrder, Reuse):
                     node = diamond
                     sched_text = str(node.band_get_partial_schedule())
                     extents = self.extents(node)
-                    if n >= 3 and self.given <= len(self.used_sizes) - n:
+                    if n >= 3 and self.defaults_only(n):
                         # a stencil's time tiles: rows of DIAMOND_ROW along the innermost point loop
                         inner = self.point_order(node, extents)[-1]
                         sizes = [DIAMOND_ROW if m == inner else size for m, size in enumerate(sizes)]
                         self.used_sizes[-n:] = sizes
                         mv = _tile_values(node, sizes)
-                        many = _longer(extents, sizes)
                     tiled = node.band_tile(mv).band_set_permutable(1)
                     par = self.first_parallel(tiled, range(n))
             wide = self.wavefront_sizes(node, extents, sizes) if par is None and diamond is None else None
