@@ -36,6 +36,7 @@ from .. import machine
 from ..poly.contraction import Blocks, Contraction, domain_pieces, extents, ids_of, result_reads
 from ..poly.islutil import CTX, isl_name
 from ..poly.parallel import parallel_work
+from .heap import allocation
 from .printer import list_, strip, substitute
 
 # Below this many products (i x j x k, 64^3) the packed code's overhead (packing, its buffers, the threads
@@ -557,8 +558,8 @@ def _snapshot(printer, emit, x: _Names, scop, st, c: Contraction, outer_param: d
     while isinstance(base, c_ast.ArrayRef):
         base = base.name
     w = at(base, {})
-    emit(f"__typeof__(&{w}[0]) const {x.S} = __builtin_malloc(sizeof({w}[0]) * (({hi}) + 1));", indent)
-    emit(f"if (!{x.S}) __builtin_abort();", indent)
+    for line in allocation(f"__typeof__(&{w}[0]) const {x.S}", f"sizeof({w}[0]) * (({hi}) + 1)", x.S):
+        emit(line, 0 if line.startswith("#") else indent)
     if parallel_if:  # (row by row on the threads: its fresh pages are written where they fault)
         emit(f"#pragma omp parallel for if({parallel_if})", indent)
         emit(f"for (long {x.rr} = {lo}; {x.rr} <= {hi}; {x.rr}++)", indent)

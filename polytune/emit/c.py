@@ -20,6 +20,7 @@ from ..poly.schedule import TiledSchedule
 from ..poly.scop import Scop
 from ..poly.slices import ThreadSlice, UnfoldedSlice, thread_slices
 from ..poly.tilestore import TileBuffer, offset_exprs, tile_buffers
+from .heap import allocation
 from .printer import COUNTER_TYPE, Printer, fresh_prefix, param_expr, replace_child, statement_text, strip, substitute
 from .printer import list_ as _list  # (a test replaces it to feed _in_order plain lists)
 
@@ -956,8 +957,7 @@ def scratch_lines(p: Printer, scop: Scop, buffers: dict) -> tuple[list[str], lis
             else:
                 alloc.append(f"const {COUNTER_TYPE} {a.name}_slots = 1{extra};")
             count = f"{a.name}_slots"
-        alloc.append(f"__typeof__({a.element}) {decl} = __builtin_malloc(sizeof(*{a.name}) * {count});")
-        alloc.append(f"if (!{a.name}) __builtin_abort();")
+        alloc += allocation(f"__typeof__({a.element}) {decl}", f"sizeof(*{a.name}) * {count}", a.name)
         if a.copied_back(scop.context):
             free += _copy_back(scop, a, p.prefix, sliced is not None)
         free.append(f"__builtin_free({a.name});")
