@@ -183,3 +183,32 @@ def test_a_condition_whose_branch_writes_what_it_reads_is_evaluated_once(tmp_pat
 }
 """ + MAIN.format(call="f(N);"))
     assert "_pt_cond0 = (x[" in text
+
+
+def test_an_if_else_split_into_two_guarded_statements_is_printed_as_one_if_else(tmp_path):
+    """extract models the branches as two statements under c and !(c); printed next to each other they are
+    one `if (c) { ... } else { ... }` again (one test of c, one branch), and the results are the original's."""
+    text = _optimized_matches(tmp_path, HEAD + PROGRAMS["if_else_clamp"] + "\n" + MAIN.format(call="f(N);"))
+    assert "if (x[c0][c1] > 0.3) { y[c0][c1] = x[c0][c1] * 2.0; } else { y[c0][c1] = -x[c0][c1]; }" in text
+    assert "!(x[" not in text
+
+
+def _if(cond: str, body: str):
+    from pycparser import c_parser
+    return c_parser.CParser().parse(f"void f(void) {{ if ({cond}) {body}; }}").ext[0].body.block_items[0]
+
+
+@pytest.mark.parametrize("first, second, joined", [
+    (_if("a[i] > t", "b[i] = 1"), _if("!(a[i] > t)", "b[i] = 2"), "if (a[i] > t) { b[i] = 1; } else { b[i] = 2; }"),
+    (_if("a[i] > t", "a[i] = 0"), _if("!(a[i] > t)", "b[i] = 2"), None),  # the branch changes what c reads
+    (_if("a[i] > t", "t++"), _if("!(a[i] > t)", "b[i] = 2"), None),
+    (_if("a[i] > t", "b[i] = 1"), _if("!(a[i] >= t)", "b[i] = 2"), None),  # not c's negation
+    (_if("a[i] > t", "b[i] = 1"), _if("a[i] <= t", "b[i] = 2"), None),  # (its complement, not written as !(c))
+    (_if("a[i] > t", "if (u) b[i] = 1"), _if("!(a[i] > t)", "b[i] = 2"),
+     "if (a[i] > t) { if (u) b[i] = 1; } else { b[i] = 2; }"),  # braces: the else stays the outer if's
+])
+def test_else_pair_joins_only_a_condition_and_its_negation_whose_branch_leaves_it_unchanged(first, second, joined):
+    from pycparser import c_generator
+
+    from polytune.emit.printer import else_pair
+    assert else_pair(c_generator.CGenerator(), first, second) == joined

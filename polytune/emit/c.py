@@ -21,7 +21,7 @@ from ..poly.scop import Scop
 from ..poly.slices import ThreadSlice, UnfoldedSlice, thread_slices
 from ..poly.tilestore import TileBuffer, offset_exprs, tile_buffers
 from .heap import allocation
-from .printer import COUNTER_TYPE, Printer, fresh_prefix, param_expr, replace_child, statement_text, strip, substitute
+from .printer import COUNTER_TYPE, Printer, fresh_prefix, param_expr, replace_child, strip, substitute
 from .printer import list_ as _list  # (a test replaces it to feed _in_order plain lists)
 
 
@@ -333,7 +333,7 @@ class _OpenMPPrinter(Printer):
         body = self.statement_body(call, self.rebase)
         if self.replacing is not None:
             body = replace_refs(body, self.replacing.pop(0))
-        self.emit(statement_text(self.gen, body), indent)
+        self.emit_statement(body, indent)
 
     def loop(self, n: isl.AstNode, indent: int, pragma: tuple[str, str] | None) -> None:
         """The loop *n* with the pragma an enclosing mark asks for."""

@@ -52,6 +52,8 @@ class Printer:
         self.renamed: dict[str, str] = {}  # other names of the statement bodies to rewrite (GPU targets)
         self.counter_type = COUNTER_TYPE  # the type of the loop counters (a tiled CUDA kernel's index type)
         self.head: list[str] = []  # declarations the region's block needs before its loops (run_number)
+        # the last statement printed: (its line's index, its body, the line), for emit_statement
+        self._last_statement: tuple[int, c_ast.Node, str] | None = None
 
     def run_number(self) -> str:
         """The name of a number that differs between any two runs of the region (the region's block counts
@@ -164,7 +166,73 @@ class Printer:
         subst = dict(zip(st.iterators, map(self.body_arg, args)))
         subst.update(self.renamed)
         body = substitute(st.body, subst)
+        self.emit_statement(body, indent)
+
+    def emit_statement(self, body: c_ast.Node, indent: int) -> None:
+        """A statement body's line; where the line before it is the previous statement's, at the same
+        indent, and the two are `if (c) x;` and `if (!(c)) y;` with x writing nothing c reads, the one line
+        `if (c) { x; } else { y; }` (extract splits a data-dependent if/else into two guarded statements;
+        printed apart they evaluate c twice and take two branches: unsharp's update ran 10-15% slower)."""
+        last = self._last_statement
+        if last is not None and last[0] == len(self.lines) - 1 and self.lines[-1] == last[2]:
+            joined = else_pair(self.gen, last[1], body)
+            if joined is not None:
+                self.lines[-1] = "  " * indent + joined
+                self._last_statement = None
+                return
         self.emit(statement_text(self.gen, body), indent)
+        self._last_statement = (len(self.lines) - 1, body, self.lines[-1])
+
+
+def else_pair(gen: c_generator.CGenerator, first: c_ast.Node, second: c_ast.Node) -> str | None:
+    """`if (c) { x; } else { y; }` for the statements `if (c) x;` and `if (!(c)) y;` where x assigns no
+    name that c reads (c then has the same value for both); None otherwise."""
+    if not (isinstance(first, c_ast.If) and isinstance(second, c_ast.If) and first.iffalse is None
+            and second.iffalse is None and isinstance(second.cond, c_ast.UnaryOp) and second.cond.op == "!"):
+        return None
+    cond = gen.visit(first.cond)
+    if gen.visit(second.cond.expr) != cond or _assigned_names(first.iftrue) & _names(first.cond):
+        return None
+    return f"if ({cond}) {{ {statement_text(gen, first.iftrue)} }} else {{ {statement_text(gen, second.iftrue)} }}"
+
+
+class _Names(c_ast.NodeVisitor):
+    def __init__(self):
+        self.names: set[str] = set()
+        self.assigned: set[str] = set()
+
+    def visit_ID(self, n):
+        self.names.add(n.name)
+
+    def visit_Assignment(self, n):
+        self.assigned |= _base_names(n.lvalue)
+        self.generic_visit(n)
+
+    def visit_UnaryOp(self, n):
+        if n.op in ("++", "--", "p++", "p--"):
+            self.assigned |= _base_names(n.expr)
+        self.generic_visit(n)
+
+
+def _base_names(lvalue: c_ast.Node) -> set[str]:
+    """The names an assignment to *lvalue* may change: its array's or struct's (`A[i][k]`: A, `s.x`: s), every
+    name of a dereferenced pointer's expression (`*(p + i)`: p and i)."""
+    while isinstance(lvalue, (c_ast.ArrayRef, c_ast.StructRef)):
+        lvalue = lvalue.name
+    return {lvalue.name} if isinstance(lvalue, c_ast.ID) else _names(lvalue)
+
+
+def _names(node: c_ast.Node) -> set[str]:
+    v = _Names()
+    v.visit(node)
+    return v.names
+
+
+def _assigned_names(node: c_ast.Node) -> set[str]:
+    """The names the assignments (and increments) of *node* may change (`_base_names`)."""
+    v = _Names()
+    v.visit(node)
+    return v.assigned
 
 
 def statement_text(gen: c_generator.CGenerator, body: c_ast.Node) -> str:
