@@ -126,6 +126,38 @@ def test_scalar_accumulators_get_an_outer_simd_loop(tmp_path, monkeypatch):
                            threads=threads) == ref
 
 
+# A 5-tap filter along j whose taps are clamped to the row (`jj` stays in [0, N - 1]): the accumulator makes the j
+# loop parallel once private, but the clamped read moves by 0 at the edges and 1 inside
+CLAMPED = ACCUMULATOR.replace("""      double s = 0.0;
+      for (k = 0; k < N; k++)
+        s += A[i][k] * B[k][j];
+      C[i][j] = s;""", """      double s = 0.0;
+      for (k = 0; k < 5; k++) {
+        int jj = j + k - 2;
+        if (jj < 0) jj = 0;
+        if (jj > N - 1) jj = N - 1;
+        s += B[0][k] * A[i][jj];
+      }
+      C[i][j] = s;""")
+
+
+def test_a_loop_whose_access_moves_by_different_steps_gets_no_simd_pragma(tmp_path, monkeypatch):
+    """`omp simd` forces a vector loop; over a clamped subscript gcc can only gather (realc gaussian_clamp ran 12%
+    slower than gcc's own choice), so the loop is left to gcc; the unclamped nest keeps its pragma."""
+    monkeypatch.setenv("POLYTUNE_EXPANSION_LIMIT", "0")
+    assert CLAMPED != ACCUMULATOR
+    src = tmp_path / "clamp.c"
+    src.write_text(CLAMPED)
+    out = tmp_path / "clamp.opt.c"
+    assert main(["optimize", str(src), "-o", str(out)]) == 0
+    code = out.read_text()
+    assert "#pragma omp simd private(s)" not in code and "#pragma omp simd lastprivate(g)" in code
+    ref = compile_run(str(src), str(tmp_path / "ref"), ["-ffp-contract=off"], openmp=False)
+    for threads in (1, 2):
+        assert compile_run(str(out), str(tmp_path / "opt"), ["-ffp-contract=off"], openmp=True,
+                           threads=threads) == ref
+
+
 # Loops that run no iteration for some parameter values, or at the edge of an outer loop: OpenMP leaves a
 # lastprivate scalar unspecified after a loop of no iteration (gcc copied back an uninitialized private
 # copy: issue 14), and a scalar declared in the region but read after the loop is not dead there.
