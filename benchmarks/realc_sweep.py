@@ -360,10 +360,15 @@ def sweep_nest(nest: Nest, args, clang: str | None, polycc: str | None, work: Pa
             if "polytune" not in timed and "median" in timed.get("gcc", {}):
                 timed["polytune"] = {**timed["gcc"], "unchanged": True}
             entry["speed"][str(t)] = timed
+            # the 1-minute load average after the rounds: above the cores, other processes ran beside them
+            # (2026-12-07: nests timed while the machine compiled ran at 0.25-0.7x at 2 threads, 1.7-3.7x
+            # on a quiet rerun)
+            entry.setdefault("load", {})[str(t)] = round(os.getloadavg()[0], 2)
             gcc = timed.get("gcc", {}).get("median")
             log(f"  {t} thread(s): " + ", ".join(
                 f"{k} {v['median']:.3f} s" + (f" ({gcc / v['median']:.2f}x)" if gcc and k != "gcc" else "")
-                if "median" in v else f"{k} {v['error']}" for k, v in timed.items()))
+                if "median" in v else f"{k} {v['error']}" for k, v in timed.items())
+                + f" (load {entry['load'][str(t)]})")
     return entry
 
 
@@ -425,6 +430,12 @@ def polly_cell(pl: dict | None) -> str:
     return what[0] + (f" ({', '.join(what[1:])})" if what[1:] else "")
 
 
+def busy_nests(entries: list[dict], cores: int) -> list[str]:
+    """`nest (T threads, load L)` for each thread count whose rounds ended with the load above *cores*."""
+    return [f"{e['nest']} ({t} threads, load {load})" for e in entries
+            for t, load in sorted(e.get("load", {}).items(), key=lambda x: int(x[0])) if load > cores]
+
+
 def markdown(entries: list[dict], meta: dict) -> str:
     s = meta["summary"]
     n = s["nests"]
@@ -467,6 +478,10 @@ def markdown(entries: list[dict], meta: dict) -> str:
             cells += [f"{g['median']:.3f}" if "median" in g else "-", speed_cell(e, t, "polytune"),
                       speed_cell(e, t, "polly"), speed_cell(e, t, "clang")]
         out.append("| " + " | ".join(cells) + " |")
+    busy = busy_nests(entries, meta.get("cores") or os.cpu_count() or 1)
+    if busy:
+        out += ["", "Timed while other processes ran (1-minute load above the machine's cores after the rounds; "
+                "time these again with `--only`): " + ", ".join(busy) + "."]
     out += ["", "## Why not: polytune's messages and Polly's reasons", ""]
     for e in entries:
         p, q, pl = e["polytune"], e["polytune_with_pragmas"], e["polly"]

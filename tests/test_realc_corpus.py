@@ -320,3 +320,12 @@ def test_the_sweep_finds_the_lines_of_pollys_generated_and_outlined_parallel_cod
     ])
     generated, parallel = sweep.polly_generated_lines(ll)
     assert generated == {8, 9} and parallel == {9}
+
+
+def test_the_sweep_names_the_nests_timed_while_the_load_was_above_the_cores():
+    sweep = _sweep()
+    entries = [{"nest": "a", "load": {"1": 0.9, "2": 3.4}}, {"nest": "b", "load": {"1": 1.2, "2": 1.9}},
+               {"nest": "c"}]
+    assert sweep.busy_nests(entries, 2) == ["a (2 threads, load 3.4)"]
+    assert sweep.busy_nests(entries, 1) == ["a (2 threads, load 3.4)", "b (1 threads, load 1.2)",
+                                            "b (2 threads, load 1.9)"]
