@@ -478,7 +478,7 @@ def markdown(entries: list[dict], meta: dict) -> str:
             cells += [f"{g['median']:.3f}" if "median" in g else "-", speed_cell(e, t, "polytune"),
                       speed_cell(e, t, "polly"), speed_cell(e, t, "clang")]
         out.append("| " + " | ".join(cells) + " |")
-    busy = busy_nests(entries, meta.get("cores") or os.cpu_count() or 1)
+    busy = busy_nests(entries, meta["cores"])
     if busy:
         out += ["", "Timed while other processes ran (1-minute load above the machine's cores after the rounds; "
                 "time these again with `--only`): " + ", ".join(busy) + "."]
@@ -527,9 +527,10 @@ def main(argv: list[str] | None = None) -> int:
         print("note: polycc not found (--polycc, PATH, /work/tools/pluto/install/bin): Pluto skipped", file=sys.stderr)
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="realc-sweep-"))
     work.mkdir(parents=True, exist_ok=True)
+    cores = os.cpu_count() or 1
     meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
             "command": "python3 benchmarks/realc_sweep.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-            "machine": f"{os.cpu_count()} cores", "load_before": load_average(), "threads": args.threads,
+            "machine": f"{cores} cores", "cores": cores, "load_before": load_average(), "threads": args.threads,
             "versions": "; ".join(v for v in (tool_version(["gcc", "--version"]),
                                              tool_version([clang, "--version"]) if clang else "") if v)}
 

@@ -4,12 +4,14 @@ that prints what the original prints, wherever size 32 works (issue 14: `--tile-
 an isl error inside the AST builder)."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -104,9 +106,8 @@ def test_tile_sizes_2_7_3_5_on_a_strided_triangular_nest(tmp_path):
 
 
 def _band_sizes(tmp_path, name: str, *extra: str) -> list:
-    import json
     out, rep = tmp_path / "k.opt.c", tmp_path / "k.json"
-    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks", "pluto", name)
+    src = os.path.join(ROOT, "benchmarks", "pluto", name)
     assert main(["optimize", src, "-o", str(out), "--report", str(rep), "-q", *extra]) == 0
     return [(b["tile_sizes"], b["concurrent_start"]) for s in json.loads(rep.read_text())["scops"]
             for b in s["bands"] if b["tiled"]]

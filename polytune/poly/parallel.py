@@ -8,9 +8,9 @@ from dataclasses import replace
 import islpy as isl
 
 from .bands import band_nodes, child_bands, loop_iterations, member_map
-from .islutil import CTX, maps_of, sets_of
+from .islutil import CTX, maps_of
 from .marks import IvdepMark, Mark, ParallelMark, SimdMark, mark_id, mark_of
-from .point_order import changes_within
+from .point_order import changes_within, one_step
 from .privatize import PrivateArray, array_flows, privatizable
 from .reuse import largest_extents
 
@@ -167,7 +167,7 @@ class Parallelism:
         if private is None or not any(private):
             return node
         for moved in self.steps(node):
-            if any(x is not None and not (changes_within(x[0], x[1], 1) and _one_step(x[0])) for x in moved(m)):
+            if any(x is not None and not (changes_within(x[0], x[1], 1) and one_step(x[0])) for x in moved(m)):
                 return node
         return mark_member(node, m, SimdMark(depth, *private))
 
@@ -339,10 +339,3 @@ class Parallelism:
         zero = isl.UnionSet(isl.Set("{ [0] }", context=CTX)).align_params(dist.get_space())
         return dist.is_subset(zero)
 
-
-def _one_step(deltas: isl.UnionSet) -> bool:
-    """Whether an access moves by one and the same step wherever the loop advances: a clamped subscript
-    (`src[y][min(max(x + k - 2, 0), w - 1)]`: steps of 0 at the edges, 1 inside) is not, and a vector loop
-    forced over it gathers (realc gaussian_clamp: `omp simd` on its x loop ran 12% slower than gcc's own
-    choice at 1 thread)."""
-    return all(s.is_singleton() for s in sets_of(deltas))

@@ -280,6 +280,14 @@ def changes_within(deltas: isl.UnionSet, ndim: int, last: int) -> bool:
                for s in sets_of(deltas))
 
 
+def one_step(deltas: isl.UnionSet) -> bool:
+    """Whether an access moves by one and the same step wherever the loop advances: a clamped subscript
+    (`src[y][min(max(x + k - 2, 0), w - 1)]`: steps of 0 at the edges, 1 inside) is not, and a vector loop
+    forced over it gathers (realc gaussian_clamp: `omp simd` on its x loop ran 12% slower than gcc's own
+    choice at 1 thread)."""
+    return all(s.is_singleton() for s in sets_of(deltas))
+
+
 def _is_zero(deltas: isl.UnionSet, ndim: int) -> bool:
     """Whether every address change is zero (the access does not move)."""
     return changes_within(deltas, ndim, 0)
