@@ -290,15 +290,11 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
     if parallel:
         emit("#ifdef _OPENMP", 0)
         emit("extern int omp_get_max_threads(void);", i3)
-        # a block of rows for every thread; four where rows differ in work (a triangle of the rows with the
-        # columns or with k: trmm's first rows sum over all of k, its last over none), which the dynamic
-        # schedule then balances (trmm at 16 threads: one block a thread left the first one 2.2x the mean)
-        blocks_a_thread = 4 if ij_cons or ik_cons else 1
-        emit(f"if ({work}) {{  /* {'four blocks' if blocks_a_thread > 1 else 'a block'} of rows for every "
-             f"thread */", i3)
-        threads = "omp_get_max_threads()" + (f" * (omp_get_max_threads() > 1 ? {blocks_a_thread} : 1)"
-                                             if blocks_a_thread > 1 else "")
-        emit(f"const long {x.share} = (({x.i1} - {x.i0} + {threads} - 1) / ({threads}) "
+        # a block of rows for every thread (where rows differ in work, the threads balance it through groups
+        # of columns taken heaviest first, below: smaller blocks of rows would read B's panel once more per
+        # block, which at 16 threads outruns the shared cache)
+        emit(f"if ({work}) {{  /* a block of rows for every thread */", i3)
+        emit(f"const long {x.share} = (({x.i1} - {x.i0} + omp_get_max_threads() - 1) / omp_get_max_threads() "
              f"+ {x.MR} - 1) / {x.MR} * {x.MR};", i3 + 1)
         emit(f"if ({x.share} < {x.MC}) {x.MC} = {x.share};", i3 + 1)
         emit("}", i3)
@@ -369,19 +365,30 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
         else:
             emit(f"const long {x.nic} = ({x.i1} - {x.i0} + {x.MC} - 1) / {x.MC}, "
                  f"{x.njr} = ({x.nc} + {x.NR} - 1) / {x.NR};", i6)
+        # where the pairs differ in work (a triangle: trmm's first rows sum over all of a k block, its last
+        # over none; syrk's rows over more columns each), four pairs a thread (groups of at least four
+        # micro-panels), taken heaviest first: the last pairs taken are the lightest, and fill the threads
+        uneven = bool(ij_cons or ik_cons or jk_cons)
         emit(f"long {x.ng} = 1;", i6)
         emit("#ifdef _OPENMP", 0)
         emit("extern int omp_get_num_threads(void);", i6)
-        emit(f"{x.ng} = (omp_get_num_threads() + {x.nic} - 1) / {x.nic};", i6)
+        emit(f"{x.ng} = ({'4 * ' if uneven else ''}omp_get_num_threads() + {x.nic} - 1) / {x.nic};", i6)
         emit("#endif", 0)
-        emit(f"if ({x.ng} > {x.njr}) {x.ng} = {x.njr};", i6)
+        most = f"({x.njr} + 3) / 4" if uneven else x.njr
+        emit(f"if ({x.ng} > {most}) {x.ng} = {most};", i6)
         emit(f"const long {x.per} = ({x.njr} + {x.ng} - 1) / {x.ng} * {x.NR};  /* columns of a group */", i6)
+        if uneven:
+            _heaviest_first(emit, x, ij_cons, ik_cons, jk_cons, i6)
         if pack_a:
             emit(f"long {x.packed} = -1;  /* the row block this thread's A block holds */", i6)
         emit("#pragma omp for schedule(dynamic, 1)", i6)
         emit(f"for (long {x.t} = 0; {x.t} < {x.nic} * {x.ng}; {x.t}++) {{", i6)
-        emit(f"const long {x.ic} = {x.i0} + ({x.fb} + {x.t} / {x.ng}) * {x.MC};" if ik_cons else
-             f"const long {x.ic} = {x.i0} + {x.t} / {x.ng} * {x.MC};", i7)
+        task = x.t
+        if uneven:
+            task = x.u
+            emit(f"const long {x.u} = {x.ord}[{x.t}];", i7)
+        emit(f"const long {x.ic} = {x.i0} + ({x.fb} + {task} / {x.ng}) * {x.MC};" if ik_cons else
+             f"const long {x.ic} = {x.i0} + {task} / {x.ng} * {x.MC};", i7)
     elif ik_cons:
         _active_rows(emit, x, ik_cons, i6)
         emit(f"for (long {x.ic} = {x.i0} + {x.fb} * {x.MC}; {x.ic} < {x.i0} + ({x.fb} + {x.nb}) * {x.MC}; "
@@ -415,7 +422,7 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
         if parallel:
             emit("}", i7)
     if parallel:
-        emit(f"const long {x.jg} = {x.t} % {x.ng} * {x.per}, {x.jg1} = {x.jg} + {x.per} < {x.nc} ? "
+        emit(f"const long {x.jg} = {task} % {x.ng} * {x.per}, {x.jg1} = {x.jg} + {x.per} < {x.nc} ? "
              f"{x.jg} + {x.per} : {x.nc};", i7)
         emit(f"for (long {x.jr} = {x.jg}; {x.jr} < {x.jg1}; {x.jr} += {x.NR}) {{", i7)
     else:
@@ -621,6 +628,53 @@ def _active_rows(emit, x: _Names, ik_cons: list, indent: int) -> None:
             emit(f"if (({hi}) + 1 < {x.ib}) {x.ib} = ({hi}) + 1;", indent)
     emit(f"const long {x.fb} = {x.ia} < {x.ib} ? ({x.ia} - {x.i0}) / {x.MC} : 0, {x.nb} = {x.ia} < {x.ib} ? "
          f"({x.ib} - 1 - {x.i0}) / {x.MC} - {x.fb} + 1 : 0;", indent)
+
+
+def _heaviest_first(emit, x: _Names, ij_cons: list, ik_cons: list, jk_cons: list, indent: int) -> None:
+    """ord: the pairs (row block, group of columns) of this k block, heaviest first. A pair's work is
+    estimated from its k steps inside the triangles at nine points (its corners, the middles of its sides,
+    its centre) times its size; every thread sorts alike (integers, the same steps), so that ord is one
+    permutation for the loop they share."""
+    emit(f"const long {x.nt} = {x.nic} * {x.ng};", indent)
+    emit(f"long {x.ord}[{x.nt} > 0 ? {x.nt} : 1], {x.wt}[{x.nt} > 0 ? {x.nt} : 1];", indent)
+    emit(f"for (long {x.u} = 0; {x.u} < {x.nt}; {x.u}++) {{", indent)
+    i1 = indent + 1
+    first = f"({x.fb} + {x.u} / {x.ng})" if ik_cons else f"({x.u} / {x.ng})"
+    emit(f"const long {x.I} = {x.i0} + {first} * {x.MC}, {x.J} = {x.jc} + {x.u} % {x.ng} * {x.per};", i1)
+    emit(f"const long {x.rows} = ({x.MC} < {x.i1} - {x.I} ? {x.MC} : {x.i1} - {x.I}), "
+         f"{x.cols} = ({x.per} < {x.jc} + {x.nc} - {x.J} ? {x.per} : {x.jc} + {x.nc} - {x.J});", i1)
+    emit(f"long {x.s} = 0;", i1)
+    emit(f"for (int {x.a} = 0; {x.a} < 3 && {x.rows} > 0 && {x.cols} > 0; {x.a}++)", i1)
+    emit(f"for (int {x.b} = 0; {x.b} < 3; {x.b}++) {{", i1 + 1)
+    i3 = i1 + 2
+    emit(f"const long {x.ii} = {x.I} + ({x.rows} - 1) * {x.a} / 2, {x.jj} = {x.J} + ({x.cols} - 1) * {x.b} / 2;",
+         i3)
+    inside = [f"{_term(ci, x.ii)} + {_term(cj, x.jj)} + ({rest}) >= 0" for ci, cj, rest in ij_cons]
+    if inside:
+        emit(f"if (!({' && '.join(inside)})) continue;", i3)
+    emit(f"long {x.klo} = {x.pc}, {x.khi} = {x.pc} + {x.kc} - 1;", i3)
+    for cons, v in ((ik_cons, x.ii), (jk_cons, x.jj)):
+        for cv, ck, rest in cons:
+            f = f"{_term(cv, v)} + ({rest})"
+            if ck > 0:  # k >= -f
+                emit(f"if (-({f}) > {x.klo}) {x.klo} = -({f});", i3)
+            else:  # k <= f
+                emit(f"if (({f}) < {x.khi}) {x.khi} = {f};", i3)
+    emit(f"if ({x.khi} >= {x.klo}) {x.s} += {x.khi} - {x.klo} + 1;", i3)
+    emit("}", i1 + 1)
+    emit(f"{x.wt}[{x.u}] = {x.rows} > 0 && {x.cols} > 0 ? {x.s} * {x.rows} * {x.cols} : 0;", i1)
+    emit(f"{x.ord}[{x.u}] = {x.u};", i1)
+    emit("}", indent)
+    # a shell sort (gaps halving): descending weight
+    emit(f"for (long {x.gap} = {x.nt} / 2; {x.gap} > 0; {x.gap} /= 2)", indent)
+    emit(f"for (long {x.a} = {x.gap}; {x.a} < {x.nt}; {x.a}++) {{", indent + 1)
+    i2 = indent + 2
+    emit(f"const long {x.v} = {x.ord}[{x.a}];", i2)
+    emit(f"long {x.b} = {x.a};", i2)
+    emit(f"for (; {x.b} >= {x.gap} && {x.wt}[{x.ord}[{x.b} - {x.gap}]] < {x.wt}[{x.v}]; {x.b} -= {x.gap}) "
+         f"{x.ord}[{x.b}] = {x.ord}[{x.b} - {x.gap}];", i2)
+    emit(f"{x.ord}[{x.b}] = {x.v};", i2)
+    emit("}", indent + 1)
 
 
 def _k_ranges(emit, x: _Names, ik_cons: list, jk_cons: list, indent: int) -> None:
