@@ -751,11 +751,15 @@ def _sizes(emit, x: _Names, blk: Blocks, asked: Blocks, indent: int, l2_budget: 
             return str(v)
         return f"{getattr(blk, field)}L / ({budget_of} * (long)sizeof({x.T}))"
 
-    emit(f"const long {x.kcm} = {size('kc', x.NR)} > 0 ? {size('kc', x.NR)} : 1;", indent)
-    emit(f"const long {x.mcm} = {size('mc', x.kcm)} > 0 ? {size('mc', x.kcm)} : 1;", indent)
-    emit(f"long {x.ncm} = {size('nc', x.kcm)} > 0 ? {size('nc', x.kcm)} : 1;", indent)
+    # a micro-panel holds NB operands of B (NA of A) for each k: syr2k's two products fill twice the bytes
+    # of gemm's (the model's kc of one operand left its B micro-panels 32 KB, all of the L1 of dev box C)
+    b_kc, a_kc = f"{x.kcm} * {x.NB}", f"{x.kcm} * {x.NA}"
+    emit(f"const long {x.kcm} = {size('kc', f'{x.NR} * {x.NB}')} > 0 ? {size('kc', f'{x.NR} * {x.NB}')} : 1;",
+         indent)
+    emit(f"const long {x.mcm} = {size('mc', a_kc)} > 0 ? {size('mc', a_kc)} : 1;", indent)
+    emit(f"long {x.ncm} = {size('nc', b_kc)} > 0 ? {size('nc', b_kc)} : 1;", indent)
     if not asked.nc:
-        l2 = f"{l2_budget}L / ({x.kcm} * (long)sizeof({x.T}))"
+        l2 = f"{l2_budget}L / ({b_kc} * (long)sizeof({x.T}))"
         emit(f"if ({x.i1} - {x.i0} <= {x.mcm} && {l2} < {x.ncm}) {x.ncm} = {l2} > 0 ? {l2} : 1;", indent)
 
 
