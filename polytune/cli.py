@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -160,6 +161,15 @@ def _tf32(p: argparse.ArgumentParser) -> None:
                         "The cuda and c targets do not use it (no tensor-core code): their precision is unchanged")
 
 
+def _reassociate(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--reassociate", action="store_true",
+                   help="c target: a contraction whose statement adds a sum of products (syr2k's "
+                        "C += A*B' + B*A') adds them one at a time, one FMA each, instead of in the original's "
+                        "order (a product, an FMA and an add); results differ from the original's in rounding, "
+                        "as under -ffast-math (tune checks them to --rtol). Without it every element keeps the "
+                        "original's floating-point order")
+
+
 def _tf32_note(args, target: str) -> None:
     if getattr(args, "allow_tf32", False) and target != "triton":
         _note(args, f"polytune: note: --allow-tf32 applies to the triton target only; the {target} target's "
@@ -195,6 +205,7 @@ def _shape(p: argparse.ArgumentParser) -> None:
                    help="GPU thread-block shape (default 1024 for 1-D kernels, 32,32 for 2-D, 32,8,4 for 3-D; a "
                         "1-D kernel takes the product)")
     _tf32(p)
+    _reassociate(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -283,6 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "per thread, shared memory, registers, reduction tile, warp reductions, tiling); "
                         "triton: the launch configuration (block sizes, num_warps, num_stages)")
     _tf32(p)
+    _reassociate(p)
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", type=_name_value,
                    help="a size of the problem to tune for (a macro of the file, as -D)")
     p.add_argument("--cc", help="compiler of the variants (default gcc; nvcc for --target cuda)")
@@ -402,9 +414,12 @@ def _options(args):
 
 
 def _blocks(args) -> dict:
-    """--blocks as options, where given."""
-    from .poly.contraction import parse_blocks
-    return {"blocks": parse_blocks(args.blocks)} if getattr(args, "blocks", None) else {}
+    """--blocks and --reassociate as options, where given."""
+    from .poly.contraction import Blocks, parse_blocks
+    blocks = parse_blocks(args.blocks) if getattr(args, "blocks", None) else None
+    if getattr(args, "reassociate", False):
+        blocks = dataclasses.replace(blocks or Blocks(), reassociate=True)
+    return {} if blocks is None else {"blocks": blocks}
 
 
 def require_regions(report: dict, path: str) -> None:
@@ -544,7 +559,8 @@ def tune_options(args, seed=None) -> TuneOptions:
                        cache=None if args.no_cache else (args.cache or default_cache_path()),
                        parallel=not args.no_parallel, target=args.target, schedule=args.schedule,
                        pure=tuple(args.pure), auto=args.auto, space=args.space, allow_tf32=args.allow_tf32,
-                       search=search, budget=budget, workers=WorkerOptions(args.jobs, args.ray), confirm=confirm,
+                       reassociate=args.reassociate, search=search, budget=budget,
+                       workers=WorkerOptions(args.jobs, args.ray), confirm=confirm,
                        **_jam(args), **({} if args.analysis_time_limit is None else
                                         {"analysis_time_limit": args.analysis_time_limit}))
 

@@ -28,6 +28,7 @@ from .measure.pooled import PoolSlots
 from .measure.runner import Runner
 from .pipeline import OptimizeOptions, Program, analyze, slow_regions
 from .poly.choice import coordinates
+from .poly.contraction import Blocks
 from .poly.islutil import ISL_LOCK
 from .search import (
     Budget,
@@ -110,6 +111,7 @@ class TuneOptions:
     # out of the tuning, with a note (0: no limit); pipeline.slow_regions
     analysis_time_limit: float = DEFAULT_TIME_LIMIT
     allow_tf32: bool = False  # float32 contractions on TF32 tensor cores, where the target has them (OptimizeOptions)
+    reassociate: bool = False  # the C target's contractions add a sum's products one at a time (Blocks.reassociate)
     search: SearchOptions = SearchOptions(alpha=0.05)
     budget: Budget = Budget()
     workers: WorkerOptions = WorkerOptions()
@@ -119,7 +121,7 @@ class TuneOptions:
                  space: str | None = None, cache: str | None | _Keep = KEEP, parallel: bool = True,
                  domain_cap: int = 512, target: str = "c", schedule: str = "pluto",
                  unroll_jam: int = OptimizeOptions.unroll_jam, pure: tuple[str, ...] = (), auto: bool | None = None,
-                 analysis_time_limit: float = DEFAULT_TIME_LIMIT, allow_tf32: bool = False,
+                 analysis_time_limit: float = DEFAULT_TIME_LIMIT, allow_tf32: bool = False, reassociate: bool = False,
                  search: SearchOptions = SearchOptions(alpha=0.05), budget: Budget = Budget(),
                  workers: WorkerOptions = WorkerOptions(), confirm: ConfirmOptions = ConfirmOptions(),
                  fit: str | _Keep = KEEP, degree: int | _Keep = KEEP, shortest_hop: bool | _Keep = KEEP,
@@ -133,6 +135,7 @@ class TuneOptions:
                "cache": default_cache_path() if isinstance(cache, _Keep) else cache, "parallel": parallel,
                "domain_cap": domain_cap, "target": target, "schedule": schedule, "unroll_jam": unroll_jam,
                "pure": pure, "auto": auto, "analysis_time_limit": analysis_time_limit, "allow_tf32": allow_tf32,
+               "reassociate": reassociate,
                "search": _routed(search, fit=fit, degree=degree, shortest_hop=shortest_hop, sweep=sweep,
                                  again=again, alpha=alpha, samples=samples, eps=eps, rng_seed=rng_seed),
                "budget": _routed(budget, max_iterations=max_iterations, max_evals=max_evals, time_limit=time_limit),
@@ -293,7 +296,8 @@ class TuneResult:
 def make_target(program: Program, tune_opts: TuneOptions, build: BuildConfig | None = None):
     """The target of *tune_opts* for *program*, with the options every variant starts from."""
     base = OptimizeOptions(parallel=tune_opts.parallel, target=tune_opts.target, schedule=tune_opts.schedule,
-                           unroll_jam=tune_opts.unroll_jam, allow_tf32=tune_opts.allow_tf32)
+                           unroll_jam=tune_opts.unroll_jam, allow_tf32=tune_opts.allow_tf32,
+                           blocks=Blocks(reassociate=tune_opts.reassociate))
     return get_target(tune_opts.target)(program, base, build, tune_opts.domain_cap)
 
 

@@ -33,7 +33,7 @@ import islpy as isl
 from pycparser import c_ast
 
 from .. import machine
-from ..poly.contraction import Blocks, Contraction, domain_pieces, extents, ids_of, result_reads
+from ..poly.contraction import Blocks, Contraction, domain_pieces, extents, ids_of, result_reads, summands
 from ..poly.islutil import CTX, isl_name
 from ..poly.parallel import parallel_work
 from .heap import allocation
@@ -248,6 +248,8 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
     na, nb = len(c.a_operands), len(c.b_operands)
     vb = machine.vector_bytes()
     pack_a = blocks.pack_a
+    # W op core as one update (the original's order), or one per product where the user allows reassociation
+    updates = summands(c.core, c.op) if blocks.reassociate else ((c.op, c.core),)
 
     # ---- the block ---------------------------------------------------------------------------------
     i0 = indent
@@ -471,12 +473,12 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
     emit("}", i10 + 1)
     emit("}", i9)
     if ranged:  # each element's own k before the tile's common range, the kernel over it, and after it
-        _ragged(emit, x, c, pack_a, at, ik_cons, jk_cons, x.kalo, x.klo, i9)
+        _ragged(emit, x, c, updates, pack_a, at, ik_cons, jk_cons, x.kalo, x.klo, i9)
         emit(f"if ({x.klo} < {x.khi})", i9)
-        _kernel(emit, x, c, mr, nv, pack_a, at, i9, (x.klo, x.khi))
-        _ragged(emit, x, c, pack_a, at, ik_cons, jk_cons, x.khi, x.kahi, i9)
+        _kernel(emit, x, c, updates, mr, nv, pack_a, at, i9, (x.klo, x.khi))
+        _ragged(emit, x, c, updates, pack_a, at, ik_cons, jk_cons, x.khi, x.kahi, i9)
     else:
-        _kernel(emit, x, c, mr, nv, pack_a, at, i9)
+        _kernel(emit, x, c, updates, mr, nv, pack_a, at, i9)
     emit(f"if ({x.cp} == {x.tile})", i9)
     emit(f"for (long {x.rr} = 0; {x.rr} < {x.rows}; {x.rr}++)", i9 + 1)
     emit(f"for (long {x.cc} = 0; {x.cc} < {x.cols}; {x.cc}++) {{", i9 + 2)
@@ -706,7 +708,7 @@ def _slots(c: Contraction) -> tuple[dict[int, int], dict[int, int]]:
     return {n: t for t, n in enumerate(a)}, {n: t for t, n in enumerate(b)}
 
 
-def _ragged(emit, x: _Names, c: Contraction, pack_a: bool, at, ik_cons: list, jk_cons: list,
+def _ragged(emit, x: _Names, c: Contraction, updates: tuple, pack_a: bool, at, ik_cons: list, jk_cons: list,
             start: str, stop: str, indent: int) -> None:
     """The k steps [start, stop) of the tile element by element, each under k's triangle constraints, in
     k's order: the same operations on each element as the kernel's lanes (scalars instead of vectors)."""
@@ -730,10 +732,11 @@ def _ragged(emit, x: _Names, c: Contraction, pack_a: bool, at, ik_cons: list, jk
     for k, t in b_pos.items():
         emit(f"const {x.T} {x.p}_b{k} = {x.Bp}[{x.jr} * {x.kc} * {x.NB} + ({x.pp} * {x.NB} + {t}) * {x.NR} + "
              f"{x.cc}];", i3)
-    core = re.sub(r"@a(\d+)", f"{x.p}_a\\1", c.core)
-    core = re.sub(r"@b(\d+)", f"{x.p}_b\\1", core)
     w = f"{x.cp}[{x.rr} * {x.rs} + {x.cc}]"
-    emit(f"{w} = {w} {c.op} {core};", i3)
+    for op, term in updates:
+        core = re.sub(r"@a(\d+)", f"{x.p}_a\\1", term)
+        core = re.sub(r"@b(\d+)", f"{x.p}_b\\1", core)
+        emit(f"{w} = {w} {op} {core};", i3)
     emit("}", i2)
     emit("}", indent + 1)
 
@@ -763,7 +766,7 @@ def _sizes(emit, x: _Names, blk: Blocks, asked: Blocks, indent: int, l2_budget: 
         emit(f"if ({x.i1} - {x.i0} <= {x.mcm} && {l2} < {x.ncm}) {x.ncm} = {l2} > 0 ? {l2} : 1;", indent)
 
 
-def _kernel(emit, x: _Names, c: Contraction, mr: int, nv: int, pack_a: bool, at, indent: int,
+def _kernel(emit, x: _Names, c: Contraction, updates: tuple, mr: int, nv: int, pack_a: bool, at, indent: int,
             steps: tuple[str, str] | None = None) -> None:
     """The micro-kernel: W's mr x nr tile at cp (rows rs apart) in mr x nv vector registers, updated with
     the core for each k of the block (or the block's steps [start, stop) of *steps*), in k's order."""
@@ -812,9 +815,10 @@ def _kernel(emit, x: _Names, c: Contraction, mr: int, nv: int, pack_a: bool, at,
                 val = at(c.a_operands[t].node, {c.i: f"{x.p}_row{r}", c.k: f"{x.pc} + {x.pp}"})
             emit(f"const {x.T} {x.p}_a{k}_{r} = {val};", i2)
         for v in range(nv):
-            core = re.sub(r"@a(\d+)", f"{x.p}_a\\1_{r}", c.core)
-            core = re.sub(r"@b(\d+)", f"{x.p}_b\\1_{v}", core)
-            emit(f"{acc[r][v]} = {acc[r][v]} {c.op} {core};", i2)
+            for op, term in updates:
+                core = re.sub(r"@a(\d+)", f"{x.p}_a\\1_{r}", term)
+                core = re.sub(r"@b(\d+)", f"{x.p}_b\\1_{v}", core)
+                emit(f"{acc[r][v]} = {acc[r][v]} {op} {core};", i2)
     emit(f"{x.bq} += {nb} * {nv};", i2)
     if pack_a:
         emit(f"{x.aq} += {len(a_pos)} * {x.MR};", i2)

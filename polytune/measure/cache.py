@@ -75,6 +75,8 @@ def workload_key(program: Program, build, opts: OptimizeOptions, space=None) -> 
         parts["gpu"] = gpu_id()
     if opts.allow_tf32:  # other kernels (TF32 tensor cores) and another result check
         parts["allow_tf32"] = True
+    if opts.blocks.reassociate:  # other contraction kernels (a sum's products added one at a time)
+        parts["reassociate"] = True
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 

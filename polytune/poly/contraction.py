@@ -56,6 +56,10 @@ class Blocks:
     mc: int = 0
     nc: int = 0
     pack_a: bool = True
+    # a sum of products added to W one product at a time (W += x * y; W += z * w for W += x * y + z * w):
+    # one FMA each, where the original's order needs a product, an FMA and an add (syr2k). The results
+    # differ from the original's in rounding: only where the user asks (optimize/tune --reassociate)
+    reassociate: bool = False
 
 
 # The tuner's coordinates of the packed code (targets/c.py adds them where a program has contraction bands):
@@ -78,18 +82,22 @@ def parse_blocks(text: str) -> Blocks:
     if text.strip() == "off":
         return Blocks(on=False)
     values: dict = {}
+    reassociate = False
     for item in filter(None, (x.strip() for x in text.split(","))):
         key, eq, value = item.partition("=")
-        if not eq or key not in BLOCK_COORDINATES:
+        if not eq or key not in (*BLOCK_COORDINATES, "reassociate"):
             raise UsageError(f"bad --blocks item '{item}' (off, or NAME=VALUE with NAME one of "
-                             f"{', '.join(BLOCK_COORDINATES)})")
+                             f"{', '.join(BLOCK_COORDINATES)}, reassociate)")
+        if key == "reassociate":
+            reassociate = value.lower() in ("1", "true", "yes", "on")
+            continue
         if key in ("blocked", "pack_a"):
             values[key] = value.lower() in ("1", "true", "yes", "on")
         elif value.isdigit():
             values[key] = int(value)
         else:
             raise UsageError(f"bad --blocks item '{item}': {key} takes a non-negative integer")
-    return blocks_of(values)
+    return replace(blocks_of(values), reassociate=reassociate)
 
 
 def blocks_text(b: Blocks) -> str:
@@ -97,7 +105,37 @@ def blocks_text(b: Blocks) -> str:
     if not b.on:
         return "off"
     return ",".join(f"{k}={int(getattr(b, k)) if isinstance(getattr(b, k), bool) else getattr(b, k)}"
-                    for k in ("mr", "nv", "kc", "mc", "nc", "pack_a"))
+                    for k in ("mr", "nv", "kc", "mc", "nc", "pack_a")) + (",reassociate=1" if b.reassociate else "")
+
+
+def summands(core: str, op: str) -> tuple[tuple[str, str], ...]:
+    """The updates `W = W op' term`, one per product of *core* (a Contraction's core: operands and
+    parenthesized `(l + r)`, `(l - r)`, `(l * r)`, `(-x)`), that together make `W = W op core` when the
+    sum is reassociated: ((p + q) - r) under + gives (+, p), (+, q), (-, r). A core that is one product gives
+    itself."""
+    flip = {"+": "-", "-": "+"}
+
+    def top(inner: str) -> tuple[int, str] | None:
+        depth = 0
+        for n, ch in enumerate(inner):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and inner[n:n + 3] in (" + ", " - ", " * "):
+                return n, inner[n + 1]
+        return None
+
+    def walk(text: str, sign: str) -> list[tuple[str, str]]:
+        if text.startswith("(") and text.endswith(")"):
+            inner = text[1:-1]
+            found = top(inner)
+            if found is not None and found[1] in "+-":
+                n, o = found
+                return walk(inner[:n], sign) + walk(inner[n + 3:], sign if o == "+" else flip[sign])
+            if found is None and inner.startswith("-"):
+                return walk(inner[1:], flip[sign])
+        return [(sign, text)]
+
+    return tuple(walk(core, op))
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,7 @@ class CTarget(Target):
 
     def options_for(self, config: Config) -> OptimizeOptions:
         return OptimizeOptions(tile_sizes=tuple(config), parallel=self.opts.parallel, schedule=self.opts.schedule,
-                               unroll_jam=self.opts.unroll_jam)
+                               unroll_jam=self.opts.unroll_jam, blocks=self.opts.blocks)
 
     def seed_choice(self) -> ScheduleChoice:
         """The schedule every tile-only variant uses, and where the schedule space starts (Pluto's default
@@ -142,7 +142,7 @@ class CTarget(Target):
             reads.update(mine)
             sizes += [cfg[n] for n in mine] + [DEFAULT_TILE] * (count - len(mine))
         return OptimizeOptions(tile_sizes=tuple(sizes), parallel=self.opts.parallel, tile=self.opts.tile,
-                               choice=choice), frozenset(reads)
+                               choice=choice, blocks=self.opts.blocks), frozenset(reads)
 
     def seed(self, space: SearchSpace, how: str | tuple[int, ...] = "pluto") -> Config:
         """As Target.seed; in the schedule space the tile sizes of an explicit seed may come alone (the
@@ -388,7 +388,7 @@ class CTarget(Target):
     def default_variant(self) -> Variant:
         """The program `optimize` emits with these options and no tuning (--schedule model)."""
         opts = OptimizeOptions(parallel=self.opts.parallel, tile=self.opts.tile, schedule="model",
-                               unroll_jam=self.opts.unroll_jam)
+                               unroll_jam=self.opts.unroll_jam, blocks=self.opts.blocks)
         return Variant((), (), opts, frozenset(), lambda: generate(self.program, opts).text)
 
     def variant(self, names: tuple[str, ...], config: Config) -> Variant:
@@ -397,7 +397,8 @@ class CTarget(Target):
             opts, reads = self.choice_options(rest_names, rest)
         else:
             opts, reads = self.options_for(rest), frozenset(rest_names)
-        if blocks is not None:
+        if blocks is not None:  # (the user's reassociation stays)
+            blocks = dataclasses.replace(blocks, reassociate=self.opts.blocks.reassociate)
             opts, reads = dataclasses.replace(opts, blocks=blocks), reads | block_reads
         return Variant(tuple(config), tuple(names), opts, reads, lambda: generate(self.program, opts).text)
 
