@@ -174,6 +174,9 @@ def _tf32_note(args, target: str) -> None:
     if getattr(args, "allow_tf32", False) and target != "triton":
         _note(args, f"polytune: note: --allow-tf32 applies to the triton target only; the {target} target's "
                     "arithmetic stays full precision")
+    if getattr(args, "reassociate", False) and target != "c":
+        _note(args, f"polytune: note: --reassociate applies to the c target's contraction kernels only; the "
+                    f"{target} target keeps its own order")
 
 
 def _shape(p: argparse.ArgumentParser) -> None:

@@ -85,3 +85,10 @@ def test_reassociated_products_are_added_one_at_a_time_and_give_the_sums_the_ori
         want = _run(tmp_path / "ref", n, m, 1)
         for threads in (1, 2, 3):
             assert _run(tmp_path / "opt", n, m, threads) == want, (n, m, threads)
+
+
+def test_reassociate_for_another_target_says_it_does_not_apply(tmp_path, capsys):
+    src = tmp_path / "s.c"
+    src.write_text(SYR2K)
+    assert main(["optimize", str(src), "--target", "cuda", "--reassociate", "-o", str(tmp_path / "s.cu")]) == 0
+    assert "--reassociate applies to the c target's contraction kernels only" in capsys.readouterr().err
