@@ -208,6 +208,19 @@ def test_fma_contraction_keeps_the_original_results(tmp_path, kernel):
     assert [g.split("checksum")[1] for g in got] == [want.split("checksum")[1]] * 2
 
 
+@pytest.mark.parametrize("kernel", ["trmm", "symm", "syrk", "syr2k"])
+def test_the_packed_code_of_a_triangle_declares_nothing_it_does_not_use(tmp_path, kernel):
+    """-Wall -Wextra: no warning names a variable of the packed code (its c_ names; the threads' shares of a
+    triangle, the weights of its pairs, declare only what they read). The original's loop counters, no
+    longer used by the loops that replace them, are the user's own declarations."""
+    out = tmp_path / "k.c"
+    assert main(["optimize", os.path.join(POLYBENCH, kernel + ".c"), "-o", str(out)]) == 0
+    assert "c_ord" in out.read_text()
+    r = subprocess.run(["gcc", "-O2", "-fopenmp", "-Wall", "-Wextra", "-c", str(out), "-o", str(tmp_path / "k.o")],
+                       check=True, capture_output=True, text=True, timeout=120)
+    assert not re.findall(r"warning: .*\bc_\w+", r.stderr), r.stderr
+
+
 def test_the_base_schedule_is_left_for_the_tiler_without_blocks():
     a = analyze(os.path.join(POLYBENCH, "2mm.c")).scops[0].cpu
     base = compute_base_schedule(a.scop, a.deps)

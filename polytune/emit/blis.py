@@ -636,8 +636,8 @@ def _active_rows(emit, x: _Names, ik_cons: list, indent: int) -> None:
 def _heaviest_first(emit, x: _Names, ij_cons: list, ik_cons: list, jk_cons: list, indent: int) -> None:
     """ord: the pairs (row block, group of columns) of this k block, heaviest first. A pair's work is
     estimated from its k steps inside the triangles at nine points (its corners, the middles of its sides,
-    its centre) times its size; every thread sorts alike (integers, the same steps), so that ord is one
-    permutation for the loop they share."""
+    its centre; three where the triangles read only its rows or only its columns) times its size; every
+    thread sorts alike (integers, the same steps), so that ord is one permutation for the loop they share."""
     emit(f"const long {x.nt} = {x.nic} * {x.ng};", indent)
     emit(f"long {x.ord}[{x.nt} > 0 ? {x.nt} : 1], {x.wt}[{x.nt} > 0 ? {x.nt} : 1];", indent)
     emit(f"for (long {x.u} = 0; {x.u} < {x.nt}; {x.u}++) {{", indent)
@@ -647,11 +647,14 @@ def _heaviest_first(emit, x: _Names, ij_cons: list, ik_cons: list, jk_cons: list
     emit(f"const long {x.rows} = ({x.MC} < {x.i1} - {x.I} ? {x.MC} : {x.i1} - {x.I}), "
          f"{x.cols} = ({x.per} < {x.jc} + {x.nc} - {x.J} ? {x.per} : {x.jc} + {x.nc} - {x.J});", i1)
     emit(f"long {x.s} = 0;", i1)
-    emit(f"for (int {x.a} = 0; {x.a} < 3 && {x.rows} > 0 && {x.cols} > 0; {x.a}++)", i1)
-    emit(f"for (int {x.b} = 0; {x.b} < 3; {x.b}++) {{", i1 + 1)
+    # three points along the rows, the columns, where a constraint reads them (one elsewhere: all alike)
+    by_rows, by_cols = bool(ij_cons or ik_cons), bool(ij_cons or jk_cons)
+    emit(f"for (int {x.a} = 0; {x.a} < {3 if by_rows else 1} && {x.rows} > 0 && {x.cols} > 0; {x.a}++)", i1)
+    emit(f"for (int {x.b} = 0; {x.b} < {3 if by_cols else 1}; {x.b}++) {{", i1 + 1)
     i3 = i1 + 2
-    emit(f"const long {x.ii} = {x.I} + ({x.rows} - 1) * {x.a} / 2, {x.jj} = {x.J} + ({x.cols} - 1) * {x.b} / 2;",
-         i3)
+    points = ([f"{x.ii} = {x.I} + ({x.rows} - 1) * {x.a} / 2"] if by_rows else []) + \
+        ([f"{x.jj} = {x.J} + ({x.cols} - 1) * {x.b} / 2"] if by_cols else [])
+    emit(f"const long {', '.join(points)};", i3)
     inside = [f"{_term(ci, x.ii)} + {_term(cj, x.jj)} + ({rest}) >= 0" for ci, cj, rest in ij_cons]
     if inside:
         emit(f"if (!({' && '.join(inside)})) continue;", i3)
@@ -665,7 +668,8 @@ def _heaviest_first(emit, x: _Names, ij_cons: list, ik_cons: list, jk_cons: list
                 emit(f"if (({f}) < {x.khi}) {x.khi} = {f};", i3)
     emit(f"if ({x.khi} >= {x.klo}) {x.s} += {x.khi} - {x.klo} + 1;", i3)
     emit("}", i1 + 1)
-    emit(f"{x.wt}[{x.u}] = {x.rows} > 0 && {x.cols} > 0 ? {x.s} * {x.rows} * {x.cols} : 0;", i1)
+    emit(f"{x.wt}[{x.u}] = {x.rows} > 0 && {x.cols} > 0 ? {x.s} * {x.rows} * {x.cols} * "
+         f"{(1 if by_rows else 3) * (1 if by_cols else 3)} : 0;", i1)
     emit(f"{x.ord}[{x.u}] = {x.u};", i1)
     emit("}", indent)
     # a shell sort (gaps halving): descending weight
