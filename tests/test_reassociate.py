@@ -92,3 +92,15 @@ def test_reassociate_for_another_target_says_it_does_not_apply(tmp_path, capsys)
     src.write_text(SYR2K)
     assert main(["optimize", str(src), "--target", "cuda", "--reassociate", "-o", str(tmp_path / "s.cu")]) == 0
     assert "--reassociate applies to the c target's contraction kernels only" in capsys.readouterr().err
+
+
+def test_measurements_with_and_without_reassociation_are_cached_apart(tmp_path):
+    from polytune.measure.c import BuildConfig
+    from polytune.measure.cache import workload_key
+    from polytune.pipeline import OptimizeOptions
+    from polytune.poly.contraction import Blocks
+    src = tmp_path / "s.c"
+    src.write_text(SYR2K)
+    program, build = analyze(str(src)), BuildConfig(runs=1)
+    keys = {workload_key(program, build, OptimizeOptions(blocks=Blocks(reassociate=r))) for r in (False, True)}
+    assert len(keys) == 2
