@@ -170,7 +170,8 @@ def _reassociate(p: argparse.ArgumentParser) -> None:
                         "original's floating-point order")
 
 
-def _tf32_note(args, target: str) -> None:
+def _precision_notes(args, target: str) -> None:
+    """--allow-tf32 and --reassociate where the target does not use them: a note each."""
     if getattr(args, "allow_tf32", False) and target != "triton":
         _note(args, f"polytune: note: --allow-tf32 applies to the triton target only; the {target} target's "
                     "arithmetic stays full precision")
@@ -453,7 +454,7 @@ def cmd_optimize(args) -> int:
     from .outpath import check_output, write_output
     from .pipeline import optimize
     opts = _options(args)
-    _tf32_note(args, opts.target)
+    _precision_notes(args, opts.target)
     out = args.output or default_output(args.file, opts.target)
     for path in (out, args.report):
         check_output(path, (args.file,), args.force)
@@ -608,7 +609,7 @@ def cmd_tune(args) -> int:
         if not has_matplotlib():
             raise UsageError("--plot needs matplotlib: pip install -e '.[plots]'")
     opts = tune_options(args, seed)
-    _tf32_note(args, args.target)
+    _precision_notes(args, args.target)
     target = get_target(args.target)
     build = build_config(args)
     progress = progress_printer(sys.stderr)

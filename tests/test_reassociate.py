@@ -8,8 +8,10 @@ import subprocess
 import pytest
 
 from polytune.cli import build_parser, main, tune_options
-from polytune.pipeline import analyze
-from polytune.poly.contraction import blocks_text, parse_blocks, summands
+from polytune.measure.c import BuildConfig
+from polytune.measure.cache import workload_key
+from polytune.pipeline import OptimizeOptions, analyze
+from polytune.poly.contraction import Blocks, blocks_text, parse_blocks, summands
 from polytune.tune import make_target
 
 SYR2K = r"""#include <stdio.h>
@@ -95,10 +97,6 @@ def test_reassociate_for_another_target_says_it_does_not_apply(tmp_path, capsys)
 
 
 def test_measurements_with_and_without_reassociation_are_cached_apart(tmp_path):
-    from polytune.measure.c import BuildConfig
-    from polytune.measure.cache import workload_key
-    from polytune.pipeline import OptimizeOptions
-    from polytune.poly.contraction import Blocks
     src = tmp_path / "s.c"
     src.write_text(SYR2K)
     program, build = analyze(str(src)), BuildConfig(runs=1)

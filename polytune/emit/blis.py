@@ -713,6 +713,13 @@ def _slots(c: Contraction) -> tuple[dict[int, int], dict[int, int]]:
     return {n: t for t, n in enumerate(a)}, {n: t for t, n in enumerate(b)}
 
 
+def _filled(term: str, x: _Names, a_suffix: str, b_suffix: str) -> str:
+    """*term* (a core's text with @a<n>/@b<n> placeholders) with the kernel's operand variables in them:
+    `{p}_a<n>{a_suffix}`, `{p}_b<n>{b_suffix}` (the row's and the vector's suffix in the micro-kernel)."""
+    term = re.sub(r"@a(\d+)", f"{x.p}_a\\1{a_suffix}", term)
+    return re.sub(r"@b(\d+)", f"{x.p}_b\\1{b_suffix}", term)
+
+
 def _ragged(emit, x: _Names, c: Contraction, updates: tuple, pack_a: bool, at, ik_cons: list, jk_cons: list,
             start: str, stop: str, indent: int) -> None:
     """The k steps [start, stop) of the tile element by element, each under k's triangle constraints, in
@@ -739,9 +746,7 @@ def _ragged(emit, x: _Names, c: Contraction, updates: tuple, pack_a: bool, at, i
              f"{x.cc}];", i3)
     w = f"{x.cp}[{x.rr} * {x.rs} + {x.cc}]"
     for op, term in updates:
-        core = re.sub(r"@a(\d+)", f"{x.p}_a\\1", term)
-        core = re.sub(r"@b(\d+)", f"{x.p}_b\\1", core)
-        emit(f"{w} = {w} {op} {core};", i3)
+        emit(f"{w} = {w} {op} {_filled(term, x, '', '')};", i3)
     emit("}", i2)
     emit("}", indent + 1)
 
@@ -821,9 +826,7 @@ def _kernel(emit, x: _Names, c: Contraction, updates: tuple, mr: int, nv: int, p
             emit(f"const {x.T} {x.p}_a{k}_{r} = {val};", i2)
         for v in range(nv):
             for op, term in updates:
-                core = re.sub(r"@a(\d+)", f"{x.p}_a\\1_{r}", term)
-                core = re.sub(r"@b(\d+)", f"{x.p}_b\\1_{v}", core)
-                emit(f"{acc[r][v]} = {acc[r][v]} {op} {core};", i2)
+                emit(f"{acc[r][v]} = {acc[r][v]} {op} {_filled(term, x, f'_{r}', f'_{v}')};", i2)
     emit(f"{x.bq} += {nb} * {nv};", i2)
     if pack_a:
         emit(f"{x.aq} += {len(a_pos)} * {x.MR};", i2)

@@ -82,22 +82,18 @@ def parse_blocks(text: str) -> Blocks:
     if text.strip() == "off":
         return Blocks(on=False)
     values: dict = {}
-    reassociate = False
     for item in filter(None, (x.strip() for x in text.split(","))):
         key, eq, value = item.partition("=")
         if not eq or key not in (*BLOCK_COORDINATES, "reassociate"):
             raise UsageError(f"bad --blocks item '{item}' (off, or NAME=VALUE with NAME one of "
                              f"{', '.join(BLOCK_COORDINATES)}, reassociate)")
-        if key == "reassociate":
-            reassociate = value.lower() in ("1", "true", "yes", "on")
-            continue
-        if key in ("blocked", "pack_a"):
+        if key in ("blocked", "pack_a", "reassociate"):
             values[key] = value.lower() in ("1", "true", "yes", "on")
         elif value.isdigit():
             values[key] = int(value)
         else:
             raise UsageError(f"bad --blocks item '{item}': {key} takes a non-negative integer")
-    return replace(blocks_of(values), reassociate=reassociate)
+    return replace(blocks_of(values), reassociate=values.get("reassociate", False))  # (not a tuner coordinate)
 
 
 def blocks_text(b: Blocks) -> str:
