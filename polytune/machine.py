@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import glob
 import os
+import subprocess
 
 
 @functools.lru_cache(maxsize=1)
@@ -67,8 +68,14 @@ def fma_units() -> int:
     return 2
 
 
-def cache_sizes() -> dict[int, int]:
-    """Data/unified cache size per level (bytes) from sysfs; conservative defaults where unknown."""
+def _size(text: str) -> int:
+    """'48K', '2M', '32768' -> bytes."""
+    text = text.strip().upper().rstrip("B")
+    mult = {"K": 1024, "M": 1024 * 1024, "G": 1024 ** 3}.get(text[-1:], 1)
+    return int(text.rstrip("KMG")) * mult
+
+
+def _sysfs_caches() -> dict[int, int]:
     sizes: dict[int, int] = {}
     for d in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*"):
         try:
@@ -77,10 +84,43 @@ def cache_sizes() -> dict[int, int]:
             text = open(os.path.join(d, "size")).read().strip()
         except (OSError, ValueError):
             continue
-        if kind == "Instruction":
-            continue
-        mult = {"K": 1024, "M": 1024 * 1024}.get(text[-1], 1)
-        sizes[level] = int(text.rstrip("KM")) * mult
+        if kind != "Instruction" and text:
+            sizes[level] = _size(text)
+    return sizes
+
+
+def _getconf_caches() -> dict[int, int]:
+    """glibc's view (it reads CPUID on x86), for where sysfs has no cache directory (gVisor, some containers)."""
+    try:
+        out = subprocess.run(["getconf", "-a"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    names = {"LEVEL1_DCACHE_SIZE": 1, "LEVEL2_CACHE_SIZE": 2, "LEVEL3_CACHE_SIZE": 3}
+    sizes: dict[int, int] = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] in names and parts[1].isdigit() and int(parts[1]) > 0:
+            sizes[names[parts[0]]] = int(parts[1])
+    return sizes
+
+
+@functools.lru_cache(maxsize=1)
+def cache_sizes() -> dict[int, int]:
+    """Data/unified cache size per level (bytes): `POLYTUNE_CACHE_SIZES` (the L1 data, L2 and L3 sizes of the
+    machine the code is for, e.g. `48K,2M,300M`, beside POLYTUNE_CPU_FLAGS when optimizing from another
+    machine), else sysfs, else glibc's `getconf` (CPUID), else conservative defaults."""
+    given = os.environ.get("POLYTUNE_CACHE_SIZES")
+    if given is not None:
+        try:
+            sizes = {n + 1: _size(t) for n, t in enumerate(given.split(",")[:3]) if t.strip()}
+        except ValueError:
+            from .errors import UsageError
+            raise UsageError(f"POLYTUNE_CACHE_SIZES={given!r}: expected the L1 data, L2 and L3 sizes in bytes "
+                             f"or with K or M, e.g. 48K,2M,300M") from None
+    else:
+        sizes = _sysfs_caches()
+        if not all(level in sizes for level in (1, 2, 3)):
+            sizes = {**_getconf_caches(), **sizes}
     sizes.setdefault(1, 32 * 1024)
     sizes.setdefault(2, 512 * 1024)
     sizes.setdefault(3, max(sizes[2], 4 * 1024 * 1024))

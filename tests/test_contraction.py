@@ -13,6 +13,7 @@ from progen import contraction_program
 
 from polytune.cli import main
 from polytune.emit.blis import fitted_rows, micro_tile
+from polytune.errors import UsageError
 from polytune.machine import vector_registers
 from polytune.pipeline import OptimizeOptions, analyze, generate
 from polytune.poly.contraction import Blocks, isolate, parse_blocks, recognize
@@ -221,6 +222,20 @@ def test_the_packed_code_of_a_triangle_declares_nothing_it_does_not_use(tmp_path
     assert not re.findall(r"warning: .*\bc_\w+", r.stderr), r.stderr
 
 
+@pytest.mark.parametrize("kernel", ["trmm", "symm"])
+def test_the_steps_where_some_rows_of_a_tile_leave_k_s_triangle_stay_in_the_registers(tmp_path, kernel):
+    """symm's k < i, trmm's k > i: at a tile's diagonal steps only some of its rows are inside. Those rows
+    update their registers under a test of their own row (one per row and step), instead of the whole tile
+    stored and updated element by element in memory (a scalar loop per row and step: 13 steps x 14 rows
+    of each diagonal tile with AVX-512)."""
+    out = tmp_path / "k.c"
+    assert main(["optimize", os.path.join(POLYBENCH, kernel + ".c"), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "for (long c_pp = c_kalo; c_pp < c_klo; c_pp++)" in text
+    assert re.search(r"if \(-?\(c_I \+ 1\) \+ -?\(c_pc \+ c_pp\) ", text)  # row 1's own test
+    assert not re.search(r"c_cp\[c_rr \* c_rs \+ c_cc\] = c_cp\[", text)
+
+
 def test_the_base_schedule_is_left_for_the_tiler_without_blocks():
     a = analyze(os.path.join(POLYBENCH, "2mm.c")).scops[0].cpu
     base = compute_base_schedule(a.scop, a.deps)
@@ -292,3 +307,39 @@ def test_the_machine_the_code_is_for_can_be_named_by_its_cpu_flags(tmp_path, mon
     finally:
         monkeypatch.delenv("POLYTUNE_CPU_FLAGS")
         machine.cpu_flags.cache_clear()
+
+
+def test_the_caches_of_the_machine_the_code_is_for_can_be_named(monkeypatch):
+    from polytune import machine
+    monkeypatch.setenv("POLYTUNE_CACHE_SIZES", "48K,2M,300M")
+    machine.cache_sizes.cache_clear()
+    try:
+        assert machine.cache_sizes() == {1: 48 * 1024, 2: 2 << 20, 3: 300 << 20}
+        monkeypatch.setenv("POLYTUNE_CACHE_SIZES", "48K,lots")
+        machine.cache_sizes.cache_clear()
+        with pytest.raises(UsageError, match="POLYTUNE_CACHE_SIZES='48K,lots': expected"):
+            machine.cache_sizes()
+    finally:
+        monkeypatch.delenv("POLYTUNE_CACHE_SIZES")
+        machine.cache_sizes.cache_clear()
+
+
+def test_without_sysfs_cache_directories_the_caches_come_from_getconf(monkeypatch):
+    """gVisor and some containers show no /sys/devices/system/cpu/cpu0/cache: glibc's getconf reads CPUID."""
+    from polytune import machine
+    seen = []
+
+    def getconf(cmd, **kw):
+        seen.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0, "LEVEL1_ICACHE_SIZE                 32768\n"
+                                           "LEVEL1_DCACHE_SIZE                 49152\nLEVEL2_CACHE_SIZE 2097152\n"
+                                           "LEVEL3_CACHE_SIZE                  314572800\nLEVEL4_CACHE_SIZE\n", "")
+    monkeypatch.delenv("POLYTUNE_CACHE_SIZES", raising=False)
+    monkeypatch.setattr(machine.glob, "glob", lambda pattern: [])
+    monkeypatch.setattr(machine.subprocess, "run", getconf)
+    machine.cache_sizes.cache_clear()
+    try:
+        assert machine.cache_sizes() == {1: 49152, 2: 2097152, 3: 314572800}
+        assert seen == [["getconf", "-a"]]
+    finally:
+        machine.cache_sizes.cache_clear()

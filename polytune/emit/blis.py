@@ -473,7 +473,9 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
     emit(f"{x.tile}[{x.rr} * {x.NR} + {x.cc}] = {cond} ? {wij} : 0;", i10 + 2)
     emit("}", i10 + 1)
     emit("}", i9)
-    if ranged:  # each element's own k before the tile's common range, the kernel over it, and after it
+    if ranged and not jk_cons:  # the steps where only some rows are inside, in the registers, row by row
+        _kernel(emit, x, c, updates, mr, nv, pack_a, at, i9, (x.kalo, x.kahi), ik_cons)
+    elif ranged:  # each element's own k before the tile's common range, the kernel over it, and after it
         _ragged(emit, x, c, updates, pack_a, at, ik_cons, jk_cons, x.kalo, x.klo, i9)
         emit(f"if ({x.klo} < {x.khi})", i9)
         _kernel(emit, x, c, updates, mr, nv, pack_a, at, i9, (x.klo, x.khi))
@@ -777,9 +779,13 @@ def _sizes(emit, x: _Names, blk: Blocks, asked: Blocks, indent: int, l2_budget: 
 
 
 def _kernel(emit, x: _Names, c: Contraction, updates: tuple, mr: int, nv: int, pack_a: bool, at, indent: int,
-            steps: tuple[str, str] | None = None) -> None:
+            steps: tuple[str, str] | None = None, ik_cons: list | None = None) -> None:
     """The micro-kernel: W's mr x nr tile at cp (rows rs apart) in mr x nv vector registers, updated with
-    the core for each k of the block (or the block's steps [start, stop) of *steps*), in k's order."""
+    the core for each k of the block (or the block's steps [start, stop) of *steps*), in k's order. With
+    *ik_cons* (k's triangle bounded by the rows alone), *steps* are [kalo, kahi): the steps [klo, khi),
+    where every row is inside, run unguarded, and those before and after them update a row's registers
+    only where its row is inside (a row's lanes share its k range; the elements outside are never touched,
+    as in the original)."""
     a_pos, b_pos = _slots(c)
     emit("{", indent)
     i1 = indent + 1
@@ -811,26 +817,43 @@ def _kernel(emit, x: _Names, c: Contraction, updates: tuple, mr: int, nv: int, p
         rows = [f"{x.p}_row{r}" for r in range(mr)]
         for r in range(mr):
             emit(f"const long {rows[r]} = {x.I} + ({r} < {x.rows} ? {r} : 0);", i1)
-    emit(f"for (long {x.pp} = {start}; {x.pp} < {stop}; {x.pp}++) {{", i1)
-    i2 = i1 + 1
     nb = len(b_pos)
-    for k, t in b_pos.items():
-        for v in range(nv):
-            emit(f"const {x.V} {x.p}_b{k}_{v} = {x.bq}[{t} * {nv} + {v}];", i2)
-    for r in range(mr):
-        for k, t in a_pos.items():
-            if pack_a:
-                val = f"{x.aq}[{t} * {x.MR} + {r}]"
-            else:
-                val = at(c.a_operands[t].node, {c.i: f"{x.p}_row{r}", c.k: f"{x.pc} + {x.pp}"})
-            emit(f"const {x.T} {x.p}_a{k}_{r} = {val};", i2)
-        for v in range(nv):
-            for op, term in updates:
-                emit(f"{acc[r][v]} = {acc[r][v]} {op} {_filled(term, x, f'_{r}', f'_{v}')};", i2)
-    emit(f"{x.bq} += {nb} * {nv};", i2)
-    if pack_a:
-        emit(f"{x.aq} += {len(a_pos)} * {x.MR};", i2)
-    emit("}", i1)
+
+    def loop(lo: str, hi: str, guarded: bool) -> None:
+        emit(f"for (long {x.pp} = {lo}; {x.pp} < {hi}; {x.pp}++) {{", i1)
+        i2 = i1 + 1
+        for k, t in b_pos.items():
+            for v in range(nv):
+                emit(f"const {x.V} {x.p}_b{k}_{v} = {x.bq}[{t} * {nv} + {v}];", i2)
+        for r in range(mr):
+            i3 = i2
+            if guarded:
+                # (unpacked A: a padding row reads row I's operand, so it tests row I's step)
+                row = f"{x.I} + {r}" if pack_a else f"{x.p}_row{r}"
+                emit(f"if ({_holds(ik_cons or [], row, f'{x.pc} + {x.pp}')}) {{", i2)
+                i3 = i2 + 1
+            for k, t in a_pos.items():
+                if pack_a:
+                    val = f"{x.aq}[{t} * {x.MR} + {r}]"
+                else:
+                    val = at(c.a_operands[t].node, {c.i: f"{x.p}_row{r}", c.k: f"{x.pc} + {x.pp}"})
+                emit(f"const {x.T} {x.p}_a{k}_{r} = {val};", i3)
+            for v in range(nv):
+                for op, term in updates:
+                    emit(f"{acc[r][v]} = {acc[r][v]} {op} {_filled(term, x, f'_{r}', f'_{v}')};", i3)
+            if guarded:
+                emit("}", i2)
+        emit(f"{x.bq} += {nb} * {nv};", i2)
+        if pack_a:
+            emit(f"{x.aq} += {len(a_pos)} * {x.MR};", i2)
+        emit("}", i1)
+
+    if ik_cons:
+        loop(start, x.klo, True)
+        loop(x.klo, x.khi, False)
+        loop(x.khi, stop, True)
+    else:
+        loop(start, stop, False)
     for r in range(mr):
         for v in range(nv):
             emit(f"__builtin_memcpy({x.cp} + {r} * {x.rs} + {v} * {x.VL}, &{acc[r][v]}, sizeof({x.V}));", i1)
