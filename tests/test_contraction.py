@@ -116,18 +116,52 @@ def test_a_contraction_whose_rows_feed_its_next_rows_is_not_split_out(tmp_path):
     assert _contractions(timed)["S0"] is None
 
 
-def test_trmm_reads_the_results_rows_below_from_a_snapshot(tmp_path):
-    """trmm's B[k][j] (k > i) is read before its row is updated: a contraction whose packed code reads a copy
-    of the rows taken before it; symm's k < i triangle and its expanded temp2 are contractions too."""
+def test_trmm_packs_the_results_rows_below_from_the_array_itself(tmp_path):
+    """trmm's B[k][j] (k > i) is read before its row is updated (at the steps k' > k): a contraction whose
+    packed code packs those rows from the array itself, each k block before the block's writes and after
+    the earlier blocks' (no snapshot of the array); symm's k < i triangle and its expanded temp2 are
+    contractions too."""
     path = _region(tmp_path, "for (i = 0; i < n; i++) for (j = 0; j < n; j++) {\n"
                              " for (k = i + 1; k < n; k++) C[i][j] += A[k][i] * C[k][j];\n C[i][j] *= alpha; }")
     c = _contractions(path)["S0"]
-    assert c is not None and [o.text for o in c.b_operands] == ["C[k][j]"]
+    assert c is not None and [o.text for o in c.b_operands] == ["C[k][j]"] and c.in_place
     assert _isolated(path) == ["S0"]
-    text = generate(analyze(path), OptimizeOptions()).text
-    assert "__builtin_memcpy(&c_S[c_rr], &C[c_rr], sizeof(C[0]))" in text and "c_S[(c_pc + c_pp)]" in text
-    serial = generate(analyze(path), OptimizeOptions(parallel=False)).text
-    assert "__builtin_memcpy(&c_S[1], &C[1], sizeof(C[0]) * ((n - 1) - (1) + 1))" in serial
+    for options in (OptimizeOptions(), OptimizeOptions(parallel=False)):
+        text = generate(analyze(path), options).text
+        assert "c_S" not in text and "= C[(c_pc + c_pp)][(c_jc + c_jr + c_cc)];" in text
+
+
+LEFT_COLUMN = r"""#include <stdio.h>
+#define N 23
+double A[N][N], C[N][N];
+int main(void) {
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) { A[i][j] = (i * 7 + j) % 5 - 2; C[i][j] = (i + 3 * j) % 7; }
+#pragma scop
+  for (int i = 0; i < N; i++)
+    for (int j = 1; j < N; j++)
+      for (int k = i + 1; k < N; k++)
+        C[i][j] += A[k][i] * C[k][j - 1];
+#pragma endscop
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) printf("%.17g\n", C[i][j]);
+  return 0;
+}
+"""
+
+
+def test_an_operand_reading_a_column_the_product_writes_earlier_reads_a_snapshot(tmp_path):
+    """C[k][j - 1] beside C[i][j] +=: the element is written at column j - 1, in the block of columns before
+    the one whose packing reads it where j starts a block: packed from the array, it would hold the updated
+    value. A snapshot of the rows, taken before the product, holds the original's (every block choice)."""
+    src = tmp_path / "k.c"
+    src.write_text(LEFT_COLUMN)
+    want = _build_run(str(src), str(tmp_path / "orig"), ["-O1"], (1,))[0]
+    for blocks in ("mr=2,nv=1,kc=3,mc=4,nc=4", "mr=4,nv=1,kc=5,mc=8,nc=8,pack_a=0"):
+        out = tmp_path / "opt.c"
+        assert main(["optimize", str(src), "-o", str(out), "--blocks", blocks, "-q"]) == 0
+        text = out.read_text()
+        assert "packed blocks" in text and "__builtin_memcpy(&c_S[c_rr], &C[c_rr], sizeof(C[0]))" in text
+        got = _build_run(str(out), str(tmp_path / "opt"), ["-O1", "-fopenmp"], (1, 2, 3))
+        assert got == [want] * 3, blocks
 
 
 def test_polybench_contractions_are_those_of_the_blas_shaped_kernels():

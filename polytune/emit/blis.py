@@ -550,7 +550,7 @@ def _snapshot(printer, emit, x: _Names, scop, st, c: Contraction, outer_param: d
     before the packed code writes any; *c* with those operands reading S (same subscripts). None where no
     operand reads W's array. (The original reads each of those elements before the statement writes it:
     contraction._operands_read_before_writes.)"""
-    if not c.reads_result:
+    if not c.reads_result or c.in_place:
         return None
     warray = st.writes[0].array
     reads = result_reads(st)

@@ -159,6 +159,9 @@ class Contraction:
     unit_columns: bool  # W's elements of consecutive columns are adjacent (its last subscript is j + ...)
     write_node: c_ast.Node = field(compare=False, repr=False, default=None)
     reads_result: bool = False  # an operand reads W's array (trmm): the packed code reads a copy of its rows
+    # ... or W's array itself, where its packing of B's blocks in order comes before every write of what they
+    # read (result_packed_in_place: trmm's rows below)
+    in_place: bool = False
 
     @property
     def a_operands(self) -> tuple[Operand, ...]:
@@ -337,7 +340,7 @@ def recognize(scop: Scop, st: Statement, deps: Dependences | None = None) -> Con
         return None
     if deps is not None and not own_dependences_ok(st, c, deps, without_anti=reads_w):
         return None
-    return replace(c, reads_result=True) if reads_w else c
+    return replace(c, reads_result=True, in_place=result_packed_in_place(st, c, warray, reads)) if reads_w else c
 
 
 def _array_refs(node: c_ast.Node, name: str) -> list[c_ast.ArrayRef]:
@@ -397,6 +400,31 @@ def _operands_read_before_writes(st: Statement, c: Contraction, warray: str, rea
     w = st.writes[0].relation.intersect_domain(st.domain)
     before = st.schedule.lex_lt_map(st.schedule)  # x -> y: x runs before y
     return all(w.apply_range(r.reverse()).intersect(before).is_empty() for r in reads)
+
+
+def result_packed_in_place(st: Statement, c: Contraction, warray: str, reads: list[isl.Map] | None) -> bool:
+    """Whether the packed code may pack the operands that read W's array from the array itself, without a
+    snapshot: they are all on B's side, and every element they read at a column j and step k is written only
+    at a column j' >= j and a step k' >= k (in the same outer iterations). The code packs B's block of the
+    columns jc and the steps pc before it writes anything in that block (a barrier between them), and takes
+    the column blocks and the k blocks in ascending order: each element is packed before the write that
+    changes it, as the original reads it before that write (trmm: B[k][j] written at its row k, at the steps
+    k' > k)."""
+    if reads is None or any(warray in ids_of(o.node) for o in c.a_operands):
+        return False
+    w = st.writes[0].relation.intersect_domain(st.domain)
+    names = [isl_name(x) for x in st.iterators]
+    later = [n + "_w" for n in names]
+    cons = [f"{y} >= {x}" if it in (c.j, c.k) else f"{y} = {x}"
+            for x, y, it in zip(names, later, st.iterators) if it in (c.j, c.k) or it in c.outer]
+    for r in reads:
+        pairs = r.apply_range(w.reverse())  # (an instance reading an element) -> (one writing it)
+        params = ", ".join(pairs.get_dim_name(isl.dim_type.param, p) for p in range(pairs.dim(isl.dim_type.param)))
+        ok = isl.Map(f"[{params}] -> {{ {st.name}[{', '.join(names)}] -> {st.name}[{', '.join(later)}] : "
+                     f"{' and '.join(cons) or '0 = 0'} }}", context=CTX)
+        if not pairs.is_subset(ok):
+            return False
+    return True
 
 
 def _ids_text(text: str) -> set[str]:
