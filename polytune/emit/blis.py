@@ -374,8 +374,10 @@ def print_contraction(printer, mark, n: isl.AstNode, indent: int, parallel: bool
         emit(f"long {x.ng} = 1;", i6)
         emit("#ifdef _OPENMP", 0)
         emit("extern int omp_get_num_threads(void);", i6)
-        emit(f"{x.ng} = ({'4 * ' if uneven else ''}omp_get_num_threads() + {x.nic} - 1) / "
-             f"({x.nic} > 0 ? {x.nic} : 1);", i6)
+        # (one thread: the whole rows of a row block, each A block packed once; uneven pairs taken heaviest
+        # first alternate row blocks, and one thread packed each A block again for each of its groups)
+        emit(f"{x.ng} = {'omp_get_num_threads() == 1 ? 1 : ' if uneven else ''}"
+             f"({'4 * ' if uneven else ''}omp_get_num_threads() + {x.nic} - 1) / ({x.nic} > 0 ? {x.nic} : 1);", i6)
         emit("#endif", 0)
         most = f"({x.njr} + 3) / 4" if uneven else x.njr
         emit(f"if ({x.ng} > {most}) {x.ng} = {most};", i6)
