@@ -701,7 +701,7 @@ def contraction_program(seed: int) -> Program:
         at = next(n for n, x in enumerate(loops) if x.startswith(f"for ({v} ")) + 1
         loops.insert(r.randint(at, len(loops)), f"for (k = {lo}; k < {hi}; k++)")
         # trmm's shape: the operand B[k][j] read from the result's own rows below (k > i: each read before
-        # its row is updated, a snapshot in the packed code)
+        # its row is updated: packed before the block's writes in the packed code)
         if ktri == "k >= i + 1" and b[1] == "[k][j]" and c[1] == "[i][j]" and not second and r.random() < 0.6:
             stmt = stmt.replace(f"B{bsub}[k][j]", f"C{bsub}[k][j]")
             ktri += ", C[k][j] read"
