@@ -499,6 +499,34 @@ SLOW_CASES: set[str] = {
     "tests/test_workers.py::test_local_pool_compiles_in_parallel_and_times_one_at_a_time[True]",  # 3.3
     "tests/test_workers.py::test_timings_overlap_compiles_unless_the_pool_is_quiet",  # 3.6
     "tests/test_workers.py::test_worker_lost_after_max_attempts",  # 3.6
+    # 2026-12-07 (`pytest --durations=60` of 8088900 on idle dev box C: the suite had grown to 7:13), each
+    # file keeping its other tests as the area's representatives
+    "tests/test_tile_sizes.py::test_a_stencils_diamond_tiles_are_long_along_the_innermost_loop_unless_sizes_are_given",
+    "tests/test_tilestore.py::test_a_parallel_loop_inside_the_tile_loops_shares_the_buffer",  # 11.5
+    "tests/test_tilestore.py::test_the_region_s_buffers_together_stay_under_the_stack_limit",  # 11.5
+    "tests/test_tilestore.py::test_per_tile_storage_prints_what_the_original_prints[jam8]",  # 7.0
+    "tests/test_tilestore.py::test_per_tile_storage_prints_what_the_original_prints[odd]",  # 5.5
+    "tests/test_tilestore.py::test_per_tile_storage_prints_what_the_original_prints[thin]",  # 4.5
+    "tests/test_window_loops.py::test_both_copies_of_the_channel_loop_give_the_original_results[1]",  # 11.0
+    "tests/test_window_loops.py::test_both_copies_of_the_channel_loop_give_the_original_results[8]",  # 8.5
+    "tests/test_window_loops.py::test_a_loop_over_few_channels_hands_its_threads_to_the_passes_inside",  # 9.4
+    "tests/test_window_loops.py::test_the_channel_loop_builds_without_openmp",  # 8.8
+    "tests/test_one_tile_parallel.py::test_a_later_tile_loop_parallel_with_the_scalar_private_is_the_alternative",
+    "tests/test_tune_jobs.py::test_jobs_2_takes_the_path_of_jobs_1_on_replayed_times",  # 9.7
+    "tests/test_live_ranges.py::test_statements_of_two_live_ranges_are_printed_in_the_order_the_check_saw",  # 6.1
+    "tests/test_tune_real_c.py::test_the_reference_dumps_no_scalar_declared_inside_the_region",  # 6.2
+    "tests/test_original_schedule.py::"
+    "test_the_model_keeps_isls_schedule_where_the_written_loops_are_no_better[ludcmp]",  # 5.5
+    "tests/test_peeled_private.py::"
+    "test_a_scalar_assigned_by_a_chain_of_branches_keeps_its_value_in_every_cell[small-tiles]",  # 5.2
+    "tests/test_expand_arrays.py::test_a_random_scratch_row_product_prints_what_the_original_prints[1]",  # 4.2
+    "tests/test_expand_arrays.py::test_a_random_scratch_row_product_prints_what_the_original_prints[2]",  # 3.4
+    "tests/test_dead_scalars.py::test_a_peeled_first_instance_gives_the_parallel_loop_its_scalar_as_firstprivate",
+    "tests/test_collapse.py::test_tile_loops_of_one_tile_each_run_with_the_tile_loop_inside_them",  # 5.3
+    "tests/test_random_siblings.py::test_the_sibling_generator_makes_programs_whose_loops_are_distributed",  # 5.7
+    "tests/test_benchmark_scripts.py::test_every_benchmark_script_prints_its_help[launch_overhead.py]",  # 3.7
+    "tests/test_benchmark_scripts.py::test_every_benchmark_script_prints_its_help[triton_ceiling.py]",  # 3.4
+    "tests/test_wavefront_tiles.py::test_tune_runs_optimizes_own_output_beside_and_says_where_it_is_faster",  # 3.7
 }
 
 
