@@ -419,8 +419,7 @@ def result_packed_in_place(st: Statement, c: Contraction, warray: str, reads: li
             for x, y, it in zip(names, later, st.iterators) if it in (c.j, c.k) or it in c.outer]
     for r in reads:
         pairs = r.apply_range(w.reverse())  # (an instance reading an element) -> (one writing it)
-        params = ", ".join(pairs.get_dim_name(isl.dim_type.param, p) for p in range(pairs.dim(isl.dim_type.param)))
-        ok = isl.Map(f"[{params}] -> {{ {st.name}[{', '.join(names)}] -> {st.name}[{', '.join(later)}] : "
+        ok = isl.Map(f"[{_params_text(pairs)}] -> {{ {st.name}[{', '.join(names)}] -> {st.name}[{', '.join(later)}] : "
                      f"{' and '.join(cons) or '0 = 0'} }}", context=CTX)
         if not pairs.is_subset(ok):
             return False
@@ -447,10 +446,14 @@ def own_dependences_ok(st: Statement, c: Contraction, deps: Dependences, without
     names = [isl_name(x) for x in st.iterators]
     cons = " and ".join(f"{n} = 0" for n, x in zip(names, st.iterators) if x != c.k)
     kname = isl_name(c.k)
-    params = ", ".join(delta.get_dim_name(isl.dim_type.param, p) for p in range(delta.dim(isl.dim_type.param)))
-    ok = isl.Set(f"[{params}] -> {{ {st.name}[{', '.join(names)}] : {cons + ' and ' if cons else ''}{kname} >= 0 }}",
-                 context=CTX)
+    ok = isl.Set(f"[{_params_text(delta)}] -> {{ {st.name}[{', '.join(names)}] : "
+                 f"{cons + ' and ' if cons else ''}{kname} >= 0 }}", context=CTX)
     return delta.is_subset(ok)
+
+
+def _params_text(x: isl.Map | isl.Set) -> str:
+    """*x*'s parameter names, comma-separated: the `[..] ->` of a set or map written over the same space."""
+    return ", ".join(x.get_dim_name(isl.dim_type.param, p) for p in range(x.dim(isl.dim_type.param)))
 
 
 def _context_like(m: isl.Map) -> isl.Set:
