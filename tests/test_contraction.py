@@ -131,36 +131,20 @@ def test_trmm_packs_the_results_rows_below_from_the_array_itself(tmp_path):
         assert "c_S" not in text and "= C[(c_pc + c_pp)][(c_jc + c_jr + c_cc)];" in text
 
 
-LEFT_COLUMN = r"""#include <stdio.h>
-#define N 23
-double A[N][N], C[N][N];
-int main(void) {
-  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) { A[i][j] = (i * 7 + j) % 5 - 2; C[i][j] = (i + 3 * j) % 7; }
-#pragma scop
-  for (int i = 0; i < N; i++)
-    for (int j = 1; j < N; j++)
-      for (int k = i + 1; k < N; k++)
-        C[i][j] += A[k][i] * C[k][j - 1];
-#pragma endscop
-  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) printf("%.17g\n", C[i][j]);
-  return 0;
-}
-"""
-
-
 def test_an_operand_reading_a_column_the_product_writes_earlier_reads_a_snapshot(tmp_path):
-    """C[k][j - 1] beside C[i][j] +=: the element is written at column j - 1, in the block of columns before
-    the one whose packing reads it where j starts a block: packed from the array, it would hold the updated
-    value. A snapshot of the rows, taken before the product, holds the original's (every block choice)."""
-    src = tmp_path / "k.c"
-    src.write_text(LEFT_COLUMN)
-    want = _build_run(str(src), str(tmp_path / "orig"), ["-O1"], (1,))[0]
+    """B[k][j - 1] beside B[i][j] += (tests/data/left_column.c): the element is written at column j - 1, in
+    the block of columns before the one whose packing reads it where j starts a block: packed from the
+    array, it would hold the updated value. A snapshot of the rows, taken before the product, holds the
+    original's (every block choice)."""
+    src = os.path.join(ROOT, "tests", "data", "left_column.c")
+    sizes = ["-DM=23", "-DN=23"]
+    want = _build_run(src, str(tmp_path / "orig"), ["-O1", *sizes], (1,))[0]
     for blocks in ("mr=2,nv=1,kc=3,mc=4,nc=4", "mr=4,nv=1,kc=5,mc=8,nc=8,pack_a=0"):
         out = tmp_path / "opt.c"
-        assert main(["optimize", str(src), "-o", str(out), "--blocks", blocks, "-q"]) == 0
+        assert main(["optimize", src, *sizes, "-o", str(out), "--blocks", blocks, "-q"]) == 0
         text = out.read_text()
-        assert "packed blocks" in text and "__builtin_memcpy(&c_S[c_rr], &C[c_rr], sizeof(C[0]))" in text
-        got = _build_run(str(out), str(tmp_path / "opt"), ["-O1", "-fopenmp"], (1, 2, 3))
+        assert "packed blocks" in text and "__builtin_memcpy(&c_S[c_rr], &B[c_rr], sizeof(B[0]))" in text
+        got = _build_run(str(out), str(tmp_path / "opt"), ["-O1", "-fopenmp", *sizes], (1, 2, 3))
         assert got == [want] * 3, blocks
 
 

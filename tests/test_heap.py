@@ -22,40 +22,17 @@ def _optimize(tmp_path, name: str) -> str:
     return str(out)
 
 
-SNAPSHOT = r"""#include <stdio.h>
-#ifndef M
-#define M 40
-#endif
-#ifndef N
-#define N 50
-#endif
-double A[M][M], B[M][N];
-int main(void) {
-  for (int i = 0; i < M; i++) for (int j = 0; j < M; j++) A[i][j] = (i * 7 + j) % 5 - 2;
-  for (int i = 0; i < M; i++) for (int j = 0; j < N; j++) B[i][j] = (i + 3 * j) % 7;
-#pragma scop
-  for (int i = 0; i < M; i++)
-    for (int j = 1; j < N; j++)
-      for (int k = i + 1; k < M; k++)
-        B[i][j] += A[k][i] * B[k][j - 1];
-#pragma endscop
-  for (int i = 0; i < M; i++) for (int j = 0; j < N; j++) printf("%.17g\n", B[i][j]);
-  return 0;
-}
-"""
-
-
-@pytest.mark.parametrize("name, scratch", [("symm", "temp2_x0"), ("snapshot", "c_S")])
+@pytest.mark.parametrize("src, sizes, scratch", [
+    (os.path.join(POLYBENCH, "symm.c"), [], "temp2_x0"),
+    # (trmm's rows below are packed from B itself since 2026-12-07: a product that keeps its snapshot; its
+    # sizes are compile-time constants)
+    (os.path.join(ROOT, "tests", "data", "left_column.c"), FLAGS[1:], "c_S"),
+], ids=["symm", "snapshot"])
 def test_scratch_from_the_threshold_up_is_on_huge_pages_and_prints_the_originals_results(
-        tmp_path, monkeypatch, name, scratch):
+        tmp_path, monkeypatch, src, sizes, scratch):
     monkeypatch.setenv("POLYTUNE_PACK_WORK", "0")  # the packed code (and the snapshot) at these sizes
     monkeypatch.setattr(heap, "HUGE_BYTES", 1)  # every block takes the huge-page path
-    src = os.path.join(POLYBENCH, f"{name}.c")
-    if name == "snapshot":  # (trmm's rows below are packed from B itself: no snapshot since 2026-12-07)
-        src = str(tmp_path / "snapshot.c")
-        open(src, "w").write(SNAPSHOT)
-    out = str(tmp_path / f"{name}.opt.c")
-    sizes = FLAGS[1:] if name == "snapshot" else []  # (its sizes are compile-time constants)
+    out = str(tmp_path / "opt.c")
     assert main(["optimize", src, *sizes, "-o", out, "-q"]) == 0
     text = open(out).read()
     assert f"{scratch}_p = aligned_alloc((2UL << 20), {scratch}_bytes)" in text
