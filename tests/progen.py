@@ -634,6 +634,64 @@ def local_scalar_program(seed: int) -> Program:
     return Program(seed, "\n".join(src), 1, ", ".join(sorted(features)))
 
 
+def clamped_program(seed: int) -> Program:
+    """Two or three loop nests over rows i and columns j whose taps clamp a coordinate to the edge (poly/split.py
+    splits the loops where the clamps are the same): an index scalar clamped by two ifs (gaussian_clamp's row
+    pass), a conditional in the subscript, a clamp on one side only, taps along rows or columns, some in a time
+    loop (skewed, tiled) updating an array in place or through a second one. Every clamped coordinate stays in
+    [0, n - 1] (plus an offset), so the sizes of N_VALUES below the taps' width (0 to 3) are the edges only."""
+    r = random.Random(seed * 6151 + 29)
+    arrays = ["A", "B", "C"]
+    features: set[str] = set()
+    src = _grid_head([])
+
+    def clamped(v: str, off: int, form: str) -> tuple[list[str], str]:
+        """(declarations, subscript) of coordinate v + off clamped into [0, n - 1]."""
+        x = f"{v} + {off}" if off >= 0 else f"{v} - {-off}"
+        if form == "scalar":
+            return [f"int {v}{v} = {x};", f"if ({v}{v} < 0)", f"  {v}{v} = 0;", f"if ({v}{v} > n - 1)",
+                    f"  {v}{v} = n - 1;"], f"{v}{v}"
+        if form == "low":
+            return [], f"({x} < 0 ? 0 : {x})"
+        if form == "high":
+            return [], f"({x} > n - 1 ? n - 1 : {x})"
+        return [], f"({x} < 0 ? 0 : {x} > n - 1 ? n - 1 : {x})"
+
+    for _nest in range(r.randint(2, 3)):
+        kind = r.choice(["taps", "taps", "stencil"])
+        form = r.choice(["scalar", "both", "both", "low", "high"])
+        features |= {kind, form}
+        dst, t = r.choice(arrays), r.choice(arrays)
+        if kind == "taps":
+            v, width = r.choice(["i", "j"]), r.randint(2, 5)
+            decls, sub = clamped(v, 0, form)
+            decls = [d.replace(f"{v} + 0", f"{v} + k - {width // 2}") for d in decls]
+            sub = sub.replace(f"{v} + 0", f"{v} + k - {width // 2}")
+            tap = f"{t}[{sub}][j + 1]" if v == "i" else f"{t}[i + 1][{sub}]"
+            src += ["  for (i = 0; i < n; i++)", "    for (j = 0; j < n; j++) {", "      double acc = 0.0;",
+                    f"      for (k = 0; k < {width}; k++) {{", *(f"        {d}" for d in decls),
+                    f"        acc += {tap} * {r.choice(['0.25', '0.5', '0.125'])};", "      }",
+                    f"      {dst}[i + {r.randint(1, 2)}][j + {r.randint(1, 2)}] = acc;", "    }"]
+        else:
+            steps = r.randint(1, 3)
+            lo_i = clamped("i", -1, form if form != "scalar" else "both")[1]
+            hi_j = clamped("j", 1, form if form != "scalar" else "both")[1]
+            other = next(a for a in arrays if a != dst)
+            src += [f"  for (k = 0; k < {steps}; k++) {{", "    for (i = 0; i < n; i++)",
+                    "      for (j = 0; j < n; j++)",
+                    f"        {other}[i][j] = 0.5 * {dst}[{lo_i}][j] + 0.25 * {dst}[i][{hi_j}] + 0.25 * {dst}[i][j];"]
+            if r.random() < 0.5:
+                features.add("in-place")
+                src += ["    for (i = 0; i < n; i++)", "      for (j = 0; j < n; j++)",
+                        f"        {dst}[i][j] = 0.5 * {dst}[{lo_i}][j] + 0.5 * {other}[i][j];"]
+            else:
+                src += ["    for (i = 0; i < n; i++)", "      for (j = 0; j < n; j++)",
+                        f"        {dst}[i][j] = {other}[i][j];"]
+            src += ["  }"]
+    src += _GRID_TAIL
+    return Program(seed, "\n".join(src), 1, ", ".join(sorted(features)))
+
+
 # ---------------------------------------------------------------------------------------------- contractions
 CMAX = 29  # the largest trip count of a contraction's loops (several blocks of small block sizes)
 

@@ -32,6 +32,8 @@ MANUAL: dict[str, str] = {
         "conditioned programs past CI's POLYTUNE_CONDITIONED_PROGRAMS=3: the 60-program run by hand",
     "tests/test_random_siblings.py::test_local_scalar_program_same_output_slow[*]":
         "local-scalar programs past CI's POLYTUNE_LOCAL_SCALAR_PROGRAMS=6: the 100-program run by hand",
+    "tests/test_random_clamps.py::test_clamped_program_same_output_slow[*]":
+        "clamped programs past CI's POLYTUNE_CLAMPED_PROGRAMS=6: the 100-program run by hand",
     "tests/test_random_guarded.py::test_guarded_program_same_output_slow[*]":
         "guarded programs past CI's POLYTUNE_GUARDED=6",
     "tests/test_random_flat.py::test_flattened_random_program_same_output_slow[*]":

@@ -6,6 +6,7 @@ expressions for them; helper macros get a fresh prefix and are #undef'd after th
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import islpy as isl
 from pycparser import c_ast
@@ -19,6 +20,7 @@ from ..poly.promote import Occurrence, ast_text, promotable, refs_of, replace_re
 from ..poly.schedule import TiledSchedule
 from ..poly.scop import Scop
 from ..poly.slices import ThreadSlice, UnfoldedSlice, thread_slices
+from ..poly.split import split_choices
 from ..poly.tilestore import TileBuffer, offset_exprs, tile_buffers
 from .heap import allocation
 from .printer import COUNTER_TYPE, Printer, fresh_prefix, param_expr, replace_child, strip, substitute
@@ -855,6 +857,10 @@ def generate_region(scop: Scop, tiled: TiledSchedule, parallel: bool = True, ivd
     *check*, isl's AST is read back first (poly/astcheck.py: every instance once, *deps* kept, parallel
     loops free of them); CodegenMismatch where it is not."""
     prefix = fresh_prefix(scop, avoid)
+    split = split_choices(scop, tiled.schedule)
+    if split is not None:  # (the statements whose clamps a loop makes: poly/split.py)
+        scop, tiled = split.scop, replace(tiled, schedule=split.schedule)
+        deps = None if deps is None else split.renamed(deps)
     buffers = tile_buffers(scop, tiled.schedule)
     slices = thread_slices(scop, tiled.schedule, buffers)
     offsets: list[dict | None] = []

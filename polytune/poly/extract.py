@@ -72,6 +72,8 @@ class _Builder:
     guarded: set = field(default_factory=set)  # statements under a data-dependent condition (may-writes)
     assigned: frozenset = frozenset()  # every name the region assigns (its conditions on them are data)
     cond_statements: set = field(default_factory=set)  # id of each `if` whose condition is a statement
+    choices: dict = field(default_factory=dict)  # id of a ternary or min/max call read as pieces -> the
+    # condition (isl text over the statement's iterators) under which it takes its first operand
 
     # ---- errors -------------------------------------------------------------------------------------
     def fail(self, node: c_ast.Node | None, msg: str) -> UnsupportedError:
@@ -247,11 +249,14 @@ class _Builder:
             return out
         if isinstance(e, c_ast.TernaryOp):
             c = self.condition(e.cond, iters)
+            self.choices[id(e)] = c
             return [(_and(c, g), x) for g, x in self.pieces(e.iftrue, iters)] + \
                    [(_and(f"not ({c})", g), x) for g, x in self.pieces(e.iffalse, iters)]
         if isinstance(e, c_ast.FuncCall) and isinstance(e.name, c_ast.ID) \
                 and e.name.name in ("min", "max", "MIN", "MAX") and e.args and len(e.args.exprs) == 2:
             x, y = (self.pieces(a, iters) for a in e.args.exprs)
+            cmp = "<=" if e.name.name.lower() == "min" else ">="
+            self.choices[id(e)] = " or ".join(f"({_and(_and(ga, gb), f'{a} {cmp} {b}')})" for ga, a in x for gb, b in y)
             return _combine(x, y, lambda a, b: f"{e.name.name.lower()}({a}, {b})")
         if isinstance(e, c_ast.FuncCall) and isinstance(e.name, c_ast.ID) and e.name.name in ("floord", "ceild") \
                 and e.args and len(e.args.exprs) == 2 and (_const(e.args.exprs[1]) or 0) > 0:
@@ -290,6 +295,7 @@ class _Builder:
             return [(_and(ga, gb), op(a, b)) for ga, a in left for gb, b in right]
         if isinstance(e, c_ast.TernaryOp):
             c = self.condition(e.cond, iters)
+            self.choices[id(e)] = c
             return [(_and(c, g), x) for g, x in self.poly_pieces(e.iftrue, iters)] + \
                    [(_and(f"not ({c})", g), x) for g, x in self.poly_pieces(e.iffalse, iters)]
         raise NonAffine(f"operator '{e.op}'" if isinstance(e, (c_ast.BinaryOp, c_ast.UnaryOp)) else type(e).__name__)
@@ -748,6 +754,36 @@ class _Slice(list):
     """The leading subscripts of an array passed to a user's pure function: it reads every element below."""
 
 
+def _choices(b, expr: c_ast.Node, head: str, domain: isl.Set) -> tuple:
+    """For each choice of *expr* (its ternaries and min/max calls in pre-order: `choice_nodes`), the instances of
+    the statement (*head*: ``[params] -> { S[i, ...]``) where it takes its first operand; None where it was not
+    read as pieces (a choice between values, or a condition on data). () where none was."""
+    out = []
+    for node in choice_nodes(expr):
+        c = b.choices.get(id(node))
+        try:
+            out.append(None if c is None else isl.Set(f"{head} : {c} }}", context=CTX).intersect(domain))
+        except isl.Error:
+            out.append(None)
+    return tuple(out) if any(x is not None for x in out) else ()
+
+
+def choice_nodes(expr: c_ast.Node) -> list:
+    """The ternaries and two-operand min/max calls of *expr*, in pre-order (a copy of *expr* has its own, in the
+    same order: `Statement.choices` holds one entry for each)."""
+    out = []
+
+    def visit(n: c_ast.Node) -> None:
+        if isinstance(n, c_ast.TernaryOp) or isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) \
+                and n.name.name in ("min", "max", "MIN", "MAX") and n.args is not None and len(n.args.exprs) == 2:
+            out.append(n)
+        for _, child in n.children():
+            visit(child)
+
+    visit(expr)
+    return out
+
+
 def _access_map(head: str, array: str, subs: list[list[tuple[str, str]]], ndim: int | None = None) -> isl.Map:
     """``S[i, ...] -> A[...]`` from each subscript's guarded pieces (*head*: ``[params] -> { S[i, ...]``): every
     subscript is an isl piecewise quasi-affine function, the union of its pieces over their (disjoint) guards."""
@@ -1051,7 +1087,7 @@ def build_scop(region: Region) -> Scop:
                                        "piecewise quasi-affine)", region.file, _line(node, line)) from None
             accs.append(Access(array, rel, is_write, may=is_write and name in b.guarded))
         statements.append(Statement(name, iters, domain, schedule, _cast_iterators(expr, b.iterator_types[name]), line,
-                                    tuple(accs)))
+                                    tuple(accs), _choices(b, expr, f"{ptext} -> {{ {name}[{vars_}]", domain)))
     runs = [st for st in statements if not st.domain.intersect_params(context).is_empty()]
     if runs:  # a statement that runs for no parameter value is dead code (the GPU mapping failed on one)
         statements = runs

@@ -29,6 +29,9 @@ class Statement:
     body: c_ast.Node  # the C expression executed (Assignment, UnaryOp, FuncCall)
     line: int
     accesses: tuple[Access, ...]
+    # for each ternary and min/max call of the body (extract.choice_nodes' order), the instances where it takes its
+    # first operand (an isl Set over the statement's space), None where not known; () where none is known
+    choices: tuple = ()
 
     def beta(self, m: int) -> int | None:
         """The original 2d+1 schedule's constant before the statement's loop *m* (m = its number of loops:

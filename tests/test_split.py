@@ -1,0 +1,105 @@
+"""Index-set splitting (poly/split.py): where a loop makes a statement's clamps (an index clamped to the edge,
+a conditional subscript, min/max) the same over every instance below it, the loop is split, and the copy in the
+middle reads its taps without them; the edges keep the statement as written."""
+from __future__ import annotations
+
+import os
+import re
+
+import islpy as isl
+import pytest
+from conftest import ROOT, compile_run
+from pycparser import c_generator
+
+from polytune.cli import main
+from polytune.pipeline import OptimizeOptions, analyze, schedules
+from polytune.poly.split import split_choices
+
+CLAMPED = os.path.join(ROOT, "tests", "data", "clamped_taps.c")
+
+
+def _optimized(tmp_path, *extra: str) -> str:
+    out = tmp_path / "clamped.opt.c"
+    assert main(["optimize", "-q", CLAMPED, "-o", str(out), *extra]) == 0
+    return str(out)
+
+
+def _statement_lines(code: str, array: str) -> list[str]:
+    """The optimized region's lines reading *array* (before the original's copy, after `} else {`)."""
+    region = code[:code.index("#undef")]
+    return [line for line in region.splitlines() if f"{array}[" in line and "+=" in line]
+
+
+def test_the_middle_of_a_clamped_row_reads_its_taps_without_the_clamps(tmp_path):
+    code = open(_optimized(tmp_path)).read()
+    rows, columns = _statement_lines(code, "src"), _statement_lines(code, "tmp")
+    assert any("?" not in line for line in rows), rows
+    assert any("?" in line for line in rows), rows  # (the edges keep them)
+    assert any("?" not in line for line in columns), columns
+    assert re.search(r"for \(long c1 = 2; c1 < \(w - 2\); c1\+\+\)", code)
+
+
+@pytest.mark.parametrize("extra", [(), ("--tile-sizes", "3,5,2"), ("--schedule", "pluto"),
+                                   ("--schedule", "original")], ids=["default", "small-tiles", "pluto", "original"])
+def test_a_split_program_prints_what_the_original_prints_at_every_size(tmp_path, extra):
+    out = _optimized(tmp_path, *extra)
+    for args in (("300", "200", "20"), ("1", "1", "3"), ("2", "3", "2"), ("4", "5", "1"), ("5", "4", "7"),
+                 ("6", "2", "0"), ("40", "3", "9")):
+        want = compile_run(CLAMPED, str(tmp_path / "orig"), ["-ffp-contract=off"], False, args=args)
+        for threads in (1, 2, 3):
+            got = compile_run(out, str(tmp_path / "opt"), ["-ffp-contract=off"], True, threads, args=args)
+            assert got == want, (args, threads)
+
+
+def _split_of(tmp_path, body: str):
+    src = tmp_path / "one.c"
+    src.write_text("void f(int n, double A[restrict 40][40], const double B[restrict 40][40])\n{\n"
+                   "#pragma scop\n" + body + "\n#pragma endscop\n}\n")
+    program = analyze(str(src))
+    (a,), (ts,) = program.scops, schedules(program, OptimizeOptions())
+    return split_choices(a.cpu.scop, ts.schedule)
+
+
+def test_a_choice_the_same_for_some_parameters_only_splits_the_loop_it_depends_on(tmp_path):
+    # `j < 4 ? j : 4` is the same over all of i's instances only where n <= 4: the j loop is split, at 4
+    split = _split_of(tmp_path, "for (int i = 0; i < n; i++)\n  for (int j = 0; j < n; j++)\n"
+                                "    A[i][j] = B[i][j < 4 ? j : 4];")
+    assert split is not None
+    assert [st.name for st in split.scop.statements] == ["S0_0", "S0_1"]
+    first = split.scop.statement("S0_0").domain
+    assert first.is_equal(isl.Set("[n] -> { S0_0[i, j] : 0 <= i < n and 0 <= j < n and j <= 3 }"))
+    assert c_generator.CGenerator().visit(split.scop.statement("S0_0").body) == "A[i][j] = B[i][j]"
+    assert c_generator.CGenerator().visit(split.scop.statement("S0_1").body) == "A[i][j] = B[i][4]"
+
+
+def test_a_choice_along_a_diagonal_is_made_in_the_tiles_on_either_side_of_it(tmp_path):
+    split = _split_of(tmp_path, "for (int i = 0; i < n; i++)\n  for (int j = 0; j < n; j++)\n"
+                                "    A[i][j] = B[i][i + j < n ? j : 0];")
+    assert split is not None
+    assert sorted(st.name for st in split.scop.statements) == ["S0", "S0_0", "S0_1"]  # the diagonal's tiles: S0
+
+
+def test_a_choice_that_alternates_along_its_loop_is_left_as_it_is(tmp_path):
+    # even and odd columns would be two loops of stride 2
+    assert _split_of(tmp_path, "for (int i = 0; i < n; i++)\n  for (int j = 0; j < n; j++)\n"
+                               "    A[i][j] = B[i][j % 2 == 0 ? j : 0];") is None
+
+
+def test_the_copies_hold_every_instance_once_in_the_same_schedule(tmp_path):
+    src = "for (int i = 0; i < n; i++)\n  for (int j = 0; j < n; j++)\n" \
+          "    A[i][j] = B[i > 0 ? i - 1 : 0][j < n - 1 ? j + 1 : n - 1];"
+    split = _split_of(tmp_path, src)
+    assert split is not None
+    # the first row, the last column, their corner and the rest
+    assert sorted(st.name for st in split.scop.statements) == ["S0_0", "S0_1", "S0_2", "S0_3"]
+    whole = isl.Set("[n] -> { S0[i, j] : 0 <= i < n and 0 <= j < n }")
+    assert split.renaming.is_injective() and split.renaming.domain().is_equal(isl.UnionSet(whole))
+    assert split.renaming.range().is_equal(split.schedule.get_domain())
+    old = _schedule_of(tmp_path, src)
+    assert split.renaming.reverse().apply_range(old).is_equal(split.schedule.get_map())
+
+
+def _schedule_of(tmp_path, body: str):
+    program = analyze(str(tmp_path / "one.c"))
+    (ts,) = schedules(program, OptimizeOptions())
+    return ts.schedule.get_map()
