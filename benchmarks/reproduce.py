@@ -63,8 +63,8 @@ Not in this document:
 - **Kernel Tuner** (brute_force, random_sample, greedy_ils on a CUDA kernel polytune emits, block shape as its
   parameters, on an H200) and **TVM's tuner** (gemm and conv2d on the CPU, the paper's AutoTVM column; AutoTVM
   is in no TVM that installs here, so MetaSchedule with an AutoTVM-style template): measured by
-  `benchmarks/run_kerneltuner.py` and `benchmarks/run_tvm.py`, reported in docs/benchmarks-history/tuning.md
-  ("polytune's search vs Kernel Tuner" and "TVM's tuner"). In short: on the GPU, hill climbing matched brute_force's optimum on
+  `benchmarks/run_kerneltuner.py` and `benchmarks/run_tvm.py`, reported in docs/benchmarks-history/tuning.md ("polytune's search
+  vs Kernel Tuner" and "TVM's tuner"). In short: on the GPU, hill climbing matched brute_force's optimum on
   2 of 3 kernels with 11 of 255 evaluations and beat random_sample and greedy_ils per evaluation; all local
   searches miss the reduction's optimum. On the CPU, TVM's schedules are about 3x faster than polytune's
   tuned gemm and conv2d. Research question 4 below compares polytune's own strategies.
