@@ -638,7 +638,8 @@ def clamped_program(seed: int) -> Program:
     """Two or three loop nests over rows i and columns j whose taps clamp a coordinate to the edge (poly/split.py
     splits the loops where the clamps are the same): an index scalar clamped by two ifs (gaussian_clamp's row
     pass), a conditional in the subscript, a clamp on one side only, taps along rows or columns, some in a time
-    loop (skewed, tiled) updating an array in place or through a second one. Every clamped coordinate stays in
+    loop (skewed, tiled) updating an array in place or through a second one; a ternary between values whose
+    taps beyond the edge (`A[i - 1][j]` at i = 0) are read only in its branch (the elements it reads there only). Every clamped coordinate stays in
     [0, n - 1] (plus an offset), so the sizes of N_VALUES below the taps' width (0 to 3) are the edges only."""
     r = random.Random(seed * 6151 + 29)
     arrays = ["A", "B", "C"]
@@ -658,7 +659,7 @@ def clamped_program(seed: int) -> Program:
         return [], f"({x} < 0 ? 0 : {x} > n - 1 ? n - 1 : {x})"
 
     for _nest in range(r.randint(2, 3)):
-        kind = r.choice(["taps", "taps", "stencil"])
+        kind = r.choice(["taps", "taps", "stencil", "border"])
         form = r.choice(["scalar", "both", "both", "low", "high"])
         features |= {kind, form}
         dst, t = r.choice(arrays), r.choice(arrays)
@@ -672,6 +673,13 @@ def clamped_program(seed: int) -> Program:
                     f"      for (k = 0; k < {width}; k++) {{", *(f"        {d}" for d in decls),
                     f"        acc += {tap} * {r.choice(['0.25', '0.5', '0.125'])};", "      }",
                     f"      {dst}[i + {r.randint(1, 2)}][j + {r.randint(1, 2)}] = acc;", "    }"]
+        elif kind == "border":  # the elements beyond the edge read only in the ternary's other branch
+            edge = r.choice(["i > 0 && j < n - 1", "i > 0 && i < n - 1 && j > 0 && j < n - 1", "j >= 2"])
+            taps = {"i > 0 && j < n - 1": f"{t}[i - 1][j] + {t}[i][j + 1]",
+                    "i > 0 && i < n - 1 && j > 0 && j < n - 1": f"{t}[i - 1][j] + {t}[i + 1][j - 1]",
+                    "j >= 2": f"{t}[i][j - 2] + {t}[i][j - 1]"}[edge]
+            src += ["  for (i = 0; i < n; i++)", "    for (j = 0; j < n; j++)",
+                    f"      {dst}[i + 1][j + 1] = ({edge}) ? 0.5 * ({taps}) : {t}[i][j];"]
         else:
             steps = r.randint(1, 3)
             lo_i = clamped("i", -1, form if form != "scalar" else "both")[1]

@@ -103,3 +103,23 @@ def _schedule_of(tmp_path, body: str):
     program = analyze(str(tmp_path / "one.c"))
     (ts,) = schedules(program, OptimizeOptions())
     return ts.schedule.get_map()
+
+
+BORDER = os.path.join(ROOT, "tests", "data", "border_ternary.c")
+
+
+def test_an_element_read_in_one_branch_of_a_ternary_is_read_only_where_that_branch_is_taken(tmp_path, capsys):
+    # in[(i - 1) * m + j] at i = 0 would be the row before the array: read as it is everywhere, the flattened
+    # subscripts held only where the loops are empty (the optimized code ran only for n <= 0 or m <= 0)
+    out = tmp_path / "border.opt.c"
+    assert main(["optimize", BORDER, "-o", str(out)]) == 0
+    assert "assumptions" not in capsys.readouterr().err
+    code = out.read_text()
+    interior = [line for line in code[:code.index("int main")].splitlines() if "0.25f" in line]
+    assert interior and any("?" not in line for line in interior), interior
+    for args in (("300", "200", "2"), ("1", "1", "1"), ("2", "2", "1"), ("3", "5", "2"), ("5", "3", "1"),
+                 ("7", "1", "1"), ("1", "9", "1")):
+        want = compile_run(BORDER, str(tmp_path / "orig"), ["-ffp-contract=off"], False, args=args)
+        for threads in (1, 2):
+            got = compile_run(str(out), str(tmp_path / "opt"), ["-ffp-contract=off"], True, threads, args=args)
+            assert got == want, (args, threads)

@@ -72,6 +72,9 @@ class _Builder:
     guarded: set = field(default_factory=set)  # statements under a data-dependent condition (may-writes)
     assigned: frozenset = frozenset()  # every name the region assigns (its conditions on them are data)
     cond_statements: set = field(default_factory=set)  # id of each `if` whose condition is a statement
+    branch: list = field(default_factory=list)  # the conditions of the ternaries between values whose branch
+    # is being read (`i > 0 ? A[i - 1] : 0`: A[i - 1] is read only where i > 0)
+    taken: dict = field(default_factory=dict)  # id(ArrayRef) -> the conjunction of *branch* where it was read
     choices: dict = field(default_factory=dict)  # id of a ternary or min/max call read as pieces -> the
     # condition (isl text over the statement's iterators) under which it takes its first operand
 
@@ -299,6 +302,11 @@ class _Builder:
             return [(_and(c, g), x) for g, x in self.poly_pieces(e.iftrue, iters)] + \
                    [(_and(f"not ({c})", g), x) for g, x in self.poly_pieces(e.iffalse, iters)]
         raise NonAffine(f"operator '{e.op}'" if isinstance(e, (c_ast.BinaryOp, c_ast.UnaryOp)) else type(e).__name__)
+
+    def flat_pieces(self, ref: c_ast.ArrayRef, e: c_ast.Node, iters: tuple[str, ...]) -> list[tuple[str, Poly]]:
+        """`poly_pieces` of access *ref*'s subscript *e*, each guarded by the ternaries' branches *ref* is read in."""
+        taken = self.taken.get(id(ref), "true")
+        return [(_and(g, taken), x) for g, x in self.poly_pieces(e, iters)]
 
     def truth_value(self, e: c_ast.Node, iters: tuple[str, ...]) -> list[tuple[str, str]]:
         """A comparison or logical expression used as an integer: 1 where it holds, 0 elsewhere."""
@@ -558,8 +566,18 @@ class _Builder:
             self.collect(e.right, iters, out, False)
             return
         if isinstance(e, c_ast.TernaryOp):
-            for sub in (e.cond, e.iftrue, e.iffalse):
-                self.collect(sub, iters, out, False)
+            c = self.value_condition(e.cond, iters)
+            if c is None:
+                for sub in (e.cond, e.iftrue, e.iffalse):
+                    self.collect(sub, iters, out, False)
+                return
+            self.choices[id(e)] = c
+            for sub, branch in ((e.iftrue, c), (e.iffalse, f"not ({c})")):
+                self.branch.append(branch)
+                try:
+                    self.collect(sub, iters, out, False)
+                finally:
+                    self.branch.pop()
             return
         if isinstance(e, c_ast.Cast):
             self.collect(e.expr, iters, out, False)
@@ -588,6 +606,22 @@ class _Builder:
         if isinstance(e, c_ast.CompoundLiteral):
             raise self.fail(e, "compound literal inside the scop is not supported")
         raise self.fail(e, f"unsupported expression ({type(e).__name__}) inside the scop")
+
+    def value_condition(self, cond: c_ast.Node, iters: tuple[str, ...]) -> str | None:
+        """The condition of a ternary between values (`i > 0 ? A[i - 1] : 0`) as isl text where it is affine
+        in the iterators and parameters (its branches' elements are then read only where they are taken); None
+        where it reads data (elements, floating-point values, what the region writes) or has a side effect."""
+        if _assigned(cond) or _names(cond, iters) & self.assigned:
+            return None
+        reading, params, uses = self.reading, dict(self.params), dict(self.param_uses)
+        self.reading = f"condition:{_GEN.visit(cond)}"
+        try:
+            return self.condition(cond, iters)
+        except NonAffine:
+            self.params, self.param_uses = params, uses  # (names it met before failing are no parameters)
+            return None
+        finally:
+            self.reading = reading
 
     def lvalue(self, e, iters, out, read_too: bool) -> None:
         if isinstance(e, c_ast.ArrayRef):
@@ -620,14 +654,17 @@ class _Builder:
         self.reading = "subscript"
         pieces = []
         self.scopes[id(e)] = (iters, list(self.where))
+        taken = _conjunction_text(self.branch)  # (the ternaries' branches it is read in: only there)
+        if taken != "true":
+            self.taken[id(e)] = taken
         for k, s in enumerate(subs):
             try:
-                pieces.append(self.pieces(s, iters))
+                pieces.append([(_and(g, taken), x) for g, x in self.pieces(s, iters)])
             except NonAffine as err:
                 try:  # the last subscript may be flattened by hand (`A[i*n + j]`): poly/delinearize.py
                     if k < len(subs) - 1:
                         raise
-                    self.polys[id(e)] = self.poly_pieces(s, iters)
+                    self.polys[id(e)] = self.flat_pieces(e, s, iters)
                 except NonAffine:
                     raise self.fail(e, f"non-affine subscript ({err}): {_GEN.visit(e)}") from None
                 self.flat.setdefault(node.name, _line(e, self.region.begin_line))
@@ -752,6 +789,13 @@ def _and(a: str, b: str) -> str:
 
 class _Slice(list):
     """The leading subscripts of an array passed to a user's pure function: it reads every element below."""
+
+
+def _conjunction_text(conds: list[str]) -> str:
+    out = "true"
+    for c in conds:
+        out = _and(out, f"({c})")
+    return out
 
 
 def _choices(b, expr: c_ast.Node, head: str, domain: isl.Set) -> tuple:
@@ -1140,7 +1184,7 @@ def _flat_subscripts(b: _Builder) -> None:
             its, where = b.scopes[id(node)]
             b.where = where
             try:
-                b.polys[id(node)] = b.poly_pieces(node.subscript, its)
+                b.polys[id(node)] = b.flat_pieces(node, node.subscript, its)
             except NonAffine as err:
                 raise UnsupportedError(f"'{array}' is indexed with flattened subscripts, and here with one that "
                                        f"is not a polynomial ({err}): {_GEN.visit(node)}", b.region.file,
