@@ -639,7 +639,7 @@ def clamped_program(seed: int) -> Program:
     splits the loops where the clamps are the same): an index scalar clamped by two ifs (gaussian_clamp's row
     pass), a conditional in the subscript, a clamp on one side only, taps along rows or columns, some in a time
     loop (skewed, tiled) updating an array in place or through a second one; a ternary between values whose
-    taps beyond the edge (`A[i - 1][j]` at i = 0) are read only in its branch (the elements it reads there only). Every clamped coordinate stays in
+    taps beyond the edge (`A[i - 1][j]` at i = 0) are read only in its branch. Every clamped coordinate stays in
     [0, n - 1] (plus an offset), so the sizes of N_VALUES below the taps' width (0 to 3) are the edges only."""
     r = random.Random(seed * 6151 + 29)
     arrays = ["A", "B", "C"]
