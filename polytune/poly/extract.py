@@ -611,8 +611,9 @@ class _Builder:
         """The condition of a ternary between values (`i > 0 ? A[i - 1] : 0`) as isl text where it is affine
         in the iterators and parameters (its branches' elements are then read only where they are taken); None
         where it reads data (elements, floating-point values, what the region writes) or has a side effect."""
-        if _assigned(cond) or _names(cond, iters) & self.assigned:
-            return None
+        names = _names(cond, iters)
+        if _assigned(cond) or names & self.assigned or any(self.int_of(n) is None for n in names):
+            return None  # (a pointer's test, `p != NULL`, is no parameter either)
         reading, params, uses = self.reading, dict(self.params), dict(self.param_uses)
         self.reading = f"condition:{_GEN.visit(cond)}"
         try:
