@@ -14,9 +14,9 @@ generates a loop of its own for each cell and for the edges between them.
 
 The instances, their schedule and so their order are unchanged (the schedule is pulled back over the renaming):
 the split is legal under any schedule. A member is taken only where the prefixes that are not uniform are few
-along it (each piece of them bounded along m by a constant: the columns at the edges, the tiles across them),
-not where the choices are the same only for some parameters' values (`j < 4 ? j : 4` is uniform along i only
-where n <= 4)."""
+along it (each piece of them fewer than FEW along m whatever the parameters: the columns at the edges, the tiles
+across them) and the uniform ones are not: not where the choices are the same only for some parameters' values
+(`j < 4 ? j : 4` is uniform along i only where n <= 4)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -29,6 +29,7 @@ from .islutil import CTX, sets_of
 from .scop import Scop, Statement
 
 MAX_CELLS = 4  # copies of one statement (combinations of its choices): more are left as they are
+FEW = 16  # values of a loop that are few: the columns at the edges left as written, where the sizes are constants
 
 
 @dataclass(frozen=True)
@@ -207,8 +208,8 @@ def _strided(cell: isl.Set) -> bool:
 
 
 def _few_along_last(rest: isl.Set) -> bool:
-    """Whether each piece of *rest* holds at most a constant number of values of its last dimension for each
-    value of the others (whatever the parameters)."""
+    """Whether each piece of *rest* holds at most FEW values of its last dimension for each value of the others
+    (whatever the parameters)."""
     n = rest.dim(isl.dim_type.set)
     bounded = []
 
@@ -218,7 +219,8 @@ def _few_along_last(rest: isl.Set) -> bool:
         for k in range(n - 1):
             pairs = pairs.equate(isl.dim_type.in_, k, isl.dim_type.out, k)
         diff = pairs.deltas().project_out(isl.dim_type.set, 0, n - 1)
-        bounded.append(diff.project_out(isl.dim_type.param, 0, diff.dim(isl.dim_type.param)).is_bounded())
+        diff = diff.project_out(isl.dim_type.param, 0, diff.dim(isl.dim_type.param))
+        bounded.append(diff.is_empty() or diff.is_bounded() and diff.dim_max_val(0).to_python() < FEW)
 
     rest.coalesce().foreach_basic_set(check)
     return all(bounded)
