@@ -15,11 +15,12 @@ from test_random_programs import C_VARIANTS, check_program
 SLOW = range(1000, 1000 + int(os.environ.get("POLYTUNE_CLAMPED_PROGRAMS", "100")))
 
 
-@pytest.mark.parametrize("seed", representatives(range(4), {"0", "1"}))
+@pytest.mark.parametrize("seed", representatives(range(4), {"2"}))
 def test_clamped_program_same_output(seed):
     check_program(seed, [list(C_VARIANTS)[seed % len(C_VARIANTS)]], make=clamped_program, threads=(1, 2, 4))
 
 
+@pytest.mark.slow  # (CI's generator line runs it)
 def test_the_clamped_generator_makes_programs_whose_loops_are_split(tmp_path, monkeypatch):
     import polytune.emit.c as emit
     from polytune.pipeline import OptimizeOptions, analyze, generate

@@ -30,6 +30,9 @@ SMALL = {  # sizes with partial tiles, in seconds or less
     "tensor_inplace": ["-DNA=7", "-DNB=11", "-DNC=37"],
     "proj_residual": ["-DNS=53", "-DNK=19", "-DNF=43"],
     "small_rows": ["-DNROW=301", "-DNIN=24", "-DNOUT=24"],
+    "upsample_clamp": ["-DH=37", "-DW=29", "-DT=2"],
+    "sobel_border": ["-DN=41", "-DT=2"],
+    "fir_clamp": ["-DC=3", "-DL=1001", "-DK=13", "-DT=2"],
 }
 
 
