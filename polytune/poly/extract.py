@@ -614,15 +614,21 @@ class _Builder:
         names = _names(cond, iters)
         if _assigned(cond) or names & self.assigned or any(self.int_of(n) is None for n in names):
             return None  # (a pointer's test, `p != NULL`, is no parameter either)
-        reading, params, uses = self.reading, dict(self.params), dict(self.param_uses)
+        reading, params, uses, checks = self.reading, dict(self.params), dict(self.param_uses), len(self.unsigned)
         self.reading = f"condition:{_GEN.visit(cond)}"
         try:
-            return self.condition(cond, iters)
+            c = self.condition(cond, iters)
+            if len(self.unsigned) == checks:
+                return c
         except NonAffine:
-            self.params, self.param_uses = params, uses  # (names it met before failing are no parameters)
-            return None
+            pass
         finally:
             self.reading = reading
+        # names it met are no parameters; a value C converts to unsigned in it (`i > k`, unsigned i, int k) is
+        # no check of the region's: the condition stays a value, as C computes it
+        self.params, self.param_uses = params, uses
+        del self.unsigned[checks:]
+        return None
 
     def lvalue(self, e, iters, out, read_too: bool) -> None:
         if isinstance(e, c_ast.ArrayRef):
