@@ -130,3 +130,27 @@ def test_an_element_read_in_one_branch_of_a_ternary_is_read_only_where_that_bran
         for threads in (1, 2):
             got = compile_run(str(out), str(tmp_path / "opt"), ["-ffp-contract=off"], True, threads, args=args)
             assert got == want, (args, threads)
+
+
+CARRIED = """
+static void f(int n, float *restrict A, float *restrict B, const float *restrict C)
+{
+#pragma scop
+    for (int i = 1; i < n; i++) {
+        A[i] = B[i - 1] + C[i < n - 1 ? i + 1 : n - 1];
+        B[i] = A[i] * 0.5f;
+    }
+#pragma endscop
+}
+"""
+
+
+def test_a_copy_keeps_the_order_its_loops_carried_dependences_ask_of_the_vector_loop(tmp_path):
+    # B[i] (the second statement) flows to B[i - 1] (the first) one iteration later: printed first, the first
+    # statement's copy must keep the loop from `#pragma GCC ivdep`, as the statement itself does
+    src, out = tmp_path / "carried.c", tmp_path / "carried.opt.c"
+    src.write_text(CARRIED)
+    assert main(["optimize", "-q", str(src), "-o", str(out)]) == 0
+    code = out.read_text()
+    assert "C[c0 + 1]" in code  # (the clamp made in the middle's copy)
+    assert "ivdep" not in code

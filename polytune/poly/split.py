@@ -26,6 +26,7 @@ from pycparser import c_ast
 
 from .extract import _clone, choice_nodes
 from .islutil import CTX, sets_of
+from .marks import ContractionMark, IvdepMark, mark_id, mark_of, marks_of
 from .scop import Scop, Statement
 
 MAX_CELLS = 4  # copies of one statement (combinations of its choices): more are left as they are
@@ -52,8 +53,9 @@ def split_choices(scop: Scop, schedule: isl.Schedule) -> Split | None:
     statements: list[Statement] = []
     origin: dict[str, str] = {}  # new statement -> the statement whose instances it has
     split = False
+    packed = {m.statement for m in marks_of(schedule) if isinstance(m, ContractionMark)}
     for st in scop.statements:
-        where = _split_member(scop, schedule, st) if st.choices else None
+        where = _split_member(scop, schedule, st) if st.choices and st.name not in packed else None
         if where is None:
             statements.append(st)
             origin[st.name] = st.name
@@ -81,7 +83,24 @@ def split_choices(scop: Scop, schedule: isl.Schedule) -> Split | None:
         new = new.intersect_domain(renaming.range())
     except isl.Error:
         return None
-    return Split(replace(scop, statements=tuple(statements)), new, renaming)
+    names: dict[str, list[str]] = {}
+    for name, old in origin.items():
+        names.setdefault(old, []).append(name)
+    return Split(replace(scop, statements=tuple(statements)), _with_orders(new, names), renaming)
+
+
+def _with_orders(schedule: isl.Schedule, names: dict[str, list[str]]) -> isl.Schedule:
+    """*schedule* with each ivdep mark's statement pairs (the order its loop's carried dependences need) over
+    the statements' new names (*names*: old name -> new ones)."""
+    def visit(node):
+        mark = mark_of(node)
+        if isinstance(mark, IvdepMark) and mark.order:
+            order = tuple((x, y) for a, b in mark.order for x in names.get(a, [a]) for y in names.get(b, [b]))
+            node = node.delete().insert_mark(mark_id(replace(mark, order=order)))
+        for i in range(node.n_children()):
+            node = visit(node.child(i)).parent()
+        return node
+    return visit(schedule.get_root()).get_schedule()
 
 
 def _copy(st: Statement, name: str, cell: isl.Set) -> Statement:
