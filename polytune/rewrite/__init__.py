@@ -12,6 +12,7 @@ from ..frontend import Region
 from ._ast import clone
 from .aliases import resolve_aliases
 from .continues import guard_continues
+from .index_calls import inline_index_calls
 from .index_scalars import substitute_index_scalars
 from .members import hoist_invariants
 from .openmp import drop_openmp
@@ -19,9 +20,9 @@ from .pointers import resolve_pointers
 from .swaps import resolve_swaps
 
 # OpenMP lines, continues and pointer swaps first (they change the statements), then the values read once (an index
-# may read `cfg->n`), the index scalars (a pointer's offset may read one), the pointers of the region,
-# and last the pointers defined before it
-STEPS = (drop_openmp, guard_continues, resolve_swaps, hoist_invariants, substitute_index_scalars,
+# may read `cfg->n`), the index helpers' calls (an index scalar may be one's value), the index scalars (a pointer's
+# offset may read one), the pointers of the region, and last the pointers defined before it
+STEPS = (drop_openmp, guard_continues, resolve_swaps, hoist_invariants, inline_index_calls, substitute_index_scalars,
          resolve_pointers, resolve_aliases)
 
 
