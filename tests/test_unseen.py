@@ -33,6 +33,7 @@ SMALL = {  # sizes with partial tiles, in seconds or less
     "upsample_clamp": ["-DH=37", "-DW=29", "-DT=2"],
     "sobel_border": ["-DN=41", "-DT=2"],
     "fir_clamp": ["-DC=3", "-DL=1001", "-DK=13", "-DT=2"],
+    "helper_blur": ["-DH=23", "-DW=41", "-DT=2"],
 }
 
 

@@ -214,16 +214,30 @@ def _cells(sched: isl.Map, domain: isl.Set, choices: list) -> list | None:
         cells = [c for x in cells for c in (x.intersect(yes), x.intersect(no)) if not c.is_empty()]
         if len(cells) > MAX_CELLS:
             return None
-    if any(_strided(c) for c in cells):
+    if not all(_intervals_along_last(c, points) for c in cells):
         return None  # (`j % 2 == 0 ? j : 0`: two loops of stride 2 would read what one loop reads in order)
     return [sched.intersect_range(c).domain().coalesce() for c in cells]
 
 
-def _strided(cell: isl.Set) -> bool:
-    """Whether a piece of *cell* (prefixes of the schedule) needs an existential variable: a stride, a modulo."""
-    divs = []
-    cell.coalesce().foreach_basic_set(lambda b: divs.append(b.dim(isl.dim_type.div)))
-    return any(divs)
+def _intervals_along_last(cell: isl.Set, points: isl.Set) -> bool:
+    """Whether each piece of *cell* holds, for each value of the other dimensions, every point of *points* between
+    its least and greatest value of the last dimension: pieces of a loop (the columns at both edges are two), not
+    every other iteration."""
+    n = cell.dim(isl.dim_type.set)
+    after = isl.Map.lex_le(isl.Space.set_alloc(CTX, 0, 1).align_params(cell.get_space()))
+
+    def by_outer(s: isl.Set) -> isl.Map:
+        return isl.Map.from_range(s).move_dims(isl.dim_type.in_, 0, isl.dim_type.out, 0, n - 1)
+
+    ok = []
+
+    def check(b: isl.BasicSet) -> None:
+        inside = by_outer(isl.Set.from_basic_set(b))
+        between = inside.lexmin().apply_range(after).intersect(inside.lexmax().apply_range(after.reverse()))
+        ok.append(between.intersect(by_outer(points)).is_subset(inside))
+
+    cell.coalesce().foreach_basic_set(check)
+    return all(ok)
 
 
 def _few_along_last(rest: isl.Set) -> bool:
