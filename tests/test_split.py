@@ -154,3 +154,41 @@ def test_a_copy_keeps_the_order_its_loops_carried_dependences_ask_of_the_vector_
     code = out.read_text()
     assert "C[c0 + 1]" in code  # (the clamp made in the middle's copy)
     assert "ivdep" not in code
+
+
+TWO_NESTS = """
+void f(int n, double A[restrict 30][30], double B[restrict 30][30])
+{
+#pragma scop
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double acc = 0.0;
+            for (int k = 0; k < 3; k++) {
+                int ii = i + k - 1;
+                if (ii < 0)
+                    ii = 0;
+                acc += A[ii][j];
+            }
+            B[i][j] = acc;
+        }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            int ii = i + 1;
+            if (ii > n - 1)
+                ii = n - 1;
+            A[i][j] = B[ii][j] * 0.5;
+        }
+#pragma endscop
+}
+"""
+
+
+def test_each_nests_own_clamped_index_of_one_name_is_substituted_in_its_scope(tmp_path, capsys):
+    # (progen.clamped_program(1029): the second `int ii` kept both as variables, and the subscripts read a value
+    # the region writes)
+    src, out = tmp_path / "two.c", tmp_path / "two.opt.c"
+    src.write_text(TWO_NESTS)
+    assert main(["optimize", str(src), "-o", str(out)]) == 0
+    assert "not affine" not in capsys.readouterr().err
+    code = out.read_text()
+    assert "ii" not in code[:code.index("} else {")]

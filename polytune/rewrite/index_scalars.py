@@ -3,8 +3,10 @@ iterators around it and of values the region does not change (`int idx = i*cols 
 assigned again, is replaced at each use by that expression (`A[idx]` -> `A[(i*cols + j)]`, a flattened
 subscript that delinearization then reads), cast to the variable's type where that type differs from
 int. Declarations are taken in order, so an index defined from an earlier one (`int row = i*n; int k = row
-+ j;`) is substituted too. An index clamped right after its declaration (`int xx = x + k; if (xx < 0) xx = 0;
-if (xx > w - 1) xx = w - 1;`, as image filters clamp to the edge) is first declared with its final value
++ j;`) is substituted too; a name declared in several blocks (each nest's own `int xx`) is substituted in each
+declaration's scope where that scope neither assigns nor declares it again. An index clamped right after its
+declaration (`int xx = x + k; if (xx < 0) xx = 0; if (xx > w - 1) xx = w - 1;`, as image filters clamp to the
+edge) is first declared with its final value
 (`int xx = (x + k) < 0 ? 0 : ...`): a piecewise-affine subscript."""
 from __future__ import annotations
 
@@ -41,8 +43,15 @@ def substitute_index_scalars(region: Region) -> Region:
     done = False
     for d in [n for n in walk(body) if isinstance(n, c_ast.Decl)]:
         t = _integer(d, region)
-        if t is None or d.init is None or isinstance(d.init, c_ast.InitList) or len(decls.get(d.name, ())) != 1 \
-                or changes.get(d.name):
+        if t is None or d.init is None or isinstance(d.init, c_ast.InitList):
+            continue
+        if len(decls.get(d.name, ())) != 1:  # (one name declared in two blocks: each nest's own `int xx`)
+            block = in_block(body, d)
+            after = c_ast.Compound(block.block_items[block.block_items.index(d) + 1:]) if block is not None \
+                else None
+            if after is None or d.name in declarations(after) or assigned(after).get(d.name):
+                continue
+        elif changes.get(d.name):
             continue
         names = {n.name for n in walk(d.init) if isinstance(n, c_ast.ID)}
         loops = around.get(id(d), set())
