@@ -90,6 +90,21 @@ def test_a_read_only_element_is_loaded_once_and_never_stored(tmp_path):
     _loaded_once_and_never_stored(text, "t")
 
 
+def test_an_element_read_only_in_a_ternarys_branch_is_not_loaded_before_the_loop(tmp_path):
+    # at i = 0 the program never reads t[i - 1]: a load before the j loop would read t[-1] (a choice that
+    # alternates along j: no loop makes it, poly/split.py leaves the statement as it is)
+    text = _same_results(tmp_path, "for (i = 0; i < n; i++) for (j = 0; j < n; j++)\n"
+                                   "  B[i][j] = (i > 0 && j % 2 == 0 ? t[i - 1] : 0.0) + A[i][j];")
+    assert "? (t[" in text and "__typeof__(t[" not in text, text
+
+
+def test_an_element_the_statement_reads_anyway_is_loaded_though_a_branch_reads_it_too(tmp_path):
+    # nussinov's `t[i] = t[i] >= x ? t[i] : x`: the condition reads t[i] in every iteration
+    text = _same_results(tmp_path, "for (i = 0; i < n; i++) for (j = 0; j < n; j++)\n"
+                                   "  t[i] = t[i] >= A[i][j] ? t[i] : A[i][j];")
+    assert "__typeof__(t[" in text, text
+
+
 def test_a_loop_that_may_run_no_iteration_loads_no_element(tmp_path):
     # at i = 0 the j loop is empty: the element is read only behind a test that the loop runs
     text = _same_results(tmp_path, "for (i = 0; i < n; i++) for (j = 0; j < i; j++)\n"

@@ -85,6 +85,15 @@ def test_a_window_reduction_under_a_vector_loop_costs_nothing_and_keeps_its_scal
             assert _result(compile_run(out, str(tmp_path / "opt"), [], True, threads, args=args)) == want
 
 
+def test_a_short_loop_of_taps_innermost_is_unrolled_not_moved_outside_the_image(tmp_path):
+    # unseen helper_blur: 7 taps summed into dst[at(y, x)] (no vector loop marked: the taps' clamps are no steps
+    # of one); the model had taken the schedule with the taps' loop outside the image (0.24 s against 0.022 s)
+    out, report = _optimize(tmp_path, os.path.join(ROOT, "benchmarks", "unseen", "helper_blur.c"))
+    scop = report["scops"][0]
+    assert scop["scheduler"] != "outer" and scop["scheduler_costs"][f"{scop['scheduler']}/stride"] == {
+        "serial": 0, "bad_accesses": 0, "region_depth": 0}
+
+
 def test_a_contractions_k_is_no_window_its_scalar_is_still_expanded(tmp_path):
     _out, report = _optimize(tmp_path, LLMC)
     assert report["scops"][0]["expanded"] == ["val"]

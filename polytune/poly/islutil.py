@@ -36,6 +36,26 @@ def sets_of(uset: isl.UnionSet) -> list[isl.Set]:
     return out
 
 
+def few_along(points: isl.Set, k: int, few: int) -> bool:
+    """Whether each piece of *points* holds fewer than *few* values of its dimension *k* for each value of the
+    dimensions before it, whatever the parameters (the dimensions after it projected out)."""
+    n = points.dim(isl.dim_type.set)
+    upto = points.project_out(isl.dim_type.set, k + 1, n - k - 1)
+    spans = []
+
+    def check(b: isl.BasicSet) -> None:
+        s = isl.Set.from_basic_set(b)
+        pairs = isl.Map.from_domain_and_range(s, s)
+        for j in range(k):
+            pairs = pairs.equate(isl.dim_type.in_, j, isl.dim_type.out, j)
+        diff = pairs.deltas().project_out(isl.dim_type.set, 0, k)
+        diff = diff.project_out(isl.dim_type.param, 0, diff.dim(isl.dim_type.param))
+        spans.append(diff.is_empty() or diff.is_bounded() and diff.dim_max_val(0).to_python() < few)
+
+    upto.coalesce().foreach_basic_set(check)
+    return all(spans)
+
+
 def bounded(fn, max_operations: int, reset: bool = True):
     """Run an isl computation with an operation quota; past it isl raises isl.Error (caller falls back).
     *reset* False: the count goes on from the previous call's (retries share that call's quota).

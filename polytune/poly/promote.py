@@ -41,6 +41,7 @@ class Ref:
     array: str
     subscripts: tuple[str, ...]
     write: bool
+    conditional: bool = False  # in a branch of a ternary or the right operand of && or ||: evaluated only sometimes
 
 
 def refs_of(body: c_ast.Node) -> tuple[list[Ref], set[str]]:
@@ -49,27 +50,28 @@ def refs_of(body: c_ast.Node) -> tuple[list[Ref], set[str]]:
     refs: list[Ref] = []
     bare: set[str] = set()
 
-    def walk(node: c_ast.Node, write: bool) -> None:
+    def walk(node: c_ast.Node, write: bool, sometimes: bool) -> None:
         if isinstance(node, c_ast.ArrayRef):
             subs, base = _chain(node)
             if isinstance(base, c_ast.ID):
-                refs.append(Ref(base.name, tuple(_GEN.visit(s) for s in subs), write))
+                refs.append(Ref(base.name, tuple(_GEN.visit(s) for s in subs), write, sometimes))
             else:
-                walk(base, False)
+                walk(base, False, sometimes)
             for s in subs:
-                walk(s, False)
+                walk(s, False, sometimes)
             return
         if isinstance(node, c_ast.ID):
             bare.add(node.name)
             return
         if isinstance(node, c_ast.FuncCall):  # the callee's name is no array
             if node.args is not None:
-                walk(node.args, False)
+                walk(node.args, False, sometimes)
             return
         for name, child in node.children():
-            walk(child, _writes(node, name))
+            walk(child, _writes(node, name), sometimes or isinstance(node, c_ast.TernaryOp) and name != "cond"
+                 or isinstance(node, c_ast.BinaryOp) and node.op in ("&&", "||") and name == "right")
 
-    walk(body, False)
+    walk(body, False, False)
     return refs, bare
 
 
@@ -188,6 +190,13 @@ def promotable(scop: Scop, occurrences: list[Occurrence], counters: list[str],
         instances = _instances(scop, st, occ, params, counters, loop)
         for r, ref in enumerate(occ.refs):
             if ref.array in bad:
+                continue
+            if ref.conditional and not any(not x.conditional and (x.array, x.subscripts) == (ref.array, ref.subscripts)
+                                           for x in occ.refs):
+                # (a load taken out of the loop would read it where the program does not: `i > 0 ? img[i - 1][j]
+                # : 0` at i = 0, the row before the array; not so where the statement reads it anyway, as
+                # nussinov's `t[i][j] = t[i][j] >= x ? t[i][j] : x` does in its condition)
+                bad.add(ref.array)
                 continue
             if instances is None or ndim.get(ref.array) != len(ref.subscripts):
                 bad.add(ref.array)

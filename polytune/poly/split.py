@@ -25,7 +25,7 @@ import islpy as isl
 from pycparser import c_ast
 
 from .extract import _clone, choice_nodes
-from .islutil import CTX, sets_of
+from .islutil import CTX, few_along, sets_of
 from .marks import ContractionMark, IvdepMark, mark_id, mark_of, marks_of
 from .scop import Scop, Statement
 
@@ -207,7 +207,8 @@ def _cells(sched: isl.Map, domain: isl.Set, choices: list) -> list | None:
         yes, no = sched.intersect_domain(first).range(), sched.intersect_domain(domain.subtract(first)).range()
         sides.append((yes.subtract(no), no.subtract(yes)))
         uniform = uniform.intersect(sides[-1][0].union(sides[-1][1]))
-    if uniform.is_empty() or _few_along_last(uniform) or not _few_along_last(points.subtract(uniform)):
+    if uniform.is_empty() or few_along(uniform, uniform.dim(isl.dim_type.set) - 1, FEW) \
+            or not few_along(points.subtract(uniform), points.dim(isl.dim_type.set) - 1, FEW):
         return None  # (none, a few columns only, or too many columns left as they are)
     cells = [uniform]
     for yes, no in sides:
@@ -238,25 +239,6 @@ def _intervals_along_last(cell: isl.Set, points: isl.Set) -> bool:
 
     cell.coalesce().foreach_basic_set(check)
     return all(ok)
-
-
-def _few_along_last(rest: isl.Set) -> bool:
-    """Whether each piece of *rest* holds at most FEW values of its last dimension for each value of the others
-    (whatever the parameters)."""
-    n = rest.dim(isl.dim_type.set)
-    bounded = []
-
-    def check(b: isl.BasicSet) -> None:
-        s = isl.Set.from_basic_set(b)
-        pairs = isl.Map.from_domain_and_range(s, s)
-        for k in range(n - 1):
-            pairs = pairs.equate(isl.dim_type.in_, k, isl.dim_type.out, k)
-        diff = pairs.deltas().project_out(isl.dim_type.set, 0, n - 1)
-        diff = diff.project_out(isl.dim_type.param, 0, diff.dim(isl.dim_type.param))
-        bounded.append(diff.is_empty() or diff.is_bounded() and diff.dim_max_val(0).to_python() < FEW)
-
-    rest.coalesce().foreach_basic_set(check)
-    return all(bounded)
 
 
 def _with_option(schedule: isl.Schedule, path: tuple, member: int) -> isl.Schedule:
