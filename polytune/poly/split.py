@@ -13,10 +13,12 @@ instances (the edges) with its body as it is. The band gets isl's `separate` opt
 generates a loop of its own for each cell and for the edges between them.
 
 The instances, their schedule and so their order are unchanged (the schedule is pulled back over the renaming):
-the split is legal under any schedule. A member is taken only where the prefixes that are not uniform are few
-along it (each piece of them fewer than FEW along m whatever the parameters: the columns at the edges, the tiles
-across them) and the uniform ones are not: not where the choices are the same only for some parameters' values
-(`j < 4 ? j : 4` is uniform along i only where n <= 4)."""
+the split is legal under any schedule. A member is taken only where it and the members before it in its band run
+loops as written (one iterator, no tile loop, no skewing: cells over those cost isl's code generation more than
+the split gains, a tiled time loop 67 s instead of 6), where the prefixes that are not uniform are few along it
+(each piece of them fewer than FEW along m whatever the parameters: the columns at the edges) and the uniform
+ones are not: not where the choices are the same only for some parameters' values (`j < 4 ? j : 4` is uniform
+along i only where n <= 4), and where each cell is pieces of the loop, not a stride of it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -174,11 +176,31 @@ def _split_member(scop: Scop, schedule: isl.Schedule, st: Statement):
             continue
         n = node.band_n_member()
         for m in range(n):
+            if not _plain_member(node, m, st):
+                break  # (a tile loop, a skewed one: cells over them cost isl more than the split gains)
             upto = partial.project_out(isl.dim_type.out, m + 1, n - m - 1)
             cells = _cells(prefix.flat_range_product(upto), domain, choices)
             if cells is not None:
                 return path, m, cells
     return None
+
+
+def _plain_member(node, m: int, st: Statement) -> bool:
+    """Whether band member *m* runs one of the statement's loops as written: one iterator, step one or minus one, no
+    division (not a tile loop, not a skewed one)."""
+    upa = node.band_get_partial_schedule().get_at(m)
+    pa = upa.extract_pw_aff(isl.Space.map_from_domain_and_range(
+        st.domain.get_space(), isl.Space.set_alloc(CTX, 0, 1).align_params(st.domain.get_space())))
+    ok = []
+
+    def piece(_set, aff) -> None:
+        coefficients = [aff.get_coefficient_val(isl.dim_type.in_, k).to_python()
+                        for k in range(aff.dim(isl.dim_type.in_))]
+        ok.append(aff.dim(isl.dim_type.div) == 0 and sorted(map(abs, coefficients))[-1:] == [1]
+                  and sum(1 for c in coefficients if c) == 1)
+
+    pa.foreach_piece(piece)
+    return len(ok) == 1 and ok[0]
 
 
 def _bands(node, path):

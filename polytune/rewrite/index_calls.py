@@ -37,6 +37,9 @@ def inline_index_calls(region: Region) -> Region:
     return replace(region, body=body) if done[0] else region
 
 
+# calls extract reads by their names, whatever the file defines them as (Pluto's integer divisions: `floord(e, 2)`
+# is a quasi-affine floor, where its inlined body divides by a parameter)
+KNOWN = frozenset({"min", "max", "MIN", "MAX", "floord", "ceild"})
 MAX_DEPTH = 8  # helpers calling helpers: deeper (or recursive) calls are left as they are
 
 
@@ -53,7 +56,7 @@ def _inlined(call: c_ast.FuncCall, helpers: dict, depth: int) -> c_ast.Node | No
         if not _index_like(a):
             return None
         inner.append(a)
-    values = {p.name: _cast(p.type, a) for p, a in zip(f.params, inner)}
+    values = {p.name: a if isinstance(a, c_ast.Constant) else _cast(p.type, a) for p, a in zip(f.params, inner)}
 
     # the parameters first, then the helpers the body calls, on the arguments (not on the parameters' names,
     # which may be the caller's too: `at(k, j, n)` returning `idx(i, j, n)`)
@@ -88,6 +91,8 @@ def _helpers(region: Region) -> dict[str, _Helper]:
         return out
     for fd in region.scope.functions:
         decl = fd.decl
+        if decl.name in KNOWN:
+            continue
         ftype = decl.type if isinstance(decl, c_ast.Decl) else None
         if not isinstance(ftype, c_ast.FuncDecl) or not _integer(ftype.type, region):
             continue
