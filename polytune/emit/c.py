@@ -858,12 +858,14 @@ def generate_region(scop: Scop, tiled: TiledSchedule, parallel: bool = True, ivd
     loops free of them); CodegenMismatch where it is not."""
     prefix = fresh_prefix(scop, avoid)
     # (the statements whose clamps a loop makes: poly/split.py; the parallel loops' work counted before, on the
-    # statements as they are: over the copies' cells it took isl 13 s on a nest with divisions in its bounds)
-    split = split_choices(scop, with_work(tiled.schedule, scop.context)) \
-        if any(st.choices for st in scop.statements) else None
-    if split is not None:
-        scop, tiled = split.scop, replace(tiled, schedule=split.schedule)
-        deps = None if deps is None else split.renamed(deps)
+    # statements as they are: over the copies' cells it took isl 13 s on a nest with divisions in its bounds; the
+    # marks keep it, so build_ast does not count it again)
+    if any(st.choices for st in scop.statements):
+        tiled = replace(tiled, schedule=with_work(tiled.schedule, scop.context))
+        split = split_choices(scop, tiled.schedule)
+        if split is not None:
+            scop, tiled = split.scop, replace(tiled, schedule=split.schedule)
+            deps = None if deps is None else split.renamed(deps)
     buffers = tile_buffers(scop, tiled.schedule)
     slices = thread_slices(scop, tiled.schedule, buffers)
     offsets: list[dict | None] = []

@@ -14,7 +14,7 @@ from pycparser import c_ast
 
 from ..frontend import Region, int_type
 from ._ast import clone, transform, walk
-from .index_scalars import _index_like
+from .index_scalars import _INDEX_CALLS, _index_like
 
 
 def inline_index_calls(region: Region) -> Region:
@@ -25,7 +25,7 @@ def inline_index_calls(region: Region) -> Region:
     done = [False]
 
     def fn(n):
-        if not (isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and n.name.name in helpers):
+        if not _helper_call(n, helpers):
             return None
         inlined = _inlined(n, helpers, 0)
         if inlined is None:
@@ -39,7 +39,7 @@ def inline_index_calls(region: Region) -> Region:
 
 # calls extract reads by their names, whatever the file defines them as (Pluto's integer divisions: `floord(e, 2)`
 # is a quasi-affine floor, where its inlined body divides by a parameter)
-KNOWN = frozenset({"min", "max", "MIN", "MAX", "floord", "ceild"})
+KNOWN = _INDEX_CALLS | {"floord", "ceild"}
 MAX_DEPTH = 8  # helpers calling helpers: deeper (or recursive) calls are left as they are
 
 
@@ -51,8 +51,7 @@ def _inlined(call: c_ast.FuncCall, helpers: dict, depth: int) -> c_ast.Node | No
         return None
     inner: list[c_ast.Node] = []
     for a in args:  # (an argument that calls a helper: that call inlined first)
-        a = transform(clone(a), lambda n: _inlined(n, helpers, depth + 1) if isinstance(n, c_ast.FuncCall)
-                      and isinstance(n.name, c_ast.ID) and n.name.name in helpers else None)
+        a = transform(clone(a), lambda n: _inlined(n, helpers, depth + 1) if _helper_call(n, helpers) else None)
         if not _index_like(a):
             return None
         inner.append(a)
@@ -67,9 +66,12 @@ def _inlined(call: c_ast.FuncCall, helpers: dict, depth: int) -> c_ast.Node | No
         return clone(values[n.name]) if isinstance(n, c_ast.ID) and n.name in values else None
 
     out = transform(clone(f.result), parameter)
-    out = transform(out, lambda n: (_inlined(n, helpers, depth + 1) or n) if isinstance(n, c_ast.FuncCall)
-                    and isinstance(n.name, c_ast.ID) and n.name.name in helpers else None)
+    out = transform(out, lambda n: (_inlined(n, helpers, depth + 1) or n) if _helper_call(n, helpers) else None)
     return _cast(f.returns, out) if _index_like(out) else None
+
+
+def _helper_call(n: c_ast.Node, helpers: dict) -> bool:
+    return isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and n.name.name in helpers
 
 
 def _cast(t: c_ast.TypeDecl, e: c_ast.Node) -> c_ast.Node:
@@ -113,7 +115,7 @@ def _helpers(region: Region) -> dict[str, _Helper]:
         out[decl.name] = _Helper(params, ftype.type, result)
     # a helper's own calls must be helpers' (or min/max, which _index_like accepts)
     return {name: h for name, h in out.items()
-            if all(n.name.name in out or n.name.name in ("min", "max", "MIN", "MAX") for n in walk(h.result)
+            if all(n.name.name in out or n.name.name in _INDEX_CALLS for n in walk(h.result)
                    if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID))}
 
 
