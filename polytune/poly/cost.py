@@ -11,8 +11,9 @@ sizes that are unknown at compile time, as PolyBench's are). For each of them, f
   statement on itself (a reduction or recurrence gcc will not vectorize without reassociating) unless
   the statement streams an array (touches some element once: memory-bound, see `_streams`);
 - region depth: the loops around its OpenMP loop (each starts the parallel region once per iteration).
-An innermost loop of a constant count below UNROLLED (a filter's taps) is unrolled whole by gcc: the loop outside
-it is innermost. A statement under an `omp simd` loop whose inner loops are all windows (`_window`: a filter's taps,
+An innermost loop of a constant count below UNROLLED (a filter's taps) is unrolled whole by gcc, and so is each
+short constant loop outside it: the loop outside them is innermost, and pays for a self-dependence it carries.
+A statement under an `omp simd` loop whose inner loops are all windows (`_window`: a filter's taps,
 `sum += in[y + d][x]`) is vectorized along that loop: its accesses count along it, and the taps' reduction and walk
 cost nothing (box_blur's column pass, x vectorized around its d taps, ran 1.2-1.3x faster than the tiled
 taps with the sum expanded, which the model had ranked equal).
@@ -85,10 +86,8 @@ def schedule_cost(scop: Scop, deps: Dependences, ts: TiledSchedule, reductions: 
         if not varying:
             continue
         vector = _vector_loop(simd, sd, st, full, varying, width)
-        if vector is None and len(varying) > 1 and few_along(pts, varying[-1], UNROLLED) \
-                and _walks(address_changes(full, sd, st, varying[-1], width)):
-            vector = varying[-2]  # (gcc unrolls the short innermost loop whole: the loop outside it is innermost)
-        inner = varying[-1] if vector is None else vector
+        unrolled = vector is None and _unrolled(pts, full, sd, st, varying, width)
+        inner = varying[-1 - unrolled] if vector is None else vector
         changes = address_changes(full, sd, st, inner, width)
         if all(x is None for x in changes):
             bad += len(changes)  # the loop steps by more than one (diamond tiles' lattice): no access is regular
@@ -96,6 +95,21 @@ def schedule_cost(scop: Scop, deps: Dependences, ts: TiledSchedule, reductions: 
         if reductions and vector is None and not _streams(st, scop.context):
             bad += UNVECTORIZABLE * _carries_self(d, full, st.name, inner, width)
     return Cost(serial, bad, region)
+
+
+def _unrolled(pts: isl.Set, full: isl.UnionMap, sd: isl.UnionSet, st, varying: list[int], width: int) -> int:
+    """How many innermost loops gcc unrolls whole: a short constant loop along which some access moves (a
+    filter's taps), then each short constant loop outside it (a time loop of T = 5 sunk inside the image's
+    loops, helper_blur under Pluto's schedule); one loop always stays. The loop outside them is the one gcc
+    vectorizes, and it still pays for a dependence of the statement on itself that it carries (that sunk time
+    loop, whose accesses stay put: nothing to vectorize along it)."""
+    if len(varying) < 2 or not few_along(pts, varying[-1], UNROLLED) \
+            or not _walks(address_changes(full, sd, st, varying[-1], width)):
+        return 0
+    n = 1
+    while n + 1 < len(varying) and few_along(pts, varying[-1 - n], UNROLLED):
+        n += 1
+    return n
 
 
 def _walks(changes: list) -> bool:
