@@ -629,8 +629,7 @@ def scop_report(a: AnalyzedScop, ts: TiledSchedule) -> dict:
              {"point_member": b.unroll_jam[0], "factor": b.unroll_jam[1]},
              "point_loop_order": list(b.point_order), "sequence_at": b.sequence_at, "sunk": b.sunk,
              "parallel_loop_alternative": b.parallel_alternative, "parallel_loop_collapse": b.parallel_collapse,
-             **({"one_thread_tile_sizes": list(b.one_thread_sizes)} if b.one_thread_sizes else {}),
-             **({"one_thread_untiled": True} if b.one_thread_untiled else {})}
+             **({"one_thread_tile_sizes": list(b.one_thread_sizes)} if b.one_thread_sizes else {})}
             for b in ts.bands
         ],
         "tile_sizes": list(ts.tile_sizes),

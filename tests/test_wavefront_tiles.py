@@ -71,28 +71,13 @@ def test_the_wide_tiles_give_the_originals_table_on_one_to_three_threads(args, t
     out, report = tmp_path / "nw.opt.c", tmp_path / "nw.json"
     assert main(["optimize", NW, "-q", "-o", str(out), "--report", str(report)]) == 0
     bands = json.loads(report.read_text())["scops"][0]["bands"]
-    assert bands[0]["tile_sizes"] == [32, 512] and bands[0]["one_thread_untiled"]
-    assert "one_thread_tile_sizes" not in bands[0]
+    assert bands[0]["tile_sizes"] == [32, 512] and bands[0]["one_thread_tile_sizes"] == [8, 256]
     text = out.read_text()
     assert "if ((max_rows - 1) > 32L * (omp_get_max_threads() - 1) && (max_cols - 1) > 512L * " \
         "(omp_get_max_threads() - 1))" in text
     want = _hash(compile_run(NW, str(tmp_path / "ref"), [], openmp=False, args=args))
     for threads in (1, 2, 3):
         assert _hash(compile_run(str(out), str(tmp_path / "opt"), [], True, threads, args=args)) == want
-
-
-def test_a_tables_loops_tiled_only_for_their_wavefront_run_untiled_on_one_thread(tmp_path):
-    # (nw, edit distance, LCS at 1 thread on dev box C: untiled 1.04-1.23x of gcc's build of the original, tiles
-    # of 8 x 256 0.94-1.10x); tiles the user asks for, and a stencil's time tiles, stay
-    def loops(*options):
-        out = tmp_path / "nw.opt.c"
-        assert main(["optimize", NW, "-q", "--no-parallel", *options, "-o", str(out)]) == 0
-        text = out.read_text()
-        return text[text.index("void nw_score"):text.index("static double wall")].count("for (long ")
-    assert loops() == 2
-    assert loops("--schedule", "pluto") == 4 and loops("--tile-sizes", "8,256") == 4
-    jacobi = analyze(os.path.join(ROOT, "benchmarks", "pluto", "jacobi-2d.c")).scops[0].cpu
-    assert all(b.tiled for b in jacobi.tiled((), parallel=False).bands)
 
 
 def test_tunes_default_start_holds_the_wavefronts_sizes_and_optimizes_output_is_run_beside():

@@ -77,9 +77,6 @@ class BandInfo:
     # the tile sizes of the region's one-thread version (its tiles in order) where they differ from tile_sizes:
     # a wavefront band sized by default (WAVEFRONT_TILES; in order, ROW_TILES)
     one_thread_sizes: tuple[int, ...] = ()
-    # a wavefront band tiled only for its parallelism (no reuse needs the tiles): the region's one-thread version
-    # runs it untiled
-    one_thread_untiled: bool = False
     # a wavefront band tiled by WAVEFRONT_TILES: per member (its number of values, an isl.PwAff of the
     # parameters; its tile size), for the run-time choice between these tiles and 32's (pipeline._c_region)
     wide_tiles: tuple = ()
@@ -170,7 +167,6 @@ class Transformer(Parallelism, PointOrder, Reuse):
         sched_text = str(node.band_get_partial_schedule())
         index = len(self.bands)
         untiled_order = None  # the member order of a band that the reuse rule leaves untiled
-        for_parallelism_only = False
         peeled = False  # (that order kept: its inner loops peeled by gcc, unjammed)
         for_reuse = True
         if (self.tile and permutable and n >= 2 and self.reuse_rule
@@ -181,15 +177,6 @@ class Transformer(Parallelism, PointOrder, Reuse):
             order = self.point_order(node, extents)
             trial = permute(node, order) if order != list(range(n)) else node
             reason = self.tiling_reason(trial)
-            # a table's two loops, tiled only for the parallelism of their wavefront (dependences on near cells,
-            # no reuse that needs the tiles, no loops inside): where the tiles run in order on one thread (the
-            # one-thread version, --no-parallel) they gain nothing, and each restarts its rows' streams
-            # (Needleman-Wunsch, edit distance, LCS at 1 thread: untiled 1.04-1.23x of gcc's build of the
-            # original, tiles of 8 x 256 0.94-1.10x; dev box C). (A stencil's time tiles keep theirs.)
-            for_parallelism_only = reason == "parallelism" and n == 2 and not band_nodes(node.child(0)) \
-                and _near_dependences(node, self.deps) and not self.reuse_needs_tiles(trial)
-            if for_parallelism_only and not (self.wavefront and self.parallel):
-                reason = None
             # (tiles for parallelism, or where the rule cannot judge, are no gain of locality: expand.py)
             for_reuse = reason not in ("parallelism", "below")
             if reason is None:
@@ -274,8 +261,6 @@ class Transformer(Parallelism, PointOrder, Reuse):
             wide = self.wavefront_sizes(node, extents, sizes) if par is None and diamond is None else None
             if wide is not None:
                 (sizes, one_thread_sizes), self.used_sizes[-n:] = wide, wide[0]
-                if for_parallelism_only:
-                    one_thread_sizes = ()  # (its one-thread version is untiled: one_thread_untiled)
                 if self.wavefront and self.parallel:
                     spans = _spans(node)
                 tiled = node.band_tile(_tile_values(node, sizes)).band_set_permutable(1)
@@ -366,7 +351,6 @@ class Transformer(Parallelism, PointOrder, Reuse):
                                    sunk=sunk, parallel_alternative=alternative_name, for_reuse=for_reuse,
                                    parallel_collapse=par is not None and mark.collapse == 2,
                                    one_thread_sizes=one_thread_sizes,
-                                   one_thread_untiled=for_parallelism_only and wavefront,
                                    wide_tiles=tuple(zip(spans, sizes)) if spans else ()))
         return (point.child(0) if jam else point), desc is not None  # (below the jam: its band of copies)
 

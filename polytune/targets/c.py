@@ -205,10 +205,9 @@ class CTarget(Target):
 
     def default_has_own_one_thread_tiles(self) -> bool:
         """Whether `optimize`'s output has a one-thread version whose tiles differ from its wavefront's (a
-        wavefront band sized by default: BandInfo.one_thread_sizes, or untiled there: one_thread_untiled), which
-        no configuration of a space holds."""
-        return any(b.one_thread_sizes or b.one_thread_untiled for c in self.default_choice()
-                   for ts in self.default_schedules(c) for b in ts.bands)
+        wavefront band sized by default: BandInfo.one_thread_sizes), which no configuration of a space holds."""
+        return any(b.one_thread_sizes for c in self.default_choice() for ts in self.default_schedules(c)
+                   for b in ts.bands)
 
     def default_tiles(self, space: SearchSpace, choice: ScheduleChoice) -> tuple[int, ...]:
         """The tile coordinates of *space* as `optimize` sizes the bands of *choice* with no sizes given: 32, but
