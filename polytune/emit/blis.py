@@ -58,12 +58,6 @@ def pack_work() -> int:
 _VECTOR_TYPES = ("float", "double", "int", "long", "unsigned int", "unsigned long", "short", "long long")
 
 
-# The micro-kernel's k loop is unrolled by this many steps (`#pragma GCC unroll`, which clang honours too): gcc
-# -O3 does not unroll it, and each step ends in a pointer bump, a compare and a branch beside its FMAs. H200
-# machine's Xeon (AVX-512, 14 x 16 tile), LARGE, 1 thread, 7 interleaved rounds: gemm 1.04x, 2mm 1.13x, 3mm
-# 1.07x, syr2k 1.12x, syrk 0.99x (benchmarks/results/device_2026-12-07n_unroll*)
-K_UNROLL = 4
-
 FMA_LATENCY = 5  # cycles of a dependent FMA (Haswell, Zen 1: 5; Skylake: 4): the conservative one
 
 
@@ -828,8 +822,6 @@ def _kernel(emit, x: _Names, c: Contraction, updates: tuple, mr: int, nv: int, p
     nb = len(b_pos)
 
     def loop(lo: str, hi: str, guarded: bool) -> None:
-        if not guarded:
-            emit(f"#pragma GCC unroll {K_UNROLL}", i1)
         emit(f"for (long {x.pp} = {lo}; {x.pp} < {hi}; {x.pp}++) {{", i1)
         i2 = i1 + 1
         for k, t in b_pos.items():
