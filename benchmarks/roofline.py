@@ -89,6 +89,30 @@ for _ in range(3):
 print(sorted(ts)[1])
 """
 
+# The kernels the library runs: OpenBLAS picks them at load time from the core it detects, and on a core it does
+# not know (a virtual machine's "Intel Xeon Processor") it may fall back to older ones (an AVX-512 host whose
+# OpenBLAS ran gemm at 38 GFLOP/s on one core against 107 GFLOP/s of FMA chains, 2026-12-07): the table names
+# them, so that a share of such a library is not read as the library's ceiling.
+LIBRARY_CODE = r"""
+import ctypes
+from scipy.linalg import blas  # (loads the library)
+paths = []
+for line in open("/proc/self/maps"):
+    path = line.split()[-1]
+    if "openblas" in path.rsplit("/", 1)[-1] and ".so" in path and path not in paths:
+        paths.append(path)
+for path in paths:
+    lib = ctypes.CDLL(path)
+    for name in ("scipy_openblas_get_corename", "scipy_openblas_get_corename64_", "openblas_get_corename",
+                 "openblas_get_corename64_"):
+        f = getattr(lib, name, None)
+        if f is not None:
+            f.restype = ctypes.c_char_p
+            print(f().decode())
+            raise SystemExit
+print("unknown")
+"""
+
 PEAK_C = r"""
 #include <stdio.h>
 #include <time.h>
@@ -171,6 +195,10 @@ def machine_ceilings(tmp: str, threads: list[int]) -> dict:
     sh(["gcc", "-O3", "-march=native", "-fopenmp", src, "-o", src[:-2]])
     out["triad_gbs"] = {str(t): float(sh([src[:-2]], dict(os.environ, OMP_NUM_THREADS=str(t))).split()[0])
                         for t in threads}
+    try:
+        out["openblas_core"] = sh([sys.executable, "-c", LIBRARY_CODE], timeout=120).strip() or "unknown"
+    except (RuntimeError, OSError, subprocess.TimeoutExpired):
+        out["openblas_core"] = "unknown"
     return out
 
 
@@ -255,7 +283,9 @@ def table(rec: dict) -> str:
              f"{c['measured_gflops_per_core']:.1f} GFLOP/s (independent FMA chains); STREAM triad "
              + ", ".join(f"{t} thread(s) {g:.1f} GB/s" for t, g in c["triad_gbs"].items())
              + f". {rec['dataset']}, medians of {rec['rounds']} interleaved rounds; load average after: "
-             + ", ".join(f"{x:.1f}" for x in rec["load_after"]) + ".", ""]
+             + ", ".join(f"{x:.1f}" for x in rec["load_after"]) + "."
+             + (f" OpenBLAS's kernels: {c['openblas_core']} (the core it detected)." if "openblas_core" in c else ""),
+             ""]
     variants = ["gcc", "polytune", "polly19", "pluto", "openblas"]
     for t in rec["threads"]:
         peak = c["measured_gflops_per_core"] * t
