@@ -24,6 +24,8 @@ _MARKER = re.compile(r'^#\s*(?:line\s+)?(\d+)\s+"((?:[^"\\]|\\.)*)"')
 _TYPEDEF = re.compile(r"\btypedef\b[^;{}]*?\b([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*;")
 _TYPEDEF_STRUCT = re.compile(r"\btypedef\s+(?:struct|union|enum)\b[^;]*?\}\s*([A-Za-z_]\w*)\s*;", re.DOTALL)
 _REGION_FUNC = "__polytune_region"
+# the calls of two operands read as their minimum and maximum (macros and functions of those names alike)
+MIN_MAX = frozenset({"min", "max", "MIN", "MAX"})
 
 
 @dataclass(frozen=True)

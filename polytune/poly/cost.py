@@ -86,8 +86,7 @@ def schedule_cost(scop: Scop, deps: Dependences, ts: TiledSchedule, reductions: 
         if not varying:
             continue
         vector = _vector_loop(simd, sd, st, full, varying, width)
-        unrolled = _unrolled(pts, full, sd, st, varying, width) if vector is None else 0
-        inner = varying[-1 - unrolled] if vector is None else vector
+        inner = vector if vector is not None else varying[-1 - _unrolled(pts, full, sd, st, varying, width)]
         changes = address_changes(full, sd, st, inner, width)
         if all(x is None for x in changes):
             bad += len(changes)  # the loop steps by more than one (diamond tiles' lattice): no access is regular

@@ -9,7 +9,7 @@ import islpy as isl
 from pycparser import c_ast, c_generator
 
 from ..errors import UnsupportedError
-from ..frontend import Region, c_spelling, int_type
+from ..frontend import MIN_MAX, Region, c_spelling, int_type
 from ..purity import PURE_FUNCTIONS
 from .delinearize import DelinearizeError, FlatAccess, Poly, delinearize
 from .islutil import CTX, isl_name
@@ -256,7 +256,7 @@ class _Builder:
             return [(_and(c, g), x) for g, x in self.pieces(e.iftrue, iters)] + \
                    [(_and(f"not ({c})", g), x) for g, x in self.pieces(e.iffalse, iters)]
         if isinstance(e, c_ast.FuncCall) and isinstance(e.name, c_ast.ID) \
-                and e.name.name in _MIN_MAX and e.args and len(e.args.exprs) == 2:
+                and e.name.name in MIN_MAX and e.args and len(e.args.exprs) == 2:
             x, y = (self.pieces(a, iters) for a in e.args.exprs)
             cmp = "<=" if e.name.name.lower() == "min" else ">="
             self.choices[id(e)] = " or ".join(f"({_and(_and(ga, gb), f'{a} {cmp} {b}')})" for ga, a in x for gb, b in y)
@@ -798,9 +798,6 @@ class _Slice(list):
     """The leading subscripts of an array passed to a user's pure function: it reads every element below."""
 
 
-_MIN_MAX = frozenset({"min", "max", "MIN", "MAX"})  # two-operand calls read as pieces, and choices of a statement
-
-
 def _conjunction_text(conds: list[str]) -> str:
     out = "true"
     for c in conds:
@@ -829,7 +826,7 @@ def choice_nodes(expr: c_ast.Node) -> list:
 
     def visit(n: c_ast.Node) -> None:
         if isinstance(n, c_ast.TernaryOp) or isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) \
-                and n.name.name in _MIN_MAX and n.args is not None and len(n.args.exprs) == 2:
+                and n.name.name in MIN_MAX and n.args is not None and len(n.args.exprs) == 2:
             out.append(n)
         for _, child in n.children():
             visit(child)

@@ -12,9 +12,9 @@ from dataclasses import replace
 
 from pycparser import c_ast
 
-from ..frontend import Region, int_type
+from ..frontend import MIN_MAX, Region, int_type
 from ._ast import clone, transform, walk
-from .index_scalars import _INDEX_CALLS, _index_like
+from .index_scalars import _index_like
 
 
 def inline_index_calls(region: Region) -> Region:
@@ -39,7 +39,7 @@ def inline_index_calls(region: Region) -> Region:
 
 # calls extract reads by their names, whatever the file defines them as (Pluto's integer divisions: `floord(e, 2)`
 # is a quasi-affine floor, where its inlined body divides by a parameter)
-KNOWN = _INDEX_CALLS | {"floord", "ceild"}
+KNOWN = MIN_MAX | {"floord", "ceild"}
 MAX_DEPTH = 8  # helpers calling helpers: deeper (or recursive) calls are left as they are
 
 
@@ -115,7 +115,7 @@ def _helpers(region: Region) -> dict[str, _Helper]:
         out[decl.name] = _Helper(params, ftype.type, result)
     # a helper's own calls must be helpers' (or min/max, which _index_like accepts)
     return {name: h for name, h in out.items()
-            if all(n.name.name in out or n.name.name in _INDEX_CALLS for n in walk(h.result)
+            if all(n.name.name in out or n.name.name in MIN_MAX for n in walk(h.result)
                    if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID))}
 
 

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from pycparser import c_ast
 
-from ..frontend import Region, int_type
+from ..frontend import MIN_MAX, Region, int_type
 from ._ast import (
     assigned,
     clone,
@@ -27,8 +27,6 @@ from ._ast import (
     variables,
     walk,
 )
-
-_INDEX_CALLS = frozenset({"min", "max", "MIN", "MAX"})
 
 
 def substitute_index_scalars(region: Region) -> Region:
@@ -138,7 +136,7 @@ def _index_like(e) -> bool:
         if isinstance(n, c_ast.Typename) and not (isinstance(n.type, c_ast.TypeDecl) and isinstance(
                 n.type.type, c_ast.IdentifierType) and int_type(n.type.type.names) is not None):
             return False  # a cast to an integer type only
-        if isinstance(n, c_ast.FuncCall) and not (isinstance(n.name, c_ast.ID) and n.name.name in _INDEX_CALLS):
+        if isinstance(n, c_ast.FuncCall) and not (isinstance(n.name, c_ast.ID) and n.name.name in MIN_MAX):
             return False
         if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "&", "*", "sizeof"):
             return False

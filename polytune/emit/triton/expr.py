@@ -9,7 +9,7 @@ import islpy as isl
 from pycparser import c_ast, c_generator
 
 from ...errors import UnsupportedError
-from ...frontend import c_spelling
+from ...frontend import MIN_MAX, c_spelling
 from ...poly.scop import Scop
 from ..printer import list_
 
@@ -264,7 +264,7 @@ class _CExpr:
             fn = n.name.name
             if fn in ("abs", "labs"):
                 return "int" if fn == "abs" else "long"
-            if fn in ("min", "max", "MIN", "MAX") and n.args and len(n.args.exprs) == 2:
+            if fn in MIN_MAX and n.args and len(n.args.exprs) == 2:
                 return _arith(*(self.ctype(a) for a in n.args.exprs))
             return "float" if fn.endswith("f") and fn[:-1] in _MATH else "double"
         return None
