@@ -220,7 +220,8 @@ def build(args, tmp: str) -> dict[str, dict[str, str]]:
         exes = {}
         opt = os.path.join(tmp, f"{k}.polytune.c")
         sh([sys.executable, "-m", "polytune", "optimize", src, "-o", opt, f"-I{util}", f"-I{kdir}",
-            f"-D{args.dataset}_DATASET", "-DPOLYBENCH_TIME"], dict(os.environ, PYTHONPATH=REPO))
+            f"-D{args.dataset}_DATASET", "-DPOLYBENCH_TIME"],
+           dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p)))
         omp = ["-O3", "-march=native", "-fopenmp"]
         pluto = os.path.join(args.pluto, k + ".pluto.c") if args.pluto else ""
         todo = [("gcc", "gcc", ["-O3", "-march=native"], src)] * ("gcc" in args.variants) \

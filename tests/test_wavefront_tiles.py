@@ -3,8 +3,9 @@ neighbours) and which runs as a tile wavefront is tiled, where no size is given,
 (tiling.WAVEFRONT_TILES, the width along the innermost point loop), and its one-thread version in tiles of 8 by
 256 (ROW_TILES): rows of 32 elements left the hardware prefetcher nothing to follow (docs/DESIGN.md, "Wavefront
 tiles"); where an anti-diagonal would hold fewer than two wide tiles a thread, the parallel code runs tiles of
-32 instead (a run-time choice). Sizes the user gives are kept for both versions; bands with far dependences or
-loops inside keep 32."""
+32 instead (a run-time choice). Sizes the user gives are kept for both versions; bands with loops inside keep 32;
+bands with far dependences (Floyd-Warshall's row k) keep 32 as a wavefront, and run in order in 8 x 64
+(tiling.FAR_ROW_TILES)."""
 from __future__ import annotations
 
 import json
@@ -15,7 +16,7 @@ from conftest import ROOT, compile_run
 
 from polytune.cli import main
 from polytune.pipeline import OptimizeOptions, analyze, generate
-from polytune.poly.tiling import ROW_TILES, WAVEFRONT_TILES
+from polytune.poly.tiling import FAR_ROW_TILES, ROW_TILES, WAVEFRONT_TILES
 from polytune.tune import TuneOptions, make_target
 
 REALC = os.path.join(ROOT, "benchmarks", "realc")
@@ -49,12 +50,33 @@ def test_given_sizes_are_kept_for_both_versions():
     assert not wave.tunable_bands[0].one_thread_sizes
 
 
-@pytest.mark.parametrize("path", [os.path.join(REALC, "floyd.c"),  # row k read by every row: far
-                                  os.path.join(ROOT, "benchmarks", "pluto", "2d_bidirec.c")])  # a loop inside
-def test_bands_with_far_dependences_or_loops_inside_keep_the_default_tiles(path):
-    for a in analyze(path).scops:
+def test_bands_with_loops_inside_keep_the_default_tiles():
+    for a in analyze(os.path.join(ROOT, "benchmarks", "pluto", "2d_bidirec.c")).scops:
         for b in a.cpu.tiled(()).tunable_bands:
             assert set(b.tile_sizes) == {32} and not b.one_thread_sizes
+
+
+@pytest.mark.parametrize("path", [os.path.join(REALC, "floyd.c"), os.path.join(UNSEEN, "widest_path.c")])
+def test_a_band_with_far_dependences_keeps_the_default_wavefront_and_runs_in_order_in_few_rows(path):
+    """(row k and column k, read by every row: the wavefront in 32 x 32, its one-thread version in 8 x 64)"""
+    a = analyze(path).scops[0].cpu
+    (band,) = [b for b in a.tiled(()).tunable_bands if b.tiled]
+    assert band.wavefront and band.tile_sizes == (32, 32) and not band.wide_tiles
+    assert band.one_thread_sizes == FAR_ROW_TILES == (8, 64)
+    assert a.tiled((), wavefront=False).tile_sizes == FAR_ROW_TILES
+
+
+def test_far_one_thread_tiles_give_the_originals_paths_on_one_and_two_threads(tmp_path):
+    """(300 nodes: 5 rows of tiles of 64 columns, the last one partial)"""
+    path = os.path.join(UNSEEN, "widest_path.c")
+    out, report = tmp_path / "wp.opt.c", tmp_path / "wp.json"
+    assert main(["optimize", path, "-q", "-o", str(out), "--report", str(report), "-DN=300"]) == 0
+    bands = json.loads(report.read_text())["scops"][0]["bands"]
+    assert [b.get("one_thread_tile_sizes") for b in bands if b["tiled"]] == [[8, 64]]
+    want = compile_run(path, str(tmp_path / "ref"), ["-DN=300"], openmp=False).split("checksum:")[1]
+    for threads in (1, 2):
+        got = compile_run(str(out), str(tmp_path / "opt"), ["-DN=300"], True, threads).split("checksum:")[1]
+        assert got == want
 
 
 def test_a_known_extent_too_short_for_four_wide_tiles_keeps_the_default_tiles():
@@ -90,7 +112,8 @@ def test_tunes_default_start_holds_the_wavefronts_sizes_and_optimizes_output_is_
     # (the one-thread version's tiles are no configuration: confirm_best runs optimize's own output beside)
     assert t.default_has_own_one_thread_tiles()
     assert t.variant(space.names, starts["default"]).text != generate(t.program, OptimizeOptions()).text
-    assert not make_target(analyze(os.path.join(REALC, "floyd.c")), TuneOptions()).default_has_own_one_thread_tiles()
+    bidirec = os.path.join(ROOT, "benchmarks", "pluto", "2d_bidirec.c")
+    assert not make_target(analyze(bidirec), TuneOptions()).default_has_own_one_thread_tiles()
 
 
 def _confirm_nw(monkeypatch, program_ms: dict[str, float]):

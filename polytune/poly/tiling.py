@@ -37,9 +37,16 @@ ROW_TILES = (8, 256)
 # 5 rounds, 2026-12-06); rows of 256 gained less (docs/DESIGN.md, "Diamond rows").
 DIAMOND_ROW = 128
 # Those shapes are for bands whose dependences reach only near cells (a distance of at most this along each
-# member: a cell's west, north and north-west neighbours), whose only reuse is the row before; a band with
-# farther dependences (Floyd-Warshall's row k, read by every row) keeps the defaults: 8 x 256 ran it 0.87x.
+# member: a cell's west, north and north-west neighbours), whose only reuse is the row before.
 NEAR = 2
+# A band with farther dependences (Floyd-Warshall's (i, j) under k: row k and column k read by every row) runs
+# its wavefront in the default tiles, and its tiles in order (one thread) in 8 rows by 64 (the width along the
+# innermost point loop): gcc vectorizes each tile's rows but those of the tile holding column k (untiled, none:
+# the row it writes holds the element it reads for all of them), and few rows keep the streams within what the
+# prefetcher follows. PolyBench's floyd-warshall, LARGE, 1 thread: on the EPYC dev box (Zen 3) 5.0-5.6 s against
+# 14-23 s in 32 x 32 (gcc's build of the original 13.5-16.7 s); on the H100 machine's Xeon 3.2-3.9 s against
+# 3.9-4.2 s (8 x 256 ran 4.7 s there, 0.85x of 32 x 32; docs/DESIGN.md, "Wavefront tiles").
+FAR_ROW_TILES = (8, 64)
 
 
 @dataclass(frozen=True)
@@ -123,19 +130,21 @@ class Transformer(Parallelism, PointOrder, Reuse):
     def wavefront_sizes(self, node, extents: tuple[int | None, ...],
                         sizes: list[int]) -> tuple[list[int], tuple[int, ...]] | None:
         """The tile sizes of a band of two members with no parallel tile loop (a wavefront, or one thread's
-        tiles in order), where none of *sizes* was given: WAVEFRONT_TILES where it runs as a wavefront, else
-        ROW_TILES, the width along the member of the innermost point loop, where the band is innermost and its
-        dependences near (NEAR); with them, the sizes of the same band's tiles in order (the one-thread
-        version's) where they differ. None where sizes were given, or a known extent holds fewer than four of
-        the new tiles (their wavefront would have too few to share)."""
+        tiles in order), where none of *sizes* was given and the band is innermost: where its dependences are
+        near (NEAR), WAVEFRONT_TILES as a wavefront and ROW_TILES in order; where they are not, *sizes* (the
+        defaults) as a wavefront and FAR_ROW_TILES in order; the width along the member of the innermost point
+        loop. With them, the sizes of the same band's tiles in order (the one-thread version's) where they
+        differ. None where sizes were given, or a known extent holds fewer than four of the new tiles (their
+        wavefront would have too few to share; in order, the band keeps the defaults)."""
         n = len(sizes)
-        if not self.wide or n != 2 or not self.defaults_only(n) or band_nodes(node.child(0)) \
-                or not _near_dependences(node, self.deps):
+        if not self.wide or n != 2 or not self.defaults_only(n) or band_nodes(node.child(0)):
             return None
         inner = self.point_order(node, extents)[-1]
-        shapes = [[width if m == inner else rows for m in range(n)] for rows, width in (WAVEFRONT_TILES, ROW_TILES)]
-        wave, in_order = shapes if self.wavefront and self.parallel else (shapes[1], shapes[1])
-        if any(e is not None and e < 4 * s for e, s in zip(extents, wave)):
+        wide, rows = (WAVEFRONT_TILES, ROW_TILES) if _near_dependences(node, self.deps) else (None, FAR_ROW_TILES)
+        in_order = [rows[1] if m == inner else rows[0] for m in range(n)]
+        wave = in_order if not (self.wavefront and self.parallel) else \
+            list(sizes) if wide is None else [wide[1] if m == inner else wide[0] for m in range(n)]
+        if any(e is not None and e < 4 * s for shape in (wave, in_order) for e, s in zip(extents, shape)):
             return None
         return wave, (tuple(in_order) if in_order != wave else ())
 
@@ -260,8 +269,10 @@ class Transformer(Parallelism, PointOrder, Reuse):
                     par = self.first_parallel(tiled, range(n))
             wide = self.wavefront_sizes(node, extents, sizes) if par is None and diamond is None else None
             if wide is not None:
+                # (the default sizes kept for the wavefront, only the one-thread version's differ: no wide tiles)
+                widened = wide[0] != sizes
                 (sizes, one_thread_sizes), self.used_sizes[-n:] = wide, wide[0]
-                if self.wavefront and self.parallel:
+                if self.wavefront and self.parallel and widened:
                     spans = _spans(node)
                 tiled = node.band_tile(_tile_values(node, sizes)).band_set_permutable(1)
                 many = _longer(extents, sizes)
