@@ -34,6 +34,8 @@ SMALL = {  # sizes with partial tiles, in seconds or less
     "sobel_border": ["-DN=41", "-DT=2"],
     "fir_clamp": ["-DC=3", "-DL=1001", "-DK=13", "-DT=2"],
     "helper_blur": ["-DH=23", "-DW=41", "-DT=2"],
+    "transitive_closure": ["-DN=71"],
+    "widest_path": ["-DN=67"],
 }
 
 
