@@ -361,3 +361,24 @@ def test_without_sysfs_cache_directories_the_caches_come_from_getconf(monkeypatc
         assert seen == [["getconf", "-a"]]
     finally:
         machine.cache_sizes.cache_clear()
+
+
+def test_the_products_of_a_region_fill_one_packing_buffer_and_print_the_originals_arrays(tmp_path):
+    """3mm's three products run one after another: one thread-local A buffer and one B buffer, declared in the
+    region's head, serve all three (each product asks for its own size: a larger one replaces the kept one);
+    doitgen's B panel, kept between the iterations of its batch loop, stays its product's own."""
+    sizes = ["-DNI=37", "-DNJ=61", "-DNK=29", "-DNL=43", "-DNM=71"]
+    src = os.path.join(POLYBENCH, "3mm.c")
+    out = tmp_path / "3mm.opt.c"
+    assert main(["optimize", src, *sizes, "-o", str(out)]) == 0
+    text = out.read_text()
+    assert text.count("packed blocks") == 3
+    for raw in ("c_Araw", "c_Braw"):
+        assert text.count(f"static __thread char *{raw}_kept;") == 1, raw
+    want = _build_run(src, str(tmp_path / "orig"), ["-O1", *sizes], (1,))[0]
+    assert _build_run(str(out), str(tmp_path / "opt"), ["-O1", "-fopenmp", *sizes], (1, 2, 3)) == [want] * 3
+    out = tmp_path / "doitgen.opt.c"
+    assert main(["optimize", os.path.join(POLYBENCH, "doitgen.c"), "-o", str(out)]) == 0
+    text = out.read_text()
+    site = text[:text.index("static __thread unsigned long c_Brun;")].rsplit("packed blocks", 1)[1]
+    assert "static __thread char *c_Braw_kept;" in site  # (the kept panel's product: its own B buffer)
