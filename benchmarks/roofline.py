@@ -205,7 +205,7 @@ def machine_ceilings(tmp: str, threads: list[int]) -> dict:
 def build(args, tmp: str) -> dict[str, dict[str, str]]:
     """kernel -> variant -> executable."""
     sys.path.insert(0, os.path.join(HERE, "polybench"))
-    from run import find_kernels, polly_flags
+    from run import checkout_pythonpath, find_kernels, polly_flags
     pb = os.path.abspath(args.polybench)
     util = os.path.join(pb, "utilities")
     found = find_kernels(pb)
@@ -221,7 +221,7 @@ def build(args, tmp: str) -> dict[str, dict[str, str]]:
         opt = os.path.join(tmp, f"{k}.polytune.c")
         sh([sys.executable, "-m", "polytune", "optimize", src, "-o", opt, f"-I{util}", f"-I{kdir}",
             f"-D{args.dataset}_DATASET", "-DPOLYBENCH_TIME"],
-           dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p)))
+           dict(os.environ, PYTHONPATH=checkout_pythonpath()))
         omp = ["-O3", "-march=native", "-fopenmp"]
         pluto = os.path.join(args.pluto, k + ".pluto.c") if args.pluto else ""
         todo = [("gcc", "gcc", ["-O3", "-march=native"], src)] * ("gcc" in args.variants) \

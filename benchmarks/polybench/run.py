@@ -102,6 +102,12 @@ def sh(cmd: list[str], env: dict | None = None, timeout: float = 900, cwd: str |
     return p.returncode, (out + err)[-4000:]
 
 
+def checkout_pythonpath() -> str:
+    """PYTHONPATH for a polytune subprocess: this checkout first, then the caller's (packages carried elsewhere,
+    a device's wheels)."""
+    return os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p)
+
+
 def polly_flags(clang: str) -> list[str] | None:
     """The flags that make *clang* run Polly: built in (Debian's clang links Polly in; loading the plugin
     as well then fails with 'registered more than once'), else the plugin of the same LLVM."""
@@ -498,7 +504,7 @@ def tune_one(args, pb: str, name: str, src: str, variant: str, dataset: str, cpu
     tmp = os.path.join(os.path.abspath(args.out), "tmp", "cpus-" + cpus.replace(",", "-"))
     os.makedirs(tmp, exist_ok=True)
     env = dict(os.environ, OMP_NUM_THREADS=str(len(cpu_list(cpus))), TMPDIR=tmp,
-               PYTHONPATH=REPO + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else ""))
+               PYTHONPATH=checkout_pythonpath())
     taskset = ["taskset", "-c", cpus] if shutil.which("taskset") else []
     if os.path.exists(stem + ".json"):
         os.remove(stem + ".json")  # an earlier run's report; its measurements stay in the cache (a rerun resumes)

@@ -140,10 +140,12 @@ class Transformer(Parallelism, PointOrder, Reuse):
         if not self.wide or n != 2 or not self.defaults_only(n) or band_nodes(node.child(0)):
             return None
         inner = self.point_order(node, extents)[-1]
+
+        def shaped(tiles: tuple[int, int]) -> list[int]:  # (rows, width): the width along the inner member
+            return [tiles[1] if m == inner else tiles[0] for m in range(n)]
         wide, rows = (WAVEFRONT_TILES, ROW_TILES) if _near_dependences(node, self.deps) else (None, FAR_ROW_TILES)
-        in_order = [rows[1] if m == inner else rows[0] for m in range(n)]
-        wave = in_order if not (self.wavefront and self.parallel) else \
-            list(sizes) if wide is None else [wide[1] if m == inner else wide[0] for m in range(n)]
+        in_order = shaped(rows)
+        wave = in_order if not (self.wavefront and self.parallel) else list(sizes) if wide is None else shaped(wide)
         if any(e is not None and e < 4 * s for shape in (wave, in_order) for e, s in zip(extents, shape)):
             return None
         return wave, (tuple(in_order) if in_order != wave else ())
