@@ -7,14 +7,16 @@ numpy / scipy.linalg.blas, the same operation at the same sizes), at 1 thread an
         [--rounds 3] [--cpus 0,1] [--pluto DIR] [--out roofline.json]
     python3 benchmarks/roofline.py table roofline.json [--plot docs/figures/roofline.png]
 
-Every round runs every program once per thread count, in a fresh shuffled order (interleaved); the table has
-the medians. A program's time is PolyBench's -DPOLYBENCH_TIME (the kernel only); the library's is the median
-of 3 calls after a warm-up in one Python process per round with OPENBLAS_NUM_THREADS (and OMP_NUM_THREADS)
-set to the thread count. Peak is stated two ways: nominal (lanes of a double vector x full-width FMAs per
-cycle x 2 flops x the highest frequency cpufreq or /proc/cpuinfo reports, per core) and measured (independent
-FMA chains in vector registers, in C, timed). The STREAM triad (a[i] = b[i] + s * c[i], 24 bytes per element,
-arrays of 160 MB each) gives the memory ceiling for the memory-bound kernels (GB/s column where a byte count
-is known). `--pluto DIR`: DIR/KERNEL.pluto.c (polycc --tile --parallel output) is built and timed too.
+Every round runs every program once per thread count, in a fresh shuffled order (interleaved); the table has the
+medians. A program's time is PolyBench's -DPOLYBENCH_TIME (the kernel only); the library's is the median of 3 calls
+after a warm-up in one Python process per round with OPENBLAS_NUM_THREADS (and OMP_NUM_THREADS) set to the thread
+count; `openblas-first` (a variant to ask for) is the library's first call in a fresh process, the program's view: a
+PolyBench program's timer also covers its first touches of its output arrays, its buffers and its thread pool's
+start, which the library's warm calls have behind them. Peak is stated two ways: nominal (lanes of a double vector x
+full-width FMAs per cycle x 2 flops x the highest frequency cpufreq or /proc/cpuinfo reports, per core) and measured
+(independent FMA chains in vector registers, in C, timed). The STREAM triad (a[i] = b[i] + s * c[i], 24 bytes per
+element, arrays of 160 MB each) gives the memory ceiling for the memory-bound kernels (GB/s column where a byte
+count is known). `--pluto DIR`: DIR/KERNEL.pluto.c (polycc --tile --parallel output) is built and timed too.
 Nothing of PolyBench is copied into this repository.
 """
 from __future__ import annotations
@@ -55,6 +57,9 @@ BYTES = {
     "gemver": lambda s: 24 * s["N"] * s["N"],
 }
 DEFAULT_KERNELS = list(FLOPS)
+# the library's two timings: warm (the median of 3 calls after one) and its first call in a fresh process
+LIBRARY_VARIANTS = ("openblas", "openblas-first")
+VARIANTS = ["gcc", "polytune", "polly19", "pluto", *LIBRARY_VARIANTS]
 
 # The library's equivalent of each kernel (Fortran-ordered operands, so that no call copies them).
 BLAS_CODE = {
@@ -82,6 +87,8 @@ S = json.loads(sys.argv[1]); globals().update(S)
 rng = np.random.default_rng(0)
 def r(*shape): return np.asfortranarray(rng.random(shape))
 {code}
+if FIRST:
+    t0 = time.perf_counter(); run(); print(time.perf_counter() - t0); raise SystemExit
 run()
 ts = []
 for _ in range(3):
@@ -247,18 +254,19 @@ def run(args) -> None:
     with tempfile.TemporaryDirectory(prefix="roofline-") as tmp:
         ceilings = machine_ceilings(tmp, threads)
         exes = build(args, tmp)
-        blas = ["openblas"] if "openblas" in args.variants else []
+        blas = [v for v in LIBRARY_VARIANTS if v in args.variants]
         times: dict = {k: {str(t): {v: [] for v in [*exes[k], *blas]} for t in threads} for k in args.kernels}
         for rnd in range(args.rounds):
             jobs = [(k, t, v) for k in args.kernels for t in threads for v in [*exes[k], *blas]]
             random.Random(rnd).shuffle(jobs)
             for k, t, v in jobs:
                 env = dict(os.environ, OMP_NUM_THREADS=str(t), OPENBLAS_NUM_THREADS=str(t))
-                if v == "openblas":
+                if v in LIBRARY_VARIANTS:
                     if k not in BLAS_CODE:
                         continue
                     code = BLAS_MAIN.format(code=BLAS_CODE[k])
-                    out = sh([*pin, sys.executable, "-c", code, json.dumps(sizes_of(headers[k], args.dataset))], env)
+                    sizes = dict(sizes_of(headers[k], args.dataset), FIRST=v == "openblas-first")
+                    out = sh([*pin, sys.executable, "-c", code, json.dumps(sizes)], env)
                 else:
                     out = sh([*pin, exes[k][v]], env)
                 times[k][str(t)][v].append(float(out.split()[-1]))
@@ -287,23 +295,29 @@ def table(rec: dict) -> str:
              + ", ".join(f"{x:.1f}" for x in rec["load_after"]) + "."
              + (f" OpenBLAS's kernels: {c['openblas_core']} (the core it detected)." if "openblas_core" in c else ""),
              ""]
-    variants = ["gcc", "polytune", "polly19", "pluto", "openblas"]
+    variants = [v for v in VARIANTS if v != "openblas-first" or _has(rec, v)]
     for t in rec["threads"]:
         peak = c["measured_gflops_per_core"] * t
         lines += [f"**{t} thread(s)** (peak {peak:.1f} GFLOP/s)", "",
                   "| kernel | " + " | ".join(f"{v} GFLOP/s" for v in variants) +
-                  " | polytune / OpenBLAS | polytune / peak | polytune / Polly 19 |",
-                  "|---" * (len(variants) + 4) + "|"]
+                  " | polytune / OpenBLAS |" + " polytune / OpenBLAS's first call |" * ("openblas-first" in variants)
+                  + " polytune / peak | polytune / Polly 19 |",
+                  "|---" * (len(variants) + 4 + ("openblas-first" in variants)) + "|"]
         for k, kr in rec["kernels"].items():
             med = {v: statistics.median(x) for v, x in kr["times"][str(t)].items() if x}
             work = kr["flops"]
             rate = {v: (work / s / 1e9 if work else None) for v, s in med.items()}
             cells = [f"{rate[v]:.2f}" if rate.get(v) else "-" for v in variants]
-            lines.append(f"| {k} | " + " | ".join(cells) + f" | {_fraction(rate, 'polytune', 'openblas')} | "
+            first = f" {_fraction(rate, 'polytune', 'openblas-first')} |" if "openblas-first" in variants else ""
+            lines.append(f"| {k} | " + " | ".join(cells) + f" | {_fraction(rate, 'polytune', 'openblas')} |{first} "
                          + (f"{rate['polytune'] / peak:.0%}" if rate.get("polytune") else "-") +
                          f" | {_fraction(rate, 'polytune', 'polly19')} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _has(rec: dict, variant: str) -> bool:
+    return any(ts.get(variant) for kr in rec["kernels"].values() for ts in kr["times"].values())
 
 
 def _fraction(rate: dict, a: str, b: str) -> str:
@@ -314,8 +328,7 @@ def plot(rec: dict, path: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    variants = [v for v in ["gcc", "polytune", "polly19", "pluto", "openblas"]
-                if any(kr["times"][str(rec["threads"][0])].get(v) for kr in rec["kernels"].values())]
+    variants = [v for v in VARIANTS if _has(rec, v)]
     kernels = list(rec["kernels"])
     fig, axes = plt.subplots(1, len(rec["threads"]), figsize=(6 * len(rec["threads"]), 4.5), squeeze=False)
     for ax, t in zip(axes[0], rec["threads"]):
@@ -349,7 +362,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cpus")
     p.add_argument("--pluto")
     p.add_argument("--variants", default="gcc,polytune,polly19,pluto,openblas",
-                   help="which programs to time (polytune always)")
+                   help="which programs to time (polytune always; openblas-first: the library's first call in a "
+                   "fresh process)")
     p.add_argument("--out", default="roofline.json")
     p.add_argument("--plot")
     p = sub.add_parser("table")

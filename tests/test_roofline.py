@@ -26,3 +26,23 @@ def test_the_library_names_the_kernels_it_loaded():
     pytest.importorskip("scipy")
     name = roofline.sh([sys.executable, "-c", roofline.LIBRARY_CODE], timeout=120).strip()
     assert name and name != "unknown" and " " not in name, name  # (PyPI's scipy bundles OpenBLAS)
+
+
+def test_the_librarys_first_call_is_timed_in_a_fresh_process_and_gets_its_own_column():
+    pytest.importorskip("scipy")
+    sizes = {"NI": 40, "NJ": 30, "NK": 20}
+    code = roofline.BLAS_MAIN.format(code=roofline.BLAS_CODE["gemm"])
+    first = roofline.sh([sys.executable, "-c", code, json.dumps(dict(sizes, FIRST=True))], timeout=120).split()
+    warm = roofline.sh([sys.executable, "-c", code, json.dumps(dict(sizes, FIRST=False))], timeout=120).split()
+    assert len(first) == len(warm) == 1 and float(first[0]) > 0 and float(warm[0]) > 0
+    rec = json.load(open(RECORD))
+    assert "first call" not in roofline.table(rec)
+    kernel = next(iter(rec["kernels"].values()))
+    times = kernel["times"]["1"]
+    times["openblas-first"] = [2 * x for x in times["openblas"]]
+    rows = [line for line in roofline.table(rec).splitlines() if line.startswith("|")]
+    header, row = rows[0].split(" | "), rows[2].split(" | ")
+    assert len(header) == len(row) and "polytune / OpenBLAS's first call" in header
+    own = int(row[header.index("polytune / OpenBLAS")].rstrip("%"))
+    first_call = int(row[header.index("polytune / OpenBLAS's first call")].rstrip("%"))
+    assert abs(first_call - 2 * own) <= 1  # (the library's first call twice as long: twice the share)
