@@ -11,7 +11,7 @@ import pytest
 from conftest import KERNELS, ROOT, checksum_line, compile_run
 
 from polytune.cli import main
-from polytune.emit.c import MORE_THAN_ONE_THREAD
+from polytune.emit.c import MORE_THAN_ONE_THREAD, ONE_THREAD_REGION
 from polytune.pipeline import analyze
 
 LCS = os.path.join(ROOT, "benchmarks", "unseen", "lcs.c")
@@ -35,6 +35,8 @@ def test_a_wavefront_region_has_a_version_for_one_thread_with_the_same_results(n
     (scop,) = report["scops"]
     assert scop["one_thread_version"] and any(b["wavefront"] for b in scop["bands"])
     assert text.count(f"if ({MORE_THAN_ONE_THREAD})") == 1
+    # (the one-thread version a function of its own under OpenMP, as the parallel one is)
+    assert text.count(ONE_THREAD_REGION) == 1 and "else\n" in text.split(ONE_THREAD_REGION)[0][-12:]
     out = tmp_path / "opt.c"
     out.write_text(text)
     want = checksum_line(compile_run(_source(name), str(tmp_path / "ref"), SMALL[name], openmp=False))
