@@ -10,6 +10,7 @@ import re
 import pytest
 from conftest import ROOT, compile_run
 
+from polytune.emit.c import ONE_THREAD_REGION
 from polytune.pipeline import OptimizeOptions, analyze, generate
 from polytune.poly.choice import ScheduleChoice
 from polytune.poly.parallel import PARALLEL_WORK
@@ -36,7 +37,9 @@ def _optimize(path: str, choice: ScheduleChoice | None = None) -> str:
 
 
 def _pragmas(text: str) -> list[str]:
-    return [line.strip() for line in text.splitlines() if "#pragma omp parallel" in line]
+    """The parallel loops' pragmas (not the one-thread version's region of one thread)."""
+    return [line.strip() for line in text.splitlines()
+            if "#pragma omp parallel" in line and line.strip() != ONE_THREAD_REGION]
 
 
 def _guards(text: str) -> list[str | None]:
@@ -44,7 +47,7 @@ def _guards(text: str) -> list[str | None]:
     lines = [line.strip() for line in text.splitlines()]
     out = []
     for k, line in enumerate(lines):
-        if line.startswith("#pragma omp parallel"):
+        if line.startswith("#pragma omp parallel") and line != ONE_THREAD_REGION:
             m = re.fullmatch(r"if \((.*)\) \{", lines[k - 1])
             out.append(m.group(1) if m else None)
     return out
