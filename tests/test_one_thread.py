@@ -76,3 +76,50 @@ def test_no_parallel_code_has_the_one_thread_versions_diamond_tiles_and_no_pragm
     assert "#pragma omp parallel" not in out.read_text()
     want = checksum_line(compile_run(src, str(tmp_path / "ref"), flags, openmp=False))
     assert checksum_line(compile_run(str(out), str(tmp_path / "opt"), flags, openmp=False)) == want
+
+
+NESTED = r"""
+#include <stdio.h>
+#define N 61
+static void align(int n, int s[N][N], const int a[N], const int b[N]) {
+  int i, j;
+#pragma scop
+  for (i = 1; i < n; i++)
+    for (j = 1; j < n; j++)
+      s[i][j] = (s[i-1][j-1] + (a[i] == b[j] ? 2 : -1)) > (s[i-1][j] > s[i][j-1] ? s[i-1][j] : s[i][j-1]) - 1
+                ? s[i-1][j-1] + (a[i] == b[j] ? 2 : -1) : (s[i-1][j] > s[i][j-1] ? s[i-1][j] : s[i][j-1]) - 1;
+#pragma endscop
+}
+static int s[4][N][N], a[4][N], b[4][N];
+int main(void) {
+  for (int p = 0; p < 4; p++)
+    for (int i = 0; i < N; i++) {
+      a[p][i] = (i * 7 + p) % 5; b[p][i] = (i * 3 + 2 * p) % 5;
+      for (int j = 0; j < N; j++) s[p][i][j] = i == 0 || j == 0 ? -(i + j) : 0;
+    }
+  /* the user's own parallel loop: inside it, the region's one-thread version (a nested region of one thread) */
+#pragma omp parallel for
+  for (int p = 0; p < 4; p++)
+    align(N, s[p], a[p], b[p]);
+  long sum = 0;
+  for (int p = 0; p < 4; p++)
+    for (int i = 0; i < N; i++)
+      for (int j = 0; j < N; j++) sum += (long)s[p][i][j] * (i + 3 * j + p);
+  printf("%ld\n", sum);
+  return 0;
+}
+"""
+
+
+def test_the_one_thread_version_runs_inside_the_users_parallel_loop(tmp_path):
+    src = tmp_path / "nested.c"
+    src.write_text(NESTED)
+    out = tmp_path / "nested.opt.c"
+    assert main(["optimize", str(src), "-o", str(out), "-q"]) == 0
+    text = out.read_text()
+    assert text.count(ONE_THREAD_REGION) == 1 and f"if ({MORE_THAN_ONE_THREAD})" in text
+    want = compile_run(str(src), str(tmp_path / "ref"), [], openmp=False)
+    for threads in (1, 2, 4):
+        assert compile_run(str(out), str(tmp_path / "opt"), [], True, threads) == want
+        assert compile_run(str(out), str(tmp_path / "nest"), [], True, threads,
+                           env={"OMP_MAX_ACTIVE_LEVELS": "2"}) == want  # (nesting on: the parallel version)
