@@ -87,7 +87,7 @@ S = json.loads(sys.argv[1]); globals().update(S)
 rng = np.random.default_rng(0)
 def r(*shape): return np.asfortranarray(rng.random(shape))
 {code}
-if FIRST:
+if S.get("FIRST"):
     t0 = time.perf_counter(); run(); print(time.perf_counter() - t0); raise SystemExit
 run()
 ts = []
@@ -295,20 +295,21 @@ def table(rec: dict) -> str:
              + ", ".join(f"{x:.1f}" for x in rec["load_after"]) + "."
              + (f" OpenBLAS's kernels: {c['openblas_core']} (the core it detected)." if "openblas_core" in c else ""),
              ""]
-    variants = [v for v in VARIANTS if v != "openblas-first" or _has(rec, v)]
+    first_call = _has(rec, "openblas-first")  # (older records have no such timing: no column)
+    variants = [v for v in VARIANTS if v != "openblas-first" or first_call]
     for t in rec["threads"]:
         peak = c["measured_gflops_per_core"] * t
         lines += [f"**{t} thread(s)** (peak {peak:.1f} GFLOP/s)", "",
                   "| kernel | " + " | ".join(f"{v} GFLOP/s" for v in variants) +
-                  " | polytune / OpenBLAS |" + " polytune / OpenBLAS's first call |" * ("openblas-first" in variants)
+                  " | polytune / OpenBLAS |" + " polytune / OpenBLAS's first call |" * first_call
                   + " polytune / peak | polytune / Polly 19 |",
-                  "|---" * (len(variants) + 4 + ("openblas-first" in variants)) + "|"]
+                  "|---" * (len(variants) + 4 + first_call) + "|"]
         for k, kr in rec["kernels"].items():
             med = {v: statistics.median(x) for v, x in kr["times"][str(t)].items() if x}
             work = kr["flops"]
             rate = {v: (work / s / 1e9 if work else None) for v, s in med.items()}
             cells = [f"{rate[v]:.2f}" if rate.get(v) else "-" for v in variants]
-            first = f" {_fraction(rate, 'polytune', 'openblas-first')} |" if "openblas-first" in variants else ""
+            first = f" {_fraction(rate, 'polytune', 'openblas-first')} |" if first_call else ""
             lines.append(f"| {k} | " + " | ".join(cells) + f" | {_fraction(rate, 'polytune', 'openblas')} |{first} "
                          + (f"{rate['polytune'] / peak:.0%}" if rate.get("polytune") else "-") +
                          f" | {_fraction(rate, 'polytune', 'polly19')} |")

@@ -36,10 +36,13 @@ def _optimize(path: str, choice: ScheduleChoice | None = None) -> str:
     return generate(analyze(path), OptimizeOptions(schedule="model", choice=choice)).text  # (the CLI default)
 
 
+def _loop_pragma(line: str) -> bool:
+    """A parallel loop's pragma (not the one-thread version's region of one thread); *line* stripped."""
+    return "#pragma omp parallel" in line and line != ONE_THREAD_REGION
+
+
 def _pragmas(text: str) -> list[str]:
-    """The parallel loops' pragmas (not the one-thread version's region of one thread)."""
-    return [line.strip() for line in text.splitlines()
-            if "#pragma omp parallel" in line and line.strip() != ONE_THREAD_REGION]
+    return [line.strip() for line in text.splitlines() if _loop_pragma(line.strip())]
 
 
 def _guards(text: str) -> list[str | None]:
@@ -47,7 +50,7 @@ def _guards(text: str) -> list[str | None]:
     lines = [line.strip() for line in text.splitlines()]
     out = []
     for k, line in enumerate(lines):
-        if line.startswith("#pragma omp parallel") and line != ONE_THREAD_REGION:
+        if _loop_pragma(line):
             m = re.fullmatch(r"if \((.*)\) \{", lines[k - 1])
             out.append(m.group(1) if m else None)
     return out
